@@ -1,0 +1,1 @@
+"""arq entrypoints and the queue's public payload models."""

@@ -1,0 +1,1 @@
+"""The skill catalog: packages, versions and pointers, object storage, usage, curator."""

@@ -1,0 +1,98 @@
+"""Value types of the skill catalog shared by the loader, matcher, index and tools."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class SkillState(StrEnum):
+    ACTIVE = "active"
+    STALE = "stale"
+    ARCHIVED = "archived"
+
+
+class FileKind(StrEnum):
+    REFERENCE = "reference"
+    ASSET = "asset"
+
+
+def _as_tuple(values: Iterable[str] | None) -> tuple[str, ...]:
+    if values is None:
+        return ()
+    if isinstance(values, str):
+        raise TypeError("keywords must be a list of strings, not one string")
+    return tuple(values)
+
+
+@dataclass(frozen=True)
+class SkillMatcher:
+    """Keywords that trigger a skill: `any_keywords` inject its body, `probe_keywords` only log."""
+
+    any_keywords: tuple[str, ...] = ()
+    probe_keywords: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        # Accept lists from callers; store tuples so the value is hashable and immutable.
+        object.__setattr__(self, "any_keywords", _as_tuple(self.any_keywords))
+        object.__setattr__(self, "probe_keywords", _as_tuple(self.probe_keywords))
+
+    @classmethod
+    def from_json(cls, raw: Any) -> SkillMatcher:
+        if not isinstance(raw, dict):
+            return cls()
+        return cls(
+            any_keywords=[str(k) for k in raw.get("any_keywords") or []],
+            probe_keywords=[str(k) for k in raw.get("probe_keywords") or []],
+        )
+
+    def to_json(self) -> dict[str, list[str]]:
+        return {"any_keywords": list(self.any_keywords), "probe_keywords": list(self.probe_keywords)}
+
+
+@dataclass(frozen=True)
+class ManifestEntry:
+    """One stored support file of a skill version (`references/...` or `assets/...`)."""
+
+    path: str
+    size: int
+    sha256: str
+    kind: FileKind
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> ManifestEntry:
+        return cls(
+            path=str(raw["path"]),
+            size=int(raw["size"]),
+            sha256=str(raw["sha256"]),
+            kind=FileKind(raw["kind"]),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "size": self.size, "sha256": self.sha256, "kind": str(self.kind)}
+
+
+@dataclass(frozen=True)
+class LoadedSkill:
+    """An installed skill as one turn sees it: pinned to the version its pointer named."""
+
+    version_id: uuid.UUID
+    name: str = ""
+    description: str = ""
+    body: str = ""
+    matcher: SkillMatcher = field(default_factory=SkillMatcher)
+    manifest: tuple[ManifestEntry, ...] = ()
+    created_by: str = "user"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.version_id, uuid.UUID):
+            object.__setattr__(self, "version_id", uuid.UUID(str(self.version_id)))
+        object.__setattr__(self, "manifest", tuple(self.manifest))
+
+    @property
+    def reference_paths(self) -> tuple[str, ...]:
+        """Paths the model may read with `read_skill_reference`, in manifest order."""
+        return tuple(e.path for e in self.manifest if e.kind is FileKind.REFERENCE)

@@ -1,0 +1,1 @@
+"""One agent turn: skill index, matcher, prompt, model, tools, activations, outbox."""

@@ -1,0 +1,1 @@
+"""WhatsApp ingress (verify, route to an org, enqueue)."""

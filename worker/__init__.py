@@ -1,0 +1,1 @@
+"""The worker process: settings, arq WorkerSettings, pools, CLI, local dev services."""

@@ -1,0 +1,83 @@
+"""The one configuration object: env vars -> frozen, validated Settings."""
+
+from __future__ import annotations
+
+from pydantic import AliasChoices, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """Every endpoint and knob of skillet.
+
+    Infrastructure URLs use the conventional unprefixed names (`DATABASE_URL`, ...);
+    everything else is `SKILLET_<FIELD>`. Tests build `Settings(**overrides)` by field name.
+    """
+
+    model_config = SettingsConfigDict(
+        env_prefix="SKILLET_",
+        extra="forbid",
+        frozen=True,
+        populate_by_name=True,
+    )
+
+    database_url: str = Field(
+        default="postgresql://postgres@127.0.0.1:5432/skillet",
+        validation_alias=AliasChoices("database_url", "DATABASE_URL"),
+    )
+    redis_url: str = Field(
+        default="redis://127.0.0.1:6379/0",
+        validation_alias=AliasChoices("redis_url", "REDIS_URL"),
+    )
+    s3_endpoint_url: str = Field(
+        default="http://127.0.0.1:8333",
+        validation_alias=AliasChoices("s3_endpoint_url", "S3_ENDPOINT_URL"),
+    )
+    s3_bucket: str = Field(
+        default="skillet", validation_alias=AliasChoices("s3_bucket", "S3_BUCKET")
+    )
+    s3_region: str = "us-east-1"
+    aws_access_key_id: str = Field(
+        default="skillet-dev",
+        validation_alias=AliasChoices("aws_access_key_id", "AWS_ACCESS_KEY_ID"),
+    )
+    aws_secret_access_key: SecretStr = Field(
+        default=SecretStr("skillet-dev-secret"),
+        validation_alias=AliasChoices("aws_secret_access_key", "AWS_SECRET_ACCESS_KEY"),
+    )
+
+    # Queue and worker
+    queue_name: str = "skillet:queue"
+    max_jobs: int = Field(default=10, ge=1)
+    poll_delay_s: float = Field(default=0.5, gt=0)
+    job_timeout_s: int = Field(default=120, ge=1)
+    max_tries: int = Field(default=5, ge=1)
+    retry_defer_s: float = Field(default=2.0, ge=0)
+    job_completion_wait_s: int = Field(default=30, ge=0)
+    health_check_interval_s: int = Field(default=30, ge=1, le=60)
+    keep_result_s: int = Field(default=3600, ge=0)
+    db_pool_min_size: int = Field(default=1, ge=0)
+    db_pool_max_size: int = Field(default=10, ge=1)
+
+    # The turn
+    model: str = "local"
+    model_max_steps: int = Field(default=4, ge=1, le=32)
+    max_injected_skills: int = Field(default=3, ge=0)
+    reference_max_bytes: int = Field(default=16_384, ge=256)
+    default_persona: str = (
+        "Você é o assistente de atendimento da empresa no WhatsApp. "
+        "Responda em português do Brasil, com cordialidade e objetividade."
+    )
+
+    # Activation telemetry (fire-and-forget)
+    activation_batch_size: int = Field(default=200, ge=1)
+    activation_flush_interval_s: float = Field(default=0.2, gt=0)
+    activation_queue_max: int = Field(default=10_000, ge=1)
+    activation_shutdown_flush_s: float = Field(default=5.0, ge=0)
+
+    # Logging
+    log_format: str = Field(default="console", pattern="^(console|json)$")
+    log_level: str = "INFO"
+    log_message_bodies: bool = False
+
+    # Local services launcher (`skillet dev up`)
+    dev_dir: str = ".skillet"
