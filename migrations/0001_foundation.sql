@@ -146,3 +146,16 @@ create table outbox (
     sent_at         timestamptz null
 );
 create index outbox_pending_idx on outbox (created_at) where status = 'pending';
+
+-- Jobs that failed for good (bad payload, unknown org, retries exhausted): kept, never lost.
+create table dead_letters (
+    id          bigint generated always as identity primary key,
+    job_id      text not null,
+    function    text not null,
+    payload     jsonb not null,
+    error_code  text not null,
+    error       text not null,
+    tries       integer not null,
+    created_at  timestamptz not null default now()
+);
+create index dead_letters_created_idx on dead_letters (created_at);

@@ -1,9 +1,9 @@
 """The error base every skillet package derives from.
 
-    SkilletError (code, retryable)
-    ├── StorageError            skills.storage: the object store failed (retryable)
-    ├── SkillPackageError       skills.package: an uploaded package is refused
-    └── DatabaseUnavailable     a Postgres call failed for a transient reason (retryable)
+SkilletError (code, retryable)
+├── StorageError            skills.storage: the object store failed (retryable)
+├── SkillPackageError       skills.package: an uploaded package is refused
+└── DatabaseUnavailable     a Postgres call failed for a transient reason (retryable)
 """
 
 from __future__ import annotations

@@ -28,17 +28,19 @@ def _as_tuple(values: Iterable[str] | None) -> tuple[str, ...]:
     return tuple(values)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class SkillMatcher:
     """Keywords that trigger a skill: `any_keywords` inject its body, `probe_keywords` only log."""
 
-    any_keywords: tuple[str, ...] = ()
-    probe_keywords: tuple[str, ...] = ()
+    any_keywords: tuple[str, ...]
+    probe_keywords: tuple[str, ...]
 
-    def __post_init__(self) -> None:
+    def __init__(
+        self, any_keywords: Iterable[str] | None = (), probe_keywords: Iterable[str] | None = ()
+    ) -> None:
         # Accept lists from callers; store tuples so the value is hashable and immutable.
-        object.__setattr__(self, "any_keywords", _as_tuple(self.any_keywords))
-        object.__setattr__(self, "probe_keywords", _as_tuple(self.probe_keywords))
+        object.__setattr__(self, "any_keywords", _as_tuple(any_keywords))
+        object.__setattr__(self, "probe_keywords", _as_tuple(probe_keywords))
 
     @classmethod
     def from_json(cls, raw: Any) -> SkillMatcher:
@@ -50,7 +52,10 @@ class SkillMatcher:
         )
 
     def to_json(self) -> dict[str, list[str]]:
-        return {"any_keywords": list(self.any_keywords), "probe_keywords": list(self.probe_keywords)}
+        return {
+            "any_keywords": list(self.any_keywords),
+            "probe_keywords": list(self.probe_keywords),
+        }
 
 
 @dataclass(frozen=True)

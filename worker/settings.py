@@ -70,7 +70,6 @@ class Settings(BaseSettings):
 
     # Activation telemetry (fire-and-forget)
     activation_batch_size: int = Field(default=200, ge=1)
-    activation_flush_interval_s: float = Field(default=0.2, gt=0)
     activation_queue_max: int = Field(default=10_000, ge=1)
     activation_shutdown_flush_s: float = Field(default=5.0, ge=0)
 
@@ -78,6 +77,9 @@ class Settings(BaseSettings):
     log_format: str = Field(default="console", pattern="^(console|json)$")
     log_level: str = "INFO"
     log_message_bodies: bool = False
+
+    # Where `skillet migrate` finds the SQL files (default: the repository's migrations/)
+    migrations_dir: str | None = None
 
     # Local services launcher (`skillet dev up`)
     dev_dir: str = ".skillet"

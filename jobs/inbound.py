@@ -1,0 +1,107 @@
+"""arq job `handle_inbound_message`: validate the payload, run the turn, map errors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import asyncpg
+import structlog
+from arq import Retry
+from pydantic import ValidationError
+
+from jobs.context import JobContext
+from jobs.payloads import HANDLE_INBOUND_MESSAGE, InboundMessagePayload
+from jobs.queries import insert_dead_letter
+from skills.errors import SkilletError
+from turn.inbound_turn import InboundMessage, run_inbound_turn
+
+log = structlog.get_logger(__name__)
+
+# Failures where a later try can succeed: the database or network blinked.
+TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
+    asyncpg.PostgresConnectionError,
+    asyncpg.InterfaceError,
+    asyncpg.TooManyConnectionsError,
+    asyncpg.CannotConnectNowError,
+    ConnectionError,
+    OSError,
+    TimeoutError,
+)
+
+
+async def handle_inbound_message(ctx: JobContext, payload: dict[str, Any]) -> dict[str, Any]:
+    """Run one turn; return a JSON summary. Never drops a job silently."""
+    job_id = ctx.get("job_id", "")
+    tries = ctx.get("job_try", 1)
+    try:
+        message = InboundMessagePayload.model_validate(payload)
+    except ValidationError as exc:
+        # A malformed payload never gets better: dead-letter it at once.
+        detail = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        await _dead_letter(ctx, payload, "invalid_payload", detail)
+        return {"status": "rejected", "code": "invalid_payload"}
+    with structlog.contextvars.bound_contextvars(
+        job_id=job_id, job_try=tries, organization_id=str(message.organization_id)
+    ):
+        try:
+            outcome = await run_inbound_turn(ctx["turn_deps"], _to_turn(message), job_id=job_id)
+        except SkilletError as exc:
+            return await _handle_failure(ctx, payload, exc.code, str(exc), exc.retryable)
+        except TRANSIENT_ERRORS as exc:
+            return await _handle_failure(ctx, payload, "transient_error", repr(exc), True)
+        log.info(
+            "turn.finished",
+            status=outcome.status,
+            matched=[name for name, _ in outcome.matched],
+            probes=list(outcome.probes),
+            steps=outcome.steps,
+        )
+        return {
+            "status": outcome.status,
+            "inbound_id": str(outcome.inbound_id),
+            "matched": [{"name": n, "version_id": str(v)} for n, v in outcome.matched],
+            "probes": list(outcome.probes),
+            "tools": [c.name for c in outcome.tool_calls],
+            "prefix_sha256": outcome.prefix_sha256,
+        }
+
+
+def _to_turn(message: InboundMessagePayload) -> InboundMessage:
+    return InboundMessage(
+        organization_id=message.organization_id,
+        channel=message.channel,
+        contact_id=message.contact_id,
+        message_id=message.message_id,
+        text=message.text,
+        sent_at=message.sent_at,
+    )
+
+
+async def _handle_failure(
+    ctx: JobContext, payload: dict[str, Any], code: str, error: str, retryable: bool
+) -> dict[str, Any]:
+    tries = ctx.get("job_try", 1)
+    if retryable and tries < ctx.get("max_tries", 5):
+        log.warning("turn.retrying", code=code, error=error[:300])
+        raise Retry(defer=ctx.get("retry_defer_s", 2.0) * tries)
+    log.error("turn.failed", code=code, error=error[:300])
+    await _dead_letter(ctx, payload, code, error)
+    return {"status": "failed", "code": code}
+
+
+async def _dead_letter(ctx: JobContext, payload: Any, code: str, error: str) -> None:
+    try:
+        async with ctx["pool"].acquire() as conn:
+            await insert_dead_letter(
+                conn,
+                job_id=ctx.get("job_id", ""),
+                function=HANDLE_INBOUND_MESSAGE,
+                payload=payload,
+                error_code=code,
+                error=error,
+                tries=ctx.get("job_try", 1),
+            )
+    except TRANSIENT_ERRORS as exc:
+        # Without a dead-letter row the job must stay visible: let arq retry it.
+        log.error("job.dead_letter_failed", code=code, error=repr(exc)[:300])
+        raise Retry(defer=ctx.get("retry_defer_s", 2.0)) from exc

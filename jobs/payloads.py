@@ -1,0 +1,30 @@
+"""The queue's public contract: job names and payload models (the webhook imports these)."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from typing import Literal
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+
+HANDLE_INBOUND_MESSAGE = "handle_inbound_message"
+
+
+class InboundMessagePayload(BaseModel):
+    """One inbound WhatsApp message, as enqueued by the webhook (JSON, never pickle)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+
+    organization_id: uuid.UUID
+    channel: Literal["whatsapp"] = "whatsapp"
+    contact_id: str = Field(min_length=1, max_length=64, pattern=r"^[0-9A-Za-z@._:+-]+$")
+    message_id: str = Field(min_length=1, max_length=256)
+    text: str = Field(min_length=1, max_length=65_536)
+    sent_at: AwareDatetime
+
+    @property
+    def job_id(self) -> str:
+        """Same message -> same arq job id, so a redelivery while queued or running is a no-op."""
+        digest = hashlib.sha256(self.message_id.encode("utf-8")).hexdigest()[:32]
+        return f"inbound:{self.organization_id}:{self.channel}:{digest}"

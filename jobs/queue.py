@@ -1,0 +1,28 @@
+"""Enqueuing jobs with the queue's serializer and idempotent job ids (webhook and CLI use this)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from arq import create_pool
+from arq.connections import ArqRedis, RedisSettings
+
+from jobs import serialization
+from jobs.payloads import HANDLE_INBOUND_MESSAGE, InboundMessagePayload
+
+
+async def open_queue(redis_url: str, queue_name: str) -> ArqRedis:
+    """An arq Redis pool that writes JSON jobs to `queue_name`; the caller closes it."""
+    return await create_pool(
+        RedisSettings.from_dsn(redis_url),
+        job_serializer=serialization.dumps,
+        job_deserializer=serialization.loads,
+        default_queue_name=queue_name,
+    )
+
+
+async def enqueue_inbound(redis: ArqRedis, payload: InboundMessagePayload) -> Any:
+    """Enqueue one inbound message; None when the same message is already queued/running/kept."""
+    return await redis.enqueue_job(
+        HANDLE_INBOUND_MESSAGE, payload.model_dump(mode="json"), _job_id=payload.job_id
+    )

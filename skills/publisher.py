@@ -1,0 +1,80 @@
+"""Publish a skill version: store its files, then the immutable row, then move the pointer."""
+
+from __future__ import annotations
+
+import hashlib
+import mimetypes
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import asyncpg
+
+from skills.models import FileKind, ManifestEntry, SkillMatcher
+from skills.queries import insert_skill_version, upsert_skill_pointer
+from skills.storage import ObjectStore, object_key
+
+
+@dataclass(frozen=True)
+class SkillFile:
+    path: str
+    data: bytes
+    kind: FileKind
+
+
+@dataclass(frozen=True)
+class SkillDraft:
+    """Everything a new version holds; validation happened before (parser or tool)."""
+
+    name: str
+    description: str
+    body: str
+    matcher: SkillMatcher
+    files: tuple[SkillFile, ...] = ()
+    content_sha256: str | None = None
+
+
+def manifest_of(files: Sequence[SkillFile]) -> tuple[ManifestEntry, ...]:
+    return tuple(
+        ManifestEntry(
+            path=f.path, size=len(f.data), sha256=hashlib.sha256(f.data).hexdigest(), kind=f.kind
+        )
+        for f in sorted(files, key=lambda f: f.path)
+    )
+
+
+async def publish_skill_version(
+    conn: asyncpg.Connection,
+    store: ObjectStore,
+    *,
+    organization_id: uuid.UUID | None,
+    draft: SkillDraft,
+    created_by: str,
+    forked_from_version_id: uuid.UUID | None = None,
+) -> uuid.UUID:
+    """Objects first, then version + pointer in one transaction.
+
+    If any upload fails nothing points at the new version, so turns keep the previous one;
+    orphan objects under an unreferenced version id are harmless.
+    """
+    version_id = uuid.uuid4()
+    for file in draft.files:
+        content_type = mimetypes.guess_type(file.path)[0] or "application/octet-stream"
+        key = object_key(organization_id, draft.name, version_id, file.path)
+        await store.put(key, file.data, content_type)
+    async with conn.transaction():
+        await insert_skill_version(
+            conn,
+            version_id=version_id,
+            organization_id=organization_id,
+            name=draft.name,
+            description=draft.description,
+            body=draft.body,
+            matcher=draft.matcher,
+            manifest=manifest_of(draft.files),
+            created_by=created_by,
+            forked_from_version_id=forked_from_version_id,
+            content_sha256=draft.content_sha256,
+        )
+        await upsert_skill_pointer(conn, organization_id, draft.name, version_id)
+    return version_id

@@ -1,0 +1,118 @@
+"""SQL of the skill catalog: versions, pointers, the installed-set loader, revisions."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+import asyncpg
+
+from skills.models import LoadedSkill, ManifestEntry, SkillMatcher
+
+LIST_INSTALLED_SKILLS = """
+select v.id, v.name, v.description, v.body, v.matcher, v.manifest, v.created_by
+from skill_pointers p
+join skill_versions v on v.id = p.version_id
+left join skill_usage u on u.organization_id = p.organization_id and u.skill_name = p.name
+where p.organization_id = $1 and coalesce(u.state, 'active') <> 'archived'
+order by p.name collate "C"
+"""
+
+
+async def list_installed_skills(
+    conn: asyncpg.Connection, organization_id: uuid.UUID
+) -> list[LoadedSkill]:
+    """The org's installed, non-archived skills at their pointed versions, sorted by name."""
+    rows = await conn.fetch(LIST_INSTALLED_SKILLS, organization_id)
+    return [_loaded_skill(r) for r in rows]
+
+
+def _loaded_skill(row: asyncpg.Record) -> LoadedSkill:
+    manifest: Any = row["manifest"] or []
+    return LoadedSkill(
+        version_id=row["id"],
+        name=row["name"],
+        description=row["description"],
+        body=row["body"],
+        matcher=SkillMatcher.from_json(row["matcher"]),
+        manifest=tuple(ManifestEntry.from_json(e) for e in manifest),
+        created_by=row["created_by"],
+    )
+
+
+FETCH_CATALOG_REVISION = """
+select revision from skill_catalog_revisions where organization_id = $1
+"""
+
+
+async def fetch_catalog_revision(conn: asyncpg.Connection, organization_id: uuid.UUID) -> int:
+    """Counter bumped by triggers whenever what the org loads may have changed (0 = never)."""
+    value = await conn.fetchval(FETCH_CATALOG_REVISION, organization_id)
+    return int(value or 0)
+
+
+INSERT_SKILL_VERSION = """
+insert into skill_versions
+    (id, organization_id, name, description, body, matcher, manifest,
+     forked_from_version_id, created_by, content_sha256)
+values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+"""
+
+
+async def insert_skill_version(
+    conn: asyncpg.Connection,
+    *,
+    version_id: uuid.UUID,
+    organization_id: uuid.UUID | None,
+    name: str,
+    description: str,
+    body: str,
+    matcher: SkillMatcher,
+    manifest: Sequence[ManifestEntry] = (),
+    created_by: str,
+    forked_from_version_id: uuid.UUID | None = None,
+    content_sha256: str | None = None,
+) -> None:
+    """A new immutable version row (id chosen by the caller, who stored its files under it)."""
+    await conn.execute(
+        INSERT_SKILL_VERSION,
+        version_id,
+        organization_id,
+        name,
+        description,
+        body,
+        matcher.to_json(),
+        [e.to_json() for e in manifest],
+        forked_from_version_id,
+        created_by,
+        content_sha256,
+    )
+
+
+UPSERT_SKILL_POINTER = """
+insert into skill_pointers (organization_id, name, version_id, updated_at)
+values ($1, $2, $3, now())
+on conflict on constraint skill_pointers_org_name_key
+do update set version_id = excluded.version_id, updated_at = now()
+"""
+
+
+async def upsert_skill_pointer(
+    conn: asyncpg.Connection, organization_id: uuid.UUID | None, name: str, version_id: uuid.UUID
+) -> None:
+    """Install `version_id` as the org's `name` (or the catalog's, for organization_id None)."""
+    await conn.execute(UPSERT_SKILL_POINTER, organization_id, name, version_id)
+
+
+DELETE_SKILL_POINTER = """
+delete from skill_pointers where organization_id = $1 and name = $2
+"""
+
+
+async def delete_skill_pointer(
+    conn: asyncpg.Connection, organization_id: uuid.UUID, name: str
+) -> bool:
+    """Uninstall: drop the org's pointer only; versions and objects stay."""
+    status: str = await conn.execute(DELETE_SKILL_POINTER, organization_id, name)
+    return status.endswith(" 1")

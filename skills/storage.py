@@ -1,0 +1,92 @@
+"""Skill files in S3-compatible object storage: key layout, the ObjectStore protocol, S3 impl."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from skills.errors import SkilletError, StorageError
+
+
+class ObjectNotFound(SkilletError):
+    code = "object_not_found"
+
+
+def object_key(
+    organization_id: uuid.UUID | None, skill: str, version_id: uuid.UUID, path: str
+) -> str:
+    """`{org}/{skill}/{version}/{path}`, or `platform/...` for the catalog.
+
+    Built only from trusted values: the org comes from the job row or CLI flag, the version
+    from the pointer, the path from the version's manifest.
+    """
+    owner = "platform" if organization_id is None else str(organization_id)
+    return f"{owner}/{skill}/{version_id}/{path}"
+
+
+@dataclass(frozen=True)
+class StoredObject:
+    data: bytes
+    truncated: bool
+
+
+class ObjectStore(Protocol):
+    async def put(self, key: str, data: bytes, content_type: str) -> None: ...
+
+    async def get(self, key: str, *, max_bytes: int) -> StoredObject: ...
+
+
+_MISSING_CODES = {"NoSuchKey", "404", "NotFound"}
+
+
+class S3ObjectStore:
+    """ObjectStore over an open aiobotocore S3 client (the composition root owns the client)."""
+
+    def __init__(self, client: Any, bucket: str) -> None:
+        self._client = client
+        self._bucket = bucket
+
+    async def put(self, key: str, data: bytes, content_type: str) -> None:
+        try:
+            await self._client.put_object(
+                Bucket=self._bucket, Key=key, Body=data, ContentType=content_type
+            )
+        except (BotoCoreError, ClientError) as exc:
+            raise StorageError(f"could not store {key}: {exc}") from exc
+
+    async def get(self, key: str, *, max_bytes: int) -> StoredObject:
+        """At most `max_bytes` of the object; `truncated` says whether more exists."""
+        try:
+            # One byte past the cap tells us whether the object is longer, without reading it all.
+            response = await self._client.get_object(
+                Bucket=self._bucket, Key=key, Range=f"bytes=0-{max_bytes}"
+            )
+            async with response["Body"] as body:
+                data: bytes = await body.read()
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in _MISSING_CODES:
+                raise ObjectNotFound(f"no object at {key}") from exc
+            raise StorageError(f"could not read {key}: {exc}") from exc
+        except BotoCoreError as exc:
+            raise StorageError(f"could not read {key}: {exc}") from exc
+        return StoredObject(data=data[:max_bytes], truncated=len(data) > max_bytes)
+
+    async def ensure_bucket(self) -> None:
+        try:
+            await self._client.head_bucket(Bucket=self._bucket)
+            return
+        except ClientError:
+            pass
+        except BotoCoreError as exc:
+            raise StorageError(f"object storage unreachable: {exc}") from exc
+        try:
+            await self._client.create_bucket(Bucket=self._bucket)
+        except ClientError as exc:
+            code = exc.response.get("Error", {}).get("Code")
+            if code not in {"BucketAlreadyOwnedByYou", "BucketAlreadyExists"}:
+                raise StorageError(f"could not create bucket {self._bucket}: {exc}") from exc
+        except BotoCoreError as exc:
+            raise StorageError(f"object storage unreachable: {exc}") from exc

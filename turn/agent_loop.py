@@ -1,0 +1,58 @@
+"""The bounded tool loop: ask the model, run the tools it calls, until it answers in text."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
+
+from turn.model import Model, ModelMessage, ModelRequest, ToolCall
+from turn.reference_tool import ToolResult
+
+ToolExecutor = Callable[[ToolCall], Awaitable[ToolResult]]
+
+OUT_OF_STEPS_REPLY = (
+    "Desculpe, não consegui concluir sua solicitação agora. Um atendente vai continuar por aqui."
+)
+
+
+@dataclass(frozen=True)
+class ToolCallRecord:
+    name: str
+    arguments: dict[str, object]
+    error_code: str | None
+
+
+@dataclass(frozen=True)
+class LoopOutcome:
+    text: str
+    steps: int
+    tool_calls: tuple[ToolCallRecord, ...]
+    input_tokens: int
+    output_tokens: int
+    exhausted: bool
+
+
+async def run_agent_loop(
+    model: Model, request: ModelRequest, execute_tool: ToolExecutor, *, max_steps: int
+) -> LoopOutcome:
+    """At most `max_steps` model calls; a model that never answers gets a polite fallback."""
+    messages = list(request.messages)
+    records: list[ToolCallRecord] = []
+    tokens_in = tokens_out = 0
+    for step in range(1, max_steps + 1):
+        response = await model.complete(replace(request, messages=tuple(messages)))
+        tokens_in += response.input_tokens
+        tokens_out += response.output_tokens
+        if not response.tool_calls:
+            text = (response.text or "").strip() or OUT_OF_STEPS_REPLY
+            return LoopOutcome(text, step, tuple(records), tokens_in, tokens_out, False)
+        messages.append(
+            ModelMessage(
+                role="assistant", content=response.text or "", tool_calls=response.tool_calls
+            )
+        )
+        for call in response.tool_calls:
+            result = await execute_tool(call)
+            records.append(ToolCallRecord(call.name, dict(call.arguments), result.error_code))
+            messages.append(ModelMessage(role="tool", content=result.content, tool_call_id=call.id))
+    return LoopOutcome(OUT_OF_STEPS_REPLY, max_steps, tuple(records), tokens_in, tokens_out, True)

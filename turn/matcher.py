@@ -1,0 +1,225 @@
+"""Keyword matching of an inbound message against installed skills (pure: no I/O, no clock).
+
+Rules, the contract the turn and the tests rely on:
+
+- A skill is *matched* (its body is injected) when one of its ``any_keywords`` occurs in the
+  text. It is a *probe* (only recorded) when one of its ``probe_keywords`` occurs and none of
+  its ``any_keywords`` does.
+- Keywords and text are normalized alike: casefold, Unicode NFKD, combining marks dropped.
+  So ``Não``/``nao``, ``preço``/``PRECO`` and ``2ª``/``2a`` compare equal.
+- Both are split into words (``\\w+`` after normalization). A keyword matches whole words
+  only: ``cep`` never matches inside ``exceção``, ``frete`` never matches ``fretado``. A
+  multi-word keyword matches its words consecutively, in order, with any run of non-word
+  characters between them (``segunda via`` matches ``segunda-via`` and ``Segunda   via``).
+  A keyword with no word characters (``""``, ``"!!"``) never matches.
+- Plurals: each keyword word also matches its simple Portuguese plural, derived from the
+  normalized word: ``-ao`` -> ``-oes``/``-aes``/``-aos`` (cartão -> cartões, pão -> pães,
+  mão -> mãos); ``-il`` -> ``-is``/``-eis`` (barril -> barris, fácil -> fáceis); other ``-l``
+  -> ``-is`` (papel -> papéis); ``-m`` -> ``-ns`` (item -> itens); ``-r``/``-z``/``-s`` ->
+  ``+es`` (valor -> valores, mês -> meses); ``-x`` and words ending in a digit get none (pix,
+  tórax, 24); anything else ``+s`` (frete -> fretes, preço -> preços, cep -> ceps). It is one
+  way: the keyword ``boletos`` does not match ``boleto``; write the singular. Irregular
+  plurals (mal -> males) are not derived; list them as keywords when they matter.
+- Order: ``matched`` by number of distinct ``any_keywords`` hits (after normalization)
+  descending, then name ascending (code point order); ``max_matched`` keeps the first N and
+  lists the rest, in the same order, in ``capped``. ``probes`` sorted by name. A skill name
+  that appears twice in the input is taken from its first occurrence only.
+
+Speed: the keyword index depends only on the skills' names and matchers, so it is compiled
+once and kept in a small LRU keyed by exactly that content; a call then costs one
+normalization and one dict lookup per word of the message.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from skills.models import LoadedSkill, SkillMatcher
+
+# A phrase is a keyword as its normalized words, e.g. ("segunda", "via").
+Phrase = tuple[str, ...]
+# What the compiled index depends on: each input skill's (name, matcher), in input order.
+_ContentKey = tuple[tuple[str, SkillMatcher], ...]
+
+_WORD_RE = re.compile(r"\w+")
+# Distinct skill-sets (orgs) whose compiled index stays warm in this process.
+_INDEX_CACHE_SIZE = 16
+# Distinct matchers whose normalized phrases stay cached (platform skills repeat across orgs).
+_MATCHER_CACHE_SIZE = 8192
+
+
+@dataclass(frozen=True)
+class MatchResult:
+    """Skills whose bodies go into this turn, probes to record, and matches cut by the cap."""
+
+    matched: list[LoadedSkill]
+    probes: list[str]
+    capped: list[str] = field(default_factory=list)
+
+
+def normalize_text(text: str) -> str:
+    """Casefold, NFKD and drop combining marks: the form both keywords and messages take."""
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    if decomposed.isascii():
+        return decomposed
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+def plural_forms(word: str) -> tuple[str, ...]:
+    """Simple Portuguese plurals of a normalized word (see the module docstring)."""
+    last = word[-1:]
+    if not last.isalpha() or last == "x":
+        return ()
+    if word.endswith("ao"):
+        stem = word[:-2]
+        return (stem + "oes", stem + "aes", stem + "aos")
+    if word.endswith("il"):
+        return (word[:-1] + "s", word[:-2] + "eis")
+    if last == "l":
+        return (word[:-1] + "is",)
+    if last == "m":
+        return (word[:-1] + "ns",)
+    if last in "rzs":
+        return (word + "es",)
+    return (word + "s",)
+
+
+def _phrases(keywords: Sequence[str]) -> tuple[Phrase, ...]:
+    """Normalized, deduplicated phrases of keywords, in first-seen order; empty ones dropped."""
+    phrases = (tuple(_WORD_RE.findall(normalize_text(k))) for k in keywords)
+    return tuple(dict.fromkeys(p for p in phrases if p))
+
+
+@lru_cache(maxsize=_MATCHER_CACHE_SIZE)
+def _matcher_phrases(matcher: SkillMatcher) -> tuple[tuple[Phrase, ...], tuple[Phrase, ...]]:
+    return _phrases(matcher.any_keywords), _phrases(matcher.probe_keywords)
+
+
+class _KeywordIndex:
+    """Keyword phrases of a list of skills, addressed by each skill's position in that list.
+
+    It depends only on the (name, matcher) pairs, so one index serves any list with the same
+    pairs in the same order, whatever their bodies or version ids.
+    """
+
+    __slots__ = ("by_first", "forms", "hard", "names", "probe")
+
+    def __init__(self, key: _ContentKey) -> None:
+        self.names = tuple(name for name, _ in key)
+        hard: defaultdict[Phrase, list[int]] = defaultdict(list)
+        probe: defaultdict[Phrase, list[int]] = defaultdict(list)
+        seen: set[str] = set()
+        for position, (name, matcher) in enumerate(key):
+            if name in seen:  # first occurrence wins
+                continue
+            seen.add(name)
+            any_phrases, probe_phrases = _matcher_phrases(matcher)
+            for phrase in any_phrases:
+                hard[phrase].append(position)
+            for phrase in probe_phrases:
+                probe[phrase].append(position)
+        self.hard: dict[Phrase, list[int]] = dict(hard)
+        self.probe: dict[Phrase, list[int]] = dict(probe)
+        by_first: defaultdict[str, list[Phrase]] = defaultdict(list)
+        forms: defaultdict[str, set[str]] = defaultdict(set)
+        for phrase in {**self.hard, **self.probe}:
+            by_first[phrase[0]].append(phrase)
+            for word in phrase:
+                forms[word].add(word)
+                for plural in plural_forms(word):
+                    forms[plural].add(word)
+        # Message word -> the keyword words it can stand for (itself, or a singular of it).
+        self.forms: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in forms.items()}
+        self.by_first: dict[str, list[Phrase]] = dict(by_first)
+
+    def hits(self, text: str) -> set[Phrase]:
+        """Every indexed phrase that occurs in the text as consecutive whole words."""
+        words = [self.forms.get(w) for w in _WORD_RE.findall(normalize_text(text))]
+        found: set[Phrase] = set()
+        for start, candidates in enumerate(words):
+            if candidates is None:
+                continue
+            for first in candidates:
+                for phrase in self.by_first.get(first, ()):
+                    if phrase not in found and _continues(phrase, words, start):
+                        found.add(phrase)
+        return found
+
+
+def _continues(phrase: Phrase, words: list[frozenset[str] | None], start: int) -> bool:
+    """Whether the words after `start` are the rest of `phrase` (its first word already is)."""
+    if start + len(phrase) > len(words):
+        return False
+    for offset in range(1, len(phrase)):
+        candidates = words[start + offset]
+        if candidates is None or phrase[offset] not in candidates:
+            return False
+    return True
+
+
+def _content_key(skills: Sequence[LoadedSkill]) -> _ContentKey:
+    return tuple((s.name, s.matcher) for s in skills)
+
+
+@lru_cache(maxsize=_INDEX_CACHE_SIZE)
+def _cached_index(key: _ContentKey) -> _KeywordIndex:
+    # Keyed by value (names and keyword tuples), so different keywords never share an index.
+    return _KeywordIndex(key)
+
+
+def _match(
+    index: _KeywordIndex,
+    skills: Sequence[LoadedSkill],
+    text: str,
+    max_matched: int | None,
+) -> MatchResult:
+    if max_matched is not None and max_matched < 0:
+        raise ValueError(f"max_matched must be >= 0 or None, got {max_matched}")
+    found = index.hits(text)
+    hard_counts: dict[int, int] = {}
+    for phrase in found:
+        for position in index.hard.get(phrase, ()):
+            hard_counts[position] = hard_counts.get(position, 0) + 1
+    probed = {p for phrase in found for p in index.probe.get(phrase, ()) if p not in hard_counts}
+    names = index.names
+    ranked = sorted(hard_counts, key=lambda p: (-hard_counts[p], names[p]))
+    cut = len(ranked) if max_matched is None else max_matched
+    return MatchResult(
+        matched=[skills[p] for p in ranked[:cut]],
+        probes=sorted(names[p] for p in probed),
+        capped=[names[p] for p in ranked[cut:]],
+    )
+
+
+class CompiledMatcher:
+    """A matcher compiled for one fixed list of skills, for a caller that caches it per org."""
+
+    __slots__ = ("_index", "_skills")
+
+    def __init__(self, skills: Sequence[LoadedSkill]) -> None:
+        self._skills = tuple(skills)
+        self._index = _KeywordIndex(_content_key(self._skills))
+
+    def match(self, text: str, max_matched: int | None = None) -> MatchResult:
+        return _match(self._index, self._skills, text, max_matched)
+
+
+def compile_matcher(skills: Sequence[LoadedSkill]) -> CompiledMatcher:
+    """Compile the keyword index of `skills` once; `.match(text)` then costs per message only."""
+    return CompiledMatcher(skills)
+
+
+def match_skills(
+    skills: Sequence[LoadedSkill], text: str, *, max_matched: int | None = None
+) -> MatchResult:
+    """Match `text` against `skills` (rules in the module docstring).
+
+    `max_matched=None` injects every hard match, 0 injects none (all go to `capped`).
+    """
+    skills = tuple(skills)
+    return _match(_cached_index(_content_key(skills)), skills, text, max_matched)

@@ -1,0 +1,231 @@
+"""SQL of one turn: org/agent lookup, conversation, messages, outbox, activation rows."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import asyncpg
+
+
+@dataclass(frozen=True)
+class OrgAgent:
+    organization_id: uuid.UUID
+    system_prompt: str | None
+
+
+FETCH_ORG_AGENT = """
+select o.id, a.system_prompt
+from organizations o
+left join lateral (
+    select system_prompt from agents
+    where organization_id = o.id order by created_at, id limit 1
+) a on true
+where o.id = $1
+"""
+
+
+async def fetch_org_agent(conn: asyncpg.Connection, organization_id: uuid.UUID) -> OrgAgent | None:
+    """The org and its agent's system prompt (None when the org has no agent yet)."""
+    row = await conn.fetchrow(FETCH_ORG_AGENT, organization_id)
+    if row is None:
+        return None
+    return OrgAgent(organization_id=row["id"], system_prompt=row["system_prompt"])
+
+
+UPSERT_CONVERSATION = """
+insert into conversations (organization_id, channel, contact_id)
+values ($1, $2, $3)
+on conflict (organization_id, channel, contact_id) do update set channel = excluded.channel
+returning id
+"""
+
+
+async def upsert_conversation(
+    conn: asyncpg.Connection, organization_id: uuid.UUID, channel: str, contact_id: str
+) -> uuid.UUID:
+    conversation_id: uuid.UUID = await conn.fetchval(
+        UPSERT_CONVERSATION, organization_id, channel, contact_id
+    )
+    return conversation_id
+
+
+INSERT_INBOUND_MESSAGE = """
+insert into messages
+    (organization_id, conversation_id, direction, channel, external_id, body, sent_at)
+values ($1, $2, 'inbound', $3, $4, $5, $6)
+on conflict (organization_id, channel, external_id) where direction = 'inbound' do nothing
+returning id
+"""
+
+FETCH_INBOUND_MESSAGE_ID = """
+select id from messages
+where organization_id = $1 and channel = $2 and external_id = $3 and direction = 'inbound'
+"""
+
+
+async def insert_inbound_message(
+    conn: asyncpg.Connection,
+    *,
+    organization_id: uuid.UUID,
+    conversation_id: uuid.UUID,
+    channel: str,
+    external_id: str,
+    body: str,
+    sent_at: datetime,
+) -> tuple[uuid.UUID, bool]:
+    """Persist an inbound message once; returns (message id, whether this call created it)."""
+    created = await conn.fetchval(
+        INSERT_INBOUND_MESSAGE,
+        organization_id,
+        conversation_id,
+        channel,
+        external_id,
+        body,
+        sent_at,
+    )
+    if created is not None:
+        return created, True
+    existing: uuid.UUID = await conn.fetchval(
+        FETCH_INBOUND_MESSAGE_ID, organization_id, channel, external_id
+    )
+    return existing, False
+
+
+@dataclass(frozen=True)
+class OutboxRow:
+    id: uuid.UUID
+    organization_id: uuid.UUID
+    conversation_id: uuid.UUID
+    body: str
+    status: str
+
+
+FETCH_REPLY_OUTBOX = """
+select o.id, o.organization_id, o.conversation_id, o.body, o.status
+from messages m join outbox o on o.message_id = m.id
+where m.reply_to_id = $1 and m.direction = 'outbound'
+"""
+
+
+async def fetch_reply_outbox(conn: asyncpg.Connection, inbound_id: uuid.UUID) -> OutboxRow | None:
+    """The outbox row of the reply to an inbound message, if the turn already replied."""
+    row = await conn.fetchrow(FETCH_REPLY_OUTBOX, inbound_id)
+    return None if row is None else OutboxRow(**dict(row))
+
+
+INSERT_REPLY_MESSAGE = """
+insert into messages (organization_id, conversation_id, direction, channel, body, reply_to_id)
+values ($1, $2, 'outbound', $3, $4, $5)
+on conflict (reply_to_id) where direction = 'outbound' do nothing
+returning id
+"""
+
+INSERT_OUTBOX = """
+insert into outbox (organization_id, conversation_id, message_id, body)
+values ($1, $2, $3, $4)
+returning id, organization_id, conversation_id, body, status
+"""
+
+
+async def insert_reply(
+    conn: asyncpg.Connection,
+    *,
+    organization_id: uuid.UUID,
+    conversation_id: uuid.UUID,
+    channel: str,
+    inbound_id: uuid.UUID,
+    body: str,
+) -> OutboxRow | None:
+    """Assistant message + outbox row (caller's transaction); None if a reply already exists."""
+    message_id = await conn.fetchval(
+        INSERT_REPLY_MESSAGE, organization_id, conversation_id, channel, body, inbound_id
+    )
+    if message_id is None:
+        return None
+    row = await conn.fetchrow(INSERT_OUTBOX, organization_id, conversation_id, message_id, body)
+    return OutboxRow(**dict(row))
+
+
+UPDATE_OUTBOX_SENT = """
+update outbox set status = 'sent', sent_at = now(), attempts = attempts + 1
+where id = $1 and status = 'pending'
+"""
+
+
+async def update_outbox_sent(conn: asyncpg.Connection, outbox_id: uuid.UUID) -> bool:
+    """Mark a pending row sent; False if it was not pending (someone else sent it)."""
+    status: str = await conn.execute(UPDATE_OUTBOX_SENT, outbox_id)
+    return status.endswith(" 1")
+
+
+LIST_RECENT_MESSAGES = """
+select direction, body from (
+    select direction, body, created_at, id from messages
+    where conversation_id = $1 and id <> $2
+    order by created_at desc, id desc limit $3
+) recent order by created_at, id
+"""
+
+
+async def list_recent_messages(
+    conn: asyncpg.Connection, conversation_id: uuid.UUID, exclude_id: uuid.UUID, limit: int
+) -> list[tuple[str, str]]:
+    """Earlier (direction, body) pairs of the conversation, oldest first, for model context."""
+    rows = await conn.fetch(LIST_RECENT_MESSAGES, conversation_id, exclude_id, limit)
+    return [(r["direction"], r["body"]) for r in rows]
+
+
+INSERT_ACTIVATIONS = """
+insert into skill_activations (organization_id, skill_name, skill_version_id, trigger, job_id)
+select * from unnest($1::uuid[], $2::text[], $3::uuid[], $4::text[], $5::text[])
+"""
+
+
+@dataclass(frozen=True)
+class ActivationRow:
+    organization_id: uuid.UUID
+    skill_name: str
+    skill_version_id: uuid.UUID | None
+    trigger: str
+    job_id: str | None
+
+
+async def insert_activations(conn: asyncpg.Connection, rows: Sequence[ActivationRow]) -> None:
+    """One round trip for a whole batch of activation rows."""
+    await conn.execute(
+        INSERT_ACTIVATIONS,
+        [r.organization_id for r in rows],
+        [r.skill_name for r in rows],
+        [r.skill_version_id for r in rows],
+        [r.trigger for r in rows],
+        [r.job_id for r in rows],
+    )
+
+
+INSERT_ORGANIZATION = """
+insert into organizations (id, name) values ($1, $2)
+on conflict (id) do nothing
+returning id
+"""
+
+
+async def insert_organization(
+    conn: asyncpg.Connection, organization_id: uuid.UUID, name: str
+) -> bool:
+    """Create an org; False when that id already exists (left unchanged)."""
+    return await conn.fetchval(INSERT_ORGANIZATION, organization_id, name) is not None
+
+
+INSERT_AGENT = """
+insert into agents (organization_id, name, system_prompt) values ($1, $2, $3) returning id
+"""
+
+
+async def insert_agent(
+    conn: asyncpg.Connection, organization_id: uuid.UUID, name: str, system_prompt: str
+) -> uuid.UUID:
+    agent_id: uuid.UUID = await conn.fetchval(INSERT_AGENT, organization_id, name, system_prompt)
+    return agent_id

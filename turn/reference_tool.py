@@ -1,0 +1,70 @@
+"""`read_skill_reference`: a matched skill's reference file, fetched from object storage."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from skills.errors import StorageError
+from skills.models import LoadedSkill
+from skills.storage import ObjectNotFound, ObjectStore, object_key
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What goes back to the model; `error_code` set means `content` is a teaching message."""
+
+    content: str
+    error_code: str | None = None
+
+    @classmethod
+    def error(cls, code: str, message: str) -> ToolResult:
+        return cls(content=f"[erro {code}] {message}", error_code=code)
+
+
+TRUNCATION_NOTICE = "\n\n[arquivo truncado em {max_bytes} bytes; o restante não foi incluído]"
+
+
+async def read_skill_reference(
+    store: ObjectStore,
+    *,
+    organization_id: uuid.UUID,
+    matched: Sequence[LoadedSkill],
+    skill_name: object,
+    path: object,
+    max_bytes: int,
+) -> ToolResult:
+    """Only skills matched in this turn, only reference paths in that version's manifest.
+
+    The object key comes from the trusted org id and the matched version, never from the
+    model's arguments beyond choosing among listed paths.
+    """
+    skill = next((s for s in matched if s.name == skill_name), None)
+    if skill is None:
+        active = ", ".join(s.name for s in matched) or "nenhuma"
+        return ToolResult.error(
+            "skill_not_active",
+            f"A skill {skill_name!r} não foi ativada nesta mensagem. Skills ativas: {active}.",
+        )
+    if path not in skill.reference_paths:
+        listed = ", ".join(skill.reference_paths) or "nenhuma"
+        return ToolResult.error(
+            "reference_not_found",
+            f"{path!r} não é uma referência da skill {skill.name}. Referências: {listed}.",
+        )
+    key = object_key(organization_id, skill.name, skill.version_id, str(path))
+    try:
+        stored = await store.get(key, max_bytes=max_bytes)
+    except ObjectNotFound:
+        return ToolResult.error("reference_not_found", f"O arquivo {path} não está disponível.")
+    except StorageError:
+        return ToolResult.error(
+            "storage_unavailable",
+            "O armazenamento de arquivos não respondeu; responda sem essa referência.",
+        )
+    text = stored.data.decode("utf-8", errors="replace")
+    if stored.truncated:
+        # A multi-byte character may have been cut at the cap: 'replace' keeps it readable.
+        text += TRUNCATION_NOTICE.format(max_bytes=max_bytes)
+    return ToolResult(content=text)

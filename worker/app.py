@@ -1,0 +1,82 @@
+"""arq worker wiring: functions, JSON serializers, timeouts, startup/shutdown hooks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import structlog
+from arq import func
+from arq.connections import RedisSettings
+from arq.worker import Worker
+
+from jobs import serialization
+from jobs.inbound import handle_inbound_message
+from jobs.payloads import HANDLE_INBOUND_MESSAGE
+from turn.model import Model
+from turn.outbox import Sender
+from worker.resources import Resources, open_resources_with_retry
+from worker.settings import Settings
+
+log = structlog.get_logger(__name__)
+
+
+async def startup(ctx: dict[str, Any]) -> None:
+    """Open pools; a worker that cannot reach its services exits so its supervisor restarts it."""
+    settings: Settings = ctx["settings"]
+    resources = await open_resources_with_retry(
+        settings, model=ctx.get("model_override"), sender=ctx.get("sender_override")
+    )
+    ctx["resources"] = resources
+    ctx["turn_deps"] = resources.turn_deps
+    ctx["pool"] = resources.pool
+    ctx["max_tries"] = settings.max_tries
+    ctx["retry_defer_s"] = settings.retry_defer_s
+    log.info("worker.started", queue=settings.queue_name, max_jobs=settings.max_jobs)
+
+
+async def shutdown(ctx: dict[str, Any]) -> None:
+    """Flush activations and close pools; never raises (a raising hook kills arq's loop)."""
+    resources: Resources | None = ctx.get("resources")
+    if resources is None:
+        return
+    try:
+        await resources.close()
+        log.info("worker.stopped", activations=vars(resources.recorder.stats))
+    except Exception as exc:
+        log.error("worker.shutdown_failed", error=repr(exc)[:300])
+
+
+def build_worker(
+    settings: Settings,
+    *,
+    burst: bool = False,
+    handle_signals: bool = True,
+    model: Model | None = None,
+    sender: Sender | None = None,
+) -> Worker:
+    """A configured arq Worker; `model`/`sender` replace the defaults (tests, benchmarks)."""
+    function = func(
+        handle_inbound_message,  # type: ignore[arg-type]
+        name=HANDLE_INBOUND_MESSAGE,
+        timeout=settings.job_timeout_s,
+        max_tries=settings.max_tries,
+    )
+    return Worker(
+        functions=[function],
+        queue_name=settings.queue_name,
+        redis_settings=RedisSettings.from_dsn(settings.redis_url),
+        burst=burst,
+        handle_signals=handle_signals,
+        on_startup=startup,
+        on_shutdown=shutdown,
+        ctx={"settings": settings, "model_override": model, "sender_override": sender},
+        max_jobs=settings.max_jobs,
+        poll_delay=settings.poll_delay_s,
+        job_timeout=settings.job_timeout_s,
+        max_tries=settings.max_tries,
+        keep_result=settings.keep_result_s,
+        job_completion_wait=settings.job_completion_wait_s,
+        health_check_interval=settings.health_check_interval_s,
+        job_serializer=serialization.dumps,
+        job_deserializer=serialization.loads,
+    )

@@ -1,0 +1,208 @@
+"""`skillet` command line: argparse front end; each command is a small async function."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import uuid
+from collections.abc import Callable, Coroutine, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+from pydantic import ValidationError
+
+from skills.errors import SkilletError
+from worker.logging import configure_logging
+from worker.settings import Settings
+
+Command = Callable[[argparse.Namespace, Settings], Coroutine[Any, Any, dict[str, Any]]]
+
+
+class CliError(SkilletError):
+    code = "cli_error"
+
+
+async def cmd_migrate(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
+    from worker.db import connect
+    from worker.migrate import DEFAULT_MIGRATIONS_DIR, apply_migrations
+
+    directory = Path(settings.migrations_dir) if settings.migrations_dir else DEFAULT_MIGRATIONS_DIR
+    conn = await connect(settings.database_url)
+    try:
+        applied = await apply_migrations(conn, directory)
+    finally:
+        await conn.close()
+    return {"applied": applied, "message": f"{len(applied)} migration(s) applied"}
+
+
+async def cmd_dev(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
+    from worker import dev_services
+
+    action = {"up": dev_services.up, "down": dev_services.down, "status": dev_services.status}
+    result: dict[str, Any] = await action[args.action](settings)
+    return result
+
+
+async def cmd_demo(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
+    from worker.demo import run_demo
+
+    return await run_demo(settings, print_transcript=not args.json)
+
+
+async def cmd_worker(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
+    from worker.app import build_worker
+
+    worker = build_worker(settings, burst=args.burst)
+    try:
+        await worker.async_run()
+    finally:
+        await worker.close()
+    return {
+        "jobs_complete": worker.jobs_complete,
+        "jobs_failed": worker.jobs_failed,
+        "jobs_retried": worker.jobs_retried,
+    }
+
+
+async def cmd_orgs_create(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
+    from turn.queries import insert_organization
+    from worker.db import connect
+
+    org_id = args.id or uuid.uuid4()
+    conn = await connect(settings.database_url)
+    try:
+        created = await insert_organization(conn, org_id, args.name)
+    finally:
+        await conn.close()
+    if not created:
+        raise CliError(f"organization {org_id} already exists", code="organization_exists")
+    return {"id": str(org_id), "name": args.name, "message": f"organization {org_id} created"}
+
+
+async def cmd_enqueue(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
+    from jobs.payloads import InboundMessagePayload
+    from jobs.queue import enqueue_inbound, open_queue
+
+    payload = InboundMessagePayload(
+        organization_id=args.org,
+        contact_id=args.sender,
+        message_id=args.message_id,
+        text=args.text,
+        sent_at=args.sent_at or datetime.now(UTC),
+    )
+    redis = await open_queue(settings.redis_url, settings.queue_name)
+    try:
+        job = await enqueue_inbound(redis, payload)
+    finally:
+        await redis.aclose()
+    status = "enqueued" if job is not None else "duplicate"
+    return {"job_id": payload.job_id, "status": status, "message": f"{status}: {payload.job_id}"}
+
+
+def _uuid(value: str) -> uuid.UUID:
+    try:
+        return uuid.UUID(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not a UUID: {value!r}") from exc
+
+
+def _aware_datetime(value: str) -> datetime:
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not an ISO 8601 datetime: {value!r}") from exc
+    if parsed.tzinfo is None:
+        raise argparse.ArgumentTypeError("the datetime needs a timezone, e.g. 2026-11-30T10:00:00Z")
+    return parsed
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="skillet", description="WhatsApp agent turns with skills")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--json", action="store_true", help="machine-readable output")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    sub.add_parser("migrate", parents=[common], help="apply pending migrations").set_defaults(
+        handler=cmd_migrate
+    )
+    dev = sub.add_parser("dev", parents=[common], help="local Postgres/Redis/S3 for development")
+    dev.add_argument("action", choices=["up", "down", "status"])
+    dev.set_defaults(handler=cmd_dev)
+    sub.add_parser("demo", parents=[common], help="run the main job end to end").set_defaults(
+        handler=cmd_demo
+    )
+    worker = sub.add_parser("worker", parents=[common], help="run an arq worker")
+    worker.add_argument("--burst", action="store_true", help="exit when the queue is empty")
+    worker.set_defaults(handler=cmd_worker)
+
+    orgs = sub.add_parser("orgs", help="organizations").add_subparsers(
+        dest="orgs_command", required=True
+    )
+    create = orgs.add_parser("create", parents=[common], help="create an organization")
+    create.add_argument("--name", required=True)
+    create.add_argument("--id", type=_uuid)
+    create.set_defaults(handler=cmd_orgs_create)
+
+    enqueue = sub.add_parser("enqueue", parents=[common], help="enqueue one inbound message")
+    enqueue.add_argument("--org", type=_uuid, required=True)
+    enqueue.add_argument("--from", dest="sender", required=True, help="the contact's wa_id")
+    enqueue.add_argument("--message-id", required=True)
+    enqueue.add_argument("--text", required=True)
+    enqueue.add_argument("--sent-at", type=_aware_datetime)
+    enqueue.set_defaults(handler=cmd_enqueue)
+    return parser
+
+
+def _print_result(result: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(result, ensure_ascii=False, default=str))
+    elif "message" in result:
+        print(result["message"])
+    elif result:
+        print(json.dumps(result, ensure_ascii=False, default=str, indent=2))
+
+
+def _print_error(code: str, message: str, as_json: bool) -> None:
+    line = " ".join(message.split())
+    if as_json:
+        print(json.dumps({"error": code, "message": line}, ensure_ascii=False))
+    else:
+        print(f"error: {code}: {line}", file=sys.stderr)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    as_json = bool(getattr(args, "json", False))
+    try:
+        settings = Settings()
+        # The demo prints a transcript on stdout: keep routine worker logs out of its way.
+        level = "WARNING" if args.command == "demo" else settings.log_level
+        configure_logging(
+            log_format=settings.log_format, level=level, log_bodies=settings.log_message_bodies
+        )
+        handler: Command = args.handler
+        result = asyncio.run(handler(args, settings))
+    except SkilletError as exc:
+        _print_error(exc.code, exc.message, as_json)
+        return 1
+    except ValidationError as exc:
+        _print_error("invalid_input", "; ".join(e["msg"] for e in exc.errors()), as_json)
+        return 2
+    except asyncpg.PostgresError as exc:
+        _print_error("database_error", str(exc), as_json)
+        return 1
+    except (OSError, ConnectionError) as exc:
+        _print_error("service_unavailable", str(exc), as_json)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    _print_result(result, as_json)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,126 @@
+"""The composition root: open pools and clients from Settings, close them in reverse order."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import aioboto3
+import structlog
+from aiobotocore.config import AioConfig
+
+from skills.storage import S3ObjectStore
+from turn.activations import ActivationRecorder
+from turn.inbound_turn import TurnConfig, TurnDeps
+from turn.local_model import LocalModel
+from turn.model import Model
+from turn.outbox import LoggingSender, Sender
+from turn.queries import ActivationRow, insert_activations
+from turn.skill_catalog import SkillCatalogCache
+from worker.db import create_pool
+from worker.settings import Settings
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass
+class Resources:
+    pool: Any
+    store: S3ObjectStore
+    recorder: ActivationRecorder
+    turn_deps: TurnDeps
+    stack: contextlib.AsyncExitStack
+
+    async def close(self) -> None:
+        await self.stack.aclose()
+
+
+def build_model(settings: Settings) -> Model:
+    if settings.model == "local":
+        return LocalModel()
+    raise ValueError(f"unknown model {settings.model!r}: only 'local' is available")
+
+
+def s3_client(settings: Settings) -> Any:
+    """An async context manager yielding an S3 client for the configured endpoint."""
+    return aioboto3.Session().client(
+        "s3",
+        endpoint_url=settings.s3_endpoint_url,
+        aws_access_key_id=settings.aws_access_key_id,
+        aws_secret_access_key=settings.aws_secret_access_key.get_secret_value(),
+        region_name=settings.s3_region,
+        config=AioConfig(
+            connect_timeout=3,
+            read_timeout=10,
+            retries={"max_attempts": 2, "mode": "standard"},
+            s3={"addressing_style": "path"},
+        ),
+    )
+
+
+async def open_resources(
+    settings: Settings, *, model: Model | None = None, sender: Sender | None = None
+) -> Resources:
+    """Everything a turn needs; on failure, closes whatever it had opened."""
+    stack = contextlib.AsyncExitStack()
+    try:
+        pool = await create_pool(
+            settings.database_url,
+            min_size=settings.db_pool_min_size,
+            max_size=settings.db_pool_max_size,
+        )
+        stack.push_async_callback(pool.close)
+        client = await stack.enter_async_context(s3_client(settings))
+        store = S3ObjectStore(client, settings.s3_bucket)
+        await store.ensure_bucket()
+
+        async def write(rows: Sequence[ActivationRow]) -> None:
+            async with pool.acquire() as conn:
+                await insert_activations(conn, rows)
+
+        recorder = ActivationRecorder(
+            write,
+            batch_size=settings.activation_batch_size,
+            max_pending=settings.activation_queue_max,
+        )
+        recorder.start()
+        # Pushed after the pool: closes (and flushes) before the pool does.
+        stack.push_async_callback(recorder.close, settings.activation_shutdown_flush_s)
+    except BaseException:
+        await stack.aclose()
+        raise
+    deps = TurnDeps(
+        pool=pool,
+        store=store,
+        model=model or build_model(settings),
+        sender=sender or LoggingSender(),
+        recorder=recorder,
+        catalog=SkillCatalogCache(),
+        config=TurnConfig(
+            default_persona=settings.default_persona,
+            max_steps=settings.model_max_steps,
+            max_injected_skills=settings.max_injected_skills,
+            reference_max_bytes=settings.reference_max_bytes,
+        ),
+    )
+    return Resources(pool=pool, store=store, recorder=recorder, turn_deps=deps, stack=stack)
+
+
+async def open_resources_with_retry(
+    settings: Settings, *, attempts: int = 10, **kwargs: Any
+) -> Resources:
+    """Services may still be starting (compose, dev up): retry with backoff, then give up."""
+    delay_s = 0.5
+    for attempt in range(1, attempts + 1):
+        try:
+            return await open_resources(settings, **kwargs)
+        except (OSError, ConnectionError, TimeoutError) as exc:
+            if attempt == attempts:
+                raise
+            log.warning("worker.startup_retry", attempt=attempt, error=repr(exc)[:200])
+            await asyncio.sleep(delay_s)
+            delay_s = min(delay_s * 2, 5.0)
+    raise AssertionError("unreachable")
