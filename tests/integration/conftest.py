@@ -1,0 +1,92 @@
+"""Real services for integration tests: a fresh database, a private `weed mini`, Redis."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator, Iterator
+
+import asyncpg
+import pytest
+import pytest_asyncio
+
+from worker.db import connect
+from worker.dev_services import WeedProcess, free_port, start_weed
+from worker.migrate import DEFAULT_MIGRATIONS_DIR, apply_migrations
+from worker.resources import Resources, open_resources
+from worker.settings import Settings
+
+ADMIN_DATABASE_URL = os.environ.get(
+    "SKILLET_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
+)
+REDIS_URL = os.environ.get("SKILLET_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+S3_ACCESS_KEY = "skillet-test"
+S3_SECRET_KEY = "skillet-test-secret"
+
+TABLES = (
+    "skill_activations, outbox, messages, conversations, skill_usage, skill_pointers, "
+    "skill_versions, skill_catalog_revisions, agents, dead_letters, organizations"
+)
+
+
+def _with_database(url: str, name: str) -> str:
+    return url.rsplit("/", 1)[0] + "/" + name
+
+
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WeedProcess]:
+    weed = start_weed(tmp_path_factory.mktemp("weed"), free_port(), S3_ACCESS_KEY, S3_SECRET_KEY)
+    yield weed
+    weed.stop()
+
+
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
+async def database_url() -> AsyncIterator[str]:
+    """A database of this session's own, migrated by the real runner, dropped at the end."""
+    name = f"skillet_test_{uuid.uuid4().hex[:12]}"
+    admin = await asyncpg.connect(ADMIN_DATABASE_URL)
+    await admin.execute(f'create database "{name}"')
+    url = _with_database(ADMIN_DATABASE_URL, name)
+    conn = await connect(url)
+    try:
+        await apply_migrations(conn, DEFAULT_MIGRATIONS_DIR)
+    finally:
+        await conn.close()
+    yield url
+    await admin.execute(f'drop database if exists "{name}" with (force)')
+    await admin.close()
+
+
+@pytest.fixture
+def settings(database_url: str, s3_server: WeedProcess) -> Settings:
+    """Settings for one test: its own arq queue, so tests never take each other's jobs."""
+    return Settings(
+        database_url=database_url,
+        redis_url=REDIS_URL,
+        s3_endpoint_url=s3_server.endpoint_url,
+        s3_bucket="skillet-test",
+        aws_access_key_id=S3_ACCESS_KEY,
+        aws_secret_access_key=S3_SECRET_KEY,
+        queue_name=f"skillet:test:{uuid.uuid4().hex}",
+        poll_delay_s=0.01,
+        retry_defer_s=0.0,
+        job_completion_wait_s=5,
+        activation_shutdown_flush_s=2.0,
+    )
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def db(settings: Settings) -> AsyncIterator[asyncpg.Connection]:
+    """A connection to the test database; every table is emptied after the test."""
+    conn = await connect(settings.database_url)
+    yield conn
+    await conn.execute(f"truncate {TABLES} restart identity cascade")
+    await conn.close()
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def resources(settings: Settings, db: asyncpg.Connection) -> AsyncIterator[Resources]:
+    """The worker's real composition root (pool, S3 client, recorder, catalog cache)."""
+    opened = await open_resources(settings)
+    yield opened
+    await opened.close()

@@ -1,0 +1,117 @@
+"""Builders shared by the integration tests: orgs, skills, payloads, burst workers."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import asyncpg
+from arq.jobs import Job
+from arq.worker import Worker
+
+from jobs import serialization
+from jobs.payloads import HANDLE_INBOUND_MESSAGE, InboundMessagePayload
+from jobs.queue import enqueue_inbound, open_queue
+from skills.models import FileKind, SkillMatcher
+from skills.publisher import SkillDraft, SkillFile, publish_skill_version
+from skills.storage import ObjectStore
+from turn.model import Model
+from turn.outbox import Sender
+from turn.queries import insert_organization
+from worker.app import build_worker
+from worker.settings import Settings
+
+
+async def create_org(conn: asyncpg.Connection, name: str = "Org de teste") -> uuid.UUID:
+    org_id = uuid.uuid4()
+    await insert_organization(conn, org_id, name)
+    return org_id
+
+
+async def publish(
+    conn: asyncpg.Connection,
+    store: ObjectStore,
+    org_id: uuid.UUID | None,
+    name: str,
+    *,
+    keywords: Sequence[str],
+    probes: Sequence[str] = (),
+    body: str | None = None,
+    description: str | None = None,
+    references: Mapping[str, str] | None = None,
+    created_by: str = "user",
+) -> uuid.UUID:
+    files = tuple(
+        SkillFile(path, text.encode("utf-8"), FileKind.REFERENCE)
+        for path, text in (references or {}).items()
+    )
+    draft = SkillDraft(
+        name=name,
+        description=description or f"Skill {name}",
+        body=body or f"Resposta da skill {name}.",
+        matcher=SkillMatcher(any_keywords=keywords, probe_keywords=probes),
+        files=files,
+    )
+    return await publish_skill_version(
+        conn, store, organization_id=org_id, draft=draft, created_by=created_by
+    )
+
+
+def payload(
+    org_id: uuid.UUID, message_id: str, text: str, contact: str = "5511900000001"
+) -> InboundMessagePayload:
+    return InboundMessagePayload(
+        organization_id=org_id,
+        contact_id=contact,
+        message_id=message_id,
+        text=text,
+        sent_at=datetime.now(UTC),
+    )
+
+
+async def enqueue(settings: Settings, *payloads: InboundMessagePayload) -> list[str | None]:
+    """Enqueue each payload; the list holds the job id, or None for a refused duplicate."""
+    redis = await open_queue(settings.redis_url, settings.queue_name)
+    try:
+        jobs = [await enqueue_inbound(redis, p) for p in payloads]
+    finally:
+        await redis.aclose()
+    return [None if job is None else job.job_id for job in jobs]
+
+
+async def enqueue_raw(settings: Settings, body: Any, *, job_id: str | None = None) -> str:
+    """Enqueue any JSON body under any job id (to bypass the queue's dedup on purpose)."""
+    redis = await open_queue(settings.redis_url, settings.queue_name)
+    try:
+        job = await redis.enqueue_job(
+            HANDLE_INBOUND_MESSAGE, body, _job_id=job_id or f"raw-{uuid.uuid4()}"
+        )
+    finally:
+        await redis.aclose()
+    assert job is not None
+    return str(job.job_id)
+
+
+async def result_of(settings: Settings, job_id: str | None) -> Any:
+    """The stored result of a finished job (each call opens and closes its own pool)."""
+    assert job_id is not None
+    redis = await open_queue(settings.redis_url, settings.queue_name)
+    try:
+        job = Job(job_id, redis, _queue_name=settings.queue_name, _deserializer=serialization.loads)
+        return await job.result(timeout=5)
+    finally:
+        await redis.aclose()
+
+
+async def run_burst(
+    settings: Settings, *, model: Model | None = None, sender: Sender | None = None
+) -> Worker:
+    """A real arq worker in burst mode: runs until the test's queue is empty, then closes."""
+    worker = build_worker(settings, burst=True, handle_signals=False, model=model, sender=sender)
+    try:
+        await worker.async_run()
+    finally:
+        await worker.close()
+    return worker

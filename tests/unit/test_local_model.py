@@ -1,0 +1,78 @@
+"""Unit tests of turn.local_model: the offline model reads a reference once, then answers."""
+
+from __future__ import annotations
+
+from turn.local_model import NO_SKILL_REPLY, LocalModel
+from turn.model import InjectedSkill, ModelMessage, ModelRequest, ToolCall
+from turn.prompt import build_prefix, render_skill_context
+from turn.skill_index import render_skill_index
+from turn.tool_definitions import turn_tools
+
+USER = ModelMessage(role="user", content="Preciso da segunda via do boleto")
+BOLETO = InjectedSkill(
+    name="segunda-via-boleto",
+    body="## Envio a segunda via pelo link seguro.\nConfirme o CPF antes.\n",
+    reference_paths=("references/prazos.md", "references/multas.md"),
+)
+FRETE = InjectedSkill(name="frete", body="Frete grátis acima de R$ 199.\nSegunda linha.", reference_paths=())
+
+
+def request(
+    injected: tuple[InjectedSkill, ...], *messages: ModelMessage
+) -> ModelRequest:
+    return ModelRequest(
+        prefix=build_prefix("Persona.", turn_tools(), render_skill_index([])),
+        skill_context=render_skill_context(injected),
+        messages=(USER, *messages),
+        tools=turn_tools(),
+        injected_skills=injected,
+    )
+
+
+def tool_answer(content: str, call_id: str = "call_1") -> tuple[ModelMessage, ModelMessage]:
+    call = ToolCall(call_id, "read_skill_reference", {"skill_name": BOLETO.name, "path": "x"})
+    return (
+        ModelMessage(role="assistant", content="", tool_calls=(call,)),
+        ModelMessage(role="tool", content=content, tool_call_id=call_id),
+    )
+
+
+async def test_first_skill_with_references_asks_for_its_first_reference() -> None:
+    response = await LocalModel().complete(request((BOLETO, FRETE)))
+    assert response.text is None
+    assert len(response.tool_calls) == 1
+    call = response.tool_calls[0]
+    assert call.name == "read_skill_reference"
+    assert call.arguments == {"skill_name": "segunda-via-boleto", "path": "references/prazos.md"}
+    assert call.id
+
+
+async def test_after_the_tool_result_it_answers_with_body_and_reference_once() -> None:
+    reference = "Boletos podem ser reemitidos até 30 dias após o vencimento.\nOutra linha."
+    response = await LocalModel().complete(request((BOLETO,), *tool_answer(reference)))
+    assert response.tool_calls == ()
+    assert response.text == (
+        "Envio a segunda via pelo link seguro.\n"
+        "Boletos podem ser reemitidos até 30 dias após o vencimento."
+    )
+
+
+async def test_skill_without_references_answers_without_tools() -> None:
+    response = await LocalModel().complete(request((FRETE, BOLETO)))
+    assert response.tool_calls == ()
+    assert response.text == "Frete grátis acima de R$ 199."
+
+
+async def test_nothing_injected_gives_the_generic_pt_br_reply() -> None:
+    response = await LocalModel().complete(request(()))
+    assert response.tool_calls == ()
+    assert response.text == NO_SKILL_REPLY
+    assert "Olá" in NO_SKILL_REPLY and "equipe" in NO_SKILL_REPLY
+
+
+async def test_an_error_tool_result_is_not_repeated_to_the_customer() -> None:
+    error = "[erro storage_unavailable] O armazenamento de arquivos não respondeu."
+    response = await LocalModel().complete(request((BOLETO,), *tool_answer(error)))
+    assert response.tool_calls == ()
+    assert response.text == "Envio a segunda via pelo link seguro."
+    assert "erro" not in (response.text or "")
