@@ -26,6 +26,20 @@ def _make_redactor(log_bodies: bool) -> Any:
     return redact
 
 
+class _StderrLogger:
+    """Writes each rendered event to the current sys.stderr (looked up per call, not cached,
+    so a replaced stream, as under test capture, is honoured)."""
+
+    def msg(self, message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    log = debug = info = warning = warn = error = critical = exception = fatal = msg
+
+
+def _stderr_logger_factory(*_: Any) -> _StderrLogger:
+    return _StderrLogger()
+
+
 def configure_logging(
     *, log_format: str = "console", level: str = "INFO", log_bodies: bool = False
 ) -> None:
@@ -45,7 +59,7 @@ def configure_logging(
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level.upper())),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        logger_factory=_stderr_logger_factory,
         cache_logger_on_first_use=False,
     )
     logging.basicConfig(

@@ -1,0 +1,105 @@
+"""The `skillet` CLI end to end: env config, --json output, exit codes, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import asyncpg
+import pytest
+
+from worker.cli import main
+from worker.settings import Settings
+
+
+@pytest.fixture
+def env(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Settings:
+    monkeypatch.setenv("DATABASE_URL", settings.database_url)
+    monkeypatch.setenv("REDIS_URL", settings.redis_url)
+    monkeypatch.setenv("S3_ENDPOINT_URL", settings.s3_endpoint_url)
+    monkeypatch.setenv("S3_BUCKET", settings.s3_bucket)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", settings.aws_access_key_id)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", settings.aws_secret_access_key.get_secret_value())
+    monkeypatch.setenv("SKILLET_QUEUE_NAME", settings.queue_name)
+    monkeypatch.setenv("SKILLET_POLL_DELAY_S", "0.01")
+    return settings
+
+
+def _json(capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
+    out = capsys.readouterr().out.strip().splitlines()
+    parsed: dict[str, object] = json.loads(out[-1])
+    return parsed
+
+
+def test_migrate_is_idempotent(env: Settings, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["migrate", "--json"]) == 0
+    assert _json(capsys)["applied"] == []
+
+
+async def _count_outbox(url: str, org: str) -> int:
+    conn = await asyncpg.connect(url)
+    try:
+        return int(
+            await conn.fetchval(
+                "select count(*) from outbox where organization_id = $1", uuid.UUID(org)
+            )
+        )
+    finally:
+        await conn.close()
+
+
+def test_org_enqueue_worker_flow(
+    env: Settings, db: asyncpg.Connection, capsys: pytest.CaptureFixture[str]
+) -> None:
+    org = str(uuid.uuid4())
+    assert main(["orgs", "create", "--name", "Padaria", "--id", org, "--json"]) == 0
+    assert _json(capsys) == {"id": org, "name": "Padaria", "message": f"organization {org} created"}
+
+    args = [
+        "enqueue",
+        "--org",
+        org,
+        "--from",
+        "5511912345678",
+        "--message-id",
+        "w1",
+        "--text",
+        "oi",
+        "--json",
+    ]
+    assert main(args) == 0
+    assert _json(capsys)["status"] == "enqueued"
+    assert main(args) == 0
+    assert _json(capsys)["status"] == "duplicate"
+
+    assert main(["worker", "--burst", "--json"]) == 0
+    assert _json(capsys)["jobs_complete"] == 1
+
+
+def test_errors_are_one_line_and_non_zero(
+    env: Settings, capsys: pytest.CaptureFixture[str]
+) -> None:
+    org = str(uuid.uuid4())
+    assert main(["orgs", "create", "--name", "A", "--id", org]) == 0
+    capsys.readouterr()
+    assert main(["orgs", "create", "--name", "B", "--id", org, "--json"]) == 1
+    assert _json(capsys)["error"] == "organization_exists"
+    assert main(["orgs", "create", "--name", "B", "--id", org]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"error: organization_exists: organization {org} already exists"]
+    # empty text is refused before anything is enqueued
+    assert main(["enqueue", "--org", org, "--from", "55", "--message-id", "x", "--text", " "]) == 2
+
+
+def test_unreachable_database_is_a_clear_error(
+    env: Settings, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("DATABASE_URL", "postgresql://postgres@127.0.0.1:1/nothing")
+    assert main(["migrate", "--json"]) == 1
+    assert _json(capsys)["error"] == "service_unavailable"
+
+
+def test_bad_uuid_is_refused_by_the_parser(env: Settings) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["orgs", "create", "--name", "A", "--id", "not-a-uuid"])
+    assert exc.value.code == 2

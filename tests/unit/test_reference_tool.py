@@ -1,0 +1,195 @@
+"""Unit tests of turn.reference_tool with an in-memory ObjectStore: scoped, capped, teaching."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from skills.errors import StorageError
+from skills.models import FileKind, LoadedSkill, ManifestEntry
+from skills.storage import ObjectNotFound, StoredObject
+from turn.reference_tool import ToolResult, read_skill_reference
+
+ORG = uuid.UUID("11111111-1111-4111-8111-111111111111")
+OTHER_ORG = uuid.UUID("22222222-2222-4222-8222-222222222222")
+PRAZOS = "Boletos podem ser reemitidos até 30 dias após o vencimento.\n"
+
+
+class MemoryStore:
+    """An ObjectStore over a dict; remembers every key asked for; can be told to fail."""
+
+    def __init__(self, objects: dict[str, bytes], fail: Exception | None = None) -> None:
+        self.objects = objects
+        self.fail = fail
+        self.gets: list[tuple[str, int]] = []
+
+    async def put(self, key: str, data: bytes, content_type: str) -> None:
+        self.objects[key] = data
+
+    async def get(self, key: str, *, max_bytes: int) -> StoredObject:
+        self.gets.append((key, max_bytes))
+        if self.fail is not None:
+            raise self.fail
+        if key not in self.objects:
+            raise ObjectNotFound(f"no object at {key}")
+        data = self.objects[key]
+        return StoredObject(data=data[:max_bytes], truncated=len(data) > max_bytes)
+
+
+def boleto(version_id: uuid.UUID | None = None) -> LoadedSkill:
+    return LoadedSkill(
+        name="segunda-via-boleto",
+        body="Envio a segunda via.",
+        manifest=(
+            ManifestEntry("references/prazos.md", len(PRAZOS), "0" * 64, FileKind.REFERENCE),
+            ManifestEntry("assets/logo.png", 10, "1" * 64, FileKind.ASSET),
+        ),
+        version_id=version_id or uuid.uuid4(),
+    )
+
+
+def key(org: uuid.UUID, skill: LoadedSkill, path: str) -> str:
+    return f"{org}/{skill.name}/{skill.version_id}/{path}"
+
+
+async def read(
+    store: MemoryStore,
+    matched: list[LoadedSkill],
+    skill_name: object,
+    path: object,
+    *,
+    organization_id: uuid.UUID = ORG,
+    max_bytes: int = 4096,
+) -> ToolResult:
+    return await read_skill_reference(
+        store,
+        organization_id=organization_id,
+        matched=matched,
+        skill_name=skill_name,
+        path=path,
+        max_bytes=max_bytes,
+    )
+
+
+async def test_a_listed_reference_of_a_matched_skill_is_returned() -> None:
+    skill = boleto()
+    store = MemoryStore({key(ORG, skill, "references/prazos.md"): PRAZOS.encode()})
+    result = await read(store, [skill], "segunda-via-boleto", "references/prazos.md")
+    assert result == ToolResult(content=PRAZOS, error_code=None)
+
+
+async def test_the_key_is_built_from_the_trusted_org_and_the_matched_version() -> None:
+    skill = boleto()
+    other_version = boleto()
+    store = MemoryStore(
+        {
+            key(ORG, skill, "references/prazos.md"): b"desta org",
+            key(OTHER_ORG, skill, "references/prazos.md"): b"de outra org",
+            key(ORG, other_version, "references/prazos.md"): b"de outra versao",
+        }
+    )
+    result = await read(store, [skill], "segunda-via-boleto", "references/prazos.md")
+    assert result.content == "desta org"
+    assert store.gets == [(f"{ORG}/segunda-via-boleto/{skill.version_id}/references/prazos.md", 4096)]
+
+    store.gets.clear()
+    result = await read(
+        store, [skill], "segunda-via-boleto", "references/prazos.md", organization_id=OTHER_ORG
+    )
+    assert result.content == "de outra org"
+    assert [k for k, _ in store.gets] == [key(OTHER_ORG, skill, "references/prazos.md")]
+
+
+async def test_a_skill_not_matched_in_this_turn_is_refused_without_touching_storage() -> None:
+    skill = boleto()
+    store = MemoryStore({key(ORG, skill, "references/prazos.md"): PRAZOS.encode()})
+    result = await read(store, [skill], "frete", "references/prazos.md")
+    assert result.error_code == "skill_not_active"
+    assert result.content.startswith("[erro skill_not_active]")
+    assert "segunda-via-boleto" in result.content  # teaches which skills are active
+    assert store.gets == []
+
+    nothing = await read(store, [], "segunda-via-boleto", "references/prazos.md")
+    assert nothing.error_code == "skill_not_active"
+    assert "nenhuma" in nothing.content
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "references/outro.md",
+        "assets/logo.png",
+        "../../22222222-2222-4222-8222-222222222222/x/references/prazos.md",
+        "references/../assets/logo.png",
+        "/references/prazos.md",
+        "",
+    ],
+)
+async def test_a_path_not_listed_as_a_reference_is_not_found(path: str) -> None:
+    skill = boleto()
+    store = MemoryStore({key(ORG, skill, "assets/logo.png"): b"\x89PNG"})
+    result = await read(store, [skill], "segunda-via-boleto", path)
+    assert result.error_code == "reference_not_found"
+    assert "references/prazos.md" in result.content  # teaches the listed paths
+    assert "assets/logo.png" not in result.content.split("Referências:")[1]
+    assert store.gets == []
+
+
+async def test_content_over_the_cap_is_cut_and_says_so() -> None:
+    skill = boleto()
+    store = MemoryStore({key(ORG, skill, "references/prazos.md"): b"a" * 1000})
+    result = await read(store, [skill], skill.name, "references/prazos.md", max_bytes=300)
+    assert result.error_code is None
+    body, notice = result.content.split("\n\n", 1)
+    assert body == "a" * 300
+    assert "truncado" in notice and "300 bytes" in notice
+    assert store.gets[0][1] == 300
+
+
+async def test_content_at_the_cap_has_no_notice() -> None:
+    skill = boleto()
+    store = MemoryStore({key(ORG, skill, "references/prazos.md"): b"a" * 300})
+    result = await read(store, [skill], skill.name, "references/prazos.md", max_bytes=300)
+    assert result.content == "a" * 300
+
+
+async def test_a_multibyte_character_cut_at_the_cap_stays_readable() -> None:
+    skill = boleto()
+    store = MemoryStore({key(ORG, skill, "references/prazos.md"): "ação".encode() * 10})
+    result = await read(store, [skill], skill.name, "references/prazos.md", max_bytes=2)
+    body = result.content.split("\n\n", 1)[0]
+    assert len(body.encode("utf-8")) <= 2 + 3  # "a" + one replacement character at most
+    assert body.startswith("a")
+
+
+async def test_a_storage_failure_is_reported_as_storage_unavailable() -> None:
+    skill = boleto()
+    store = MemoryStore({}, fail=StorageError("connection reset"))
+    result = await read(store, [skill], skill.name, "references/prazos.md")
+    assert result.error_code == "storage_unavailable"
+    assert result.content.startswith("[erro storage_unavailable]")
+    assert "connection reset" not in result.content
+
+
+async def test_a_missing_object_is_reported_as_reference_not_found() -> None:
+    skill = boleto()
+    store = MemoryStore({})
+    result = await read(store, [skill], skill.name, "references/prazos.md")
+    assert result.error_code == "reference_not_found"
+    assert len(store.gets) == 1
+
+
+@pytest.mark.parametrize("bad", [None, 123, {"path": "references/prazos.md"}, ["x"]])
+async def test_non_string_arguments_from_the_model_get_teaching_errors(bad: object) -> None:
+    skill = boleto()
+    store = MemoryStore({key(ORG, skill, "references/prazos.md"): PRAZOS.encode()})
+
+    as_name = await read(store, [skill], bad, "references/prazos.md")
+    assert as_name.error_code == "skill_not_active"
+    assert "segunda-via-boleto" in as_name.content
+
+    as_path = await read(store, [skill], skill.name, bad)
+    assert as_path.error_code == "reference_not_found"
+    assert "references/prazos.md" in as_path.content
+    assert store.gets == []
