@@ -196,9 +196,15 @@ def _kept_entries(infos: Sequence[zipfile.ZipInfo]) -> list[_Entry]:
         if _is_ignored(path):
             continue
         _check_file_type(info, path)
-        if info.is_dir():
+        if _is_directory(info):
             continue
         _check_readable(info, path)
+        if len(path) > MAX_PATH_CHARS:
+            raise _error(
+                PackageErrorCode.UNSAFE_PATH,
+                f"O caminho {_shown(path)} passa de {MAX_PATH_CHARS} caracteres. Encurte os "
+                "nomes de pastas e arquivos.",
+            )
         key = path.casefold()
         if key in seen:
             raise _error(
@@ -216,13 +222,12 @@ def _checked_path(info: zipfile.ZipInfo) -> str:
     # orig_filename still holds what zipfile cut at a NUL byte ("SKILL.md\0.exe").
     has_control = any(unicodedata.category(c).startswith("C") for c in info.orig_filename)
     path = unicodedata.normalize("NFC", info.filename)
-    if info.is_dir():
+    if _is_directory(info):
         path = path[:-1]
     segments = path.split("/")
     if (
         has_control
         or not path
-        or len(path) > MAX_PATH_CHARS
         or "\\" in path
         or _DRIVE_PATTERN.match(path)
         or any(segment in ("", ".", "..") for segment in segments)
@@ -230,10 +235,14 @@ def _checked_path(info: zipfile.ZipInfo) -> str:
         raise _error(
             PackageErrorCode.UNSAFE_PATH,
             f"O caminho {_shown(path)} não é permitido. Use caminhos relativos com '/', sem "
-            f"'..', sem barra no início, sem letra de unidade e com até {MAX_PATH_CHARS} "
-            "caracteres.",
+            "'..', sem barra no início e sem letra de unidade.",
         )
     return path
+
+
+def _is_directory(info: zipfile.ZipInfo) -> bool:
+    # Not ZipInfo.is_dir(): it raises IndexError on the empty names a crafted archive can hold.
+    return info.filename.endswith("/")
 
 
 def _is_ignored(path: str) -> bool:
@@ -283,11 +292,11 @@ def _strip_top_folder(entries: list[_Entry]) -> list[_Entry]:
 
 
 def _classify(path: str) -> FileKind:
-    folder, _, rest = path.partition("/")
+    folder = path.partition("/")[0]
     extension = PurePosixPath(path).suffix.lower().removeprefix(".")
-    if folder == "references" and rest:
+    if folder == "references":
         kind, allowed = FileKind.REFERENCE, REFERENCE_EXTENSIONS
-    elif folder == "assets" and rest:
+    elif folder == "assets":
         kind, allowed = FileKind.ASSET, ASSET_EXTENSIONS
     else:
         raise _error(

@@ -13,7 +13,7 @@ MAX_FILE_BYTES = 1 * BYTES_PER_MIB
 MAX_TOTAL_BYTES = 5 * BYTES_PER_MIB
 # Decompression reads at most this many bytes per call, so peak memory stays near the caps.
 READ_CHUNK_BYTES = 64 * BYTES_PER_KIB
-# A path inside the package (after stripping the top folder): keeps object keys short.
+# A kept entry's name in the archive (top folder included): keeps object keys short.
 MAX_PATH_CHARS = 255
 
 # The YAML between the two `---` lines, in UTF-8 bytes, bounded before yaml.safe_load runs.

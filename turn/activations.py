@@ -37,6 +37,7 @@ class ActivationRecorder:
         self._queue: asyncio.Queue[ActivationRow] = asyncio.Queue(maxsize=max_pending)
         self._task: asyncio.Task[None] | None = None
         self._closed = False
+        self._in_flight = 0  # rows taken off the queue whose write has not finished
         self.stats = ActivationStats()
 
     def start(self) -> None:
@@ -66,11 +67,13 @@ class ActivationRecorder:
         """Stop accepting rows, flush what is pending for at most `timeout_s`, then stop."""
         self._closed = True
         if self._task is None:
+            if self._queue.qsize():
+                self._drop(self._queue.qsize(), "never_started")
             return
         try:
             await asyncio.wait_for(self._queue.join(), timeout_s)
         except TimeoutError:
-            pending = self._queue.qsize()
+            pending = self._queue.qsize() + self._in_flight
             self.stats.dropped += pending
             log.warning("activations.flush_timeout", rows=pending, timeout_s=timeout_s)
         self._task.cancel()
@@ -84,7 +87,9 @@ class ActivationRecorder:
             # Take what is already waiting: batches grow with load, latency stays low when idle.
             while len(batch) < self._batch_size and not self._queue.empty():
                 batch.append(self._queue.get_nowait())
+            self._in_flight = len(batch)
             await self._write_batch(batch)
+            self._in_flight = 0
             for _ in batch:
                 self._queue.task_done()
 

@@ -26,6 +26,7 @@ from turn.queries import (
     insert_inbound_message,
     insert_reply,
     list_recent_messages,
+    set_local_async_commit,
     upsert_conversation,
 )
 from turn.reference_tool import ToolResult, read_skill_reference
@@ -124,6 +125,9 @@ async def _prepare(deps: TurnDeps, message: InboundMessage) -> _Prepared | TurnO
         if org is None:
             raise UnknownOrganization(f"organization {message.organization_id} does not exist")
         async with conn.transaction():
+            # The reply's synchronous commit later makes this durable too; a crash before
+            # that re-runs the job, which inserts the message again.
+            await set_local_async_commit(conn)
             conversation_id = await upsert_conversation(
                 conn, message.organization_id, message.channel, message.contact_id
             )

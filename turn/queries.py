@@ -35,6 +35,18 @@ async def fetch_org_agent(conn: asyncpg.Connection, organization_id: uuid.UUID) 
     return OrgAgent(organization_id=row["id"], system_prompt=row["system_prompt"])
 
 
+SET_LOCAL_ASYNC_COMMIT = "set local synchronous_commit = off"
+
+
+async def set_local_async_commit(conn: asyncpg.Connection) -> None:
+    """Let the current transaction commit without waiting for its WAL flush.
+
+    Only for writes a crash may lose: a later synchronous commit on the same server flushes
+    the WAL up to and past this one, and until then the job is still in Redis and re-runs.
+    """
+    await conn.execute(SET_LOCAL_ASYNC_COMMIT)
+
+
 UPSERT_CONVERSATION = """
 insert into conversations (organization_id, channel, contact_id)
 values ($1, $2, $3)
@@ -194,15 +206,17 @@ class ActivationRow:
 
 
 async def insert_activations(conn: asyncpg.Connection, rows: Sequence[ActivationRow]) -> None:
-    """One round trip for a whole batch of activation rows."""
-    await conn.execute(
-        INSERT_ACTIVATIONS,
-        [r.organization_id for r in rows],
-        [r.skill_name for r in rows],
-        [r.skill_version_id for r in rows],
-        [r.trigger for r in rows],
-        [r.job_id for r in rows],
-    )
+    """One statement for a whole batch; telemetry, so it does not wait for the WAL flush."""
+    async with conn.transaction():
+        await set_local_async_commit(conn)
+        await conn.execute(
+            INSERT_ACTIVATIONS,
+            [r.organization_id for r in rows],
+            [r.skill_name for r in rows],
+            [r.skill_version_id for r in rows],
+            [r.trigger for r in rows],
+            [r.job_id for r in rows],
+        )
 
 
 INSERT_ORGANIZATION = """

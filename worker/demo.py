@@ -1,4 +1,4 @@
-"""`skillet demo`: a demo org, three skills, a few WhatsApp messages, a burst worker, a transcript."""
+"""`skillet demo`: a demo org, 3 skills, some WhatsApp messages, a burst worker, a transcript."""
 
 from __future__ import annotations
 

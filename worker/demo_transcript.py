@@ -53,8 +53,11 @@ def render_transcript(report: dict[str, Any]) -> str:
         for d in report["deliveries"]
         if isinstance(d.get("result"), dict) and d["result"].get("prefix_sha256")
     }
-    same = "idêntico em todos os turnos" if len(prefixes) == 1 else "DIFERENTE entre turnos"
-    out.append(f"prefixo do prompt: {same} ({len(prefixes)} hash distinto)")
+    if not prefixes:
+        out.append("prefixo do prompt: nenhum turno respondeu, nada a comparar")
+    else:
+        same = "idêntico em todos os turnos" if len(prefixes) == 1 else "DIFERENTE entre turnos"
+        out.append(f"prefixo do prompt: {same} ({len(prefixes)} hash distinto)")
     out.append(
         f"respostas no outbox: {sum(1 for r in report['replies'] if r['reply'])} "
         f"para {len(report['replies'])} mensagens recebidas"

@@ -44,6 +44,7 @@ COMMAND_TIMEOUT_S = 60.0
 _DEFAULT_PORTS = {"postgresql": 5432, "postgres": 5432, "redis": 6379, "rediss": 6379}
 _DEFAULT_PORTS |= {"http": 80, "https": 443}
 _LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1", ""}
+_BUCKET_EXISTS_CODES = {"BucketAlreadyOwnedByYou", "BucketAlreadyExists"}
 
 Report = dict[str, dict[str, Any]]
 
@@ -398,10 +399,11 @@ def service_url(service: str, settings: Settings) -> str:
 # --- state files (what `up` started) ---------------------------------------------------------
 
 
-def _dev_dir(settings: Settings) -> Path:
-    """`settings.dev_dir` made absolute (children get absolute paths) and created."""
+def _dev_dir(settings: Settings, *, create: bool) -> Path:
+    """`settings.dev_dir` made absolute (children get absolute paths), created if asked."""
     dev_dir = Path(settings.dev_dir).resolve()
-    dev_dir.mkdir(parents=True, exist_ok=True)
+    if create:
+        dev_dir.mkdir(parents=True, exist_ok=True)
     return dev_dir
 
 
@@ -600,8 +602,8 @@ async def ensure_bucket(settings: Settings) -> str:
             await s3.create_bucket(Bucket=bucket)
             return "created"
     except ClientError as exc:
-        if exc.response.get("Error", {}).get("Code") in {"BucketAlreadyOwnedByYou"}:
-            return "exists"
+        if exc.response.get("Error", {}).get("Code") in _BUCKET_EXISTS_CODES:
+            return "exists"  # created by someone else between our check and our create
         raise DevServicesError(f"cannot create bucket {bucket}: {exc}") from exc
     except BotoCoreError as exc:
         raise DevServicesError(f"cannot reach {settings.s3_endpoint_url}: {exc}") from exc
@@ -631,7 +633,10 @@ async def up(settings: Settings, services: Sequence[str] = SERVICES) -> Report:
     Per service: {"action": "reused"|"started", "url", ...}; postgres adds "database" and
     s3 adds "bucket" ("created"|"exists"). Raises DevServicesError with a one-line reason.
     """
-    dev_dir = _dev_dir(settings)
+    unknown = sorted(set(services) - set(SERVICES))
+    if unknown:
+        raise DevServicesError(f"unknown service(s) {', '.join(unknown)}; known: {SERVICES}")
+    dev_dir = _dev_dir(settings, create=True)
     report: Report = {}
     for service in services:
         report[service] = await _up_one(service, settings, dev_dir)
@@ -647,7 +652,7 @@ async def _up_one(service: str, settings: Settings, dev_dir: Path) -> dict[str, 
     entry: dict[str, Any] = {"url": redact_url(url)}
     answers, detail = await _probe(service, settings)
     if answers:
-        return {**entry, "action": "reused", "detail": detail}
+        return {**entry, "action": "reused"}
     if not is_local(endpoint_of(url).host):
         raise DevServicesError(f"{service} at {redact_url(url)} does not answer ({detail})")
     # Our own earlier process that stopped answering would hold the port: end it first.
@@ -664,7 +669,7 @@ async def _up_one(service: str, settings: Settings, dev_dir: Path) -> dict[str, 
 
 async def down(settings: Settings) -> Report:
     """Stop only what `up` started (its state files); anything else is left alone."""
-    dev_dir = _dev_dir(settings)
+    dev_dir = _dev_dir(settings, create=False)
     report: Report = {}
     for service in SERVICES:
         outcome = await asyncio.to_thread(_stop_recorded, dev_dir, service)

@@ -2,8 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def mask_password(url: str) -> str:
+    """`scheme://user:***@host/...`: the URL stays readable in logs, its password does not."""
+    parts = urlsplit(url)
+    if not parts.password:
+        return url
+    userinfo, _, hostinfo = parts.netloc.rpartition("@")
+    user = userinfo.split(":", 1)[0]
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{hostinfo}"))
 
 
 class Settings(BaseSettings):
@@ -83,3 +97,9 @@ class Settings(BaseSettings):
 
     # Local services launcher (`skillet dev up`)
     dev_dir: str = ".skillet"
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        for name, value in super().__repr_args__():
+            if name in {"database_url", "redis_url"} and isinstance(value, str):
+                value = mask_password(value)
+            yield name, value

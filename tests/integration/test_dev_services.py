@@ -7,12 +7,14 @@ import socket
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import aioboto3
 import asyncpg
 import pytest
 import pytest_asyncio
 from botocore.exceptions import ClientError
+from pydantic import SecretStr
 
 from worker.dev_services import (
     WeedProcess,
@@ -41,7 +43,7 @@ def _port_open(port: int) -> bool:
         return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
-def _s3_client(endpoint_url: str, access_key: str, secret_key: str):  # type: ignore[no-untyped-def]
+def _s3_client(endpoint_url: str, access_key: str, secret_key: str) -> Any:
     return aioboto3.Session().client(
         "s3",
         endpoint_url=endpoint_url,
@@ -82,7 +84,7 @@ async def dev_settings(tmp_path: Path) -> AsyncIterator[Settings]:
         s3_endpoint_url=f"http://127.0.0.1:{free_port()}",
         s3_bucket="skillet-devtest",
         aws_access_key_id=ACCESS_KEY,
-        aws_secret_access_key=SECRET_KEY,
+        aws_secret_access_key=SecretStr(SECRET_KEY),
         dev_dir=str(tmp_path / "dev"),
     )
     yield settings

@@ -46,9 +46,7 @@ def report() -> dict[str, Any]:
                 "text": "Preciso da segunda via do boleto.",
                 "purpose": "casa a skill com referência",
                 "queued": True,
-                "result": result(
-                    [("segunda-via-boleto", BOLETO_V)], [], ["read_skill_reference"]
-                ),
+                "result": result([("segunda-via-boleto", BOLETO_V)], [], ["read_skill_reference"]),
             },
             {
                 "message_id": "wamid.demo-2",
@@ -62,7 +60,8 @@ def report() -> dict[str, Any]:
                 "text": "Quanto fica o frete para o CEP 01310-100?",
                 "purpose": "casa uma skill sem referência",
                 "queued": True,
-                "result": result([("frete-e-entrega", FRETE_V)], [], []),
+                # Another tool was called, but not read_skill_reference.
+                "result": result([("frete-e-entrega", FRETE_V)], [], ["skill_view"]),
             },
             {
                 "message_id": "wamid.demo-1",
@@ -194,3 +193,14 @@ def test_prefix_hash_is_reported_different_when_one_turn_differs() -> None:
     assert "DIFERENTE" in line
     assert "idêntico" not in line
     assert "2" in line
+
+
+def test_no_replied_turn_does_not_claim_the_prefix_differed() -> None:
+    data = report()
+    for delivery in data["deliveries"]:
+        if delivery["queued"]:
+            delivery["result"] = {"status": "failed", "code": "model_unavailable"}
+    line = next(
+        x for x in render_transcript(data).splitlines() if x.startswith("prefixo do prompt:")
+    )
+    assert "DIFERENTE" not in line

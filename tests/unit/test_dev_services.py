@@ -19,8 +19,10 @@ from worker.dev_services import (
     quote_ident,
     redact_url,
     redis_argv,
+    up,
     weed_argv,
 )
+from worker.settings import Settings
 
 
 @pytest.mark.parametrize(
@@ -139,3 +141,10 @@ def test_redis_argv_is_loopback_and_not_persistent(tmp_path: Path) -> None:
 def test_redis_argv_requires_the_urls_password(tmp_path: Path) -> None:
     argv = redis_argv("redis-server", Endpoint("127.0.0.1", 6390), tmp_path, "pw")
     assert argv[-2:] == ["--requirepass", "pw"]
+
+
+async def test_up_refuses_unknown_services_before_touching_anything(tmp_path: Path) -> None:
+    settings = Settings(dev_dir=str(tmp_path / "dev"))
+    with pytest.raises(DevServicesError, match="mysql"):
+        await up(settings, services=("postgres", "mysql"))
+    assert not (tmp_path / "dev").exists()

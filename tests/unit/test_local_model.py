@@ -14,12 +14,12 @@ BOLETO = InjectedSkill(
     body="## Envio a segunda via pelo link seguro.\nConfirme o CPF antes.\n",
     reference_paths=("references/prazos.md", "references/multas.md"),
 )
-FRETE = InjectedSkill(name="frete", body="Frete grátis acima de R$ 199.\nSegunda linha.", reference_paths=())
+FRETE = InjectedSkill(
+    name="frete", body="Frete grátis acima de R$ 199.\nSegunda linha.", reference_paths=()
+)
 
 
-def request(
-    injected: tuple[InjectedSkill, ...], *messages: ModelMessage
-) -> ModelRequest:
+def request(injected: tuple[InjectedSkill, ...], *messages: ModelMessage) -> ModelRequest:
     return ModelRequest(
         prefix=build_prefix("Persona.", turn_tools(), render_skill_index([])),
         skill_context=render_skill_context(injected),

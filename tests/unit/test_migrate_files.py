@@ -34,7 +34,14 @@ def test_only_sql_files_are_migrations(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "name",
-    ["1_first.sql", "0001-first.sql", "0001_First.sql", "first.sql", "00001_first.sql", "0001_.sql"],
+    [
+        "1_first.sql",
+        "0001-first.sql",
+        "0001_First.sql",
+        "first.sql",
+        "00001_first.sql",
+        "0001_.sql",
+    ],
 )
 def test_a_misnamed_file_is_refused_with_its_name(tmp_path: Path, name: str) -> None:
     write(tmp_path, "0001_ok.sql")

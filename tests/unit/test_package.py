@@ -12,7 +12,7 @@ import unicodedata
 import warnings
 import zipfile
 import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import pytest
@@ -67,26 +67,34 @@ def skill_md(
 
 
 def make_zip(
-    entries: dict[str, bytes | str] | Iterable[Entry],
+    files: Mapping[str, bytes | str],
+    *,
+    compression: int = zipfile.ZIP_DEFLATED,
+    before_close: Callable[[zipfile.ZipFile], None] | None = None,
+) -> bytes:
+    return zip_entries(files.items(), compression=compression, before_close=before_close)
+
+
+def zip_entries(
+    entries: Iterable[Entry],
     *,
     compression: int = zipfile.ZIP_DEFLATED,
     before_close: Callable[[zipfile.ZipFile], None] | None = None,
 ) -> bytes:
     """Build a zip in memory; `before_close` may edit ZipInfos, which only the central
     directory (what readers trust) then records."""
-    items = entries.items() if isinstance(entries, dict) else entries
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compression) as archive, warnings.catch_warnings():
         warnings.simplefilter("ignore")  # zipfile warns on the duplicate names we craft
-        for name, data in items:
+        for name, data in entries:
             archive.writestr(name, data)
         if before_close is not None:
             before_close(archive)
     return buffer.getvalue()
 
 
-def valid_zip(**files: bytes | str) -> bytes:
-    return make_zip({"SKILL.md": skill_md(), **files})
+def valid_zip(files: Mapping[str, bytes | str] | None = None) -> bytes:
+    return make_zip({"SKILL.md": skill_md(), **(files or {})})
 
 
 def refused(data: bytes) -> str:
@@ -104,7 +112,7 @@ def refused_md(text: str | bytes) -> str:
 
 def test_root_layout_parses_frontmatter_body_and_files() -> None:
     table = "# Tabela de frete\nSP: grátis\n".encode()
-    package = parse_skill_package(valid_zip(**{"references/tabela.md": table}))
+    package = parse_skill_package(valid_zip({"references/tabela.md": table}))
 
     assert package.name == "frete-gratis"
     assert package.description == "Explica a política de frete grátis ao cliente."
@@ -153,21 +161,21 @@ def test_macosx_ds_store_and_directory_entries_are_ignored() -> None:
 
 @pytest.mark.parametrize("extension", [*sorted(REFERENCE_EXTENSIONS), "MD"])
 def test_reference_text_extensions_are_references(extension: str) -> None:
-    [file] = parse_skill_package(valid_zip(**{f"references/a.{extension}": "texto"})).files
+    [file] = parse_skill_package(valid_zip({f"references/a.{extension}": "texto"})).files
     assert file.kind is FileKind.REFERENCE
 
 
 @pytest.mark.parametrize("extension", [*sorted(ASSET_EXTENSIONS), "PNG"])
 def test_asset_media_extensions_are_assets(extension: str) -> None:
     payload = bytes(range(256))  # not UTF-8: assets are binary and never decoded
-    [file] = parse_skill_package(valid_zip(**{f"assets/a.{extension}": payload})).files
+    [file] = parse_skill_package(valid_zip({f"assets/a.{extension}": payload})).files
     assert file.kind is FileKind.ASSET
     assert file.data == payload
 
 
 def test_nested_folders_inside_references_and_assets_are_accepted() -> None:
     package = parse_skill_package(
-        valid_zip(**{"references/precos/2024.csv": "a,b", "assets/fotos/sala.jpg": b"\xff"})
+        valid_zip({"references/precos/2024.csv": "a,b", "assets/fotos/sala.jpg": b"\xff"})
     )
     assert [f.path for f in package.files] == [
         "assets/fotos/sala.jpg",
@@ -177,7 +185,7 @@ def test_nested_folders_inside_references_and_assets_are_accepted() -> None:
 
 def test_manifest_mirrors_files_sorted_by_path() -> None:
     package = parse_skill_package(
-        valid_zip(**{"references/b.md": "bb", "assets/a.png": b"a", "references/a.txt": "a"})
+        valid_zip({"references/b.md": "bb", "assets/a.png": b"a", "references/a.txt": "a"})
     )
     assert package.manifest == tuple(
         ManifestEntry(path, len(data), hashlib.sha256(data).hexdigest(), kind)
@@ -229,17 +237,21 @@ def test_error_codes_are_the_contract() -> None:
 # --- content_sha256 --------------------------------------------------------------------------
 
 
-def _content(**files: bytes | str) -> SkillPackage:
-    return parse_skill_package(valid_zip(**files))
+def _content(files: Mapping[str, bytes | str]) -> SkillPackage:
+    return parse_skill_package(valid_zip(files))
 
 
 def test_content_sha256_ignores_zip_metadata_and_top_folder() -> None:
-    files = {"SKILL.md": skill_md(), "references/a.md": "a", "assets/b.png": b"b"}
+    files: dict[str, bytes | str] = {
+        "SKILL.md": skill_md(),
+        "references/a.md": "a",
+        "assets/b.png": b"b",
+    }
     old = [
         (zipfile.ZipInfo(name, date_time=(1990, 1, 1, 0, 0, 0)), data)
         for name, data in files.items()
     ]
-    stored = make_zip(reversed(old), compression=zipfile.ZIP_STORED)
+    stored = zip_entries(reversed(old), compression=zipfile.ZIP_STORED)
     wrapped = make_zip({f"pasta/{name}": data for name, data in files.items()})
     first = parse_skill_package(stored).content_sha256
     assert first == parse_skill_package(wrapped).content_sha256
@@ -248,12 +260,12 @@ def test_content_sha256_ignores_zip_metadata_and_top_folder() -> None:
 
 
 def test_content_sha256_changes_when_any_byte_or_path_changes() -> None:
-    base = _content(**{"references/a.md": "abc", "assets/b.png": b"b"}).content_sha256
+    base = _content({"references/a.md": "abc", "assets/b.png": b"b"}).content_sha256
     variants = [
-        _content(**{"references/a.md": "abd", "assets/b.png": b"b"}),
-        _content(**{"references/a.md": "abc", "assets/b.png": b"c"}),
-        _content(**{"references/c.md": "abc", "assets/b.png": b"b"}),
-        _content(**{"references/a.md": "abc"}),
+        _content({"references/a.md": "abd", "assets/b.png": b"b"}),
+        _content({"references/a.md": "abc", "assets/b.png": b"c"}),
+        _content({"references/c.md": "abc", "assets/b.png": b"b"}),
+        _content({"references/a.md": "abc"}),
         parse_skill_package(
             make_zip(
                 {
@@ -304,7 +316,7 @@ def test_corrupt_member_data_is_refused() -> None:
 
 
 def test_mutated_zips_only_ever_parse_or_raise_package_error() -> None:
-    original = valid_zip(**{"references/a.md": "abc" * 50, "assets/b.png": b"b" * 100})
+    original = valid_zip({"references/a.md": "abc" * 50, "assets/b.png": b"b" * 100})
     rng = random.Random(20240501)
     outcomes: set[str] = set()
     for _ in range(400):
@@ -482,18 +494,30 @@ def test_blank_lines_inside_the_body_count() -> None:
     ],
 )
 def test_unsafe_paths_are_refused(name: str) -> None:
-    assert refused(valid_zip(**{name: "x"})) == "skill_unsafe_path"
+    assert refused(valid_zip({name: "x"})) == "skill_unsafe_path"
+
+
+@pytest.mark.parametrize("name", ["", "/"])
+def test_empty_names_are_refused(name: str) -> None:
+    data = zip_entries([("SKILL.md", skill_md()), (zipfile.ZipInfo(name), "x")])
+    assert zipfile.ZipFile(io.BytesIO(data)).namelist()[-1] == name
+    assert refused(data) == "skill_unsafe_path"
 
 
 def test_path_length_at_the_limit_is_accepted() -> None:
     name = "references/" + "a" * (MAX_PATH_CHARS - len("references/.md")) + ".md"
     assert len(name) == MAX_PATH_CHARS
-    [file] = parse_skill_package(valid_zip(**{name: "x"})).files
+    [file] = parse_skill_package(valid_zip({name: "x"})).files
     assert file.path == name
 
 
+def test_long_ignored_names_do_not_count_against_the_path_limit() -> None:
+    name = "__MACOSX/._" + "a" * MAX_PATH_CHARS
+    assert parse_skill_package(valid_zip({name: b"\0"})).files == ()
+
+
 def test_name_hiding_a_nul_byte_is_refused() -> None:
-    data = valid_zip(**{"references/a.mdZ.exe": "x"}).replace(b"a.mdZ.exe", b"a.md\0.exe")
+    data = valid_zip({"references/a.mdZ.exe": "x"}).replace(b"a.mdZ.exe", b"a.md\0.exe")
     assert zipfile.ZipFile(io.BytesIO(data)).namelist()[-1] == "references/a.md"
     assert refused(data) == "skill_unsafe_path"
 
@@ -503,7 +527,7 @@ def test_symlink_entries_are_refused(name: str) -> None:
     link = zipfile.ZipInfo(name)
     link.create_system = 3
     link.external_attr = (stat.S_IFLNK | 0o777) << 16
-    data = make_zip([("SKILL.md", skill_md()), (link, "../../../etc/passwd")])
+    data = zip_entries([("SKILL.md", skill_md()), (link, "../../../etc/passwd")])
     assert refused(data) == "skill_unsafe_path"
 
 
@@ -511,7 +535,7 @@ def test_regular_unix_file_modes_are_accepted() -> None:
     regular = zipfile.ZipInfo("references/a.md")
     regular.create_system = 3
     regular.external_attr = (stat.S_IFREG | 0o644) << 16
-    package = parse_skill_package(make_zip([("SKILL.md", skill_md()), (regular, "a")]))
+    package = parse_skill_package(zip_entries([("SKILL.md", skill_md()), (regular, "a")]))
     assert [f.path for f in package.files] == ["references/a.md"]
 
 
@@ -538,11 +562,11 @@ def test_regular_unix_file_modes_are_accepted() -> None:
     ],
 )
 def test_files_outside_the_allow_list_are_refused(name: str) -> None:
-    assert refused(valid_zip(**{name: "x"})) == "skill_extension_not_allowed"
+    assert refused(valid_zip({name: "x"})) == "skill_extension_not_allowed"
 
 
 def test_non_utf8_reference_is_refused() -> None:
-    data = valid_zip(**{"references/tabela.txt": "promoção".encode("latin-1")})
+    data = valid_zip({"references/tabela.txt": "promoção".encode("latin-1")})
     assert refused(data) == "skill_extension_not_allowed"
 
 
@@ -560,13 +584,13 @@ def test_non_utf8_reference_is_refused() -> None:
     ids=["same", "case", "skill-md-case", "nfd-nfc"],
 )
 def test_duplicate_entries_are_refused(names: tuple[str, ...]) -> None:
-    data = make_zip([("SKILL.md", skill_md()), *((name, "texto") for name in names)])
+    data = zip_entries([("SKILL.md", skill_md()), *((name, "texto") for name in names)])
     assert refused(data) == "skill_duplicate_entry"
 
 
 def test_nfd_names_are_stored_as_nfc() -> None:
     nfd = "references/" + unicodedata.normalize("NFD", "preço.md")
-    [file] = parse_skill_package(valid_zip(**{nfd: "x"})).files
+    [file] = parse_skill_package(valid_zip({nfd: "x"})).files
     assert file.path == "references/preço.md"
 
 
@@ -592,9 +616,9 @@ def test_file_count_over_the_limit_is_refused() -> None:
 
 
 def test_file_of_exactly_the_cap_is_accepted_and_one_byte_more_is_refused() -> None:
-    [file] = parse_skill_package(valid_zip(**{"assets/a.png": bytes(MAX_FILE_BYTES)})).files
+    [file] = parse_skill_package(valid_zip({"assets/a.png": bytes(MAX_FILE_BYTES)})).files
     assert file.size == MAX_FILE_BYTES
-    assert refused(valid_zip(**{"assets/a.png": bytes(MAX_FILE_BYTES + 1)})) == (
+    assert refused(valid_zip({"assets/a.png": bytes(MAX_FILE_BYTES + 1)})) == (
         "skill_file_too_large"
     )
 
@@ -633,7 +657,7 @@ def _declare(sizes: dict[str, int]) -> Callable[[zipfile.ZipFile], None]:
 def test_declared_file_size_is_refused_before_decompressing() -> None:
     # A few bytes that claim to inflate to 2 GiB. If the parser decompressed first, zipfile
     # would return the 3 real bytes with a valid CRC and the package would be accepted.
-    files = {"SKILL.md": skill_md(), "assets/bomba.png": b"abc"}
+    files: dict[str, bytes | str] = {"SKILL.md": skill_md(), "assets/bomba.png": b"abc"}
     honest = make_zip(files)
     assert parse_skill_package(honest).files[0].size == 3
     lying = make_zip(files, before_close=_declare({"assets/bomba.png": 2 * 1024 * BYTES_PER_MIB}))
@@ -764,7 +788,7 @@ def _lying_members(
 def test_decompressed_bytes_over_the_file_cap_are_refused(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    data = valid_zip(**{"assets/a.png": b"tiny"})
+    data = valid_zip({"assets/a.png": b"tiny"})
     # 64 MiB behind a 4-byte declaration: the parser must stop one byte past the cap.
     members = _lying_members(monkeypatch, {"assets/a.png": 64 * BYTES_PER_MIB})
     assert refused(data) == "skill_file_too_large"
@@ -776,7 +800,7 @@ def test_decompressed_bytes_over_the_file_cap_are_refused(
 def test_decompressed_bytes_at_the_file_cap_are_accepted(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    data = valid_zip(**{"assets/a.png": b"tiny"})
+    data = valid_zip({"assets/a.png": b"tiny"})
     _lying_members(monkeypatch, {"assets/a.png": MAX_FILE_BYTES})
     [file] = parse_skill_package(data).files
     assert file.size == MAX_FILE_BYTES
@@ -788,7 +812,7 @@ def test_decompressed_bytes_over_the_total_cap_are_refused(
 ) -> None:
     # Every member stays within the file cap; together with SKILL.md they pass the total.
     names = [f"assets/a{i}.png" for i in range(MAX_TOTAL_BYTES // MAX_FILE_BYTES)]
-    data = valid_zip(**{name: b"tiny" for name in names})
+    data = valid_zip({name: b"tiny" for name in names})
     members = _lying_members(monkeypatch, dict.fromkeys(names, MAX_FILE_BYTES))
     assert refused(data) == "skill_too_large"
     served = sum(member.served_bytes for member in members.values())

@@ -105,11 +105,13 @@ def test_a_naive_datetime_object_is_refused_and_an_aware_one_accepted() -> None:
     with pytest.raises(ValidationError):
         InboundMessagePayload.model_validate(raw(sent_at=datetime(2024, 11, 5, 13, 45)))
     brt = timezone(timedelta(hours=-3))
-    ok = InboundMessagePayload.model_validate(raw(sent_at=datetime(2024, 11, 5, 13, 45, tzinfo=brt)))
+    ok = InboundMessagePayload.model_validate(
+        raw(sent_at=datetime(2024, 11, 5, 13, 45, tzinfo=brt))
+    )
     assert ok.sent_at.utcoffset() == timedelta(hours=-3)
 
 
 def test_a_payload_is_frozen() -> None:
     payload = InboundMessagePayload.model_validate(raw())
     with pytest.raises(ValidationError):
-        payload.text = "outra coisa"  # type: ignore[misc]
+        payload.text = "outra coisa"

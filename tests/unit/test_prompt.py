@@ -98,9 +98,7 @@ def test_turn_tools_offers_read_skill_reference_with_its_required_arguments() ->
 
 def test_changing_the_installed_set_changes_the_prefix() -> None:
     before = build_prefix(PERSONA, turn_tools(), render_skill_index([boleto_skill()]))
-    added = build_prefix(
-        PERSONA, turn_tools(), render_skill_index([boleto_skill(), frete_skill()])
-    )
+    added = build_prefix(PERSONA, turn_tools(), render_skill_index([boleto_skill(), frete_skill()]))
     described = build_prefix(
         PERSONA, turn_tools(), render_skill_index([boleto_skill("Boletos e prazos.")])
     )
@@ -160,5 +158,7 @@ def test_prefix_sha256_is_the_stable_hex_digest_of_the_utf8_bytes() -> None:
     assert len(digest) == 64 and int(digest, 16) >= 0
     assert digest == hashlib.sha256(prefix.encode("utf-8")).hexdigest()
     # Known vector: UTF-8 bytes, not the platform's default encoding.
-    assert prefix_sha256("ação") == "0664077f33cc3ebbaa4bbdacac0eb70e740983080f01dce29929e73b7785a7ad"
+    assert (
+        prefix_sha256("ação") == "0664077f33cc3ebbaa4bbdacac0eb70e740983080f01dce29929e73b7785a7ad"
+    )
     assert prefix_sha256(prefix + " ") != digest

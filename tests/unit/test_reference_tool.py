@@ -91,7 +91,9 @@ async def test_the_key_is_built_from_the_trusted_org_and_the_matched_version() -
     )
     result = await read(store, [skill], "segunda-via-boleto", "references/prazos.md")
     assert result.content == "desta org"
-    assert store.gets == [(f"{ORG}/segunda-via-boleto/{skill.version_id}/references/prazos.md", 4096)]
+    assert store.gets == [
+        (f"{ORG}/segunda-via-boleto/{skill.version_id}/references/prazos.md", 4096)
+    ]
 
     store.gets.clear()
     result = await read(

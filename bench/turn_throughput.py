@@ -1,0 +1,194 @@
+"""Turns/s of the real worker divided by no-op arq jobs/s on the same settings and Redis.
+
+Run: .venv/bin/python bench/turn_throughput.py [--jobs N]
+Uses the services at DATABASE_URL's server / REDIS_URL / S3 (starting a private `weed mini`
+when S3 does not answer); creates and drops a database of its own. Prints the ratio last.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+from arq import func
+from arq.connections import RedisSettings
+from arq.worker import Worker
+
+from jobs import serialization
+from jobs.payloads import HANDLE_INBOUND_MESSAGE
+from jobs.queue import open_queue
+from skills.models import FileKind, SkillMatcher
+from skills.publisher import SkillDraft, SkillFile, publish_skill_version
+from turn.queries import insert_agent, insert_organization
+from worker.app import build_worker
+from worker.db import connect
+from worker.dev_services import free_port, start_weed
+from worker.migrate import DEFAULT_MIGRATIONS_DIR, apply_migrations
+from worker.resources import open_resources
+from worker.settings import Settings
+
+FLOOR = 0.25
+SKILLS = 500
+KEYWORDS_PER_SKILL = 8
+WORDS = ["frete", "boleto", "entrega", "cep", "pix", "troca", "garantia", "cartao", "nota", "prazo"]
+
+
+def _keywords(n: int) -> list[str]:
+    return [f"{WORDS[(n + k) % len(WORDS)]}{n}x{k}" for k in range(KEYWORDS_PER_SKILL - 1)] + [
+        f"servico {n}"
+    ]
+
+
+async def _seed(settings: Settings) -> uuid.UUID:
+    org = uuid.uuid4()
+    resources = await open_resources(settings)
+    conn = await connect(settings.database_url)
+    try:
+        await insert_organization(conn, org, "Bench")
+        await insert_agent(conn, org, "Bench", "Você é o assistente de testes de carga.")
+        for n in range(SKILLS):
+            files = ()
+            if n % 10 == 0:
+                guide = SkillFile("references/guia.md", f"Guia {n}.".encode(), FileKind.REFERENCE)
+                files = (guide,)
+            draft = SkillDraft(
+                name=f"skill-{n:04d}",
+                description=f"Procedimento número {n} de atendimento",
+                body=f"Corpo da skill {n}.",
+                matcher=SkillMatcher(any_keywords=_keywords(n), probe_keywords=[f"sonda{n}"]),
+                files=files,
+            )
+            await publish_skill_version(
+                conn, resources.store, organization_id=org, draft=draft, created_by="user"
+            )
+    finally:
+        await conn.close()
+        await resources.close()
+    return org
+
+
+def _text(i: int) -> str:
+    n = (i * 7) % SKILLS
+    return f"Olá, bom dia! Quero saber sobre o servico {n} e a sonda{(n + 3) % SKILLS}, obrigado."
+
+
+def _payload(org: uuid.UUID, i: int) -> dict[str, Any]:
+    return {
+        "organization_id": str(org),
+        "channel": "whatsapp",
+        "contact_id": f"55119{i:08d}",
+        "message_id": f"bench-{uuid.uuid4()}",
+        "text": _text(i),
+        "sent_at": "2026-11-30T12:00:00+00:00",
+    }
+
+
+async def _enqueue(settings: Settings, bodies: list[dict[str, Any]], function: str) -> None:
+    redis = await open_queue(settings.redis_url, settings.queue_name)
+    try:
+        for body in bodies:
+            await redis.enqueue_job(function, body, _job_id=f"{function}:{uuid.uuid4()}")
+    finally:
+        await redis.aclose()
+
+
+async def noop(ctx: dict[str, Any], payload: dict[str, Any]) -> None:
+    return None
+
+
+def _noop_worker(settings: Settings) -> Worker:
+    return Worker(
+        functions=[func(noop, name="noop", timeout=settings.job_timeout_s)],
+        queue_name=settings.queue_name,
+        redis_settings=RedisSettings.from_dsn(settings.redis_url),
+        burst=True,
+        handle_signals=False,
+        max_jobs=settings.max_jobs,
+        poll_delay=settings.poll_delay_s,
+        keep_result=settings.keep_result_s,
+        job_serializer=serialization.dumps,
+        job_deserializer=serialization.loads,
+    )
+
+
+async def _timed(worker: Worker, expected: int) -> float:
+    start = time.perf_counter()
+    try:
+        await worker.async_run()
+    finally:
+        await worker.close()
+    elapsed = time.perf_counter() - start
+    if worker.jobs_complete != expected:
+        raise SystemExit(f"expected {expected} jobs, {worker.jobs_complete} completed")
+    return elapsed
+
+
+async def _measure(settings: Settings, org: uuid.UUID, jobs: int) -> tuple[float, float]:
+    bodies = [_payload(org, i) for i in range(jobs)]
+    noop_settings = settings.model_copy(update={"queue_name": f"bench:noop:{uuid.uuid4().hex}"})
+    await _enqueue(noop_settings, bodies, "noop")
+    noop_s = await _timed(_noop_worker(noop_settings), jobs)
+    await _enqueue(settings, bodies, HANDLE_INBOUND_MESSAGE)
+    turn_s = await _timed(build_worker(settings, burst=True, handle_signals=False), jobs)
+    return jobs / turn_s, jobs / noop_s
+
+
+async def _with_database(base: Settings, jobs: int) -> float:
+    name = f"skillet_bench_{uuid.uuid4().hex[:10]}"
+    admin_url = base.database_url.rsplit("/", 1)[0] + "/postgres"
+    admin = await asyncpg.connect(admin_url)
+    await admin.execute(f'create database "{name}"')
+    settings = base.model_copy(
+        update={
+            "database_url": base.database_url.rsplit("/", 1)[0] + "/" + name,
+            "queue_name": f"bench:turn:{uuid.uuid4().hex}",
+            "log_level": "WARNING",
+        }
+    )
+    try:
+        conn = await connect(settings.database_url)
+        await apply_migrations(conn, DEFAULT_MIGRATIONS_DIR)
+        await conn.close()
+        org = await _seed(settings)
+        turns_per_s, noop_per_s = await _measure(settings, org, jobs)
+    finally:
+        await admin.execute(f'drop database if exists "{name}" with (force)')
+        await admin.close()
+    shape = f"{SKILLS} skills x {KEYWORDS_PER_SKILL} keywords"
+    print(f"turns/s (local model, {shape}): {turns_per_s:.1f}")
+    print(f"no-op jobs/s (same worker settings and Redis): {noop_per_s:.1f}")
+    return turns_per_s / noop_per_s
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--jobs", type=int, default=600)
+    args = parser.parse_args()
+    from worker.logging import configure_logging
+
+    configure_logging(level="WARNING")
+    with tempfile.TemporaryDirectory() as tmp:
+        access, secret = "bench", "bench-secret-key"
+        weed = start_weed(Path(tmp), free_port(), access, secret)
+        try:
+            base = Settings(
+                s3_endpoint_url=weed.endpoint_url,
+                aws_access_key_id=access,
+                aws_secret_access_key=secret,
+                s3_bucket="bench",
+            )
+            ratio = asyncio.run(_with_database(base, args.jobs))
+        finally:
+            weed.stop()
+    print(f"turn throughput ratio: {ratio:.2f} (floor {FLOOR})")
+    return 0 if ratio >= FLOOR else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
