@@ -140,6 +140,7 @@ async def _prepare(deps: TurnDeps, message: InboundMessage) -> _Prepared | TurnO
                 body=message.text,
                 sent_at=message.sent_at,
             )
+        structlog.contextvars.bind_contextvars(conversation_id=str(conversation_id))
         existing = await fetch_reply_outbox(conn, inbound_id)
         if existing is not None:
             # Already answered: a crash between commit and send leaves the row pending.

@@ -25,16 +25,17 @@ Rules, the contract the turn and the tests rely on:
   lists the rest, in the same order, in ``capped``. ``probes`` sorted by name. A skill name
   that appears twice in the input is taken from its first occurrence only.
 
-Speed: the keyword index depends only on the skills' names and matchers, so it is compiled
-once and kept in a small LRU keyed by exactly that content; a call then costs one
-normalization and one dict lookup per word of the message.
+Speed: the keyword index maps each phrase's first word to its phrases; plurals are resolved
+on the message side (each message word also stands for its possible singulars), so building
+the index is one pass over the keywords. It depends only on the skills' names and matchers,
+so ``match_skills`` keeps it in a small LRU keyed by exactly that content; a call then costs
+one normalization and a few dict lookups per word of the message.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -47,6 +48,9 @@ Phrase = tuple[str, ...]
 _ContentKey = tuple[tuple[str, SkillMatcher], ...]
 
 _WORD_RE = re.compile(r"\w+")
+# Last letters whose plural is "+es"; and those whose plural is not a plain "+s".
+_ES_PLURAL_ENDINGS = frozenset("rzs")
+_NOT_PLAIN_S_ENDINGS = frozenset("xlmrzs")
 # Distinct skill-sets (orgs) whose compiled index stays warm in this process.
 _INDEX_CACHE_SIZE = 16
 # Distinct matchers whose normalized phrases stay cached (platform skills repeat across orgs).
@@ -84,20 +88,69 @@ def plural_forms(word: str) -> tuple[str, ...]:
         return (word[:-1] + "is",)
     if last == "m":
         return (word[:-1] + "ns",)
-    if last in "rzs":
+    if last in _ES_PLURAL_ENDINGS:
         return (word + "es",)
     return (word + "s",)
 
 
+def singular_forms(word: str) -> tuple[str, ...]:
+    """Every `s` with `word in plural_forms(s)`: the exact inverse of `plural_forms`.
+
+    Message words are mapped back to their possible singulars at match time, so the index
+    holds each keyword word once (no plural expansion) and stays cheap to build.
+    """
+    if not word.endswith("s"):
+        return ()
+    found: list[str] = []
+    if word.endswith(("oes", "aes", "aos")):
+        found.append(word[:-3] + "ao")  # cartoes, paes, maos
+    if word.endswith("is"):
+        found.append(word[:-1] + "l")  # barris -> barril
+        if word[-3:-2] != "i":  # "-il" words never take "-l" -> "-is"
+            found.append(word[:-2] + "l")  # papeis -> papel
+    if word.endswith("eis"):
+        found.append(word[:-3] + "il")  # faceis -> facil
+    if word.endswith("ns"):
+        found.append(word[:-2] + "m")  # itens -> item
+    if word.endswith("es") and word[-3:-2] in _ES_PLURAL_ENDINGS:
+        found.append(word[:-2])  # valores, luzes, meses
+    stem = word[:-1]
+    last = stem[-1:]
+    if last.isalpha() and last not in _NOT_PLAIN_S_ENDINGS and not stem.endswith("ao"):
+        found.append(stem)  # fretes, ceps
+    return tuple(found)
+
+
 def _phrases(keywords: Sequence[str]) -> tuple[Phrase, ...]:
     """Normalized, deduplicated phrases of keywords, in first-seen order; empty ones dropped."""
-    phrases = (tuple(_WORD_RE.findall(normalize_text(k))) for k in keywords)
-    return tuple(dict.fromkeys(p for p in phrases if p))
+    phrases: dict[Phrase, None] = {}  # a dict keeps first-seen order, unlike a set
+    for keyword in keywords:
+        phrase = tuple(_WORD_RE.findall(normalize_text(keyword)))
+        if phrase:
+            phrases[phrase] = None
+    return tuple(phrases)
 
 
 @lru_cache(maxsize=_MATCHER_CACHE_SIZE)
 def _matcher_phrases(matcher: SkillMatcher) -> tuple[tuple[Phrase, ...], tuple[Phrase, ...]]:
     return _phrases(matcher.any_keywords), _phrases(matcher.probe_keywords)
+
+
+def _phrase_owners(key: _ContentKey) -> tuple[dict[Phrase, list[int]], dict[Phrase, list[int]]]:
+    """Phrase -> positions of the skills listing it in any_keywords, and in probe_keywords."""
+    hard: dict[Phrase, list[int]] = {}
+    probe: dict[Phrase, list[int]] = {}
+    seen: set[str] = set()
+    for position, (name, matcher) in enumerate(key):
+        if name in seen:  # first occurrence wins
+            continue
+        seen.add(name)
+        any_phrases, probe_phrases = _matcher_phrases(matcher)
+        for phrase in any_phrases:
+            hard.setdefault(phrase, []).append(position)
+        for phrase in probe_phrases:
+            probe.setdefault(phrase, []).append(position)
+    return hard, probe
 
 
 class _KeywordIndex:
@@ -107,43 +160,21 @@ class _KeywordIndex:
     pairs in the same order, whatever their bodies or version ids.
     """
 
-    __slots__ = ("by_first", "forms", "hard", "names", "probe")
+    __slots__ = ("by_first", "hard", "names", "probe")
 
     def __init__(self, key: _ContentKey) -> None:
         self.names = tuple(name for name, _ in key)
-        hard: defaultdict[Phrase, list[int]] = defaultdict(list)
-        probe: defaultdict[Phrase, list[int]] = defaultdict(list)
-        seen: set[str] = set()
-        for position, (name, matcher) in enumerate(key):
-            if name in seen:  # first occurrence wins
-                continue
-            seen.add(name)
-            any_phrases, probe_phrases = _matcher_phrases(matcher)
-            for phrase in any_phrases:
-                hard[phrase].append(position)
-            for phrase in probe_phrases:
-                probe[phrase].append(position)
-        self.hard: dict[Phrase, list[int]] = dict(hard)
-        self.probe: dict[Phrase, list[int]] = dict(probe)
-        by_first: defaultdict[str, list[Phrase]] = defaultdict(list)
-        forms: defaultdict[str, set[str]] = defaultdict(set)
+        self.hard, self.probe = _phrase_owners(key)
+        self.by_first: dict[str, list[Phrase]] = {}
         for phrase in {**self.hard, **self.probe}:
-            by_first[phrase[0]].append(phrase)
-            for word in phrase:
-                forms[word].add(word)
-                for plural in plural_forms(word):
-                    forms[plural].add(word)
-        # Message word -> the keyword words it can stand for (itself, or a singular of it).
-        self.forms: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in forms.items()}
-        self.by_first: dict[str, list[Phrase]] = dict(by_first)
+            self.by_first.setdefault(phrase[0], []).append(phrase)
 
     def hits(self, text: str) -> set[Phrase]:
         """Every indexed phrase that occurs in the text as consecutive whole words."""
-        words = [self.forms.get(w) for w in _WORD_RE.findall(normalize_text(text))]
+        # Each message word stands for itself and for every singular it is the plural of.
+        words = [(w, *singular_forms(w)) for w in _WORD_RE.findall(normalize_text(text))]
         found: set[Phrase] = set()
         for start, candidates in enumerate(words):
-            if candidates is None:
-                continue
             for first in candidates:
                 for phrase in self.by_first.get(first, ()):
                     if phrase not in found and _continues(phrase, words, start):
@@ -151,15 +182,11 @@ class _KeywordIndex:
         return found
 
 
-def _continues(phrase: Phrase, words: list[frozenset[str] | None], start: int) -> bool:
+def _continues(phrase: Phrase, words: list[tuple[str, ...]], start: int) -> bool:
     """Whether the words after `start` are the rest of `phrase` (its first word already is)."""
     if start + len(phrase) > len(words):
         return False
-    for offset in range(1, len(phrase)):
-        candidates = words[start + offset]
-        if candidates is None or phrase[offset] not in candidates:
-            return False
-    return True
+    return all(phrase[i] in words[start + i] for i in range(1, len(phrase)))
 
 
 def _content_key(skills: Sequence[LoadedSkill]) -> _ContentKey:

@@ -65,3 +65,9 @@ def configure_logging(
     logging.basicConfig(
         level=level.upper(), stream=sys.stderr, format="%(levelname)s %(name)s %(message)s"
     )
+    # arq's per-job INFO lines print the job's arguments, i.e. the customer's message:
+    # our own turn.* events carry what operators need without the text.
+    arq_level = logging.getLevelName(level.upper())
+    logging.getLogger("arq.worker").setLevel(
+        arq_level if log_bodies else max(logging.WARNING, arq_level)
+    )

@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+import itertools
 import uuid
 
 import pytest
 
 from skills.models import LoadedSkill, SkillMatcher
-from turn.matcher import MatchResult, compile_matcher, match_skills, plural_forms
+from turn.matcher import (
+    MatchResult,
+    compile_matcher,
+    match_skills,
+    normalize_text,
+    plural_forms,
+    singular_forms,
+)
 
 
-def skill(name: str, any_keywords: list[str], probe_keywords: list[str] | None = None) -> LoadedSkill:
+def skill(
+    name: str, any_keywords: list[str], probe_keywords: list[str] | None = None
+) -> LoadedSkill:
     return LoadedSkill(
         name=name,
         description=f"descrição de {name}",
@@ -205,6 +215,50 @@ def test_plural_forms_table(word: str, plurals: tuple[str, ...]) -> None:
     assert plural_forms(word) == plurals
 
 
+@pytest.mark.parametrize(
+    ("word", "singulars"),
+    [
+        ("fretes", ("frete",)),
+        ("meses", ("mes", "mese")),
+        ("cartoes", ("cartao", "cartoe")),
+        ("itens", ("item", "iten")),
+        ("papeis", ("papeil", "papel", "papil", "papei")),
+        ("frete", ()),
+        ("pixs", ()),
+    ],
+)
+def test_singular_forms_table(word: str, singulars: tuple[str, ...]) -> None:
+    assert sorted(singular_forms(word)) == sorted(singulars)
+
+
+# Every word of up to 4 letters over the letters the plural rules look at, plus a digit.
+_ALPHABET = "aeilmnorsxz1"
+_SAMPLE = [
+    "".join(letters)
+    for length in range(1, 5)
+    for letters in itertools.product(_ALPHABET, repeat=length)
+]
+
+
+def test_singular_forms_is_the_exact_inverse_of_plural_forms() -> None:
+    # Matching maps message words to singulars; if the two rules drift apart, a keyword would
+    # silently match a non-plural or miss its plural.
+    words = set(_SAMPLE) | {p for w in _SAMPLE for p in plural_forms(w)}
+    for word in sorted(words):
+        for plural in plural_forms(word):
+            assert word in singular_forms(plural), (word, plural)
+        for singular in singular_forms(word):
+            assert word in plural_forms(singular), (word, singular)
+
+
+@pytest.mark.parametrize(
+    ("raw", "normalized"),
+    [("Não", "nao"), ("ORÇAMENTO", "orcamento"), ("2ª Via", "2a via"), ("Straße", "strasse")],
+)
+def test_normalize_text(raw: str, normalized: str) -> None:
+    assert normalize_text(raw) == normalized
+
+
 # --- order, counts, cap, duplicates ------------------------------------------------------
 
 
@@ -333,7 +387,9 @@ def test_compiled_matcher_agrees_with_match_skills() -> None:
 
 
 def test_compiled_matcher_is_not_affected_by_later_changes_to_the_input_list() -> None:
-    skills = [skill("a", ["pix"])]
+    original = skill("a", ["pix"])
+    skills = [original]
     compiled = compile_matcher(skills)
+    skills[0] = skill("z", ["boleto"])
     skills.append(skill("b", ["pix"]))
-    assert matched_names(compiled.match("pix")) == ["a"]
+    assert compiled.match("pix").matched == [original]

@@ -9,14 +9,13 @@ from skills.models import LoadedSkill, SkillMatcher
 from turn.skill_index import HEADER, NO_DESCRIPTION, NO_SKILLS_LINE, render_skill_index
 
 
-def skill(name: str, description: str, **fields: object) -> LoadedSkill:
+def skill(name: str, description: str) -> LoadedSkill:
     return LoadedSkill(
         name=name,
         description=description,
         body=f"corpo de {name}",
         matcher=SkillMatcher(any_keywords=[name]),
         version_id=uuid.uuid4(),
-        **fields,  # type: ignore[arg-type]
     )
 
 
