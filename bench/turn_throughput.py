@@ -28,10 +28,11 @@ from skills.publisher import SkillDraft, SkillFile, publish_skill_version
 from turn.queries import insert_agent, insert_organization
 from worker.app import build_worker
 from worker.db import connect
-from worker.dev_services import free_port, start_weed
 from worker.migrate import DEFAULT_MIGRATIONS_DIR, apply_migrations
+from worker.processes import free_port
 from worker.resources import open_resources
 from worker.settings import Settings
+from worker.weed import start_weed
 
 FLOOR = 0.25
 SKILLS = 500

@@ -74,10 +74,11 @@ class S3ObjectStore:
             raise StorageError(f"could not read {key}: {exc}") from exc
         return StoredObject(data=data[:max_bytes], truncated=len(data) > max_bytes)
 
-    async def ensure_bucket(self) -> None:
+    async def ensure_bucket(self) -> bool:
+        """Create the bucket if missing; True if this call created it."""
         try:
             await self._client.head_bucket(Bucket=self._bucket)
-            return
+            return False
         except ClientError:
             pass
         except BotoCoreError as exc:
@@ -88,5 +89,7 @@ class S3ObjectStore:
             code = exc.response.get("Error", {}).get("Code")
             if code not in {"BucketAlreadyOwnedByYou", "BucketAlreadyExists"}:
                 raise StorageError(f"could not create bucket {self._bucket}: {exc}") from exc
+            return False  # created by someone else between our check and our create
         except BotoCoreError as exc:
             raise StorageError(f"object storage unreachable: {exc}") from exc
+        return True

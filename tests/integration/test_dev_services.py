@@ -16,16 +16,10 @@ import pytest_asyncio
 from botocore.exceptions import ClientError
 from pydantic import SecretStr
 
-from worker.dev_services import (
-    WeedProcess,
-    admin_database_url,
-    down,
-    free_port,
-    start_weed,
-    status,
-    up,
-)
+from worker.dev_services import admin_database_url, down, status, up
+from worker.processes import free_port
 from worker.settings import Settings
+from worker.weed import WeedProcess, start_weed
 
 pytestmark = pytest.mark.integration
 

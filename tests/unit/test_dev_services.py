@@ -7,9 +7,7 @@ from pathlib import Path
 import pytest
 
 from worker.dev_services import (
-    DevServicesError,
     Endpoint,
-    WeedPorts,
     admin_database_url,
     bind_host,
     cluster_port,
@@ -17,12 +15,13 @@ from worker.dev_services import (
     endpoint_of,
     is_local,
     quote_ident,
-    redact_url,
     redis_argv,
     up,
-    weed_argv,
 )
+from worker.processes import DevServicesError
 from worker.settings import Settings
+from worker.settings import mask_password as redact_url
+from worker.weed import WeedPorts, weed_argv
 
 
 @pytest.mark.parametrize(
