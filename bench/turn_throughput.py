@@ -27,7 +27,7 @@ from skills.models import FileKind, SkillMatcher
 from skills.publisher import SkillDraft, SkillFile, publish_skill_version
 from turn.queries import insert_agent, insert_organization
 from worker.app import build_worker
-from worker.db import connect
+from worker.db import connect, with_database
 from worker.migrate import DEFAULT_MIGRATIONS_DIR, apply_migrations
 from worker.processes import free_port
 from worker.resources import open_resources
@@ -142,12 +142,12 @@ async def _measure(settings: Settings, org: uuid.UUID, jobs: int) -> tuple[float
 
 async def _with_database(base: Settings, jobs: int) -> float:
     name = f"skillet_bench_{uuid.uuid4().hex[:10]}"
-    admin_url = base.database_url.rsplit("/", 1)[0] + "/postgres"
+    admin_url = with_database(base.database_url, "postgres")
     admin = await asyncpg.connect(admin_url)
     await admin.execute(f'create database "{name}"')
     settings = base.model_copy(
         update={
-            "database_url": base.database_url.rsplit("/", 1)[0] + "/" + name,
+            "database_url": with_database(base.database_url, name),
             "queue_name": f"bench:turn:{uuid.uuid4().hex}",
             "log_level": "WARNING",
         }

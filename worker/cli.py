@@ -7,7 +7,7 @@ import asyncio
 import json
 import sys
 import uuid
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -16,14 +16,10 @@ import asyncpg
 from pydantic import ValidationError
 
 from skills.errors import SkilletError
+from worker import cli_channels, cli_curator, cli_skills
+from worker.cli_args import CliError, Command, aware_datetime_arg, uuid_arg
 from worker.logging import configure_logging
 from worker.settings import Settings
-
-Command = Callable[[argparse.Namespace, Settings], Coroutine[Any, Any, dict[str, Any]]]
-
-
-class CliError(SkilletError):
-    code = "cli_error"
 
 
 async def cmd_migrate(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
@@ -103,23 +99,6 @@ async def cmd_enqueue(args: argparse.Namespace, settings: Settings) -> dict[str,
     return {"job_id": payload.job_id, "status": status, "message": f"{status}: {payload.job_id}"}
 
 
-def _uuid(value: str) -> uuid.UUID:
-    try:
-        return uuid.UUID(value)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"not a UUID: {value!r}") from exc
-
-
-def _aware_datetime(value: str) -> datetime:
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"not an ISO 8601 datetime: {value!r}") from exc
-    if parsed.tzinfo is None:
-        raise argparse.ArgumentTypeError("the datetime needs a timezone, e.g. 2026-11-30T10:00:00Z")
-    return parsed
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="skillet", description="WhatsApp agent turns with skills")
     common = argparse.ArgumentParser(add_help=False)
@@ -144,16 +123,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     create = orgs.add_parser("create", parents=[common], help="create an organization")
     create.add_argument("--name", required=True)
-    create.add_argument("--id", type=_uuid)
+    create.add_argument("--id", type=uuid_arg)
     create.set_defaults(handler=cmd_orgs_create)
 
     enqueue = sub.add_parser("enqueue", parents=[common], help="enqueue one inbound message")
-    enqueue.add_argument("--org", type=_uuid, required=True)
+    enqueue.add_argument("--org", type=uuid_arg, required=True)
     enqueue.add_argument("--from", dest="sender", required=True, help="the contact's wa_id")
     enqueue.add_argument("--message-id", required=True)
     enqueue.add_argument("--text", required=True)
-    enqueue.add_argument("--sent-at", type=_aware_datetime)
+    enqueue.add_argument("--sent-at", type=aware_datetime_arg)
     enqueue.set_defaults(handler=cmd_enqueue)
+
+    for module in (cli_skills, cli_curator, cli_channels):
+        module.register(sub, common)
     return parser
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 
@@ -25,3 +26,9 @@ async def connect(database_url: str) -> asyncpg.Connection:
     conn = await asyncpg.connect(database_url)
     await _init_connection(conn)
     return conn
+
+
+def with_database(database_url: str, name: str) -> str:
+    """The same server URL pointing at database `name` (query string kept)."""
+    parts = urlsplit(database_url)
+    return urlunsplit(parts._replace(path=f"/{name}"))

@@ -23,12 +23,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit
 
 import asyncpg
 
 from skills.errors import StorageError
 from skills.storage import S3ObjectStore
+from worker.db import with_database
 from worker.processes import (
     PROBE_TIMEOUT_S,
     READY_TIMEOUT_S,
@@ -90,7 +91,7 @@ def database_name(database_url: str) -> str:
 
 def admin_database_url(database_url: str) -> str:
     """The same server, user and options, but the always-present `postgres` database."""
-    return urlunsplit(urlsplit(database_url)._replace(path="/postgres"))
+    return with_database(database_url, "postgres")
 
 
 def quote_ident(name: str) -> str:

@@ -10,7 +10,7 @@ import asyncpg
 import pytest
 import pytest_asyncio
 
-from worker.db import connect
+from worker.db import connect, with_database
 from worker.migrate import DEFAULT_MIGRATIONS_DIR, apply_migrations
 from worker.processes import free_port
 from worker.resources import Resources, open_resources
@@ -24,14 +24,15 @@ REDIS_URL = os.environ.get("SKILLET_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 S3_ACCESS_KEY = "skillet-test"
 S3_SECRET_KEY = "skillet-test-secret"
 
-TABLES = (
-    "skill_activations, outbox, messages, conversations, skill_usage, skill_pointers, "
-    "skill_versions, skill_catalog_revisions, agents, dead_letters, organizations"
-)
-
-
-def _with_database(url: str, name: str) -> str:
-    return url.rsplit("/", 1)[0] + "/" + name
+TRUNCATE_ALL = """
+do $$ begin
+    execute (
+        select 'truncate ' || string_agg(format('%I', tablename), ', ')
+               || ' restart identity cascade'
+        from pg_tables where schemaname = 'public' and tablename <> 'schema_migrations'
+    );
+end $$
+"""
 
 
 @pytest.fixture(scope="session")
@@ -47,7 +48,7 @@ async def database_url() -> AsyncIterator[str]:
     name = f"skillet_test_{uuid.uuid4().hex[:12]}"
     admin = await asyncpg.connect(ADMIN_DATABASE_URL)
     await admin.execute(f'create database "{name}"')
-    url = _with_database(ADMIN_DATABASE_URL, name)
+    url = with_database(ADMIN_DATABASE_URL, name)
     conn = await connect(url)
     try:
         await apply_migrations(conn, DEFAULT_MIGRATIONS_DIR)
@@ -81,7 +82,7 @@ async def db(settings: Settings) -> AsyncIterator[asyncpg.Connection]:
     """A connection to the test database; every table is emptied after the test."""
     conn = await connect(settings.database_url)
     yield conn
-    await conn.execute(f"truncate {TABLES} restart identity cascade")
+    await conn.execute(TRUNCATE_ALL)
     await conn.close()
 
 

@@ -16,6 +16,7 @@ import pytest_asyncio
 from botocore.exceptions import ClientError
 from pydantic import SecretStr
 
+from worker.db import with_database
 from worker.dev_services import admin_database_url, down, status, up
 from worker.processes import free_port
 from worker.settings import Settings
@@ -73,7 +74,7 @@ async def dev_settings(tmp_path: Path) -> AsyncIterator[Settings]:
     """Machine Postgres/Redis, a fresh database name, S3 on a free port, dev_dir in tmp."""
     name = f"skillet_devtest_{uuid.uuid4().hex[:12]}"
     settings = Settings(
-        database_url=ADMIN_DATABASE_URL.rsplit("/", 1)[0] + "/" + name,
+        database_url=with_database(ADMIN_DATABASE_URL, name),
         redis_url=REDIS_URL,
         s3_endpoint_url=f"http://127.0.0.1:{free_port()}",
         s3_bucket="skillet-devtest",

@@ -12,7 +12,7 @@ import pytest
 import pytest_asyncio
 
 from tests.integration.conftest import ADMIN_DATABASE_URL
-from worker.db import connect
+from worker.db import connect, with_database
 from worker.migrate import DEFAULT_MIGRATIONS_DIR, MigrationError, apply_migrations
 
 
@@ -21,7 +21,7 @@ async def empty_db() -> AsyncIterator[asyncpg.Connection]:
     name = f"skillet_migrate_{uuid.uuid4().hex[:10]}"
     admin = await asyncpg.connect(ADMIN_DATABASE_URL)
     await admin.execute(f'create database "{name}"')
-    conn = await connect(ADMIN_DATABASE_URL.rsplit("/", 1)[0] + "/" + name)
+    conn = await connect(with_database(ADMIN_DATABASE_URL, name))
     yield conn
     await conn.close()
     await admin.execute(f'drop database "{name}" with (force)')

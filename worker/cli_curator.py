@@ -1,0 +1,11 @@
+"""`skillet curator run`: the idle-skill curator."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
+    """Add this module's commands to the `skillet` parser (each takes `common` for --json)."""
