@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, TypedDict
 
 from turn.inbound_turn import TurnDeps
@@ -11,6 +12,7 @@ class JobContext(TypedDict, total=False):
     # Filled by arq for each job.
     job_id: str
     job_try: int
+    enqueue_time: datetime
     redis: Any
     # Filled by the worker's startup.
     turn_deps: TurnDeps

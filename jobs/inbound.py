@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import asyncpg
@@ -44,7 +45,8 @@ async def handle_inbound_message(ctx: JobContext, payload: dict[str, Any]) -> di
         job_id=job_id, job_try=tries, organization_id=str(message.organization_id)
     ):
         try:
-            outcome = await run_inbound_turn(ctx["turn_deps"], _to_turn(message), job_id=job_id)
+            turn_message = _to_turn(message, ctx.get("enqueue_time"))
+            outcome = await run_inbound_turn(ctx["turn_deps"], turn_message, job_id=job_id)
         except SkilletError as exc:
             return await _handle_failure(ctx, payload, exc.code, str(exc), exc.retryable)
         except TRANSIENT_ERRORS as exc:
@@ -63,10 +65,11 @@ async def handle_inbound_message(ctx: JobContext, payload: dict[str, Any]) -> di
             "probes": list(outcome.probes),
             "tools": [c.name for c in outcome.tool_calls],
             "prefix_sha256": outcome.prefix_sha256,
+            "answered": list(outcome.answered),
         }
 
 
-def _to_turn(message: InboundMessagePayload) -> InboundMessage:
+def _to_turn(message: InboundMessagePayload, received_at: datetime | None) -> InboundMessage:
     return InboundMessage(
         organization_id=message.organization_id,
         channel=message.channel,
@@ -74,6 +77,7 @@ def _to_turn(message: InboundMessagePayload) -> InboundMessage:
         message_id=message.message_id,
         text=message.text,
         sent_at=message.sent_at,
+        received_at=received_at,
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from arq import create_pool
@@ -9,6 +10,7 @@ from arq.connections import ArqRedis, RedisSettings
 
 from jobs import serialization
 from jobs.payloads import HANDLE_INBOUND_MESSAGE, InboundMessagePayload
+from turn.mailbox import ConversationKey, Mailbox, MailboxEntry
 
 
 async def open_queue(redis_url: str, queue_name: str) -> ArqRedis:
@@ -22,7 +24,14 @@ async def open_queue(redis_url: str, queue_name: str) -> ArqRedis:
 
 
 async def enqueue_inbound(redis: ArqRedis, payload: InboundMessagePayload) -> Any:
-    """Enqueue one inbound message; None when the same message is already queued/running/kept."""
+    """Enqueue one inbound message; None when the same message is already queued/running/kept.
+
+    The message enters its conversation's mailbox first, stamped with its arrival time:
+    that is the order replies follow, whichever job runs first.
+    """
+    key = ConversationKey(payload.organization_id, payload.channel, payload.contact_id)
+    entry = MailboxEntry(payload.message_id, payload.text, payload.sent_at, datetime.now(UTC))
+    await Mailbox(redis).add(key, entry)
     return await redis.enqueue_job(
         HANDLE_INBOUND_MESSAGE, payload.model_dump(mode="json"), _job_id=payload.job_id
     )

@@ -38,6 +38,10 @@ class ObjectStore(Protocol):
 
     async def get(self, key: str, *, max_bytes: int) -> StoredObject: ...
 
+    async def copy(self, source_key: str, dest_key: str) -> None:
+        """Server-side copy within the bucket (the bytes never pass through us)."""
+        ...
+
 
 _MISSING_CODES = {"NoSuchKey", "404", "NotFound"}
 
@@ -73,6 +77,20 @@ class S3ObjectStore:
         except BotoCoreError as exc:
             raise StorageError(f"could not read {key}: {exc}") from exc
         return StoredObject(data=data[:max_bytes], truncated=len(data) > max_bytes)
+
+    async def copy(self, source_key: str, dest_key: str) -> None:
+        try:
+            await self._client.copy_object(
+                Bucket=self._bucket,
+                Key=dest_key,
+                CopySource={"Bucket": self._bucket, "Key": source_key},
+            )
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in _MISSING_CODES:
+                raise ObjectNotFound(f"no object at {source_key}") from exc
+            raise StorageError(f"could not copy {source_key} to {dest_key}: {exc}") from exc
+        except BotoCoreError as exc:
+            raise StorageError(f"could not copy {source_key} to {dest_key}: {exc}") from exc
 
     async def ensure_bucket(self) -> bool:
         """Create the bucket if missing; True if this call created it."""

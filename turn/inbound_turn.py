@@ -1,39 +1,37 @@
-"""One inbound WhatsApp message -> at most one reply, with skills matched and recorded."""
+"""One inbound WhatsApp message: persisted once, answered once, in its conversation's order.
+
+Every job persists its message and adds it to the conversation's mailbox. Whoever holds the
+conversation's lease drains the mailbox burst by burst (a burst = everything waiting, so
+messages that arrived during a turn get one following reply); a job that cannot get the
+lease leaves its message to the holder, which re-reads the mailbox after releasing.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
 
 import structlog
 
-from skills.models import LoadedSkill
-from skills.storage import ObjectStore
-from turn.activations import ActivationRecorder
-from turn.agent_loop import LoopOutcome, ToolCallRecord, run_agent_loop
+from turn.conversation_queries import InboundRow, UnansweredRow, list_inbound_by_external_ids
+from turn.deps import TurnConfig, TurnDeps, TurnOutcome
 from turn.errors import UnknownOrganization
-from turn.matcher import MatchResult
-from turn.model import InjectedSkill, Model, ModelMessage, ModelRequest, ToolCall
-from turn.outbox import Recipient, Sender, deliver_reply
-from turn.prompt import build_prefix, prefix_sha256, render_skill_context
+from turn.mailbox import ConversationKey, MailboxEntry
+from turn.outbox import Recipient, deliver_reply
 from turn.queries import (
-    ActivationRow,
     fetch_org_agent,
     fetch_reply_outbox,
     insert_inbound_message,
-    insert_reply,
-    list_recent_messages,
     set_local_async_commit,
     upsert_conversation,
 )
-from turn.reference_tool import ToolResult, read_skill_reference
-from turn.skill_catalog import CatalogSnapshot, SkillCatalogCache
-from turn.tool_definitions import turn_tools
+from turn.reply_turn import Conversation, answer_batch
 
 log = structlog.get_logger(__name__)
+
+__all__ = ["InboundMessage", "TurnConfig", "TurnDeps", "TurnOutcome", "run_inbound_turn"]
 
 
 @dataclass(frozen=True)
@@ -44,82 +42,40 @@ class InboundMessage:
     message_id: str
     text: str
     sent_at: datetime
+    received_at: datetime | None = None  # when the queue got it; None = now
 
 
 @dataclass(frozen=True)
-class TurnConfig:
-    default_persona: str
-    max_steps: int = 4
-    max_injected_skills: int = 3
-    reference_max_bytes: int = 16_384
-    history_limit: int = 10
-
-
-@dataclass
-class TurnDeps:
-    pool: Any  # asyncpg.Pool
-    store: ObjectStore
-    model: Model
-    sender: Sender
-    recorder: ActivationRecorder
-    catalog: SkillCatalogCache
-    config: TurnConfig
-
-
-@dataclass(frozen=True)
-class TurnOutcome:
-    """What happened, for logs, the demo transcript and tests."""
-
-    status: Literal["replied", "duplicate", "redelivered"]
+class _Persisted:
+    conversation: Conversation
     inbound_id: uuid.UUID
-    reply: str | None = None
-    matched: tuple[tuple[str, uuid.UUID], ...] = ()
-    probes: tuple[str, ...] = ()
-    capped: tuple[str, ...] = ()
-    tool_calls: tuple[ToolCallRecord, ...] = ()
-    prefix_sha256: str | None = None
-    steps: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class _Prepared:
-    inbound_id: uuid.UUID
-    conversation_id: uuid.UUID
-    persona: str
-    snapshot: CatalogSnapshot
-    history: list[tuple[str, str]]
 
 
 async def run_inbound_turn(deps: TurnDeps, message: InboundMessage, *, job_id: str) -> TurnOutcome:
-    """Persist, dedupe, match, ask the model, reply once, record activations."""
-    prepared = await _prepare(deps, message)
-    if isinstance(prepared, TurnOutcome):
-        return prepared
-    match = prepared.snapshot.matcher.match(
-        message.text, max_matched=deps.config.max_injected_skills
-    )
-    prefix = build_prefix(prepared.persona, turn_tools(), prepared.snapshot.index_text)
-    loop = await _ask_model(deps, message, prepared, match, prefix)
-    replied = await _commit_reply(deps, message, prepared, loop.text)
-    if replied is not None:
-        return replied
-    deps.recorder.record(_activation_rows(message.organization_id, match, job_id))
-    return TurnOutcome(
-        status="replied",
-        inbound_id=prepared.inbound_id,
-        reply=loop.text,
-        matched=tuple((s.name, s.version_id) for s in match.matched),
-        probes=tuple(match.probes),
-        capped=tuple(match.capped),
-        tool_calls=loop.tool_calls,
-        prefix_sha256=prefix_sha256(prefix),
-        steps=loop.steps,
-    )
+    received_at = message.received_at or deps.clock()
+    persisted = await _persist(deps, message, received_at)
+    if isinstance(persisted, TurnOutcome):
+        return persisted
+    key = ConversationKey(message.organization_id, message.channel, message.contact_id)
+    entry = MailboxEntry(message.message_id, message.text, message.sent_at, received_at)
+    await deps.mailbox.add(key, entry)
+    own: TurnOutcome | None = None
+    for _ in range(deps.config.max_batches_per_job):
+        lease = await deps.leases.acquire(key.lease_key)
+        if lease is None:
+            break  # the holder answers it: it re-reads the mailbox after releasing
+        async with deps.leases.kept_alive(lease):
+            outcomes = await _drain(deps, key, persisted.conversation, job_id)
+        own = own or next((o for o in outcomes if message.message_id in o.answered), None)
+        if await deps.mailbox.size(key) == 0:
+            break
+    return own or TurnOutcome(status="queued", inbound_id=persisted.inbound_id)
 
 
-async def _prepare(deps: TurnDeps, message: InboundMessage) -> _Prepared | TurnOutcome:
-    recipient = Recipient(message.channel, message.contact_id)
+async def _persist(
+    deps: TurnDeps, message: InboundMessage, received_at: datetime
+) -> _Persisted | TurnOutcome:
+    """Store the message once; an already answered one is a duplicate (re-sent if pending)."""
     async with deps.pool.acquire() as conn:
         org = await fetch_org_agent(conn, message.organization_id)
         if org is None:
@@ -139,92 +95,92 @@ async def _prepare(deps: TurnDeps, message: InboundMessage) -> _Prepared | TurnO
                 external_id=message.message_id,
                 body=message.text,
                 sent_at=message.sent_at,
+                received_at=received_at,
             )
         structlog.contextvars.bind_contextvars(conversation_id=str(conversation_id))
         existing = await fetch_reply_outbox(conn, inbound_id)
         if existing is not None:
-            # Already answered: a crash between commit and send leaves the row pending.
-            if existing.status == "pending":
+            if existing.status == "pending":  # crashed between commit and send
+                recipient = Recipient(message.channel, message.contact_id)
                 await deliver_reply(conn, deps.sender, existing, recipient)
                 return TurnOutcome(status="redelivered", inbound_id=inbound_id, reply=existing.body)
             return TurnOutcome(status="duplicate", inbound_id=inbound_id)
-        snapshot = await deps.catalog.get(conn, message.organization_id)
-        history = await list_recent_messages(
-            conn, conversation_id, inbound_id, deps.config.history_limit
-        )
     persona = org.system_prompt or deps.config.default_persona
-    return _Prepared(inbound_id, conversation_id, persona, snapshot, history)
-
-
-async def _ask_model(
-    deps: TurnDeps,
-    message: InboundMessage,
-    prepared: _Prepared,
-    match: MatchResult,
-    prefix: str,
-) -> LoopOutcome:
-    injected = tuple(InjectedSkill(s.name, s.body, s.reference_paths) for s in match.matched)
-    history = tuple(
-        ModelMessage(role="user" if d == "inbound" else "assistant", content=body)
-        for d, body in prepared.history
+    conversation = Conversation(
+        message.organization_id, message.channel, message.contact_id, conversation_id, persona
     )
-    request = ModelRequest(
-        prefix=prefix,
-        skill_context=render_skill_context(injected),
-        messages=(*history, ModelMessage(role="user", content=message.text)),
-        tools=turn_tools(),
-        injected_skills=injected,
-    )
-
-    async def execute(call: ToolCall) -> ToolResult:
-        return await _execute_tool(deps, message.organization_id, match.matched, call)
-
-    return await run_agent_loop(deps.model, request, execute, max_steps=deps.config.max_steps)
+    return _Persisted(conversation, inbound_id)
 
 
-async def _execute_tool(
-    deps: TurnDeps, organization_id: uuid.UUID, matched: Sequence[LoadedSkill], call: ToolCall
-) -> ToolResult:
-    if call.name != "read_skill_reference":
-        return ToolResult.error("unknown_tool", f"A ferramenta {call.name!r} não existe.")
-    result = await read_skill_reference(
-        deps.store,
-        organization_id=organization_id,
-        matched=matched,
-        skill_name=call.arguments.get("skill_name"),
-        path=call.arguments.get("path"),
-        max_bytes=deps.config.reference_max_bytes,
-    )
-    log.info("turn.tool_called", tool=call.name, error_code=result.error_code)
-    return result
+async def _drain(
+    deps: TurnDeps, key: ConversationKey, conversation: Conversation, job_id: str
+) -> list[TurnOutcome]:
+    """Answer what waits in the mailbox, oldest first, one reply per burst."""
+    outcomes: list[TurnOutcome] = []
+    for _ in range(deps.config.max_batches_per_job):
+        entries = await deps.mailbox.entries(key)
+        if not entries:
+            break
+        if await _wait_for_burst_end(deps, entries[-1].received_at):
+            continue  # something may have joined the burst meanwhile: read again
+        pending = await _pending_rows(deps, key, conversation, entries)
+        if not pending:
+            continue
+        async with deps.pool.acquire() as conn:
+            snapshot = await deps.catalog.get(conn, conversation.organization_id)
+        result = await answer_batch(deps, conversation, snapshot, pending, job_id=job_id)
+        if result.earlier:
+            await _readmit(deps, key, result.earlier)
+            continue
+        await deps.mailbox.remove(key, [row.external_id for row in pending])
+        if result.outcome is not None:
+            outcomes.append(result.outcome)
+    return outcomes
 
 
-async def _commit_reply(
-    deps: TurnDeps, message: InboundMessage, prepared: _Prepared, text: str
-) -> TurnOutcome | None:
-    """Write the reply and its outbox row atomically, then deliver; an outcome if we lost a race."""
+async def _wait_for_burst_end(deps: TurnDeps, newest: datetime) -> bool:
+    """Sleep until the newest message is `coalesce_ms` old; True if it had to wait."""
+    wait_s = deps.config.coalesce_ms / 1000 - (deps.clock() - newest).total_seconds()
+    if wait_s <= 0:
+        return False
+    await asyncio.sleep(wait_s)
+    return True
+
+
+async def _pending_rows(
+    deps: TurnDeps, key: ConversationKey, conversation: Conversation, entries: list[MailboxEntry]
+) -> list[InboundRow]:
+    """Mailbox entries as unanswered DB rows in arrival order; persists entries whose job has
+    not run yet and drops the ones already answered."""
+    ids = [e.message_id for e in entries]
     async with deps.pool.acquire() as conn:
-        async with conn.transaction():
-            row = await insert_reply(
-                conn,
-                organization_id=message.organization_id,
-                conversation_id=prepared.conversation_id,
-                channel=message.channel,
-                inbound_id=prepared.inbound_id,
-                body=text,
-            )
-        if row is None:
-            # Another run of the same message committed first: its reply is the only one.
-            return TurnOutcome(status="duplicate", inbound_id=prepared.inbound_id)
-        await deliver_reply(conn, deps.sender, row, Recipient(message.channel, message.contact_id))
-    return None
+        rows = await list_inbound_by_external_ids(conn, key.organization_id, key.channel, ids)
+        missing = [e for e in entries if e.message_id not in rows]
+        if missing:
+            async with conn.transaction():
+                for entry in missing:
+                    await insert_inbound_message(
+                        conn,
+                        organization_id=key.organization_id,
+                        conversation_id=conversation.conversation_id,
+                        channel=key.channel,
+                        external_id=entry.message_id,
+                        body=entry.text,
+                        sent_at=entry.sent_at,
+                        received_at=entry.received_at,
+                    )
+            rows = await list_inbound_by_external_ids(conn, key.organization_id, key.channel, ids)
+    answered = [i for i in ids if rows[i].answered_by is not None]
+    await deps.mailbox.remove(key, answered)
+    return [rows[i] for i in ids if rows[i].answered_by is None]
 
 
-def _activation_rows(
-    organization_id: uuid.UUID, match: MatchResult, job_id: str
-) -> list[ActivationRow]:
-    hard = [
-        ActivationRow(organization_id, s.name, s.version_id, "hard", job_id) for s in match.matched
-    ]
-    probes = [ActivationRow(organization_id, name, None, "probe", job_id) for name in match.probes]
-    return hard + probes
+async def _readmit(deps: TurnDeps, key: ConversationKey, earlier: list[UnansweredRow]) -> None:
+    """Messages persisted but missing from the mailbox (lost Redis state): put them back in
+    order so the next burst starts with them."""
+    log.warning("turn.order_fence", earlier=len(earlier))
+    for row in earlier:
+        entry = MailboxEntry(
+            row.external_id, row.body, row.sent_at or row.received_at, row.received_at
+        )
+        await deps.mailbox.add(key, entry)

@@ -66,8 +66,8 @@ async def upsert_conversation(
 
 INSERT_INBOUND_MESSAGE = """
 insert into messages
-    (organization_id, conversation_id, direction, channel, external_id, body, sent_at)
-values ($1, $2, 'inbound', $3, $4, $5, $6)
+    (organization_id, conversation_id, direction, channel, external_id, body, sent_at, received_at)
+values ($1, $2, 'inbound', $3, $4, $5, $6, $7)
 on conflict (organization_id, channel, external_id) where direction = 'inbound' do nothing
 returning id
 """
@@ -87,6 +87,7 @@ async def insert_inbound_message(
     external_id: str,
     body: str,
     sent_at: datetime,
+    received_at: datetime,
 ) -> tuple[uuid.UUID, bool]:
     """Persist an inbound message once; returns (message id, whether this call created it)."""
     created = await conn.fetchval(
@@ -97,6 +98,7 @@ async def insert_inbound_message(
         external_id,
         body,
         sent_at,
+        received_at,
     )
     if created is not None:
         return created, True
@@ -109,6 +111,7 @@ async def insert_inbound_message(
 @dataclass(frozen=True)
 class OutboxRow:
     id: uuid.UUID
+    message_id: uuid.UUID  # the outbound (reply) message
     organization_id: uuid.UUID
     conversation_id: uuid.UUID
     body: str
@@ -116,14 +119,14 @@ class OutboxRow:
 
 
 FETCH_REPLY_OUTBOX = """
-select o.id, o.organization_id, o.conversation_id, o.body, o.status
-from messages m join outbox o on o.message_id = m.id
-where m.reply_to_id = $1 and m.direction = 'outbound'
+select o.id, o.message_id, o.organization_id, o.conversation_id, o.body, o.status
+from messages i join outbox o on o.message_id = i.answered_by
+where i.id = $1
 """
 
 
 async def fetch_reply_outbox(conn: asyncpg.Connection, inbound_id: uuid.UUID) -> OutboxRow | None:
-    """The outbox row of the reply to an inbound message, if the turn already replied."""
+    """The outbox row of the reply that answered an inbound message (alone or in a burst)."""
     row = await conn.fetchrow(FETCH_REPLY_OUTBOX, inbound_id)
     return None if row is None else OutboxRow(**dict(row))
 
@@ -138,7 +141,7 @@ returning id
 INSERT_OUTBOX = """
 insert into outbox (organization_id, conversation_id, message_id, body)
 values ($1, $2, $3, $4)
-returning id, organization_id, conversation_id, body, status
+returning id, message_id, organization_id, conversation_id, body, status
 """
 
 

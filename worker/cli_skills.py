@@ -1,11 +1,182 @@
-"""`skillet skills ...` and `skillet catalog ...`: the org's skills and the platform catalog."""
+"""`skillet skills ...` and `skillet catalog ...`: the org's skills and the platform catalog.
+
+The curator's `skills pin|unpin|restore` join the same `skills` group: their module calls
+`skills_subparsers(sub)` from its own `register`, which runs after this one.
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from skills.catalog_seed import DEFAULT_CATALOG_DIR
+from worker.cli_args import CliError, uuid_arg
+from worker.settings import Settings
+
+if TYPE_CHECKING:
+    import asyncpg
+
+    from skills.catalog import SkillListing
+    from skills.storage import S3ObjectStore
+
+# A package is at most 5 MiB uncompressed; its .zip is smaller. Reading more is pointless.
+MAX_UPLOAD_BYTES = 8 * 1024 * 1024
+
+
+@contextlib.asynccontextmanager
+async def _database(settings: Settings) -> AsyncIterator[asyncpg.Connection]:
+    from worker.db import connect
+
+    conn = await connect(settings.database_url)
+    try:
+        yield conn
+    finally:
+        await conn.close()
+
+
+@contextlib.asynccontextmanager
+async def _store(settings: Settings) -> AsyncIterator[S3ObjectStore]:
+    # Imported here, like the other commands' heavy modules: `skillet --help` stays fast.
+    from skills.storage import S3ObjectStore
+    from worker.resources import s3_client
+
+    async with s3_client(settings) as client:
+        store = S3ObjectStore(client, settings.s3_bucket)
+        await store.ensure_bucket()
+        yield store
+
+
+def _read_upload(path: Path) -> bytes:
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_UPLOAD_BYTES + 1)
+    except OSError as exc:
+        raise CliError(
+            f"não foi possível ler {str(path)!r}: {exc.strerror or exc}", code="file_unreadable"
+        ) from exc
+    if len(data) > MAX_UPLOAD_BYTES:
+        raise CliError(
+            f"{str(path)!r} passa de {MAX_UPLOAD_BYTES // (1024 * 1024)} MiB; um pacote de skill "
+            "tem no máximo 5 MiB descompactado.",
+            code="skill_too_large",
+        )
+    return data
+
+
+async def cmd_import(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
+    from skills.catalog import ImportStatus, import_skill_package
+
+    data = _read_upload(args.file)
+    async with _database(settings) as conn, _store(settings) as store:
+        result = await import_skill_package(conn, store, organization_id=args.org, data=data)
+    if result.status is ImportStatus.UNCHANGED:
+        message = f"{result.name}: unchanged (version {result.version_id} already has this content)"
+    else:
+        message = f"{result.name}: imported as version {result.version_id}"
+    return {**result.to_json(), "message": message}
+
+
+async def cmd_install(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
+    from skills.catalog import install_catalog_skill
+
+    async with _database(settings) as conn, _store(settings) as store:
+        result = await install_catalog_skill(conn, store, organization_id=args.org, name=args.name)
+    return {
+        "name": result.name,
+        "version_id": str(result.version_id),
+        "forked_from_version_id": str(result.forked_from_version_id),
+        "message": f"{result.name}: installed from the catalog as version {result.version_id}",
+    }
+
+
+async def cmd_uninstall(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
+    from skills.catalog import uninstall_skill
+
+    async with _database(settings) as conn:
+        await uninstall_skill(conn, organization_id=args.org, name=args.name)
+    return {"name": args.name, "message": f"{args.name}: uninstalled (its versions are kept)"}
+
+
+def _listing_text(listing: SkillListing) -> str:
+    lines = [f"installed ({len(listing.installed)}):"]
+    for s in listing.installed:
+        state = "" if s.state == "active" else f" [{s.state}]"
+        lines.append(f"  {s.name}  {s.source}  {s.version_id}{state}  {s.description}")
+    lines.append(f"catalog ({len(listing.catalog)}):")
+    lines.extend(f"  {s.name}  {s.description}" for s in listing.catalog)
+    return "\n".join(lines)
+
+
+async def cmd_list(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
+    from skills.catalog import list_skills
+
+    async with _database(settings) as conn:
+        listing = await list_skills(conn, organization_id=args.org)
+    return {**listing.to_json(), "message": _listing_text(listing)}
+
+
+async def cmd_catalog_seed(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
+    from skills.catalog_seed import seed_catalog
+
+    async with _database(settings) as conn, _store(settings) as store:
+        seeded = await seed_catalog(conn, store, args.dir)
+    lines = [f"{r.name}: {r.status} ({r.version_id})" for r in seeded.results]
+    return {"seeded": [r.to_json() for r in seeded.results], "message": "\n".join(lines)}
+
+
+def skills_subparsers(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse._SubParsersAction[argparse.ArgumentParser]:
+    """The `skills` group's subcommands, for other modules to add theirs (after `register`)."""
+    group = sub.choices["skills"]
+    for action in group._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action
+    raise LookupError("`skills` has no subcommands; call cli_skills.register first")
+
+
+def _org_command(
+    group: argparse._SubParsersAction[argparse.ArgumentParser],
+    common: argparse.ArgumentParser,
+    name: str,
+    help_text: str,
+) -> argparse.ArgumentParser:
+    parser = group.add_parser(name, parents=[common], help=help_text)
+    parser.add_argument("--org", type=uuid_arg, required=True, help="organization id")
+    return parser
 
 
 def register(
     sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
 ) -> None:
     """Add this module's commands to the `skillet` parser (each takes `common` for --json)."""
+    skills = sub.add_parser("skills", help="an organization's skills").add_subparsers(
+        dest="skills_command", required=True
+    )
+    imported = _org_command(skills, common, "import", "import (or customize) a skill .zip")
+    imported.add_argument("file", type=Path, help="the skill package (.zip)")
+    imported.set_defaults(handler=cmd_import)
+    install = _org_command(skills, common, "install", "install a skill from the catalog")
+    install.add_argument("name")
+    install.set_defaults(handler=cmd_install)
+    uninstall = _org_command(skills, common, "uninstall", "uninstall a skill (history is kept)")
+    uninstall.add_argument("name")
+    uninstall.set_defaults(handler=cmd_uninstall)
+    _org_command(skills, common, "list", "installed skills and the catalog").set_defaults(
+        handler=cmd_list
+    )
+
+    catalog = sub.add_parser("catalog", help="the platform catalog").add_subparsers(
+        dest="catalog_command", required=True
+    )
+    seed = catalog.add_parser("seed", parents=[common], help="publish the catalog (idempotent)")
+    seed.add_argument(
+        "--dir",
+        type=Path,
+        default=DEFAULT_CATALOG_DIR,
+        help="folder of skill package folders (default: the repo's catalog/)",
+    )
+    seed.set_defaults(handler=cmd_catalog_seed)

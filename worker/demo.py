@@ -13,7 +13,7 @@ from skills.publisher import publish_skill_version
 from turn.queries import insert_agent, insert_organization
 from worker.app import build_worker
 from worker.db import connect
-from worker.demo_content import DEMO_CONTACT, DEMO_MESSAGES, DEMO_PERSONA, DEMO_SKILLS
+from worker.demo_content import DEMO_MESSAGES, DEMO_PERSONA, DEMO_SKILLS
 from worker.migrate import DEFAULT_MIGRATIONS_DIR, apply_migrations
 from worker.report_queries import list_activations, list_replies
 from worker.resources import open_resources
@@ -42,11 +42,11 @@ async def _setup_org(settings: Settings) -> tuple[uuid.UUID, dict[str, str]]:
     return org_id, versions
 
 
-def jobs_payload(org_id: uuid.UUID, message_id: str, text: str) -> dict[str, Any]:
+def jobs_payload(org_id: uuid.UUID, message_id: str, contact: str, text: str) -> dict[str, Any]:
     return {
         "organization_id": str(org_id),
         "channel": "whatsapp",
-        "contact_id": DEMO_CONTACT,
+        "contact_id": contact,
         "message_id": message_id,
         "text": text,
         "sent_at": datetime.now(UTC).isoformat(),
@@ -58,12 +58,14 @@ async def _run_messages(settings: Settings, org_id: uuid.UUID) -> list[dict[str,
     deliveries: list[dict[str, Any]] = []
     try:
         jobs = []
-        for message_id, text, purpose in DEMO_MESSAGES:
-            payload = InboundMessagePayload.model_validate(jobs_payload(org_id, message_id, text))
+        for message_id, contact, text, purpose in DEMO_MESSAGES:
+            body = jobs_payload(org_id, message_id, contact, text)
+            payload = InboundMessagePayload.model_validate(body)
             job = await enqueue_inbound(redis, payload)
             deliveries.append(
                 {
                     "message_id": message_id,
+                    "contact": contact,
                     "text": text,
                     "purpose": purpose,
                     "queued": job is not None,
@@ -75,12 +77,13 @@ async def _run_messages(settings: Settings, org_id: uuid.UUID) -> list[dict[str,
         first = deliveries[0]
         late = await redis.enqueue_job(
             HANDLE_INBOUND_MESSAGE,
-            jobs_payload(org_id, first["message_id"], first["text"]),
+            jobs_payload(org_id, first["message_id"], first["contact"], first["text"]),
             _job_id=f"demo-late-redelivery:{uuid.uuid4().hex}",
         )
         deliveries.append(
             {
                 "message_id": first["message_id"],
+                "contact": first["contact"],
                 "text": first["text"],
                 "purpose": "reentrega tardia (fora da deduplicação da fila)",
                 "queued": late is not None,
@@ -106,8 +109,7 @@ async def run_demo(settings: Settings, *, print_transcript: bool = True) -> dict
         update={
             "queue_name": f"skillet:demo:{uuid.uuid4().hex[:8]}",
             "poll_delay_s": 0.05,
-            # One job at a time keeps the transcript in arrival order; per-conversation
-            # ordering across concurrent jobs is its own piece of work.
+            # One job at a time keeps the transcript the same on every run.
             "max_jobs": 1,
         }
     )

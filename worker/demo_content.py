@@ -47,21 +47,33 @@ DEMO_SKILLS: tuple[SkillDraft, ...] = (
     ),
 )
 
-# (message id, text, what it shows)
-DEMO_MESSAGES: tuple[tuple[str, str, str], ...] = (
+# (message id, customer's wa_id, text, what it shows)
+DEMO_MESSAGES: tuple[tuple[str, str, str, str], ...] = (
     (
         "wamid.demo-1",
+        "5511987650001",
         "Oi! Preciso da segunda via do boleto de novembro, por favor.",
         "casa a skill com referência",
     ),
-    ("wamid.demo-2", "Vocês dão desconto à vista?", "só uma palavra de sondagem (probe)"),
-    ("wamid.demo-3", "Bom dia, tudo bem com vocês?", "não casa nenhuma skill"),
-    ("wamid.demo-4", "Quanto fica o frete para o CEP 01310-100?", "casa uma skill sem referência"),
+    ("wamid.demo-2", "5511987650002", "Vocês dão desconto à vista?", "só uma palavra de sondagem"),
+    ("wamid.demo-3", "5511987650003", "Bom dia, tudo bem com vocês?", "não casa nenhuma skill"),
+    (
+        "wamid.demo-4",
+        "5511987650004",
+        "Quanto fica o frete para o CEP 01310-100?",
+        "casa uma skill sem referência",
+    ),
+    ("wamid.demo-5", "5511987650005", "Oi, boa tarde!", "rajada: 1ª de duas mensagens seguidas"),
+    (
+        "wamid.demo-6",
+        "5511987650005",
+        "Vocês entregam em Campinas? Qual o prazo de entrega?",
+        "rajada: 2ª mensagem, uma resposta para as duas",
+    ),
     (
         "wamid.demo-1",
+        "5511987650001",
         "Oi! Preciso da segunda via do boleto de novembro, por favor.",
         "entrega duplicada da mensagem 1",
     ),
 )
-
-DEMO_CONTACT = "5511987654321"

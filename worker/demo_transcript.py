@@ -4,6 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+_STATUS_TEXT = {
+    "duplicate": "já respondida (nenhuma segunda resposta)",
+    "queued": "respondida pelo turno em andamento desta conversa",
+    "redelivered": "resposta já gravada, reenviada",
+}
+
 
 def _yes_no(flag: bool) -> str:
     return "sim" if flag else "não"
@@ -21,9 +27,12 @@ def _delivery_lines(n: int, delivery: dict[str, Any]) -> list[str]:
     if not isinstance(result, dict):
         lines.append(f"    resultado: {result}")
         return lines
-    if result.get("status") != "replied":
-        lines.append(f"    turno: {result.get('status')} (nenhuma segunda resposta)")
+    status = result.get("status")
+    if status != "replied":
+        lines.append(f"    turno: {_STATUS_TEXT.get(str(status), str(status))}")
         return lines
+    if len(result.get("answered", [])) > 1:
+        lines.append(f"    uma resposta para a rajada: {', '.join(result['answered'])}")
     matched = ", ".join(f"{m['name']} (versão {m['version_id']})" for m in result["matched"])
     lines += [
         f"    skills casadas: {matched or 'nenhuma'}",
@@ -59,8 +68,9 @@ def render_transcript(report: dict[str, Any]) -> str:
         same = "idêntico em todos os turnos" if len(prefixes) == 1 else "DIFERENTE entre turnos"
         out.append(f"prefixo do prompt: {same} ({len(prefixes)} hash distinto)")
     out.append(
-        f"respostas no outbox: {sum(1 for r in report['replies'] if r['reply'])} "
-        f"para {len(report['replies'])} mensagens recebidas"
+        f"mensagens recebidas: {len(report['replies'])}, respondidas: "
+        f"{sum(1 for r in report['replies'] if r['reply'])}, "
+        f"respostas no outbox: {len({r['reply_id'] for r in report['replies'] if r['reply']})}"
     )
     out.append("ativações gravadas:")
     out += [

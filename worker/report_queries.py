@@ -9,9 +9,10 @@ from datetime import datetime
 import asyncpg
 
 LIST_REPLIES = """
-select i.external_id, i.body as inbound, r.body as reply, o.status as outbox_status
+select i.external_id, i.body as inbound, r.id as reply_id, r.body as reply,
+       o.status as outbox_status
 from messages i
-left join messages r on r.reply_to_id = i.id and r.direction = 'outbound'
+left join messages r on r.id = i.answered_by
 left join outbox o on o.message_id = r.id
 where i.organization_id = $1 and i.direction = 'inbound'
 order by i.created_at, i.id
@@ -22,6 +23,7 @@ order by i.created_at, i.id
 class ReplyRow:
     external_id: str
     inbound: str
+    reply_id: uuid.UUID | None
     reply: str | None
     outbox_status: str | None
 

@@ -11,14 +11,20 @@ from typing import Any
 import aioboto3
 import structlog
 from aiobotocore.config import AioConfig
+from redis.asyncio import Redis
 
+from skills.clock import system_clock
 from skills.storage import S3ObjectStore
+from skills.usage import UsageStore
+from turn.activation_writer import write_activation_batch
 from turn.activations import ActivationRecorder
+from turn.conversation_lease import ConversationLeases
 from turn.inbound_turn import TurnConfig, TurnDeps
 from turn.local_model import LocalModel
+from turn.mailbox import Mailbox
 from turn.model import Model
 from turn.outbox import LoggingSender, Sender
-from turn.queries import ActivationRow, insert_activations
+from turn.queries import ActivationRow
 from turn.skill_catalog import SkillCatalogCache
 from worker.db import create_pool
 from worker.settings import Settings
@@ -77,9 +83,11 @@ async def open_resources(
         store = S3ObjectStore(client, settings.s3_bucket)
         await store.ensure_bucket()
 
+        usage = UsageStore(system_clock)
+
         async def write(rows: Sequence[ActivationRow]) -> None:
             async with pool.acquire() as conn:
-                await insert_activations(conn, rows)
+                await write_activation_batch(conn, rows, usage)
 
         recorder = ActivationRecorder(
             write,
@@ -89,6 +97,8 @@ async def open_resources(
         recorder.start()
         # Pushed after the pool: closes (and flushes) before the pool does.
         stack.push_async_callback(recorder.close, settings.activation_shutdown_flush_s)
+        redis = Redis.from_url(settings.redis_url)
+        stack.push_async_callback(redis.aclose)
     except BaseException:
         await stack.aclose()
         raise
@@ -104,7 +114,10 @@ async def open_resources(
             max_steps=settings.model_max_steps,
             max_injected_skills=settings.max_injected_skills,
             reference_max_bytes=settings.reference_max_bytes,
+            coalesce_ms=settings.coalesce_ms,
         ),
+        mailbox=Mailbox(redis),
+        leases=ConversationLeases(redis, ttl_ms=settings.conversation_lease_ms),
     )
     return Resources(pool=pool, store=store, recorder=recorder, turn_deps=deps, stack=stack)
 

@@ -82,6 +82,10 @@ class Settings(BaseSettings):
         "Responda em português do Brasil, com cordialidade e objetividade."
     )
 
+    # Conversation order: one turn at a time per conversation, bursts answered together
+    coalesce_ms: int = Field(default=1000, ge=0, le=60_000)
+    conversation_lease_ms: int = Field(default=30_000, ge=1_000)
+
     # Activation telemetry (fire-and-forget)
     activation_batch_size: int = Field(default=200, ge=1)
     activation_queue_max: int = Field(default=10_000, ge=1)

@@ -74,6 +74,7 @@ def settings(database_url: str, s3_server: WeedProcess) -> Settings:
         retry_defer_s=0.0,
         job_completion_wait_s=5,
         activation_shutdown_flush_s=2.0,
+        coalesce_ms=0,
     )
 
 

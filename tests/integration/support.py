@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import uuid
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -60,11 +62,14 @@ async def publish(
 
 
 def payload(
-    org_id: uuid.UUID, message_id: str, text: str, contact: str = "5511900000001"
+    org_id: uuid.UUID, message_id: str, text: str, contact: str | None = None
 ) -> InboundMessagePayload:
+    """One inbound message; without `contact`, each message id is its own customer (so tests
+    that are not about bursts never coalesce)."""
+    digits = int(hashlib.sha256(message_id.encode()).hexdigest(), 16) % 10**8
     return InboundMessagePayload(
         organization_id=org_id,
-        contact_id=contact,
+        contact_id=contact or f"55119{digits:08d}",
         message_id=message_id,
         text=text,
         sent_at=datetime.now(UTC),

@@ -17,18 +17,22 @@ async def test_demo_covers_each_scenario(
     report = await run_demo(settings, print_transcript=False)
 
     results = [d["result"] for d in report["deliveries"]]
-    reference, probe, nothing, frete, queued_dup, late_dup = results
+    reference, probe, nothing, frete, burst_1, burst_2, queued_dup, late_dup = results
     assert reference["tools"] == ["read_skill_reference"]
     assert [m["name"] for m in reference["matched"]] == ["segunda-via-boleto"]
     assert probe["matched"] == [] and probe["probes"] == ["orcamento"]
     assert nothing["matched"] == [] and nothing["probes"] == []
     assert frete["tools"] == []
-    assert queued_dup is None and report["deliveries"][4]["queued"] is False
+    burst = [r for r in (burst_1, burst_2) if r["status"] == "replied"]
+    assert len(burst) == 1 and burst[0]["answered"] == ["wamid.demo-5", "wamid.demo-6"]
+    assert queued_dup is None and report["deliveries"][6]["queued"] is False
     assert late_dup["status"] == "duplicate"
     assert len({r["prefix_sha256"] for r in (reference, probe, nothing, frete)}) == 1
-    assert sum(1 for r in report["replies"] if r["reply"]) == 4
+    assert sum(1 for r in report["replies"] if r["reply"]) == 6  # every message answered
+    assert len({r["reply_id"] for r in report["replies"]}) == 5  # the burst got one reply
     triggers = sorted((a["skill_name"], a["trigger"]) for a in report["activations"])
     assert triggers == [
+        ("frete-e-entrega", "hard"),
         ("frete-e-entrega", "hard"),
         ("orcamento", "probe"),
         ("segunda-via-boleto", "hard"),

@@ -81,18 +81,21 @@ def report() -> dict[str, Any]:
         "replies": [
             {
                 "external_id": "wamid.demo-1",
+                "reply_id": "r1",
                 "inbound": "Preciso da segunda via do boleto.",
                 "reply": "Envio a segunda via pelo link seguro.\nBoletos até 30 dias.",
                 "outbox_status": "sent",
             },
             {
                 "external_id": "wamid.demo-2",
+                "reply_id": "r2",
                 "inbound": "Vocês dão desconto à vista?",
                 "reply": "Olá! Obrigado pela mensagem.",
                 "outbox_status": "sent",
             },
             {
                 "external_id": "wamid.demo-4",
+                "reply_id": "r3",
                 "inbound": "Quanto fica o frete para o CEP 01310-100?",
                 "reply": "O frete é grátis acima de R$ 199.",
                 "outbox_status": "pending",
@@ -152,7 +155,7 @@ def test_a_duplicate_shows_no_second_reply() -> None:
     assert "duplicada recusada" in refused
     assert "resposta" not in refused
     late = block(text, 5)
-    assert "duplicate" in late and "nenhuma segunda resposta" in late
+    assert "já respondida" in late and "nenhuma segunda resposta" in late
     assert "resposta (" not in late
     assert text.count("resposta (sent): Envio a segunda via") == 1
 
@@ -175,7 +178,8 @@ def test_no_activations_says_so() -> None:
 def test_outbox_count_is_replies_over_received_messages() -> None:
     data = report()
     data["replies"][2]["reply"] = None
-    assert "respostas no outbox: 2 para 3 mensagens recebidas" in render_transcript(data)
+    text = render_transcript(data)
+    assert "mensagens recebidas: 3, respondidas: 2, respostas no outbox: 2" in text
 
 
 def test_prefix_hash_is_reported_identical_when_every_turn_shares_it() -> None:

@@ -1,0 +1,1 @@
+"""WhatsApp channels: the numbers an org connected, contact ids, and the outbound senders."""

@@ -1,0 +1,275 @@
+"""An org's skills as a user manages them: import a package, install from the catalog,
+uninstall, list. The organization id always comes from the trusted caller, never a package.
+
+Writes of one owner (an org, or the platform catalog) run under that owner's Postgres
+advisory lock (skills.catalog_queries.lock_skill_catalog), so "is it unchanged / already
+installed?" and the write that follows see the same state even with concurrent callers.
+Objects are always stored before the version row and pointer (skills.publisher), so a
+failure half-way leaves the previous version installed and the pointer unmoved.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+import asyncpg
+
+from skills.catalog_errors import (
+    CatalogSkillNotFound,
+    OrganizationNotFound,
+    SkillAlreadyInstalled,
+    SkillNotInstalled,
+)
+from skills.catalog_queries import (
+    PointedVersion,
+    fetch_org_pointed_version,
+    fetch_organization_exists,
+    fetch_platform_pointed_version,
+    insert_skill_pointer,
+    list_catalog_skill_names,
+    list_catalog_skills_not_installed,
+    list_org_skills,
+    lock_skill_catalog,
+    unlock_skill_catalog,
+)
+from skills.package import SkillPackage, parse_skill_package
+from skills.publisher import SkillDraft, SkillFile, publish_skill_version
+from skills.queries import delete_skill_pointer, insert_skill_version
+from skills.storage import ObjectStore, object_key
+
+
+class ImportStatus(StrEnum):
+    IMPORTED = "imported"
+    UNCHANGED = "unchanged"
+
+
+class SkillSource(StrEnum):
+    MANUAL = "manual"
+    CATALOG = "catalog"
+    AGENT = "agent"
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    name: str
+    version_id: uuid.UUID
+    status: ImportStatus
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "version_id": str(self.version_id), "status": str(self.status)}
+
+
+@dataclass(frozen=True)
+class InstallResult:
+    name: str
+    version_id: uuid.UUID
+    forked_from_version_id: uuid.UUID
+
+
+@dataclass(frozen=True)
+class InstalledSkill:
+    name: str
+    description: str
+    version_id: uuid.UUID
+    source: SkillSource
+    updated_at: datetime
+    state: str = "active"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "version_id": str(self.version_id),
+            "source": str(self.source),
+            "updated_at": self.updated_at.isoformat(),
+        }
+
+
+@dataclass(frozen=True)
+class CatalogSkill:
+    name: str
+    description: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description}
+
+
+@dataclass(frozen=True)
+class SkillListing:
+    """`installed`: the org's pointers; `catalog`: platform skills it has not installed."""
+
+    installed: tuple[InstalledSkill, ...]
+    catalog: tuple[CatalogSkill, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "installed": [s.to_json() for s in self.installed],
+            "catalog": [s.to_json() for s in self.catalog],
+        }
+
+
+def skill_source(created_by: str, forked_from_version_id: uuid.UUID | None) -> SkillSource:
+    """Where an installed version came from: a catalog fork wins over who created the row."""
+    if forked_from_version_id is not None or created_by == "platform":
+        return SkillSource.CATALOG
+    if created_by == "agent":
+        return SkillSource.AGENT
+    return SkillSource.MANUAL
+
+
+def draft_of(package: SkillPackage) -> SkillDraft:
+    return SkillDraft(
+        name=package.name,
+        description=package.description,
+        body=package.body,
+        matcher=package.matcher,
+        files=tuple(SkillFile(f.path, f.data, f.kind) for f in package.files),
+        content_sha256=package.content_sha256,
+    )
+
+
+@asynccontextmanager
+async def catalog_lock(
+    conn: asyncpg.Connection, organization_id: uuid.UUID | None
+) -> AsyncIterator[None]:
+    """Hold the owner's catalog lock for the block (session-level: no transaction held open
+    while objects upload; released even if the block fails)."""
+    await lock_skill_catalog(conn, organization_id)
+    try:
+        yield
+    finally:
+        await unlock_skill_catalog(conn, organization_id)
+
+
+async def require_organization(conn: asyncpg.Connection, organization_id: uuid.UUID) -> None:
+    if not await fetch_organization_exists(conn, organization_id):
+        raise OrganizationNotFound(organization_id)
+
+
+async def fetch_pointed_version(
+    conn: asyncpg.Connection, organization_id: uuid.UUID | None, name: str
+) -> PointedVersion | None:
+    if organization_id is None:
+        return await fetch_platform_pointed_version(conn, name)
+    return await fetch_org_pointed_version(conn, organization_id, name)
+
+
+async def publish_package(
+    conn: asyncpg.Connection,
+    store: ObjectStore,
+    *,
+    organization_id: uuid.UUID | None,
+    package: SkillPackage,
+    created_by: str,
+) -> ImportResult:
+    """A new version + pointer, unless the owner's current version has the same content."""
+    async with catalog_lock(conn, organization_id):
+        current = await fetch_pointed_version(conn, organization_id, package.name)
+        if current is not None and current.content_sha256 == package.content_sha256:
+            return ImportResult(package.name, current.version_id, ImportStatus.UNCHANGED)
+        version_id = await publish_skill_version(
+            conn,
+            store,
+            organization_id=organization_id,
+            draft=draft_of(package),
+            created_by=created_by,
+        )
+    return ImportResult(package.name, version_id, ImportStatus.IMPORTED)
+
+
+async def import_skill_package(
+    conn: asyncpg.Connection, store: ObjectStore, *, organization_id: uuid.UUID, data: bytes
+) -> ImportResult:
+    """Parse an uploaded .zip and publish it as the org's `name` (a customize if installed).
+
+    Raises SkillPackageError before touching storage or the database when the package is
+    refused, and OrganizationNotFound before storing anything for an unknown org.
+    """
+    package = parse_skill_package(data)
+    await require_organization(conn, organization_id)
+    return await publish_package(
+        conn, store, organization_id=organization_id, package=package, created_by="user"
+    )
+
+
+async def install_catalog_skill(
+    conn: asyncpg.Connection, store: ObjectStore, *, organization_id: uuid.UUID, name: str
+) -> InstallResult:
+    """Fork-on-install: a new org version copied from the catalog's, objects copied server-side
+    to the org's prefix, then version + pointer in one transaction. Refused if the org already
+    has `name` (installed, customized or archived)."""
+    await require_organization(conn, organization_id)
+    async with catalog_lock(conn, organization_id):
+        if await fetch_org_pointed_version(conn, organization_id, name) is not None:
+            raise SkillAlreadyInstalled(name)
+        platform = await fetch_platform_pointed_version(conn, name)
+        if platform is None:
+            raise CatalogSkillNotFound(name, await list_catalog_skill_names(conn))
+        version_id = uuid.uuid4()
+        for entry in platform.manifest:
+            await store.copy(
+                object_key(None, name, platform.version_id, entry.path),
+                object_key(organization_id, name, version_id, entry.path),
+            )
+        await _insert_fork(conn, organization_id, platform, version_id)
+    return InstallResult(name, version_id, platform.version_id)
+
+
+async def _insert_fork(
+    conn: asyncpg.Connection,
+    organization_id: uuid.UUID,
+    platform: PointedVersion,
+    version_id: uuid.UUID,
+) -> None:
+    async with conn.transaction():
+        await insert_skill_version(
+            conn,
+            version_id=version_id,
+            organization_id=organization_id,
+            name=platform.name,
+            description=platform.description,
+            body=platform.body,
+            matcher=platform.matcher,
+            manifest=platform.manifest,
+            created_by="user",
+            forked_from_version_id=platform.version_id,
+            content_sha256=platform.content_sha256,
+        )
+        # Insert-only: a pointer that appeared anyway (a writer that skipped the lock) wins,
+        # and this transaction, version row included, rolls back.
+        if not await insert_skill_pointer(conn, organization_id, platform.name, version_id):
+            raise SkillAlreadyInstalled(platform.name)
+
+
+async def uninstall_skill(
+    conn: asyncpg.Connection, *, organization_id: uuid.UUID, name: str
+) -> None:
+    """Delete the org's pointer only: gone from the next turn; versions and objects stay."""
+    if not await delete_skill_pointer(conn, organization_id, name):
+        raise SkillNotInstalled(name)
+
+
+async def list_skills(conn: asyncpg.Connection, *, organization_id: uuid.UUID) -> SkillListing:
+    await require_organization(conn, organization_id)
+    installed = tuple(
+        InstalledSkill(
+            name=r.name,
+            description=r.description,
+            version_id=r.version_id,
+            source=skill_source(r.created_by, r.forked_from_version_id),
+            updated_at=r.updated_at,
+            state=r.state,
+        )
+        for r in await list_org_skills(conn, organization_id)
+    )
+    catalog = tuple(
+        CatalogSkill(r.name, r.description)
+        for r in await list_catalog_skills_not_installed(conn, organization_id)
+    )
+    return SkillListing(installed, catalog)

@@ -1,0 +1,67 @@
+"""What a turn is given (dependencies, config) and what it reports back (outcome)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from skills.storage import ObjectStore
+from turn.activations import ActivationRecorder
+from turn.agent_loop import ToolCallRecord
+from turn.conversation_lease import ConversationLeases
+from turn.mailbox import Mailbox
+from turn.model import Model
+from turn.outbox import Sender
+from turn.skill_catalog import SkillCatalogCache
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class TurnConfig:
+    default_persona: str
+    max_steps: int = 4
+    max_injected_skills: int = 3
+    reference_max_bytes: int = 16_384
+    history_limit: int = 10
+    # A message younger than this waits for the rest of its burst (one reply for all).
+    coalesce_ms: int = 0
+    # Bursts one job answers before it leaves the rest to the conversation's next job.
+    max_batches_per_job: int = 20
+
+
+@dataclass
+class TurnDeps:
+    pool: Any  # asyncpg.Pool
+    store: ObjectStore
+    model: Model
+    sender: Sender
+    recorder: ActivationRecorder
+    catalog: SkillCatalogCache
+    config: TurnConfig
+    mailbox: Mailbox
+    leases: ConversationLeases
+    clock: Callable[[], datetime] = utc_now
+
+
+@dataclass(frozen=True)
+class TurnOutcome:
+    """What happened to one job's message, for logs, the demo transcript and tests."""
+
+    status: Literal["replied", "duplicate", "redelivered", "queued"]
+    inbound_id: uuid.UUID
+    reply: str | None = None
+    matched: tuple[tuple[str, uuid.UUID], ...] = ()
+    probes: tuple[str, ...] = ()
+    capped: tuple[str, ...] = ()
+    tool_calls: tuple[ToolCallRecord, ...] = ()
+    prefix_sha256: str | None = None
+    steps: int = 0
+    # External ids of the messages this reply answered (a burst may be several).
+    answered: tuple[str, ...] = ()
+    extra: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,109 @@
+"""Per-conversation arrival order in Redis: who is waiting to be answered, and in what order.
+
+The enqueuer adds each message (score = arrival time in ms, payload kept alongside), before
+its job exists; the lease holder reads the whole mailbox, so it answers in arrival order
+even a message whose own job has not run yet (or ran on a worker that crashed).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+# Idle mailboxes vanish on their own; an active one is refreshed on every add.
+MAILBOX_TTL_S = 7 * 24 * 3600
+
+
+@dataclass(frozen=True)
+class ConversationKey:
+    organization_id: uuid.UUID
+    channel: str
+    contact_id: str
+
+    @property
+    def _base(self) -> str:
+        return f"skillet:conv:{self.organization_id}:{self.channel}:{self.contact_id}"
+
+    @property
+    def order_key(self) -> str:
+        return f"{self._base}:order"
+
+    @property
+    def payload_key(self) -> str:
+        return f"{self._base}:payload"
+
+    @property
+    def lease_key(self) -> str:
+        return f"{self._base}:lease"
+
+
+@dataclass(frozen=True)
+class MailboxEntry:
+    message_id: str
+    text: str
+    sent_at: datetime
+    received_at: datetime
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {"message_id": self.message_id, "text": self.text, "sent_at": self.sent_at.isoformat()}
+        )
+
+    @classmethod
+    def from_json(cls, raw: str | bytes, received_ms: float) -> MailboxEntry:
+        data = json.loads(raw)
+        return cls(
+            message_id=str(data["message_id"]),
+            text=str(data["text"]),
+            sent_at=datetime.fromisoformat(data["sent_at"]),
+            received_at=datetime.fromtimestamp(received_ms / 1000, UTC),
+        )
+
+
+def _text(value: str | bytes) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+class Mailbox:
+    def __init__(self, redis: Any) -> None:
+        self._redis = redis
+
+    async def add(self, key: ConversationKey, entry: MailboxEntry) -> None:
+        """Idempotent: a redelivery keeps the first arrival time and payload."""
+        score_ms = entry.received_at.timestamp() * 1000
+        async with self._redis.pipeline(transaction=True) as pipe:
+            pipe.zadd(key.order_key, {entry.message_id: score_ms}, nx=True)
+            pipe.hsetnx(key.payload_key, entry.message_id, entry.to_json())
+            pipe.expire(key.order_key, MAILBOX_TTL_S)
+            pipe.expire(key.payload_key, MAILBOX_TTL_S)
+            await pipe.execute()
+
+    async def entries(self, key: ConversationKey) -> list[MailboxEntry]:
+        """Everything waiting, oldest arrival first."""
+        ranked = await self._redis.zrange(key.order_key, 0, -1, withscores=True)
+        if not ranked:
+            return []
+        ids = [_text(m) for m, _ in ranked]
+        payloads = await self._redis.hmget(key.payload_key, ids)
+        orphans = [i for i, raw in zip(ids, payloads, strict=True) if raw is None]
+        if orphans:  # an order entry without its payload can never be answered from here
+            await self._redis.zrem(key.order_key, *orphans)
+        return [
+            MailboxEntry.from_json(raw, score)
+            for (_, score), raw in zip(ranked, payloads, strict=True)
+            if raw is not None
+        ]
+
+    async def remove(self, key: ConversationKey, message_ids: list[str]) -> None:
+        if not message_ids:
+            return
+        async with self._redis.pipeline(transaction=True) as pipe:
+            pipe.zrem(key.order_key, *message_ids)
+            pipe.hdel(key.payload_key, *message_ids)
+            await pipe.execute()
+
+    async def size(self, key: ConversationKey) -> int:
+        return int(await self._redis.zcard(key.order_key))

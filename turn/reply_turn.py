@@ -1,0 +1,183 @@
+"""Answer one burst of a conversation: match, prompt, model, then a fenced reply commit."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import structlog
+
+from skills.models import LoadedSkill
+from turn.activation_writer import view_rows
+from turn.agent_loop import LoopOutcome, run_agent_loop
+from turn.conversation_queries import (
+    InboundRow,
+    UnansweredRow,
+    list_history,
+    list_unanswered_before,
+    lock_conversation,
+    update_messages_answered,
+)
+from turn.deps import TurnDeps, TurnOutcome
+from turn.matcher import MatchResult
+from turn.model import InjectedSkill, ModelMessage, ModelRequest, ToolCall
+from turn.outbox import Recipient, deliver_reply
+from turn.prompt import build_prefix, prefix_sha256, render_skill_context
+from turn.queries import ActivationRow, insert_reply
+from turn.reference_tool import ToolResult, read_skill_reference
+from turn.skill_catalog import CatalogSnapshot
+from turn.tool_definitions import turn_tools
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class Conversation:
+    organization_id: uuid.UUID
+    channel: str
+    contact_id: str
+    conversation_id: uuid.UUID
+    persona: str
+
+
+class _Overtaken(Exception):
+    """The fence found earlier unanswered messages: the reply must not overtake them."""
+
+    def __init__(self, earlier: list[UnansweredRow]) -> None:
+        super().__init__(f"{len(earlier)} earlier message(s) unanswered")
+        self.earlier = earlier
+
+
+class _AlreadyAnswered(Exception):
+    """Another run answered part of this burst first: its reply is the only one."""
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    outcome: TurnOutcome | None  # None: someone else answered first
+    earlier: list[UnansweredRow]  # non-empty: retry with these first
+
+
+async def answer_batch(
+    deps: TurnDeps,
+    conversation: Conversation,
+    snapshot: CatalogSnapshot,
+    batch: Sequence[InboundRow],
+    *,
+    job_id: str,
+) -> BatchResult:
+    """One model turn for `batch` (arrival order) and at most one reply for all of it."""
+    text = "\n".join(row.body for row in batch)
+    match = snapshot.matcher.match(text, max_matched=deps.config.max_injected_skills)
+    prefix = build_prefix(conversation.persona, turn_tools(), snapshot.index_text)
+    loop = await _ask_model(deps, conversation, batch, match, prefix)
+    try:
+        reply = await _commit_reply(deps, conversation, batch, loop.text)
+    except _Overtaken as exc:
+        return BatchResult(outcome=None, earlier=exc.earlier)
+    except _AlreadyAnswered:
+        return BatchResult(outcome=None, earlier=[])
+    deps.recorder.record(_activation_rows(conversation.organization_id, match, job_id))
+    outcome = TurnOutcome(
+        status="replied",
+        inbound_id=batch[-1].id,
+        reply=reply,
+        matched=tuple((s.name, s.version_id) for s in match.matched),
+        probes=tuple(match.probes),
+        capped=tuple(match.capped),
+        tool_calls=loop.tool_calls,
+        prefix_sha256=prefix_sha256(prefix),
+        steps=loop.steps,
+        answered=tuple(row.external_id for row in batch),
+    )
+    return BatchResult(outcome=outcome, earlier=[])
+
+
+async def _ask_model(
+    deps: TurnDeps,
+    conversation: Conversation,
+    batch: Sequence[InboundRow],
+    match: MatchResult,
+    prefix: str,
+) -> LoopOutcome:
+    async with deps.pool.acquire() as conn:
+        history = await list_history(conn, conversation.conversation_id, deps.config.history_limit)
+    injected = tuple(InjectedSkill(s.name, s.body, s.reference_paths) for s in match.matched)
+    request = ModelRequest(
+        prefix=prefix,
+        skill_context=render_skill_context(injected),
+        messages=(
+            *(
+                ModelMessage(role="user" if d == "inbound" else "assistant", content=body)
+                for d, body in history
+            ),
+            *(ModelMessage(role="user", content=row.body) for row in batch),
+        ),
+        tools=turn_tools(),
+        injected_skills=injected,
+    )
+
+    async def execute(call: ToolCall) -> ToolResult:
+        return await _execute_tool(deps, conversation.organization_id, match.matched, call)
+
+    return await run_agent_loop(deps.model, request, execute, max_steps=deps.config.max_steps)
+
+
+async def _execute_tool(
+    deps: TurnDeps, organization_id: uuid.UUID, matched: Sequence[LoadedSkill], call: ToolCall
+) -> ToolResult:
+    if call.name != "read_skill_reference":
+        return ToolResult.error("unknown_tool", f"A ferramenta {call.name!r} não existe.")
+    result = await read_skill_reference(
+        deps.store,
+        organization_id=organization_id,
+        matched=matched,
+        skill_name=call.arguments.get("skill_name"),
+        path=call.arguments.get("path"),
+        max_bytes=deps.config.reference_max_bytes,
+    )
+    log.info("turn.tool_called", tool=call.name, error_code=result.error_code)
+    if result.error_code is None:
+        # Usage telemetry (fire-and-forget, never awaited): a served reference is a view.
+        deps.recorder.record(view_rows(organization_id, matched, call.arguments.get("skill_name")))
+    return result
+
+
+async def _commit_reply(
+    deps: TurnDeps, conversation: Conversation, batch: Sequence[InboundRow], text: str
+) -> str:
+    """Reply + outbox row + 'answered' marks in one transaction behind the order fence."""
+    ids = [row.id for row in batch]
+    async with deps.pool.acquire() as conn:
+        async with conn.transaction():
+            await lock_conversation(conn, conversation.conversation_id)
+            first_received = batch[0].received_at or deps.clock()
+            earlier = await list_unanswered_before(
+                conn, conversation.conversation_id, first_received, ids
+            )
+            if earlier:
+                raise _Overtaken(earlier)
+            row = await insert_reply(
+                conn,
+                organization_id=conversation.organization_id,
+                conversation_id=conversation.conversation_id,
+                channel=conversation.channel,
+                inbound_id=batch[-1].id,
+                body=text,
+            )
+            if row is None or await update_messages_answered(conn, row.message_id, ids) != len(ids):
+                raise _AlreadyAnswered
+        recipient = Recipient(conversation.channel, conversation.contact_id)
+        await deliver_reply(conn, deps.sender, row, recipient)
+    return text
+
+
+def _activation_rows(
+    organization_id: uuid.UUID, match: MatchResult, job_id: str
+) -> list[ActivationRow]:
+    hard = [
+        ActivationRow(organization_id, s.name, s.version_id, "hard", job_id) for s in match.matched
+    ]
+    probes = [ActivationRow(organization_id, name, None, "probe", job_id) for name in match.probes]
+    return hard + probes
