@@ -65,7 +65,7 @@ class CuratorPolicy:
 
 @dataclass(frozen=True)
 class SkillRecord:
-    """What one pass needs about an installed skill (usage absent = active, unpinned, never used)."""
+    """One installed skill as a pass sees it (no usage row: active, unpinned, never used)."""
 
     name: str
     created_by: str

@@ -25,7 +25,9 @@ from (select o from unnest($1::uuid[]) as o order by o) as sorted
 """
 
 
-async def lock_curator_orgs(conn: asyncpg.Connection, organization_ids: Sequence[uuid.UUID]) -> None:
+async def lock_curator_orgs(
+    conn: asyncpg.Connection, organization_ids: Sequence[uuid.UUID]
+) -> None:
     """Take each org's curator lock until the transaction ends (sorted: no lock-order deadlock)."""
     await conn.fetchval(LOCK_CURATOR_ORGS, list(organization_ids), ORG_LOCK_CLASS)
 

@@ -10,6 +10,7 @@ linear in its rows. Rows, versions and objects are never deleted: archiving is a
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import uuid
 from collections.abc import Sequence
@@ -43,7 +44,7 @@ class PassOptions:
     """How a pass runs: `now` is the curator's clock reading (cutoffs derive from it)."""
 
     now: datetime
-    policy: CuratorPolicy = CuratorPolicy()
+    policy: CuratorPolicy = dataclasses.field(default_factory=CuratorPolicy)
     trigger: RunTrigger = RunTrigger.MANUAL
     replayed: bool = False  # `now` came from `--now`, not the clock
     dry_run: bool = False  # decide and report, write nothing (not even the run row)
@@ -52,6 +53,9 @@ class PassOptions:
 
 class _ChangedUnderUs(Exception):
     """A compare-and-set matched fewer rows than decided: roll back rather than misreport."""
+
+
+_PASS_FAILURES: tuple[type[BaseException], ...] = (_ChangedUnderUs, *DATABASE_ERRORS)
 
 
 async def run_curator(
@@ -87,7 +91,7 @@ async def run_curator_for(
         chunk = ordered[start : start + options.chunk_orgs]
         try:
             reports = await _run_chunk(conn, chunk, options)
-        except (_ChangedUnderUs, *DATABASE_ERRORS) as exc:
+        except _PASS_FAILURES as exc:
             log.error(
                 "curator.run_failed", orgs=len(chunk), saved=len(saved), error=repr(exc)[:300]
             )

@@ -23,6 +23,7 @@ from skills.usage_queries import (
     CounterDelta,
     UsageRecord,
     fetch_usage,
+    fetch_usage_state_for_update,
     update_usage_pinned,
     update_usage_restored,
     upsert_usage_counters,
@@ -114,12 +115,16 @@ class UsageStore:
     ) -> Restored:
         """Back to active, with activity stamped now so the next curator pass keeps it."""
         try:
-            result = await update_usage_restored(conn, organization_id, skill_name, self._clock())
+            async with conn.transaction():
+                previous = await fetch_usage_state_for_update(conn, organization_id, skill_name)
+                record = await update_usage_restored(
+                    conn, organization_id, skill_name, self._clock()
+                )
         except DATABASE_ERRORS as exc:
             raise UsageWriteError(f"restore not written: {exc!r}"[:300]) from exc
-        if result is None:
+        if record is None:
             raise _not_installed(skill_name)
-        return Restored(record=result[0], previous_state=result[1])
+        return Restored(record=record, previous_state=previous or "active")
 
 
 def _not_installed(skill_name: str) -> SkillNotInstalled:

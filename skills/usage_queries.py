@@ -127,10 +127,22 @@ async def update_usage_pinned(
     return None if row is None else _record(row)
 
 
+FETCH_USAGE_STATE_FOR_UPDATE = """
+select state from skill_usage where organization_id = $1 and skill_name = $2 for update
+"""
+
+
+async def fetch_usage_state_for_update(
+    conn: asyncpg.Connection, organization_id: uuid.UUID, skill_name: str
+) -> str | None:
+    """The row's state, locked until the transaction ends (None: no usage row yet)."""
+    state: str | None = await conn.fetchval(
+        FETCH_USAGE_STATE_FOR_UPDATE, organization_id, skill_name
+    )
+    return state
+
+
 UPDATE_USAGE_RESTORED = f"""
-with previous as (
-    select state from skill_usage where organization_id = $1 and skill_name = $2 for update
-)
 insert into skill_usage as u
     (organization_id, skill_name, created_by, restored_at, last_activity_at)
 select p.organization_id, p.name, v.created_by, $3, $3
@@ -141,13 +153,13 @@ on conflict (organization_id, skill_name) do update set
     archived_at = null,
     restored_at = excluded.restored_at,
     last_activity_at = greatest(u.last_activity_at, excluded.last_activity_at)
-returning {_COLUMNS}, coalesce((select state from previous), 'active') as previous_state
+returning {_COLUMNS}
 """
 
 
 async def update_usage_restored(
     conn: asyncpg.Connection, organization_id: uuid.UUID, skill_name: str, at: datetime
-) -> tuple[UsageRecord, str] | None:
-    """Active again, activity stamped at `at`; (record, previous state) or None if not installed."""
+) -> UsageRecord | None:
+    """Active again, activity stamped at `at`; None when the skill is not installed."""
     row = await conn.fetchrow(UPDATE_USAGE_RESTORED, organization_id, skill_name, at)
-    return None if row is None else (_record(row), row["previous_state"])
+    return None if row is None else _record(row)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from turn.model import ModelRequest, ModelResponse, ToolCall
 
 NO_SKILL_REPLY = (
@@ -19,9 +21,17 @@ def _first_line(text: str) -> str:
 
 
 class LocalModel:
-    """Answers from the first injected skill; reads its first reference once when it has one."""
+    """Answers from the first injected skill; reads its first reference once when it has one.
+
+    `latency_s` imitates a provider's response time (demos, load and crash tests).
+    """
+
+    def __init__(self, latency_s: float = 0.0) -> None:
+        self._latency_s = latency_s
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
+        if self._latency_s:
+            await asyncio.sleep(self._latency_s)
         if not request.injected_skills:
             return ModelResponse(text=NO_SKILL_REPLY)
         skill = request.injected_skills[0]

@@ -1,32 +1,54 @@
-"""Delivering a committed reply: the Sender protocol, its default, and the sent transition."""
+"""Delivering a committed reply: the Sender protocol, its default, and the outbox transitions."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Protocol
 
 import asyncpg
 import structlog
 
-from turn.queries import OutboxRow, update_outbox_sent
+from turn.errors import SendError
+from turn.queries import (
+    OutboxRow,
+    claim_outbox_delivery,
+    release_outbox_claim,
+    update_outbox_failed,
+    update_outbox_sent,
+)
 
 log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class Route:
+    """The connected number a reply leaves from (a `channels` row)."""
+
+    kind: str  # 'cloud_api' | 'waha'
+    address: str  # Cloud API phone_number_id / WAHA session name
 
 
 @dataclass(frozen=True)
 class Recipient:
     channel: str
     contact_id: str
+    # Filled by deliver_reply from the database; None when not known (e.g. a message that
+    # was enqueued by `skillet enqueue` for an org without exactly one channel).
+    route: Route | None = None
+    reply_to_external_id: str | None = None  # the provider's id of the message answered
+    last_inbound_at: datetime | None = None  # the customer's latest message (24-hour rule)
 
 
 class Sender(Protocol):
     async def send(self, row: OutboxRow, recipient: Recipient) -> None:
-        """Deliver `row.body`; raise turn.errors.SendError when the channel fails."""
+        """Deliver `row.body`; raise turn.errors.SendError when the channel fails
+        (retryable: nothing went out, a later try may work; else the row is marked failed)."""
         ...
 
 
 class LoggingSender:
-    """Default sender until real WhatsApp senders exist: logs the delivery (never the body)."""
+    """Sender for replies with no channel in development: logs the delivery (never the body)."""
 
     async def send(self, row: OutboxRow, recipient: Recipient) -> None:
         log.info(
@@ -40,6 +62,32 @@ class LoggingSender:
 async def deliver_reply(
     conn: asyncpg.Connection, sender: Sender, row: OutboxRow, recipient: Recipient
 ) -> bool:
-    """Send a pending row then mark it sent; False if another run had already marked it."""
-    await sender.send(row, recipient)
+    """Claim a pending row, send it once, mark it sent; False if this call did not send it.
+
+    At most once: the claim is committed before the send and only a retryable SendError
+    releases it, so a crash mid-send leaves the row pending + claimed, never sent again.
+    A permanent SendError marks the row failed with its code and reason (not raised).
+    """
+    claim = await claim_outbox_delivery(conn, row.id)
+    if claim is None:
+        log.info("outbox.not_claimed", outbox_id=str(row.id))  # sent, failed or in flight
+        return False
+    route = None
+    if claim.route_kind is not None and claim.route_address is not None:
+        route = Route(claim.route_kind, claim.route_address)
+    target = replace(
+        recipient,
+        route=route,
+        reply_to_external_id=claim.reply_to_external_id,
+        last_inbound_at=claim.last_inbound_at,
+    )
+    try:
+        await sender.send(row, target)
+    except SendError as exc:
+        if exc.retryable:
+            await release_outbox_claim(conn, row.id)
+            raise
+        await update_outbox_failed(conn, row.id, str(exc))
+        log.error("outbox.failed", outbox_id=str(row.id), code=exc.code, error=exc.message[:300])
+        return False
     return await update_outbox_sent(conn, row.id)

@@ -176,6 +176,75 @@ async def update_outbox_sent(conn: asyncpg.Connection, outbox_id: uuid.UUID) -> 
     return status.endswith(" 1")
 
 
+@dataclass(frozen=True)
+class DeliveryClaim:
+    """What a sender needs about a claimed outbox row (None: not known)."""
+
+    reply_to_external_id: str | None  # the provider's id of the message being answered
+    last_inbound_at: datetime | None  # the customer's latest message in the conversation
+    route_kind: str | None  # channels.kind of the number the reply leaves from
+    route_address: str | None  # its phone_number_id / WAHA session
+
+
+# The route: the channel the answered message arrived on (inbound_routes, written by the
+# webhook), else the org's only channel; none for an org with zero or several channels.
+CLAIM_OUTBOX_DELIVERY = """
+with claimed as (
+    update outbox set delivery_claimed_at = now()
+    where id = $1 and status = 'pending' and delivery_claimed_at is null
+    returning organization_id, conversation_id, message_id
+)
+select i.external_id as reply_to_external_id,
+       (select max(m.sent_at) from messages m
+        where m.conversation_id = c.conversation_id and m.direction = 'inbound') as last_inbound_at,
+       route.kind as route_kind, route.address as route_address
+from claimed c
+join messages r on r.id = c.message_id
+left join messages i on i.id = r.reply_to_id
+left join lateral (
+    select * from (
+        select ch.kind, ch.address, 0 as preference
+        from inbound_routes ir join channels ch on ch.id = ir.channel_id
+        where ir.organization_id = c.organization_id and ir.external_id = i.external_id
+        union all
+        select ch.kind, ch.address, 1 from channels ch
+        where ch.organization_id = c.organization_id
+          and (select count(*) from channels o where o.organization_id = c.organization_id) = 1
+    ) candidates order by preference limit 1
+) route on true
+"""
+
+
+async def claim_outbox_delivery(
+    conn: asyncpg.Connection, outbox_id: uuid.UUID
+) -> DeliveryClaim | None:
+    """Claim a pending, never-claimed row for one send; None if sent, failed or claimed."""
+    row = await conn.fetchrow(CLAIM_OUTBOX_DELIVERY, outbox_id)
+    return None if row is None else DeliveryClaim(**dict(row))
+
+
+RELEASE_OUTBOX_CLAIM = """
+update outbox set delivery_claimed_at = null where id = $1 and status = 'pending'
+"""
+
+
+async def release_outbox_claim(conn: asyncpg.Connection, outbox_id: uuid.UUID) -> None:
+    """The sender said nothing went out and a later try may work: allow one."""
+    await conn.execute(RELEASE_OUTBOX_CLAIM, outbox_id)
+
+
+UPDATE_OUTBOX_FAILED = """
+update outbox set status = 'failed', last_error = $2, attempts = attempts + 1
+where id = $1 and status = 'pending'
+"""
+
+
+async def update_outbox_failed(conn: asyncpg.Connection, outbox_id: uuid.UUID, reason: str) -> bool:
+    """Mark a pending row failed for good, keeping why; False if it was not pending."""
+    status: str = await conn.execute(UPDATE_OUTBOX_FAILED, outbox_id, reason[:2000])
+    return status.endswith(" 1")
+
+
 LIST_RECENT_MESSAGES = """
 select direction, body from (
     select direction, body, created_at, id from messages

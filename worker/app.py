@@ -14,6 +14,7 @@ from jobs.inbound import handle_inbound_message
 from jobs.payloads import HANDLE_INBOUND_MESSAGE
 from turn.model import Model
 from turn.outbox import Sender
+from worker.curator_cron import curator_cron_job, curator_function
 from worker.resources import Resources, open_resources_with_retry
 from worker.settings import Settings
 
@@ -61,8 +62,12 @@ def build_worker(
         timeout=settings.job_timeout_s,
         max_tries=settings.max_tries,
     )
+    # The curator's tick is scheduled by long-running workers only; a burst worker exits when
+    # the queue is empty and must not wait for (or enqueue) the next tick.
+    scheduled = settings.curator_enabled and not burst
     return Worker(
-        functions=[function],
+        functions=[function] if scheduled else [function, curator_function(settings)],
+        cron_jobs=[curator_cron_job(settings)] if scheduled else None,
         queue_name=settings.queue_name,
         redis_settings=RedisSettings.from_dsn(settings.redis_url),
         burst=burst,

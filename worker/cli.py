@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import asyncpg
+import structlog
 from pydantic import ValidationError
 
 from skills.errors import SkilletError
@@ -20,6 +21,8 @@ from worker import cli_channels, cli_curator, cli_skills
 from worker.cli_args import CliError, Command, aware_datetime_arg, uuid_arg
 from worker.logging import configure_logging
 from worker.settings import Settings
+
+log = structlog.get_logger(__name__)
 
 
 async def cmd_migrate(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
@@ -55,6 +58,10 @@ async def cmd_worker(args: argparse.Namespace, settings: Settings) -> dict[str, 
     worker = build_worker(settings, burst=args.burst)
     try:
         await worker.async_run()
+    except asyncio.CancelledError:
+        # SIGTERM/SIGINT: arq waits for running jobs (job_completion_wait), then cancels its
+        # main task; that is a clean stop, not an error.
+        log.info("worker.signalled")
     finally:
         await worker.close()
     return {

@@ -3,9 +3,165 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
+import re
+import signal
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from channels.models import ChannelKind
+from worker.cli_args import CliError, uuid_arg
+from worker.settings import Settings
+
+if TYPE_CHECKING:
+    import asyncpg
+
+    from channels.models import Channel
+    from webhook.config import WebhookConfig
+
+# Same rule as the `channels.address` check constraint (migrations/0004_channels.sql).
+_ADDRESS_RE = re.compile(r"^[0-9A-Za-z._:-]{1,128}$")
+
+
+@contextlib.asynccontextmanager
+async def _database(settings: Settings) -> AsyncIterator[asyncpg.Connection]:
+    from worker.db import connect
+
+    conn = await connect(settings.database_url)
+    try:
+        yield conn
+    finally:
+        await conn.close()
+
+
+def _line(channel: Channel) -> str:
+    phone = f"  {channel.display_phone}" if channel.display_phone else ""
+    return f"{channel.kind.value}  {channel.address}{phone}  org {channel.organization_id}"
+
+
+async def cmd_add(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
+    from channels.queries import fetch_agent_organization, fetch_channel_by_address, insert_channel
+    from turn.queries import fetch_org_agent
+
+    if not _ADDRESS_RE.match(args.address):
+        raise CliError(
+            f"not a phone_number_id or session name: {args.address!r}", code="invalid_address"
+        )
+    async with _database(settings) as conn:
+        if await fetch_org_agent(conn, args.org) is None:
+            raise CliError(f"organization {args.org} does not exist", code="organization_not_found")
+        if args.agent and await fetch_agent_organization(conn, args.agent) != args.org:
+            raise CliError(
+                f"agent {args.agent} is not an agent of {args.org}", code="agent_not_found"
+            )
+        channel = await insert_channel(
+            conn,
+            organization_id=args.org,
+            agent_id=args.agent,
+            kind=ChannelKind(args.kind),
+            address=args.address,
+            display_phone=args.display_phone,
+        )
+        if channel is None:
+            owner = await fetch_channel_by_address(conn, ChannelKind(args.kind), args.address)
+            org = owner.organization_id if owner else "another organization"
+            raise CliError(
+                f"{args.kind} {args.address} is already connected to {org}", code="channel_exists"
+            )
+    return {**channel.as_json(), "message": f"connected: {_line(channel)}"}
+
+
+async def cmd_list(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
+    from channels.queries import list_channels
+
+    async with _database(settings) as conn:
+        channels = await list_channels(conn, args.org)
+    lines = [f"channels ({len(channels)}):", *(f"  {_line(c)}" for c in channels)]
+    return {"channels": [c.as_json() for c in channels], "message": "\n".join(lines)}
+
+
+async def cmd_remove(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
+    from channels.queries import delete_channel
+
+    async with _database(settings) as conn:
+        channel = await delete_channel(conn, ChannelKind(args.kind), args.address)
+    if channel is None:
+        raise CliError(f"{args.kind} {args.address} is not connected", code="channel_not_found")
+    return {**channel.as_json(), "message": f"disconnected: {_line(channel)}"}
+
+
+def webhook_config(settings: Settings) -> WebhookConfig:
+    from webhook.config import WebhookConfig
+
+    def secret(value: Any) -> str | None:
+        return (value.get_secret_value() or None) if value is not None else None
+
+    return WebhookConfig(
+        app_secret=secret(settings.whatsapp_app_secret),
+        verify_token=secret(settings.whatsapp_verify_token),
+        waha_hmac_key=secret(settings.waha_hmac_key),
+        max_body_bytes=settings.webhook_max_body_bytes,
+    )
+
+
+async def cmd_webhook(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
+    from webhook.server import ServerConfig, serve
+
+    server = ServerConfig(
+        host=args.host or settings.webhook_host,
+        port=args.port if args.port is not None else settings.webhook_port,
+        database_url=settings.database_url,
+        redis_url=settings.redis_url,
+        queue_name=settings.queue_name,
+        db_pool_max_size=settings.db_pool_max_size,
+    )
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    signals = (signal.SIGINT, signal.SIGTERM)
+    for sig in signals:
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await serve(webhook_config(settings), server, stop)
+    finally:
+        for sig in signals:
+            loop.remove_signal_handler(sig)
+    return {"message": "webhook stopped"}
+
+
+def _port(value: str) -> int:
+    port = int(value)
+    if not 0 <= port <= 65_535:
+        raise argparse.ArgumentTypeError(f"not a TCP port: {value}")
+    return port
 
 
 def register(
     sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
 ) -> None:
     """Add this module's commands to the `skillet` parser (each takes `common` for --json)."""
+    kinds = [k.value for k in ChannelKind]
+    channels = sub.add_parser("channels", help="connected WhatsApp numbers").add_subparsers(
+        dest="channels_command", required=True
+    )
+    add = channels.add_parser("add", parents=[common], help="connect a number to an org")
+    add.add_argument("--org", type=uuid_arg, required=True)
+    add.add_argument("--kind", choices=kinds, required=True)
+    add.add_argument(
+        "--address", required=True, help="Cloud API phone_number_id, or WAHA session name"
+    )
+    add.add_argument("--agent", type=uuid_arg, help="the org's agent that answers this number")
+    add.add_argument("--display-phone", help="the number as people see it, e.g. +55 11 4000-0000")
+    add.set_defaults(handler=cmd_add)
+    listing = channels.add_parser("list", parents=[common], help="connected numbers")
+    listing.add_argument("--org", type=uuid_arg)
+    listing.set_defaults(handler=cmd_list)
+    remove = channels.add_parser("remove", parents=[common], help="disconnect a number")
+    remove.add_argument("--kind", choices=kinds, required=True)
+    remove.add_argument("--address", required=True)
+    remove.set_defaults(handler=cmd_remove)
+
+    webhook = sub.add_parser("webhook", parents=[common], help="run the WhatsApp webhook")
+    webhook.add_argument("--host", help="listen address (default SKILLET_WEBHOOK_HOST)")
+    webhook.add_argument("--port", type=_port, help="listen port (default SKILLET_WEBHOOK_PORT)")
+    webhook.set_defaults(handler=cmd_webhook)

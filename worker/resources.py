@@ -23,9 +23,10 @@ from turn.inbound_turn import TurnConfig, TurnDeps
 from turn.local_model import LocalModel
 from turn.mailbox import Mailbox
 from turn.model import Model
-from turn.outbox import LoggingSender, Sender
+from turn.outbox import Sender
 from turn.queries import ActivationRow
 from turn.skill_catalog import SkillCatalogCache
+from worker.channel_senders import build_sender, http_session
 from worker.db import create_pool
 from worker.settings import Settings
 
@@ -46,7 +47,7 @@ class Resources:
 
 def build_model(settings: Settings) -> Model:
     if settings.model == "local":
-        return LocalModel()
+        return LocalModel(latency_s=settings.local_model_latency_ms / 1000)
     raise ValueError(f"unknown model {settings.model!r}: only 'local' is available")
 
 
@@ -99,6 +100,7 @@ async def open_resources(
         stack.push_async_callback(recorder.close, settings.activation_shutdown_flush_s)
         redis = Redis.from_url(settings.redis_url)
         stack.push_async_callback(redis.aclose)
+        http = await stack.enter_async_context(http_session(settings))
     except BaseException:
         await stack.aclose()
         raise
@@ -106,7 +108,7 @@ async def open_resources(
         pool=pool,
         store=store,
         model=model or build_model(settings),
-        sender=sender or LoggingSender(),
+        sender=sender or build_sender(settings, http),
         recorder=recorder,
         catalog=SkillCatalogCache(),
         config=TurnConfig(

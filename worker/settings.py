@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -74,6 +74,7 @@ class Settings(BaseSettings):
 
     # The turn
     model: str = "local"
+    local_model_latency_ms: int = Field(default=0, ge=0, le=600_000)
     model_max_steps: int = Field(default=4, ge=1, le=32)
     max_injected_skills: int = Field(default=3, ge=0)
     reference_max_bytes: int = Field(default=16_384, ge=256)
@@ -91,6 +92,41 @@ class Settings(BaseSettings):
     activation_queue_max: int = Field(default=10_000, ge=1)
     activation_shutdown_flush_s: float = Field(default=5.0, ge=0)
 
+    # The curator (skills/curator*.py) and its sleep-cycle schedule (worker/curator_cron.py)
+    curator_enabled: bool = True
+    curator_check_every_s: int = Field(default=60, ge=1, le=3600)  # divides 60 or 3600
+    curator_idle_s: int = Field(default=300, ge=0)
+    curator_floor_s: int = Field(default=3600, ge=0)
+    curator_every_s: int = Field(default=21_600, ge=0)  # 0: no ceiling trigger
+    curator_stale_after_days: int = Field(default=30, ge=1)
+    curator_archive_after_days: int = Field(default=90, ge=1)
+    curator_chunk_orgs: int = Field(default=100, ge=1, le=1000)
+    curator_timeout_s: int = Field(default=300, ge=1)
+
+    # WhatsApp ingress (`skillet webhook`); an endpoint whose secret is unset answers 503
+    webhook_host: str = "0.0.0.0"
+    webhook_port: int = Field(default=8080, ge=0, le=65_535)
+    webhook_max_body_bytes: int = Field(default=1_048_576, ge=1024)
+    whatsapp_app_secret: SecretStr | None = None  # Meta app secret: X-Hub-Signature-256
+    whatsapp_verify_token: SecretStr | None = None  # GET handshake's hub.verify_token
+    waha_hmac_key: SecretStr | None = None  # WAHA webhook hmac.key: X-Webhook-Hmac (sha512)
+
+    # WhatsApp senders (the worker): each reply leaves from the number its message came to
+    graph_api_base_url: str = "https://graph.facebook.com/v23.0"
+    whatsapp_access_token: SecretStr | None = None  # Graph API bearer (system user) token
+    waha_base_url: str = "http://127.0.0.1:3000"
+    waha_api_key: SecretStr | None = None  # sent as X-Api-Key
+    send_timeout_s: float = Field(default=10.0, gt=0)
+    send_max_attempts: int = Field(default=4, ge=1, le=10)
+    send_backoff_base_s: float = Field(default=0.5, ge=0)
+    send_backoff_max_s: float = Field(default=8.0, ge=0)
+    send_retry_after_max_s: float = Field(default=10.0, ge=0)  # longer: give up at once
+    reply_with_context: bool = False  # quote the customer's message in the reply
+    customer_service_window_s: int = Field(default=86_400, ge=60)  # WhatsApp's 24 hours
+    # A reply with no channel (org without exactly one, message not from the webhook):
+    # `log` it and mark it sent (development, demo), or mark it `fail`ed (`no_channel`).
+    unrouted_replies: str = Field(default="log", pattern="^(log|fail)$")
+
     # Logging
     log_format: str = Field(default="console", pattern="^(console|json)$")
     log_level: str = "INFO"
@@ -101,6 +137,15 @@ class Settings(BaseSettings):
 
     # Local services launcher (`skillet dev up`)
     dev_dir: str = ".skillet"
+
+    @model_validator(mode="after")
+    def _curator_consistent(self) -> Settings:
+        every = self.curator_check_every_s
+        if not (60 % every == 0 or (every % 60 == 0 and 3600 % every == 0)):
+            raise ValueError("curator_check_every_s must divide 60, or be minutes dividing 60")
+        if self.curator_archive_after_days < self.curator_stale_after_days:
+            raise ValueError("curator_archive_after_days must be >= curator_stale_after_days")
+        return self
 
     def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
         for name, value in super().__repr_args__():

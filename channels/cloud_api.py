@@ -1,0 +1,126 @@
+"""Sending a reply through Meta's WhatsApp Cloud API: POST /{phone-number-id}/messages."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+import aiohttp
+import structlog
+
+from channels.errors import SendFailure, send_failed
+from channels.http import RetryPolicy, Sleep, Verdict, post_parts
+from channels.text import split_text
+from turn.outbox import Recipient
+from turn.queries import OutboxRow
+
+log = structlog.get_logger(__name__)
+
+# Graph API error codes (in a 4xx body) that mean "later", not "never".
+_RETRYABLE_CODES = frozenset(
+    {
+        1,  # API unknown (transient)
+        2,  # API service temporarily unavailable
+        4,  # application request limit reached
+        80007,  # WhatsApp Business Account rate limit
+        130429,  # Cloud API throughput reached
+        131016,  # service unavailable
+        131056,  # too many messages to this user from this number: pair rate limit
+    }
+)
+_OUTSIDE_WINDOW_CODE = 131047  # re-engagement: more than 24 h since the customer wrote
+TEXT_MAX_CHARS = 4096  # Cloud API limit on text.body
+
+
+@dataclass(frozen=True)
+class CloudApiConfig:
+    base_url: str  # https://graph.facebook.com/v23.0 (tests: a local fake)
+    access_token: str | None
+    reply_context: bool = False  # quote the customer's message in the first part
+    max_text_chars: int = TEXT_MAX_CHARS
+
+
+class CloudApiSender:
+    """One reply = one or more text messages from the channel's phone number to the wa_id."""
+
+    def __init__(
+        self,
+        http: aiohttp.ClientSession,
+        config: CloudApiConfig,
+        policy: RetryPolicy,
+        *,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
+        self._http = http
+        self._config = config
+        self._policy = policy
+        self._sleep = sleep
+
+    async def send(self, row: OutboxRow, recipient: Recipient) -> None:
+        if recipient.route is None:
+            raise send_failed(SendFailure.NO_CHANNEL, "reply has no Cloud API channel")
+        if not self._config.access_token:
+            raise send_failed(
+                SendFailure.NOT_CONFIGURED, "SKILLET_WHATSAPP_ACCESS_TOKEN is not set"
+            )
+        if not recipient.contact_id.isdigit():
+            raise send_failed(
+                SendFailure.REJECTED, "the Cloud API needs the contact's phone number (wa_id)"
+            )
+        phone_number_id = quote(recipient.route.address, safe="")
+        url = f"{self._config.base_url.rstrip('/')}/{phone_number_id}/messages"
+        parts = split_text(row.body, self._config.max_text_chars)
+        bodies = await post_parts(
+            self._http,
+            url,
+            [self._payload(recipient, part, first=i == 0) for i, part in enumerate(parts)],
+            headers={"Authorization": f"Bearer {self._config.access_token}"},
+            classify=classify_graph_answer,
+            policy=self._policy,
+            sleep=self._sleep,
+        )
+        log.info(
+            "outbox.sent_cloud_api",
+            outbox_id=str(row.id),
+            parts=len(parts),
+            provider_message_ids=[_message_id(b) for b in bodies],
+        )
+
+    def _payload(self, recipient: Recipient, part: str, *, first: bool) -> dict[str, Any]:
+        payload: dict[str, Any] = {
+            "messaging_product": "whatsapp",
+            "recipient_type": "individual",
+            "to": recipient.contact_id,
+            "type": "text",
+            "text": {"preview_url": False, "body": part},
+        }
+        if first and self._config.reply_context and recipient.reply_to_external_id:
+            payload["context"] = {"message_id": recipient.reply_to_external_id}
+        return payload
+
+
+def classify_graph_answer(status: int, body: Any) -> Verdict:
+    """Graph API answer -> delivered / retry / permanent failure with Meta's reason."""
+    if 200 <= status < 300:
+        return "ok"
+    error = body.get("error") if isinstance(body, dict) else None
+    error = error if isinstance(error, dict) else {}
+    code = error.get("code")
+    reason = f"HTTP {status}, Graph error {code}: {error.get('message') or body}"[:500]
+    if status == 429 or status >= 500 or code in _RETRYABLE_CODES:
+        return "retry"
+    if code == _OUTSIDE_WINDOW_CODE:
+        return send_failed(SendFailure.OUTSIDE_WINDOW, reason)
+    if status in (401, 403) or code == 190:  # 190: access token invalid or expired
+        return send_failed(SendFailure.UNAUTHORIZED, reason)
+    return send_failed(SendFailure.REJECTED, reason)
+
+
+def _message_id(body: Any) -> str | None:
+    messages = body.get("messages") if isinstance(body, dict) else None
+    if isinstance(messages, list) and messages and isinstance(messages[0], dict):
+        found = messages[0].get("id")
+        return found if isinstance(found, str) else None
+    return None

@@ -1,0 +1,164 @@
+"""POSTing JSON to a WhatsApp API with bounded retries that honour Retry-After.
+
+Retried: 429 and 5xx answers, answers a classifier marks retryable, and connections that
+never reached the server. Not retried: a request that may have reached the server but whose
+answer was lost (read timeout, dropped connection): it may have been delivered, and one row
+is never sent twice, so that is a `delivery_unknown` failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+import aiohttp
+import structlog
+
+from channels.errors import SendFailure, send_failed
+from turn.errors import SendError
+
+log = structlog.get_logger(__name__)
+
+# What one answer means: delivered, try again, or a permanent failure to raise.
+Verdict = Literal["ok", "retry"] | SendError
+Classifier = Callable[[int, Any], Verdict]
+Sleep = Callable[[float], Awaitable[None]]
+
+_NOT_REACHED = (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    max_attempts: int = 4
+    backoff_base_s: float = 0.5  # 0.5, 1, 2, ... capped at backoff_max_s
+    backoff_max_s: float = 8.0
+    retry_after_max_s: float = 10.0  # a longer Retry-After ends the retries at once
+
+    def delay_s(self, attempt: int, retry_after_s: float | None) -> float | None:
+        """How long to wait after failed attempt number `attempt`; None = give up."""
+        if attempt >= self.max_attempts:
+            return None
+        backoff_s = min(self.backoff_max_s, self.backoff_base_s * 2.0 ** (attempt - 1))
+        if retry_after_s is None:
+            return backoff_s
+        if retry_after_s > self.retry_after_max_s:
+            return None
+        return max(backoff_s, retry_after_s)
+
+
+def parse_retry_after(value: str | None, now: datetime) -> float | None:
+    """Seconds to wait from a Retry-After header (delta-seconds or HTTP date); None if absent."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - now).total_seconds())
+
+
+@dataclass(frozen=True)
+class _Answer:
+    status: int
+    body: Any
+    retry_after_s: float | None
+
+
+async def post_json(
+    http: aiohttp.ClientSession,
+    url: str,
+    payload: Mapping[str, Any],
+    *,
+    headers: Mapping[str, str],
+    classify: Classifier,
+    policy: RetryPolicy,
+    sleep: Sleep = asyncio.sleep,
+) -> Any:
+    """The parsed JSON body of the first accepted answer; raises SendError (never retryable)."""
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            answer = await _post_once(http, url, payload, headers)
+        except _NOT_REACHED as exc:
+            verdict: Verdict = "retry"
+            problem, retry_after_s = f"unreachable: {exc}", None
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise send_failed(
+                SendFailure.DELIVERY_UNKNOWN, f"no answer after sending ({exc!r}); not re-sent"
+            ) from exc
+        else:
+            verdict = classify(answer.status, answer.body)
+            problem = f"HTTP {answer.status}: {_snippet(answer.body)}"
+            retry_after_s = answer.retry_after_s
+        if verdict == "ok":
+            return answer.body
+        if isinstance(verdict, SendError):
+            raise verdict
+        delay_s = policy.delay_s(attempt, retry_after_s)
+        if delay_s is None:
+            raise send_failed(
+                SendFailure.RETRIES_EXHAUSTED, f"gave up after {attempt} attempt(s); {problem}"
+            )
+        log.warning("outbox.send_retry", attempt=attempt, delay_s=delay_s, problem=problem[:200])
+        await sleep(delay_s)
+
+
+async def post_parts(
+    http: aiohttp.ClientSession,
+    url: str,
+    payloads: Sequence[Mapping[str, Any]],
+    *,
+    headers: Mapping[str, str],
+    classify: Classifier,
+    policy: RetryPolicy,
+    sleep: Sleep = asyncio.sleep,
+) -> list[Any]:
+    """post_json for each part in order; a failure after a part went out says how many did."""
+    bodies: list[Any] = []
+    for index, payload in enumerate(payloads):
+        try:
+            body = await post_json(
+                http, url, payload, headers=headers, classify=classify, policy=policy, sleep=sleep
+            )
+        except SendError as exc:
+            if not index:
+                raise
+            raise SendError(
+                f"{index}/{len(payloads)} part(s) sent, then: {exc.message}",
+                code=exc.code,
+                retryable=False,
+            ) from exc
+        bodies.append(body)
+    return bodies
+
+
+async def _post_once(
+    http: aiohttp.ClientSession, url: str, payload: Mapping[str, Any], headers: Mapping[str, str]
+) -> _Answer:
+    async with http.post(url, json=payload, headers=headers) as response:
+        raw = await response.read()
+        retry_after_s = parse_retry_after(response.headers.get("Retry-After"), datetime.now(UTC))
+        return _Answer(response.status, _json_or_text(raw), retry_after_s)
+
+
+def _json_or_text(raw: bytes) -> Any:
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw.decode("utf-8", "replace")
+
+
+def _snippet(body: Any) -> str:
+    text = body if isinstance(body, str) else json.dumps(body, ensure_ascii=False)
+    return text[:300]

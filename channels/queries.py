@@ -1,0 +1,131 @@
+"""SQL of channels: the channels table, inbound routes and contact aliases."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+
+import asyncpg
+
+from channels.models import Channel, ChannelKind
+
+_COLUMNS = "id, organization_id, agent_id, kind, address, display_phone, created_at"
+
+
+def _channel(row: asyncpg.Record) -> Channel:
+    values = dict(row)
+    values["kind"] = ChannelKind(values["kind"])
+    return Channel(**values)
+
+
+INSERT_CHANNEL = f"""
+insert into channels (organization_id, agent_id, kind, address, display_phone)
+values ($1, $2, $3, $4, $5)
+on conflict (kind, address) do nothing
+returning {_COLUMNS}
+"""
+
+
+async def insert_channel(
+    conn: asyncpg.Connection,
+    *,
+    organization_id: uuid.UUID,
+    agent_id: uuid.UUID | None,
+    kind: ChannelKind,
+    address: str,
+    display_phone: str | None,
+) -> Channel | None:
+    """A new channel; None when that number (kind + address) is already connected."""
+    row = await conn.fetchrow(
+        INSERT_CHANNEL, organization_id, agent_id, kind.value, address, display_phone
+    )
+    return None if row is None else _channel(row)
+
+
+FETCH_CHANNEL_BY_ADDRESS = f"select {_COLUMNS} from channels where kind = $1 and address = $2"
+
+
+async def fetch_channel_by_address(
+    conn: asyncpg.Connection, kind: ChannelKind, address: str
+) -> Channel | None:
+    """The channel a webhook event's receiving number belongs to (None: not connected)."""
+    row = await conn.fetchrow(FETCH_CHANNEL_BY_ADDRESS, kind.value, address)
+    return None if row is None else _channel(row)
+
+
+LIST_CHANNELS = f"""
+select {_COLUMNS} from channels
+where $1::uuid is null or organization_id = $1
+order by organization_id, created_at, id
+"""
+
+
+async def list_channels(
+    conn: asyncpg.Connection, organization_id: uuid.UUID | None = None
+) -> list[Channel]:
+    return [_channel(r) for r in await conn.fetch(LIST_CHANNELS, organization_id)]
+
+
+DELETE_CHANNEL = f"delete from channels where kind = $1 and address = $2 returning {_COLUMNS}"
+
+
+async def delete_channel(
+    conn: asyncpg.Connection, kind: ChannelKind, address: str
+) -> Channel | None:
+    """Disconnect a number (its inbound routes go with it); None if it was not connected."""
+    row = await conn.fetchrow(DELETE_CHANNEL, kind.value, address)
+    return None if row is None else _channel(row)
+
+
+FETCH_AGENT_ORGANIZATION = "select organization_id from agents where id = $1"
+
+
+async def fetch_agent_organization(
+    conn: asyncpg.Connection, agent_id: uuid.UUID
+) -> uuid.UUID | None:
+    organization_id: uuid.UUID | None = await conn.fetchval(FETCH_AGENT_ORGANIZATION, agent_id)
+    return organization_id
+
+
+INSERT_INBOUND_ROUTE = """
+insert into inbound_routes (organization_id, external_id, channel_id)
+values ($1, $2, $3)
+on conflict (organization_id, external_id) do nothing
+"""
+
+
+async def insert_inbound_route(
+    conn: asyncpg.Connection, organization_id: uuid.UUID, external_id: str, channel_id: uuid.UUID
+) -> None:
+    """Remember which number a message arrived on, so its reply leaves from that number."""
+    await conn.execute(INSERT_INBOUND_ROUTE, organization_id, external_id, channel_id)
+
+
+LIST_ALIAS_CONTACT_IDS = """
+select contact_id from contact_aliases
+where organization_id = $1 and alias = any($2::text[])
+order by created_at, alias
+"""
+
+
+async def list_alias_contact_ids(
+    conn: asyncpg.Connection, organization_id: uuid.UUID, aliases: Sequence[str]
+) -> list[str]:
+    """Contact ids already mapped to any of `aliases`, oldest mapping first."""
+    rows = await conn.fetch(LIST_ALIAS_CONTACT_IDS, organization_id, list(aliases))
+    return [r["contact_id"] for r in rows]
+
+
+UPSERT_CONTACT_ALIASES = """
+insert into contact_aliases (organization_id, alias, contact_id)
+select $1, alias, $3 from unnest($2::text[]) as alias
+on conflict (organization_id, alias) do update set contact_id = excluded.contact_id
+where contact_aliases.contact_id <> excluded.contact_id
+"""
+
+
+async def upsert_contact_aliases(
+    conn: asyncpg.Connection, organization_id: uuid.UUID, aliases: Sequence[str], contact_id: str
+) -> None:
+    """Point every alias at `contact_id` (an alias that pointed elsewhere joins it)."""
+    await conn.execute(UPSERT_CONTACT_ALIASES, organization_id, list(aliases), contact_id)

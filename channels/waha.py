@@ -1,0 +1,88 @@
+"""Sending a reply through WAHA (self-hosted WhatsApp HTTP API): POST /api/sendText."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+import structlog
+
+from channels.contacts import waha_chat_id
+from channels.errors import SendFailure, send_failed
+from channels.http import RetryPolicy, Sleep, Verdict, post_parts
+from channels.text import split_text
+from turn.outbox import Recipient
+from turn.queries import OutboxRow
+
+log = structlog.get_logger(__name__)
+
+TEXT_MAX_CHARS = 65_536  # WhatsApp's own cap on one text message
+
+
+@dataclass(frozen=True)
+class WahaConfig:
+    base_url: str  # e.g. http://waha:3000
+    api_key: str | None  # sent as X-Api-Key when set (WAHA_API_KEY on the WAHA side)
+    reply_context: bool = False  # quote the customer's message in the first part
+    max_text_chars: int = TEXT_MAX_CHARS
+
+
+class WahaSender:
+    """One reply = one or more sendText calls on the channel's session."""
+
+    def __init__(
+        self,
+        http: aiohttp.ClientSession,
+        config: WahaConfig,
+        policy: RetryPolicy,
+        *,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
+        self._http = http
+        self._config = config
+        self._policy = policy
+        self._sleep = sleep
+
+    async def send(self, row: OutboxRow, recipient: Recipient) -> None:
+        if recipient.route is None:
+            raise send_failed(SendFailure.NO_CHANNEL, "reply has no WAHA channel")
+        parts = split_text(row.body, self._config.max_text_chars)
+        await post_parts(
+            self._http,
+            f"{self._config.base_url.rstrip('/')}/api/sendText",
+            [
+                self._payload(recipient.route.address, recipient, part, first=i == 0)
+                for i, part in enumerate(parts)
+            ],
+            headers={"X-Api-Key": self._config.api_key} if self._config.api_key else {},
+            classify=classify_waha_answer,
+            policy=self._policy,
+            sleep=self._sleep,
+        )
+        log.info("outbox.sent_waha", outbox_id=str(row.id), parts=len(parts))
+
+    def _payload(
+        self, session: str, recipient: Recipient, part: str, *, first: bool
+    ) -> dict[str, Any]:
+        payload: dict[str, Any] = {
+            "session": session,
+            "chatId": waha_chat_id(recipient.contact_id),
+            "text": part,
+            "linkPreview": False,
+        }
+        if first and self._config.reply_context and recipient.reply_to_external_id:
+            payload["reply_to"] = recipient.reply_to_external_id
+        return payload
+
+
+def classify_waha_answer(status: int, body: Any) -> Verdict:
+    if 200 <= status < 300:
+        return "ok"
+    reason = f"HTTP {status}: {body}"[:500]
+    if status == 429 or status >= 500:
+        return "retry"
+    if status in (401, 403):
+        return send_failed(SendFailure.UNAUTHORIZED, reason)
+    return send_failed(SendFailure.REJECTED, reason)

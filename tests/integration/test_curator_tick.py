@@ -1,0 +1,180 @@
+"""The sleep-cycle scheduler on real Postgres/Redis: triggers, the cluster lock, the cron job."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from datetime import datetime, timedelta
+
+import asyncpg
+
+from skills.curator_queries import TICK_LOCK_CLASS, TICK_LOCK_ID
+from skills.curator_run import PassOptions
+from skills.curator_schedule import SchedulePolicy
+from skills.curator_tick import TickResult, run_curator_tick
+from tests.integration.curator_support import NOW, days_ago, install
+from tests.integration.support import create_org
+from worker.app import build_worker
+from worker.curator_cron import CURATOR_TICK, CuratorStats, curator_tick
+from worker.db import connect, create_pool
+from worker.settings import Settings
+
+SCHEDULE = SchedulePolicy(idle_s=300, floor_s=3600, every_s=21_600)
+
+
+async def _message_at(db: asyncpg.Connection, org: uuid.UUID, at: datetime) -> None:
+    """An inbound message whose database timestamp is `at` (the clock the tests inject)."""
+    conversation = await db.fetchval(
+        "insert into conversations (organization_id, channel, contact_id) "
+        "values ($1, 'whatsapp', '5511999990000') "
+        "on conflict (organization_id, channel, contact_id) do update set channel = 'whatsapp' "
+        "returning id",
+        org,
+    )
+    await db.execute(
+        "insert into messages (organization_id, conversation_id, direction, channel, "
+        "external_id, body, created_at) values ($1, $2, 'inbound', 'whatsapp', $3, 'oi', $4)",
+        org,
+        conversation,
+        str(uuid.uuid4()),
+        at,
+    )
+
+
+async def _tick(db: asyncpg.Connection, now: datetime) -> TickResult:
+    return await run_curator_tick(db, now=now, schedule=SCHEDULE, options=PassOptions(now=now))
+
+
+async def _runs(db: asyncpg.Connection) -> list[tuple[uuid.UUID, str, datetime]]:
+    rows = await db.fetch("select organization_id, trigger, ran_at from curator_runs order by id")
+    return [(r["organization_id"], r["trigger"], r["ran_at"]) for r in rows]
+
+
+async def test_idle_and_ceiling_triggers_with_an_injected_clock(db: asyncpg.Connection) -> None:
+    quiet, chatty = await create_org(db), await create_org(db)
+    await install(db, quiet, "old", last_activity_at=days_ago(45))
+    await install(db, chatty, "old", last_activity_at=days_ago(45))
+    await _message_at(db, chatty, NOW - timedelta(minutes=10))
+
+    first = await _tick(db, NOW)
+    assert first.status == "ran" and first.due == {"ceiling": 1, "idle": 1}
+    assert {(o, t) for o, t, _ in await _runs(db)} == {(quiet, "ceiling"), (chatty, "idle")}
+    assert all(len(r.transitioned) == 1 for r in first.reports)
+
+    # Nothing new: nothing due, tick after tick.
+    for minutes in (1, 30, 90):
+        assert (await _tick(db, NOW + timedelta(minutes=minutes))).reports == ()
+
+    # The chatty org talks again at +2 h; quiet for 5 min at +2h05 -> one idle run.
+    await _message_at(db, chatty, NOW + timedelta(hours=2))
+    assert (await _tick(db, NOW + timedelta(hours=2, minutes=4))).reports == ()
+    idle = await _tick(db, NOW + timedelta(hours=2, minutes=5))
+    assert [(r.organization_id) for r in idle.reports] == [chatty] and idle.due == {"idle": 1}
+    assert (await _tick(db, NOW + timedelta(hours=2, minutes=6))).reports == ()
+
+    # Six hours after its run, the quiet org is due by the ceiling.
+    ceiling = await _tick(db, NOW + timedelta(hours=6))
+    assert [r.organization_id for r in ceiling.reports] == [quiet]
+    assert ceiling.due == {"ceiling": 1}
+    assert len(await _runs(db)) == 4
+
+
+async def test_a_replayed_run_does_not_move_the_schedule(db: asyncpg.Connection) -> None:
+    org = await create_org(db)
+    await install(db, org, "old", last_activity_at=days_ago(1))
+    await db.execute(
+        "insert into curator_runs (organization_id, trigger, ran_at, replayed, stale_cutoff, "
+        "archive_cutoff, transitioned, skipped) values ($1, 'manual', $2, true, $2, $2, "
+        "'[]', '[]')",
+        org,
+        NOW + timedelta(days=365),
+    )
+    assert [r.organization_id for r in (await _tick(db, NOW)).reports] == [org]
+
+
+async def test_a_tick_held_elsewhere_is_busy(db: asyncpg.Connection, settings: Settings) -> None:
+    org = await create_org(db)
+    await install(db, org, "old", last_activity_at=days_ago(45))
+    other = await connect(settings.database_url)
+    try:
+        await other.execute("select pg_advisory_lock($1, $2)", TICK_LOCK_CLASS, TICK_LOCK_ID)
+        assert (await _tick(db, NOW)).status == "busy"
+    finally:
+        await other.close()  # the session lock dies with the connection
+    assert (await _tick(db, NOW)).status == "ran"
+
+
+async def test_concurrent_ticks_yield_exactly_one_run_per_trigger(
+    db: asyncpg.Connection, settings: Settings
+) -> None:
+    orgs = [await create_org(db) for _ in range(3)]
+    for org in orgs:
+        await install(db, org, "old", last_activity_at=days_ago(45))
+    conns = [await connect(settings.database_url) for _ in range(4)]
+    try:
+        # Workers whose clocks differ by a second, ticking at once.
+        results = await asyncio.gather(
+            *(_tick(c, NOW + timedelta(seconds=i)) for i, c in enumerate(conns))
+        )
+    finally:
+        for conn in conns:
+            await conn.close()
+    assert sum(len(r.reports) for r in results) == 3
+    assert sorted(o for o, _, _ in await _runs(db)) == sorted(orgs)
+
+
+async def test_the_cron_job_never_raises_and_counts_failures(
+    db: asyncpg.Connection, settings: Settings
+) -> None:
+    org = await create_org(db)
+    await install(db, org, "old", last_activity_at=days_ago(45))
+    pool = await create_pool(settings.database_url, min_size=1, max_size=2)
+    ctx = {"settings": settings, "pool": pool, "clock": lambda: NOW}
+    try:
+        summary = await curator_tick(ctx)
+    finally:
+        await pool.close()
+    assert summary == {"status": "ran", "due": {"ceiling": 1}, "runs": 1, "transitioned": 1}
+
+    # The same job with its pool gone: a logged, counted failure, not an exception.
+    failed = await curator_tick(ctx)
+    assert failed["status"] == "failed"
+    stats: CuratorStats = ctx["curator_stats"]  # type: ignore[assignment]
+    assert (stats.ticks, stats.runs, stats.transitioned, stats.failures) == (2, 1, 1, 1)
+
+
+def test_only_long_running_enabled_workers_schedule_the_tick(settings: Settings) -> None:
+    scheduled = build_worker(settings, handle_signals=False)
+    assert [c.name for c in scheduled.cron_jobs] == [CURATOR_TICK]
+    burst = build_worker(settings, burst=True, handle_signals=False)
+    disabled = build_worker(
+        settings.model_copy(update={"curator_enabled": False}), handle_signals=False
+    )
+    for worker in (burst, disabled):
+        assert worker.cron_jobs == [] and CURATOR_TICK in worker.functions
+
+
+async def test_a_running_worker_runs_the_curator_on_its_schedule(
+    db: asyncpg.Connection, settings: Settings
+) -> None:
+    org = await create_org(db)
+    await install(db, org, "old", last_activity_at=days_ago(45, datetime.now(NOW.tzinfo)))
+    every_second = settings.model_copy(update={"curator_check_every_s": 1})
+    worker = build_worker(every_second, handle_signals=False)
+    task = asyncio.create_task(worker.async_run())
+    try:
+        for _ in range(100):
+            if await db.fetchval("select count(*) from curator_runs"):
+                break
+            await asyncio.sleep(0.05)
+    finally:
+        await worker.close()
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    [(run_org, trigger, _)] = await _runs(db)
+    assert (run_org, trigger) == (org, "ceiling")
+    assert await db.fetchval(
+        "select state from skill_usage where organization_id = $1", org
+    ) == "stale"

@@ -1,0 +1,92 @@
+"""Usage recorded by real turns, and archiving/restoring seen by the very next turn."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import asyncpg
+
+from skills.clock import system_clock
+from skills.curator_run import run_curator
+from skills.usage import UsageStore
+from tests.integration.curator_support import options, states
+from tests.integration.support import create_org, enqueue, payload, publish, result_of, run_burst
+from worker.resources import Resources
+from worker.settings import Settings
+
+
+async def _seed(db: asyncpg.Connection, resources: Resources) -> uuid.UUID:
+    org = await create_org(db)
+    await publish(
+        db,
+        resources.store,
+        org,
+        "segunda-via",
+        keywords=["segunda via"],
+        probes=["pagamento"],
+        references={"references/prazos.md": "Reemissão sem custo em até 30 dias."},
+        created_by="agent",
+    )
+    await publish(db, resources.store, org, "frete", keywords=["frete"], created_by="agent")
+    return org
+
+
+async def _turn(settings: Settings, org: uuid.UUID, text: str) -> dict[str, object]:
+    [job] = await enqueue(settings, payload(org, f"m-{uuid.uuid4()}", text))
+    await run_burst(settings)  # its shutdown flushes the activation/usage recorder
+    result: dict[str, object] = await result_of(settings, job)
+    return result
+
+
+async def test_hard_match_is_a_use_and_a_served_reference_is_a_view(
+    settings: Settings, db: asyncpg.Connection, resources: Resources
+) -> None:
+    org = await _seed(db, resources)
+    before = datetime.now(UTC)
+    result = await _turn(settings, org, "segunda via, por favor")
+    assert result["tools"] == ["read_skill_reference"]
+    await _turn(settings, org, "qual o frete?")
+    await _turn(settings, org, "meu pagamento caiu?")  # a probe only: not a use
+    rows = await db.fetch(
+        "select skill_name, use_count, view_count, patch_count, last_used_at, last_viewed_at, "
+        "last_activity_at, created_by from skill_usage where organization_id = $1 "
+        "order by skill_name",
+        org,
+    )
+    got = {r["skill_name"]: (r["use_count"], r["view_count"], r["patch_count"]) for r in rows}
+    assert got == {"frete": (1, 0, 0), "segunda-via": (1, 1, 0)}
+    for row in rows:
+        assert row["created_by"] == "agent"
+        assert row["last_activity_at"] >= before
+        assert row["last_activity_at"] == max(
+            t for t in (row["last_used_at"], row["last_viewed_at"]) if t is not None
+        )
+    # The view never lands in skill_activations (its trigger column is hard|probe).
+    triggers = await db.fetch(
+        "select trigger, count(*) from skill_activations where organization_id = $1 "
+        "group by trigger order by trigger",
+        org,
+    )
+    assert [(r["trigger"], r["count"]) for r in triggers] == [("hard", 2), ("probe", 1)]
+
+
+async def test_an_archived_skill_leaves_the_next_turn_and_restore_brings_it_back(
+    settings: Settings, db: asyncpg.Connection, resources: Resources
+) -> None:
+    org = await _seed(db, resources)
+    first = await _turn(settings, org, "qual o frete?")
+    assert [m["name"] for m in first["matched"]] == ["frete"]  # type: ignore[attr-defined]
+
+    # 100 days later the curator archives both (frete used then, segunda-via never: untouched).
+    report = await run_curator(db, org, options(datetime.now(UTC) + timedelta(days=100)))
+    assert [t.to_json() for t in report.transitioned] == [
+        {"name": "frete", "from": "active", "to": "archived"}
+    ]
+    gone = await _turn(settings, org, "qual o frete?")
+    assert gone["matched"] == []
+
+    await UsageStore(system_clock).restore(db, org, "frete")
+    assert await states(db, org) == {"frete": "active"}
+    back = await _turn(settings, org, "qual o frete?")
+    assert [m["name"] for m in back["matched"]] == ["frete"]  # type: ignore[attr-defined]

@@ -1,0 +1,151 @@
+"""The webhook's HTTP surface (aiohttp): verify, parse, route, enqueue; nothing else.
+
+    GET  /webhooks/whatsapp   Cloud API verification handshake (hub.challenge echo)
+    POST /webhooks/whatsapp   Cloud API deliveries, X-Hub-Signature-256 (HMAC-SHA256)
+    POST /webhooks/waha       WAHA events, X-Webhook-Hmac (HMAC-SHA512)
+    GET  /healthz             liveness
+
+Answers: 200 once a delivery is handled (including events that start no turn and numbers no
+org connected: a retry would not change that), 401 bad signature, 400 malformed JSON, 413
+over the size cap, 503 when the endpoint has no secret configured or Postgres/Redis failed
+(the provider retries later; enqueueing is idempotent per message id).
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import asyncpg
+import structlog
+from aiohttp import web
+from arq.connections import ArqRedis
+from redis.exceptions import RedisError
+
+from webhook.cloud_api import parse_cloud_api
+from webhook.config import WebhookConfig
+from webhook.events import Delivery
+from webhook.ingest import ingest
+from webhook.signatures import cloud_api_signature_ok, waha_signature_ok
+from webhook.waha import parse_waha
+
+log = structlog.get_logger(__name__)
+
+CLOUD_API_PATH = "/webhooks/whatsapp"
+WAHA_PATH = "/webhooks/waha"
+HEALTH_PATH = "/healthz"
+
+Clock = Callable[[], datetime]
+Verifier = Callable[[str, bytes, Mapping[str, str]], bool]
+Parser = Callable[[Any, datetime], Delivery]
+
+CONFIG = web.AppKey("config", WebhookConfig)
+POOL = web.AppKey("pool", object)  # asyncpg.Pool (untyped library)
+QUEUE = web.AppKey("queue", ArqRedis)
+CLOCK: web.AppKey[Clock] = web.AppKey("clock")
+
+# Our dependencies failing: answer 503 so the provider delivers again later.
+_UNAVAILABLE = (asyncpg.PostgresError, asyncpg.InterfaceError, RedisError, OSError, TimeoutError)
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def build_app(
+    config: WebhookConfig, *, pool: Any, queue: ArqRedis, clock: Clock = _utc_now
+) -> web.Application:
+    """The aiohttp application; the caller owns (opens and closes) `pool` and `queue`."""
+    app = web.Application(client_max_size=config.max_body_bytes)
+    app[CONFIG] = config
+    app[POOL] = pool
+    app[QUEUE] = queue
+    app[CLOCK] = clock
+    app.router.add_get(CLOUD_API_PATH, cloud_api_handshake)
+    app.router.add_post(CLOUD_API_PATH, cloud_api_delivery)
+    app.router.add_post(WAHA_PATH, waha_delivery)
+    app.router.add_get(HEALTH_PATH, health)
+    return app
+
+
+async def health(request: web.Request) -> web.Response:
+    return web.json_response({"status": "ok"})
+
+
+async def cloud_api_handshake(request: web.Request) -> web.Response:
+    """Meta's subscription check: echo hub.challenge when hub.verify_token is ours."""
+    token = request.app[CONFIG].verify_token
+    if not token:
+        return _refuse(503, "not_configured", "SKILLET_WHATSAPP_VERIFY_TOKEN is not set")
+    given = request.query.get("hub.verify_token", "")
+    if request.query.get("hub.mode") == "subscribe" and hmac.compare_digest(
+        given.encode(), token.encode()
+    ):
+        log.info("webhook.handshake_accepted")
+        return web.Response(text=request.query.get("hub.challenge", ""))
+    return _refuse(403, "handshake_refused", "hub.mode/hub.verify_token do not match")
+
+
+async def cloud_api_delivery(request: web.Request) -> web.Response:
+    secret = request.app[CONFIG].app_secret
+    return await _receive(request, "cloud_api", secret, _verify_cloud_api, parse_cloud_api)
+
+
+async def waha_delivery(request: web.Request) -> web.Response:
+    secret = request.app[CONFIG].waha_hmac_key
+    return await _receive(request, "waha", secret, _verify_waha, parse_waha)
+
+
+def _verify_cloud_api(secret: str, body: bytes, headers: Mapping[str, str]) -> bool:
+    return cloud_api_signature_ok(secret, body, headers.get("X-Hub-Signature-256"))
+
+
+def _verify_waha(secret: str, body: bytes, headers: Mapping[str, str]) -> bool:
+    return waha_signature_ok(
+        secret, body, headers.get("X-Webhook-Hmac"), headers.get("X-Webhook-Hmac-Algorithm")
+    )
+
+
+async def _receive(
+    request: web.Request, source: str, secret: str | None, verify: Verifier, parse: Parser
+) -> web.Response:
+    """Size cap -> signature over the raw bytes -> JSON -> parse -> ingest; in that order,
+    so nothing unauthenticated is ever parsed."""
+    with structlog.contextvars.bound_contextvars(webhook=source):
+        if not secret:
+            return _refuse(503, "not_configured", f"no secret configured for {source}")
+        body = await _read_body(request)
+        if isinstance(body, web.Response):
+            return body
+        if not verify(secret, body, request.headers):
+            return _refuse(401, "bad_signature", "signature missing or wrong")
+        try:
+            document = json.loads(body)
+        except (ValueError, RecursionError):
+            return _refuse(400, "malformed_json", "body is not JSON")
+        delivery = parse(document, request.app[CLOCK]())
+        try:
+            report = await ingest(request.app[POOL], request.app[QUEUE], delivery)
+        except _UNAVAILABLE as exc:
+            log.error("webhook.unavailable", error=repr(exc)[:300])
+            return _refuse(503, "unavailable", "try again later")
+        log.info("webhook.handled", **report.as_json())
+        return web.json_response(report.as_json())
+
+
+async def _read_body(request: web.Request) -> bytes | web.Response:
+    limit = request.app[CONFIG].max_body_bytes
+    if request.content_length is not None and request.content_length > limit:
+        return _refuse(413, "too_large", f"body over {limit} bytes")
+    try:
+        return await request.read()
+    except web.HTTPRequestEntityTooLarge:  # chunked, or a lying Content-Length
+        return _refuse(413, "too_large", f"body over {limit} bytes")
+
+
+def _refuse(status: int, code: str, message: str) -> web.Response:
+    log.warning("webhook.refused", status=status, code=code)
+    return web.json_response({"error": code, "message": message}, status=status)

@@ -1,0 +1,16 @@
+"""What the webhook needs to know: its secrets and limits (built from Settings by the CLI)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class WebhookConfig:
+    # Meta app secret: X-Hub-Signature-256 of every Cloud API POST. None: endpoint refuses (503).
+    app_secret: str | None = field(default=None, repr=False)
+    # The token typed into Meta's webhook settings, echoed back by the GET handshake.
+    verify_token: str | None = field(default=None, repr=False)
+    # WAHA's webhook hmac.key: X-Webhook-Hmac of every WAHA POST. None: endpoint refuses (503).
+    waha_hmac_key: str | None = field(default=None, repr=False)
+    max_body_bytes: int = 1_048_576  # larger bodies get 413 before anything is parsed

@@ -1,0 +1,47 @@
+"""What a verified webhook delivery holds once parsed: texts to enqueue, events skipped."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from channels.contacts import ContactIds
+from channels.models import ChannelKind
+
+
+@dataclass(frozen=True)
+class InboundText:
+    """One customer text message, addressed to one of our numbers."""
+
+    kind: ChannelKind
+    address: str  # the receiving number: Cloud API phone_number_id / WAHA session
+    message_id: str  # the provider's message id (wamid / WAHA id): the dedup key
+    sender: ContactIds
+    text: str
+    sent_at: datetime
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """An event that never starts a turn, and why (`status`, `non_text`, `from_me`, ...)."""
+
+    reason: str
+    detail: str = ""
+
+
+@dataclass
+class Delivery:
+    texts: list[InboundText] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+
+    def skip(self, reason: str, detail: object = "") -> None:
+        self.skipped.append(Skipped(reason, str(detail)[:100]))
+
+
+def epoch_to_utc(value: object, fallback: datetime) -> datetime:
+    """A provider's Unix timestamp (seconds, int or numeric string) -> aware UTC datetime."""
+    try:
+        seconds = int(str(value))
+        return datetime.fromtimestamp(seconds, UTC)
+    except (TypeError, ValueError, OverflowError, OSError):
+        return fallback

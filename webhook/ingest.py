@@ -1,0 +1,102 @@
+"""Verified, parsed texts -> route to the org that owns the receiving number -> enqueue."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import structlog
+from arq.connections import ArqRedis
+from pydantic import ValidationError
+
+from channels.contacts import ContactIds, choose_contact_id
+from channels.models import Channel, ChannelKind
+from channels.queries import (
+    fetch_channel_by_address,
+    insert_inbound_route,
+    list_alias_contact_ids,
+    upsert_contact_aliases,
+)
+from jobs.payloads import InboundMessagePayload
+from jobs.queue import enqueue_inbound
+from webhook.events import Delivery, InboundText
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass
+class IngestReport:
+    """The webhook's answer body: what became of each event of the delivery."""
+
+    enqueued: int = 0
+    duplicates: int = 0  # already queued, running or recently finished (same message id)
+    unknown_channel: int = 0  # addressed to a number no org has connected
+    invalid: int = 0  # a text the queue contract refuses (e.g. too long)
+    skipped: int = 0  # statuses, non-text types, our own messages, groups, ...
+
+    def as_json(self) -> dict[str, int]:
+        return asdict(self)
+
+
+async def ingest(pool: Any, queue: ArqRedis, delivery: Delivery) -> IngestReport:
+    """Enqueue every text whose receiving number is connected; the org comes from `channels`
+    only, never from the body. Database/Redis failures propagate (the caller answers 503)."""
+    report = IngestReport(skipped=len(delivery.skipped))
+    for skipped in delivery.skipped:
+        log.info("webhook.skipped", reason=skipped.reason, detail=skipped.detail)
+    if not delivery.texts:
+        return report
+    async with pool.acquire() as conn:
+        channels: dict[tuple[ChannelKind, str], Channel | None] = {}
+        for text in delivery.texts:
+            key = (text.kind, text.address)
+            if key not in channels:
+                channels[key] = await fetch_channel_by_address(conn, text.kind, text.address)
+            channel = channels[key]
+            if channel is None:
+                report.unknown_channel += 1
+                log.warning("webhook.unknown_channel", kind=text.kind.value, address=text.address)
+                continue
+            with structlog.contextvars.bound_contextvars(
+                organization_id=str(channel.organization_id), channel_id=str(channel.id)
+            ):
+                await _enqueue_text(conn, queue, channel, text, report)
+    return report
+
+
+async def _enqueue_text(
+    conn: Any, queue: ArqRedis, channel: Channel, text: InboundText, report: IngestReport
+) -> None:
+    contact_id = await resolve_contact_id(conn, channel.organization_id, text.sender)
+    try:
+        payload = InboundMessagePayload(
+            organization_id=channel.organization_id,
+            contact_id=contact_id,
+            message_id=text.message_id,
+            text=text.text,
+            sent_at=text.sent_at,
+        )
+    except ValidationError as exc:
+        report.invalid += 1
+        fields = [".".join(map(str, e["loc"])) for e in exc.errors()]
+        log.warning("webhook.invalid_message", fields=fields)
+        return
+    # Before the job exists: the worker looks the route up when it sends the reply.
+    await insert_inbound_route(conn, channel.organization_id, text.message_id, channel.id)
+    job = await enqueue_inbound(queue, payload)
+    if job is None:
+        report.duplicates += 1
+        log.info("webhook.duplicate", job_id=payload.job_id)
+    else:
+        report.enqueued += 1
+        log.info("webhook.enqueued", job_id=payload.job_id)
+
+
+async def resolve_contact_id(conn: Any, organization_id: uuid.UUID, sender: ContactIds) -> str:
+    """The sender's contact id in this org: an existing alias's, else their preferred id;
+    every id of theirs in this event is then an alias of it (see channels.contacts)."""
+    known = await list_alias_contact_ids(conn, organization_id, sender.aliases)
+    contact_id = choose_contact_id(sender, known)
+    await upsert_contact_aliases(conn, organization_id, sender.aliases, contact_id)
+    return contact_id

@@ -1,0 +1,61 @@
+"""Building the worker's WhatsApp sender from Settings (part of the composition root)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import aiohttp
+from pydantic import SecretStr
+
+from channels.cloud_api import CloudApiConfig, CloudApiSender
+from channels.dispatch import ChannelSender
+from channels.http import RetryPolicy
+from channels.models import ChannelKind
+from channels.waha import WahaConfig, WahaSender
+from turn.outbox import LoggingSender
+from worker.settings import Settings
+
+
+def http_session(settings: Settings) -> aiohttp.ClientSession:
+    """The HTTP client every sender shares; the composition root closes it."""
+    return aiohttp.ClientSession(
+        timeout=aiohttp.ClientTimeout(total=settings.send_timeout_s),
+        raise_for_status=False,
+    )
+
+
+def _secret(value: SecretStr | None) -> str | None:
+    return (value.get_secret_value() or None) if value is not None else None
+
+
+def build_sender(settings: Settings, http: aiohttp.ClientSession) -> ChannelSender:
+    """Cloud API and WAHA senders behind one Sender that picks by the reply's channel."""
+    policy = RetryPolicy(
+        max_attempts=settings.send_max_attempts,
+        backoff_base_s=settings.send_backoff_base_s,
+        backoff_max_s=settings.send_backoff_max_s,
+        retry_after_max_s=settings.send_retry_after_max_s,
+    )
+    cloud_api = CloudApiSender(
+        http,
+        CloudApiConfig(
+            base_url=settings.graph_api_base_url,
+            access_token=_secret(settings.whatsapp_access_token),
+            reply_context=settings.reply_with_context,
+        ),
+        policy,
+    )
+    waha = WahaSender(
+        http,
+        WahaConfig(
+            base_url=settings.waha_base_url,
+            api_key=_secret(settings.waha_api_key),
+            reply_context=settings.reply_with_context,
+        ),
+        policy,
+    )
+    return ChannelSender(
+        {ChannelKind.CLOUD_API.value: cloud_api, ChannelKind.WAHA.value: waha},
+        unrouted=LoggingSender() if settings.unrouted_replies == "log" else None,
+        window=timedelta(seconds=settings.customer_service_window_s),
+    )

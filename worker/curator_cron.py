@@ -1,0 +1,110 @@
+"""The curator's arq cron job: a scheduler tick every `SKILLET_CURATOR_CHECK_EVERY_S`.
+
+The job never raises: a failing tick is logged and counted (ctx["curator_stats"]) and the
+next tick tries again. Only one tick runs at a time across workers (arq's unique cron job id
+per tick, plus the tick's Postgres advisory lock for ticks that overlap).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+import structlog
+from arq import cron, func
+from arq.cron import CronJob
+from arq.worker import Function
+
+from skills.clock import Clock, system_clock
+from skills.curator import CuratorPolicy
+from skills.curator_run import PassOptions
+from skills.curator_schedule import SchedulePolicy
+from skills.curator_tick import run_curator_tick
+from worker.settings import Settings
+
+log = structlog.get_logger(__name__)
+
+CURATOR_TICK = "curator_tick"
+
+
+@dataclass
+class CuratorStats:
+    ticks: int = 0
+    busy: int = 0  # another worker's tick held the lock
+    runs: int = 0  # org passes committed
+    transitioned: int = 0
+    failures: int = 0
+
+
+def curator_policy(settings: Settings) -> CuratorPolicy:
+    return CuratorPolicy(
+        stale_after=timedelta(days=settings.curator_stale_after_days),
+        archive_after=timedelta(days=settings.curator_archive_after_days),
+    )
+
+
+def schedule_policy(settings: Settings) -> SchedulePolicy:
+    return SchedulePolicy(
+        idle_s=settings.curator_idle_s,
+        floor_s=settings.curator_floor_s,
+        every_s=settings.curator_every_s,
+    )
+
+
+def cron_fields(every_s: int) -> tuple[set[int], set[int] | None]:
+    """arq cron (second, minute) for "every `every_s` seconds": a divisor of 60, or whole
+    minutes dividing 60 (minute None = every minute)."""
+    if 60 % every_s == 0:
+        return set(range(0, 60, every_s)), None
+    if every_s % 60 == 0 and 3600 % every_s == 0:
+        return {0}, set(range(0, 60, every_s // 60))
+    raise ValueError(f"cannot schedule every {every_s} s with cron fields")
+
+
+async def curator_tick(ctx: dict[str, Any]) -> dict[str, Any]:
+    """Run one tick; returns a JSON summary. Never raises (a failure is logged and counted)."""
+    stats: CuratorStats = ctx.setdefault("curator_stats", CuratorStats())
+    stats.ticks += 1
+    try:
+        settings: Settings = ctx["settings"]
+        clock: Clock = ctx.get("clock") or system_clock
+        options = PassOptions(
+            now=clock(), policy=curator_policy(settings), chunk_orgs=settings.curator_chunk_orgs
+        )
+        async with ctx["pool"].acquire() as conn:
+            result = await run_curator_tick(
+                conn, now=options.now, schedule=schedule_policy(settings), options=options
+            )
+    except Exception as exc:  # the worker must outlive any curator failure: log and count
+        stats.failures += 1
+        code = getattr(exc, "code", type(exc).__name__)
+        log.error("curator.tick_failed", error_code=code, error=repr(exc)[:300], **vars(stats))
+        return {"status": "failed", "error": code}
+    summary = result.summary()
+    if result.status == "busy":
+        stats.busy += 1
+    stats.runs += summary["runs"]
+    stats.transitioned += summary["transitioned"]
+    if summary["runs"]:
+        log.info("curator.tick", **summary)
+    return summary
+
+
+def curator_cron_job(settings: Settings) -> CronJob:
+    """The tick on its schedule, for a worker that schedules it."""
+    second, minute = cron_fields(settings.curator_check_every_s)
+    return cron(
+        curator_tick,
+        name=CURATOR_TICK,
+        second=second,
+        minute=minute,
+        timeout=settings.curator_timeout_s,
+        max_tries=1,
+    )
+
+
+def curator_function(settings: Settings) -> Function:
+    """The tick as a plain function, for a worker that does not schedule it (burst mode, or
+    the curator disabled) but may still pick up a tick another worker enqueued."""
+    return func(curator_tick, name=CURATOR_TICK, timeout=settings.curator_timeout_s, max_tries=1)
