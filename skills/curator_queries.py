@@ -12,23 +12,34 @@ import asyncpg
 from skills.curator import SkillRecord, Transition
 
 # Advisory lock namespaces (the two-int form; any constants, the same in every process).
-# Per org: a curator pass holds (ORG_LOCK_CLASS, hashtext(org)) for its transaction, so two
-# passes over one org, or a pass and anything else that takes it, never interleave.
+# Per org: a curator pass holds (ORG_LOCK_CLASS, bucket of the org) for its transaction, so
+# two passes over one org, or a pass and anything else that takes the org's lock, never
+# interleave. Orgs share ORG_LOCK_BUCKETS buckets, so a pass over thousands of orgs holds
+# at most that many locks (Postgres' lock table is small); a collision only serializes two
+# unrelated orgs briefly.
 ORG_LOCK_CLASS = 0x5C1_C0
+ORG_LOCK_BUCKETS = 256  # a power of two: the bucket is hashtext(org) & (buckets - 1)
 # The scheduler: one tick at a time across all workers.
 TICK_LOCK_CLASS = 0x5C1_C1
 TICK_LOCK_ID = 1
 
-LOCK_CURATOR_ORGS = """
-select count(pg_advisory_xact_lock($2, hashtext(o::text)))
-from (select o from unnest($1::uuid[]) as o order by o) as sorted
+LOCK_CURATOR_ORGS = f"""
+select count(pg_advisory_xact_lock($2, bucket))
+from (
+    select distinct hashtext(o::text) & {ORG_LOCK_BUCKETS - 1} as bucket
+    from unnest($1::uuid[]) as o order by bucket
+) as sorted
 """
 
 
 async def lock_curator_orgs(
     conn: asyncpg.Connection, organization_ids: Sequence[uuid.UUID]
 ) -> None:
-    """Take each org's curator lock until the transaction ends (sorted: no lock-order deadlock)."""
+    """Take the orgs' curator locks until the transaction ends (sorted: no lock-order deadlock).
+
+    Anything that must not interleave with a curator pass over an org (an import moving its
+    pointers, say) takes the same lock with `lock_curator_orgs(conn, [org])`.
+    """
     await conn.fetchval(LOCK_CURATOR_ORGS, list(organization_ids), ORG_LOCK_CLASS)
 
 

@@ -36,7 +36,7 @@ from skills.curator_schedule import RunTrigger
 
 log = structlog.get_logger(__name__)
 
-DEFAULT_CHUNK_ORGS = 100  # orgs per transaction: bounded lock count and transaction size
+DEFAULT_CHUNK_ORGS = 1000  # orgs per transaction: bounds its size and the rows in memory
 
 
 @dataclass(frozen=True)

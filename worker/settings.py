@@ -100,7 +100,7 @@ class Settings(BaseSettings):
     curator_every_s: int = Field(default=21_600, ge=0)  # 0: no ceiling trigger
     curator_stale_after_days: int = Field(default=30, ge=1)
     curator_archive_after_days: int = Field(default=90, ge=1)
-    curator_chunk_orgs: int = Field(default=100, ge=1, le=1000)
+    curator_chunk_orgs: int = Field(default=1000, ge=1, le=10_000)
     curator_timeout_s: int = Field(default=300, ge=1)
 
     # WhatsApp ingress (`skillet webhook`); an endpoint whose secret is unset answers 503

@@ -127,19 +127,21 @@ async def test_install_forks_the_catalog_version(
     assert installed.forked_from_version_id == platform["agendamento"]
     assert installed.version_id != platform["agendamento"]
     fork = await db.fetchrow("select * from skill_versions where id = $1", installed.version_id)
-    source = await db.fetchrow("select * from skill_versions where id = $1", platform["agendamento"])
+    source = await db.fetchrow(
+        "select * from skill_versions where id = $1", platform["agendamento"]
+    )
     assert fork["organization_id"] == org and fork["created_by"] == "user"
     for column in ("name", "description", "body", "matcher", "manifest", "content_sha256"):
         assert fork[column] == source[column]
     path = "references/checklist-e-mensagens.md"
-    copied = await _read(resources.store, object_key(org, "agendamento", installed.version_id, path))
+    copied = await _read(
+        resources.store, object_key(org, "agendamento", installed.version_id, path)
+    )
     original = await _read(resources.store, object_key(None, "agendamento", source["id"], path))
     assert copied == original and "Checklist" in copied
 
     listing = await list_skills(db, organization_id=org)
-    assert [(s.name, s.source) for s in listing.installed] == [
-        ("agendamento", SkillSource.CATALOG)
-    ]
+    assert [(s.name, s.source) for s in listing.installed] == [("agendamento", SkillSource.CATALOG)]
     assert [s.name for s in listing.catalog] == ["objecao-preco"]
     # The catalog itself is untouched.
     assert await _versions(db, None, "agendamento") == 1
@@ -255,7 +257,8 @@ async def test_an_org_never_sees_or_installs_another_orgs_skills(
     ]
     # B's uninstall never touches A's pointer.
     await uninstall_skill(db, organization_id=org_b, name="agendamento")
-    assert [s.version_id for s in await list_installed_skills(db, org_a)][0] == a_fork.version_id
+    [a_installed, _] = await list_installed_skills(db, org_a)
+    assert a_installed.version_id == a_fork.version_id
 
 
 async def test_seed_is_idempotent_and_publishes_only_changed_folders(

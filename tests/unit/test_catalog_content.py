@@ -57,9 +57,7 @@ def test_zip_folder_is_deterministic_and_parses_like_an_upload() -> None:
     folder = DEFAULT_CATALOG_DIR / "agendamento"
     data = zip_folder(folder)
     assert zip_folder(folder) == data
-    assert parse_skill_package(data).content_sha256 == (
-        load_catalog_package(folder).content_sha256
-    )
+    assert parse_skill_package(data).content_sha256 == (load_catalog_package(folder).content_sha256)
 
 
 @pytest.mark.parametrize(

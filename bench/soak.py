@@ -1,0 +1,99 @@
+"""Soak: many conversations, several worker processes, duplicates, a SIGKILL, a Postgres restart.
+
+Run: .venv/bin/python bench/soak.py [--messages 10000 --conversations 500 --workers 4]
+Uses the Postgres/Redis at DATABASE_URL/REDIS_URL (a database of its own, dropped at the end)
+and a private `weed mini`. Prints, last:
+    sent=N lost=0 duplicate_replies=0 out_of_order=0 ... msgs/s
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shutil
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import asyncpg
+
+from worker.db import connect, with_database
+from worker.logging import configure_logging
+from worker.migrate import DEFAULT_MIGRATIONS_DIR, apply_migrations
+from worker.processes import free_port
+from worker.settings import Settings
+from worker.weed import start_weed
+
+# The scenario lives beside the tests (its small-size run is one); make the repo importable.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tests.soak.run import SoakPlan, run_soak
+
+
+async def _main(args: argparse.Namespace, base: Settings) -> int:
+    name = f"skillet_soak_{uuid.uuid4().hex[:10]}"
+    admin = await asyncpg.connect(with_database(base.database_url, "postgres"))
+    await admin.execute(f'create database "{name}"')
+    await admin.close()
+    settings = base.model_copy(
+        update={
+            "database_url": with_database(base.database_url, name),
+            "queue_name": f"soak:{uuid.uuid4().hex}",
+        }
+    )
+    try:
+        conn = await connect(settings.database_url)
+        await apply_migrations(conn, DEFAULT_MIGRATIONS_DIR)
+        await conn.close()
+        plan = SoakPlan(
+            messages=args.messages,
+            conversations=args.conversations,
+            workers=args.workers,
+            duplicate_share=0.10,
+            kill_one_worker=True,
+            restart_postgres=not args.no_restart,
+            model_latency_ms=args.latency_ms,
+        )
+        started = time.perf_counter()
+        report = await run_soak(settings, plan)
+        elapsed = time.perf_counter() - started
+    finally:
+        admin = await asyncpg.connect(with_database(base.database_url, "postgres"))
+        await admin.execute(f'drop database if exists "{name}" with (force)')
+        await admin.close()
+    print(f"events: {', '.join(report.events) or 'none'}")
+    print(
+        f"sent={report.sent} lost={report.lost} duplicate_replies={report.duplicate_replies} "
+        f"out_of_order={report.out_of_order} messages={plan.messages} "
+        f"throughput={plan.messages / elapsed:.1f} msgs/s"
+    )
+    return 0 if report.ok else 1
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--messages", type=int, default=10_000)
+    parser.add_argument("--conversations", type=int, default=500)
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--latency-ms", type=int, default=20)
+    parser.add_argument("--no-restart", action="store_true", help="skip the Postgres restart")
+    args = parser.parse_args()
+    configure_logging(level="WARNING")
+    with tempfile.TemporaryDirectory() as tmp:
+        weed = start_weed(Path(tmp), free_port(), "soak", "soak-secret-key")
+        try:
+            base = Settings(
+                s3_endpoint_url=weed.endpoint_url,
+                aws_access_key_id="soak",
+                aws_secret_access_key="soak-secret-key",
+                s3_bucket="soak",
+            )
+            return asyncio.run(_main(args, base))
+        finally:
+            weed.stop()
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,262 @@
+"""The soak scenario shared by bench/soak.py and its small-size test."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import asyncpg
+
+from jobs.payloads import HANDLE_INBOUND_MESSAGE, InboundMessagePayload
+from jobs.queue import enqueue_inbound, open_queue
+from turn.queries import insert_agent, insert_organization
+from worker.db import connect
+from worker.settings import Settings
+
+SKILLET = str(Path(sys.executable).parent / "skillet")
+
+
+@dataclass(frozen=True)
+class SoakPlan:
+    messages: int
+    conversations: int
+    workers: int
+    duplicate_share: float = 0.10
+    kill_one_worker: bool = True
+    restart_postgres: bool = False
+    model_latency_ms: int = 20
+    round_gap_s: float = 0.2
+    timeout_s: float = 600.0
+
+
+@dataclass
+class SoakReport:
+    sent: int = 0
+    lost: int = 0
+    duplicate_replies: int = 0
+    out_of_order: int = 0
+    events: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.lost == 0 and self.duplicate_replies == 0 and self.out_of_order == 0
+
+
+def _worker_env(settings: Settings, plan: SoakPlan) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLET_")}
+    return env | {
+        "DATABASE_URL": settings.database_url,
+        "REDIS_URL": settings.redis_url,
+        "S3_ENDPOINT_URL": settings.s3_endpoint_url,
+        "S3_BUCKET": settings.s3_bucket,
+        "AWS_ACCESS_KEY_ID": settings.aws_access_key_id,
+        "AWS_SECRET_ACCESS_KEY": settings.aws_secret_access_key.get_secret_value(),
+        "SKILLET_QUEUE_NAME": settings.queue_name,
+        "SKILLET_POLL_DELAY_S": "0.05",
+        "SKILLET_MAX_JOBS": "20",
+        "SKILLET_COALESCE_MS": "0",
+        "SKILLET_LOCAL_MODEL_LATENCY_MS": str(plan.model_latency_ms),
+        "SKILLET_JOB_TIMEOUT_S": "10",  # a killed worker's jobs re-run after 10 + 10 s
+        "SKILLET_CURATOR_ENABLED": "false",
+        "SKILLET_CURATOR_TIMEOUT_S": "10",
+        "SKILLET_CONVERSATION_LEASE_MS": "5000",
+        "SKILLET_RETRY_DEFER_S": "0.5",
+        "SKILLET_MAX_TRIES": "20",
+        "SKILLET_LOG_LEVEL": "WARNING",
+    }
+
+
+def _start_worker(env: dict[str, str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [SKILLET, "worker"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+
+
+def _postgres_restart_command() -> list[str] | None:
+    """The local Debian cluster's restart, when this machine has one we may restart."""
+    if shutil.which("pg_ctlcluster") is None or not Path("/etc/postgresql").is_dir():
+        return None
+    versions = sorted(p.name for p in Path("/etc/postgresql").iterdir())
+    if not versions:
+        return None
+    return ["pg_ctlcluster", "--skip-systemctl-redirect", versions[-1], "main", "restart"]
+
+
+def _message_plan(org: uuid.UUID, plan: SoakPlan) -> list[tuple[InboundMessagePayload, str]]:
+    """(payload, how it is delivered): 'first', 'duplicate' (arq dedup) or 'late' (bypass)."""
+    rng = random.Random(7)
+    out: list[tuple[InboundMessagePayload, str]] = []
+    for n in range(plan.messages):
+        conv, seq = n % plan.conversations, n // plan.conversations
+        message = InboundMessagePayload(
+            organization_id=org,
+            contact_id=f"5511{conv:08d}",
+            message_id=f"soak-{conv}-{seq}",
+            text=f"mensagem {seq} da conversa {conv}: qual o frete?",
+            sent_at=datetime.now(UTC),
+        )
+        out.append((message, "first"))
+        if rng.random() < plan.duplicate_share:
+            out.append((message, rng.choice(["duplicate", "late"])))
+    return out
+
+
+async def _produce(
+    settings: Settings, deliveries: list[tuple[InboundMessagePayload, str]], plan: SoakPlan
+) -> None:
+    """Deliver in rounds (one message per conversation each), a short gap between rounds,
+    like customers typing: some messages coalesce into bursts, most get their own turn."""
+    redis = await open_queue(settings.redis_url, settings.queue_name)
+    try:
+        for n, (message, how) in enumerate(deliveries):
+            if n and n % plan.conversations == 0:
+                await asyncio.sleep(plan.round_gap_s)
+            if how == "late":  # a redelivery the queue no longer remembers
+                await redis.enqueue_job(
+                    HANDLE_INBOUND_MESSAGE,
+                    message.model_dump(mode="json"),
+                    _job_id=f"late-{uuid.uuid4()}",
+                )
+            else:
+                await enqueue_inbound(redis, message)
+    finally:
+        await redis.aclose()
+
+
+# Answered means the reply reached the sender, not just that it was committed.
+ANSWERED = """
+select count(*) from messages i join outbox o on o.message_id = i.answered_by
+where i.organization_id = $1 and i.direction = 'inbound' and o.status = 'sent'
+"""
+
+
+async def _answered(settings: Settings, org: uuid.UUID) -> int | None:
+    try:
+        conn = await connect(settings.database_url)
+    except (OSError, asyncpg.PostgresError):
+        return None  # Postgres is restarting
+    try:
+        return int(await conn.fetchval(ANSWERED, org))
+    except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
+        return None
+    finally:
+        await conn.close()
+
+
+async def _watch(
+    settings: Settings,
+    org: uuid.UUID,
+    plan: SoakPlan,
+    env: dict[str, str],
+    workers: list[subprocess.Popen[bytes]],
+    report: SoakReport,
+) -> None:
+    killed = restarted = False
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + plan.timeout_s
+    restart = _postgres_restart_command() if plan.restart_postgres else None
+    while loop.time() < deadline:
+        done = await _answered(settings, org)
+        if done is not None and done >= plan.messages:
+            return
+        if done is not None and plan.kill_one_worker and not killed and done >= plan.messages // 4:
+            workers[0].send_signal(signal.SIGKILL)
+            workers[0].wait()
+            workers[0] = _start_worker(env)
+            killed = True
+            report.events.append(f"SIGKILL worker at {done} answered")
+        if done is not None and restart and not restarted and done >= plan.messages // 2:
+            await asyncio.to_thread(subprocess.run, restart, check=True, capture_output=True)
+            restarted = True
+            report.events.append(f"Postgres restarted at {done} answered")
+        await asyncio.sleep(0.2)
+    report.events.append("timed out")
+
+
+VERIFY_LOST = """
+select count(*) from unnest($2::text[]) as expected(external_id)
+where not exists (
+    select 1 from messages m join outbox o on o.message_id = m.answered_by
+    where m.organization_id = $1 and m.direction = 'inbound'
+      and m.external_id = expected.external_id and o.status = 'sent'
+)
+"""
+
+VERIFY_DUPLICATES = """
+select
+    (select count(*) from outbox where organization_id = $1 and attempts > 1)
+  + (select count(*) from (
+        select reply_to_id from messages where organization_id = $1 and direction = 'outbound'
+        group by reply_to_id having count(*) > 1) d)
+"""
+
+VERIFY_ORDER = """
+select c.contact_id, i.external_id
+from messages i
+join messages r on r.id = i.answered_by
+join conversations c on c.id = i.conversation_id
+where i.organization_id = $1 and i.direction = 'inbound'
+order by c.contact_id, r.created_at, r.id, i.received_at, i.id
+"""
+
+
+async def _verify(settings: Settings, org: uuid.UUID, plan: SoakPlan, report: SoakReport) -> None:
+    expected = [
+        f"soak-{n % plan.conversations}-{n // plan.conversations}" for n in range(plan.messages)
+    ]
+    conn = await connect(settings.database_url)
+    try:
+        report.lost = int(await conn.fetchval(VERIFY_LOST, org, expected))
+        report.duplicate_replies = int(await conn.fetchval(VERIFY_DUPLICATES, org))
+        report.sent = int(
+            await conn.fetchval(
+                "select count(*) from outbox where organization_id = $1 and status = 'sent'", org
+            )
+        )
+        answered_order: dict[str, list[int]] = {}
+        for row in await conn.fetch(VERIFY_ORDER, org):
+            seq = int(row["external_id"].rsplit("-", 1)[1])
+            answered_order.setdefault(row["contact_id"], []).append(seq)
+    finally:
+        await conn.close()
+    # A message answered by a reply earlier than an older message's reply is out of order.
+    report.out_of_order = sum(
+        1 for seqs in answered_order.values() for a, b in itertools.pairwise(seqs) if b < a
+    )
+
+
+async def run_soak(settings: Settings, plan: SoakPlan) -> SoakReport:
+    org = uuid.uuid4()
+    conn = await connect(settings.database_url)
+    try:
+        await insert_organization(conn, org, "Soak")
+        await insert_agent(conn, org, "Soak", "Você é o assistente do teste de resistência.")
+    finally:
+        await conn.close()
+    env = _worker_env(settings, plan)
+    workers = [_start_worker(env) for _ in range(plan.workers)]
+    report = SoakReport()
+    try:
+        producer = asyncio.create_task(_produce(settings, _message_plan(org, plan), plan))
+        await _watch(settings, org, plan, env, workers, report)
+        await producer
+    finally:
+        for worker in workers:
+            worker.send_signal(signal.SIGTERM)
+        for worker in workers:
+            try:
+                worker.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                worker.kill()
+    await _verify(settings, org, plan, report)
+    return report
