@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from arq import create_pool
@@ -23,15 +23,21 @@ async def open_queue(redis_url: str, queue_name: str) -> ArqRedis:
     )
 
 
-async def enqueue_inbound(redis: ArqRedis, payload: InboundMessagePayload) -> Any:
+async def enqueue_inbound(
+    redis: ArqRedis, payload: InboundMessagePayload, *, coalesce_ms: int = 0
+) -> Any:
     """Enqueue one inbound message; None when the same message is already queued/running/kept.
 
     The message enters its conversation's mailbox first, stamped with its arrival time:
-    that is the order replies follow, whichever job runs first.
+    that is the order replies follow, whichever job runs first. The job itself starts
+    `coalesce_ms` later, so messages typed in quick succession are answered together.
     """
     key = ConversationKey(payload.organization_id, payload.channel, payload.contact_id)
     entry = MailboxEntry(payload.message_id, payload.text, payload.sent_at, datetime.now(UTC))
     await Mailbox(redis).add(key, entry)
     return await redis.enqueue_job(
-        HANDLE_INBOUND_MESSAGE, payload.model_dump(mode="json"), _job_id=payload.job_id
+        HANDLE_INBOUND_MESSAGE,
+        payload.model_dump(mode="json"),
+        _job_id=payload.job_id,
+        _defer_by=timedelta(milliseconds=coalesce_ms) if coalesce_ms else None,
     )

@@ -102,9 +102,20 @@ create trigger skill_pointers_bump_revision
 after insert or update or delete on skill_pointers
 for each row execute function bump_skill_catalog_revision();
 
-create trigger skill_usage_bump_revision
-after insert or delete or update of state on skill_usage
-for each row execute function bump_skill_catalog_revision();
+-- Usage rows matter to the loader only through `state` (archived skills are not loaded):
+-- counter updates and first-use inserts of active skills must not invalidate caches.
+create trigger skill_usage_bump_revision_insert
+after insert on skill_usage
+for each row when (new.state = 'archived') execute function bump_skill_catalog_revision();
+
+create trigger skill_usage_bump_revision_delete
+after delete on skill_usage
+for each row when (old.state = 'archived') execute function bump_skill_catalog_revision();
+
+create trigger skill_usage_bump_revision_update
+after update of state on skill_usage
+for each row when (old.state is distinct from new.state)
+execute function bump_skill_catalog_revision();
 
 create table conversations (
     id              uuid primary key default gen_random_uuid(),

@@ -3,20 +3,18 @@ uninstall, list. The organization id always comes from the trusted caller, never
 
 Writes of one owner (an org, or the platform catalog) run under that owner's Postgres
 advisory lock (skills.catalog_queries.lock_skill_catalog), so "is it unchanged / already
-installed?" and the write that follows see the same state even with concurrent callers.
+installed?" and the write that follows see the same state even with concurrent callers. The
+transaction that moves an org's pointer also takes the curator's org lock, so a pointer change
+and a curator pass never interleave.
 Objects are always stored before the version row and pointer (skills.publisher), so a
 failure half-way leaves the previous version installed and the pointer unmoved.
 """
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
-from datetime import datetime
-from enum import StrEnum
-from typing import Any
 
 import asyncpg
 
@@ -25,6 +23,16 @@ from skills.catalog_errors import (
     OrganizationNotFound,
     SkillAlreadyInstalled,
     SkillNotInstalled,
+)
+from skills.catalog_models import (
+    CatalogSkill,
+    ImportResult,
+    ImportStatus,
+    InstalledSkill,
+    InstallResult,
+    SkillListing,
+    SkillSource,
+    skill_source,
 )
 from skills.catalog_queries import (
     PointedVersion,
@@ -38,89 +46,29 @@ from skills.catalog_queries import (
     lock_skill_catalog,
     unlock_skill_catalog,
 )
+from skills.curator_queries import lock_curator_orgs
 from skills.package import SkillPackage, parse_skill_package
-from skills.publisher import SkillDraft, SkillFile, publish_skill_version
+from skills.publisher import SkillDraft, SkillFile, insert_version_and_pointer, store_skill_files
 from skills.queries import delete_skill_pointer, insert_skill_version
 from skills.storage import ObjectStore, object_key
 
-
-class ImportStatus(StrEnum):
-    IMPORTED = "imported"
-    UNCHANGED = "unchanged"
-
-
-class SkillSource(StrEnum):
-    MANUAL = "manual"
-    CATALOG = "catalog"
-    AGENT = "agent"
-
-
-@dataclass(frozen=True)
-class ImportResult:
-    name: str
-    version_id: uuid.UUID
-    status: ImportStatus
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "version_id": str(self.version_id), "status": str(self.status)}
-
-
-@dataclass(frozen=True)
-class InstallResult:
-    name: str
-    version_id: uuid.UUID
-    forked_from_version_id: uuid.UUID
-
-
-@dataclass(frozen=True)
-class InstalledSkill:
-    name: str
-    description: str
-    version_id: uuid.UUID
-    source: SkillSource
-    updated_at: datetime
-    state: str = "active"
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "description": self.description,
-            "version_id": str(self.version_id),
-            "source": str(self.source),
-            "updated_at": self.updated_at.isoformat(),
-        }
-
-
-@dataclass(frozen=True)
-class CatalogSkill:
-    name: str
-    description: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "description": self.description}
-
-
-@dataclass(frozen=True)
-class SkillListing:
-    """`installed`: the org's pointers; `catalog`: platform skills it has not installed."""
-
-    installed: tuple[InstalledSkill, ...]
-    catalog: tuple[CatalogSkill, ...]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "installed": [s.to_json() for s in self.installed],
-            "catalog": [s.to_json() for s in self.catalog],
-        }
-
-
-def skill_source(created_by: str, forked_from_version_id: uuid.UUID | None) -> SkillSource:
-    """Where an installed version came from: a catalog fork wins over who created the row."""
-    if forked_from_version_id is not None or created_by == "platform":
-        return SkillSource.CATALOG
-    if created_by == "agent":
-        return SkillSource.AGENT
-    return SkillSource.MANUAL
+__all__ = [
+    "CatalogSkill",
+    "ImportResult",
+    "ImportStatus",
+    "InstallResult",
+    "InstalledSkill",
+    "SkillListing",
+    "SkillSource",
+    "catalog_lock",
+    "draft_of",
+    "import_skill_package",
+    "install_catalog_skill",
+    "list_skills",
+    "publish_package",
+    "skill_source",
+    "uninstall_skill",
+]
 
 
 def draft_of(package: SkillPackage) -> SkillDraft:
@@ -134,7 +82,7 @@ def draft_of(package: SkillPackage) -> SkillDraft:
     )
 
 
-@asynccontextmanager
+@contextlib.asynccontextmanager
 async def catalog_lock(
     conn: asyncpg.Connection, organization_id: uuid.UUID | None
 ) -> AsyncIterator[None]:
@@ -144,7 +92,18 @@ async def catalog_lock(
     try:
         yield
     finally:
-        await unlock_skill_catalog(conn, organization_id)
+        # A broken connection already took its session lock with it: do not mask the error.
+        with contextlib.suppress(asyncpg.InterfaceError, asyncpg.PostgresConnectionError, OSError):
+            await unlock_skill_catalog(conn, organization_id)
+
+
+async def _lock_against_curator(
+    conn: asyncpg.Connection, organization_id: uuid.UUID | None
+) -> None:
+    """A pointer change and a curator pass over the same org never interleave (the curator
+    reads each installed version's provenance, then writes states). Transaction-scoped."""
+    if organization_id is not None:
+        await lock_curator_orgs(conn, [organization_id])
 
 
 async def require_organization(conn: asyncpg.Connection, organization_id: uuid.UUID) -> None:
@@ -173,13 +132,18 @@ async def publish_package(
         current = await fetch_pointed_version(conn, organization_id, package.name)
         if current is not None and current.content_sha256 == package.content_sha256:
             return ImportResult(package.name, current.version_id, ImportStatus.UNCHANGED)
-        version_id = await publish_skill_version(
-            conn,
-            store,
-            organization_id=organization_id,
-            draft=draft_of(package),
-            created_by=created_by,
-        )
+        draft = draft_of(package)
+        # Objects first: if an upload fails, nothing points at the new version.
+        version_id = await store_skill_files(store, organization_id=organization_id, draft=draft)
+        async with conn.transaction():
+            await _lock_against_curator(conn, organization_id)
+            await insert_version_and_pointer(
+                conn,
+                version_id=version_id,
+                organization_id=organization_id,
+                draft=draft,
+                created_by=created_by,
+            )
     return ImportResult(package.name, version_id, ImportStatus.IMPORTED)
 
 
@@ -228,6 +192,7 @@ async def _insert_fork(
     version_id: uuid.UUID,
 ) -> None:
     async with conn.transaction():
+        await _lock_against_curator(conn, organization_id)
         await insert_skill_version(
             conn,
             version_id=version_id,
@@ -251,8 +216,11 @@ async def uninstall_skill(
     conn: asyncpg.Connection, *, organization_id: uuid.UUID, name: str
 ) -> None:
     """Delete the org's pointer only: gone from the next turn; versions and objects stay."""
-    if not await delete_skill_pointer(conn, organization_id, name):
-        raise SkillNotInstalled(name)
+    await require_organization(conn, organization_id)
+    async with conn.transaction():
+        await _lock_against_curator(conn, organization_id)
+        if not await delete_skill_pointer(conn, organization_id, name):
+            raise SkillNotInstalled(name)
 
 
 async def list_skills(conn: asyncpg.Connection, *, organization_id: uuid.UUID) -> SkillListing:

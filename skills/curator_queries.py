@@ -1,4 +1,4 @@
-"""SQL of the curator: locks, the records of a set of orgs, set-wise state writes, run rows."""
+"""SQL of the curator: locks, one set-wise pass per chunk of orgs, schedule inputs."""
 
 from __future__ import annotations
 
@@ -8,8 +8,6 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import asyncpg
-
-from skills.curator import SkillRecord, Transition
 
 # Advisory lock namespaces (the two-int form; any constants, the same in every process).
 # Per org: a curator pass holds (ORG_LOCK_CLASS, bucket of the org) for its transaction, so
@@ -43,116 +41,153 @@ async def lock_curator_orgs(
     await conn.fetchval(LOCK_CURATOR_ORGS, list(organization_ids), ORG_LOCK_CLASS)
 
 
-LOCK_USAGE_ROWS = """
-select count(*) from (
-    select 1 from skill_usage where organization_id = any($1::uuid[])
-    order by organization_id, skill_name for update
-) as locked
+# One pass over a chunk of orgs, evaluated by Postgres. $1 org ids, $2 stale cutoff,
+# $3 archive cutoff. Every installed skill of the orgs gets an outcome: a skip reason from
+# the gates (provenance is the installed version's created_by, then the pin), else the state
+# curator_next_state (the SQL twin of skills.curator.next_state) gives. Absent usage row:
+# active, unpinned, never active.
+_DECIDED = """
+decided as materialized (
+    select d.*, d.outcome <> d.from_state and d.outcome in ('active', 'stale', 'archived')
+           as moves
+    from (
+        select p.organization_id as org, p.name,
+               coalesce(u.state, 'active') as from_state,
+               u.last_activity_at as seen,
+               case when v.created_by <> 'agent' then 'not-agent-created'
+                    when coalesce(u.pinned, false) then 'pinned'
+                    else curator_next_state(coalesce(u.state, 'active'), u.last_activity_at,
+                                            $2::timestamptz, $3::timestamptz)
+               end as outcome
+        from skill_pointers p
+        join skill_versions v on v.id = p.version_id
+        left join skill_usage u
+               on u.organization_id = p.organization_id and u.skill_name = p.name
+        where p.organization_id = any($1::uuid[])
+    ) as d
+)"""
+
+# The reports, one row per requested org (an org without skills gets empty lists), each
+# list sorted by name in code-point order (collate "C", as Python sorts str).
+_REPORTS = """
+reports as (
+    select org,
+           count(*) filter (where moves) as planned,
+           json_agg(json_build_object('name', name, 'from', from_state, 'to', outcome)
+                     order by name collate "C") filter (where moves) as transitioned,
+           json_agg(json_build_object('name', name, 'reason',
+                         case when outcome in ('not-agent-created', 'pinned') then outcome
+                              else 'no-change' end)
+                     order by name collate "C") filter (where not moves) as skipped
+    from decided group by org
+), per_org as (
+    select o.org, coalesce(r.planned, 0) as planned,
+           coalesce(r.transitioned, '[]'::json) as transitioned,
+           coalesce(r.skipped, '[]'::json) as skipped
+    from unnest($1::uuid[]) as o(org) left join reports r on r.org = o.org
+)"""
+
+# The write: compare-and-set against what `decided` read (state, pin, last activity), so a
+# row a turn or an operator changed since is not written and `moved` falls short of
+# `planned` (the caller rolls back and redoes the chunk); revisions bumped once per org (the
+# row trigger stands aside, see migrations/0003_curator.sql); the reports persisted.
+# $4 the pass's clock, $5 trigger, $6 replayed.
+RUN_CURATOR_PASS = f"""
+with {_DECIDED},
+moved as (
+    update skill_usage u
+    set state = d.outcome,
+        archived_at = case when d.outcome = 'archived' then $4::timestamptz end
+    from decided d
+    where d.moves and u.organization_id = d.org and u.skill_name = d.name
+      and u.state = d.from_state and not u.pinned
+      and u.last_activity_at is not distinct from d.seen
+    returning u.organization_id
+), bumped as (
+    insert into skill_catalog_revisions as r (organization_id)
+    select organization_id from moved group by organization_id order by 1
+    on conflict (organization_id) do update set revision = r.revision + 1
+), {_REPORTS.strip()},
+runs as (
+    insert into curator_runs (organization_id, trigger, ran_at, replayed, stale_cutoff,
+                              archive_cutoff, transitioned, skipped)
+    select org, $5, $4, $6, $2, $3, transitioned, skipped from per_org
+)
+select (select count(*) from moved) as moved, org, planned,
+       transitioned::text as transitioned, skipped::text as skipped
+from per_org
 """
 
-
-async def lock_usage_rows(conn: asyncpg.Connection, organization_ids: Sequence[uuid.UUID]) -> None:
-    """Row locks on the orgs' usage rows: a concurrent bump waits instead of racing a decision."""
-    await conn.fetchval(LOCK_USAGE_ROWS, list(organization_ids))
-
-
-LIST_CURATOR_RECORDS = """
-select p.organization_id, p.name, v.created_by,
-       coalesce(u.state, 'active') as state,
-       coalesce(u.pinned, false) as pinned,
-       u.last_activity_at
-from skill_pointers p
-join skill_versions v on v.id = p.version_id
-left join skill_usage u on u.organization_id = p.organization_id and u.skill_name = p.name
-where p.organization_id = any($1::uuid[])
+PREVIEW_CURATOR_PASS = f"""
+with {_DECIDED}, {_REPORTS.strip()}
+select 0::bigint as moved, org, planned,
+       transitioned::text as transitioned, skipped::text as skipped
+from per_org
 """
 
-
-async def list_curator_records(
-    conn: asyncpg.Connection, organization_ids: Sequence[uuid.UUID]
-) -> dict[uuid.UUID, list[SkillRecord]]:
-    """Every installed skill of the orgs with its provenance (the installed version's) and usage."""
-    grouped: dict[uuid.UUID, list[SkillRecord]] = {org: [] for org in organization_ids}
-    for row in await conn.fetch(LIST_CURATOR_RECORDS, list(organization_ids)):
-        grouped[row["organization_id"]].append(
-            SkillRecord(
-                name=row["name"],
-                created_by=row["created_by"],
-                state=row["state"],
-                pinned=row["pinned"],
-                last_activity_at=row["last_activity_at"],
-            )
-        )
-    return grouped
-
-
-# Compare-and-set on the state read under the row locks; archived_at is the pass's clock.
-UPDATE_USAGE_STATES = """
-update skill_usage u
-set state = t.to_state,
-    archived_at = case when t.to_state = 'archived' then $5::timestamptz end
-from unnest($1::uuid[], $2::text[], $3::text[], $4::text[])
-     as t(organization_id, skill_name, from_state, to_state)
-where u.organization_id = t.organization_id and u.skill_name = t.skill_name
-  and u.state = t.from_state and not u.pinned
-"""
-
-
-async def update_usage_states(
-    conn: asyncpg.Connection,
-    transitions: Sequence[tuple[uuid.UUID, Transition]],
-    at: datetime,
-) -> int:
-    """Apply (org, transition) pairs in one statement; returns how many rows changed."""
-    status: str = await conn.execute(
-        UPDATE_USAGE_STATES,
-        [org for org, _ in transitions],
-        [t.name for _, t in transitions],
-        [str(t.from_state) for _, t in transitions],
-        [str(t.to_state) for _, t in transitions],
-        at,
-    )
-    return int(status.rsplit(" ", 1)[-1])
+SET_REVISIONS_BUMPED_BY_STATEMENT = (
+    "select set_config('skillet.revisions_bumped_by_statement', $1, true)"
+)
+# Sorting and hashing ~100k rows in one statement: room in memory instead of temp files.
+SET_LOCAL_WORK_MEM = "select set_config('work_mem', '64MB', true)"
 
 
 @dataclass(frozen=True)
-class RunRow:
-    """A report as persisted: `transitioned`/`skipped` are JSON text."""
+class PassRows:
+    """What one pass statement returns: per org, the report as JSON text."""
 
-    organization_id: uuid.UUID
-    transitioned: str
-    skipped: str
-
-
-INSERT_CURATOR_RUNS = """
-insert into curator_runs (organization_id, trigger, ran_at, replayed, stale_cutoff,
-                          archive_cutoff, transitioned, skipped)
-select t.organization_id, $4, $5, $6, $7, $8, t.transitioned::jsonb, t.skipped::jsonb
-from unnest($1::uuid[], $2::text[], $3::text[]) as t(organization_id, transitioned, skipped)
-"""
+    moved: int  # rows the write changed (0 for a preview)
+    planned: int  # transitions decided
+    reports: list[tuple[uuid.UUID, str, str]]  # (org, transitioned JSON, skipped JSON)
 
 
-async def insert_curator_runs(
+def _pass_rows(rows: Sequence[asyncpg.Record]) -> PassRows:
+    return PassRows(
+        moved=int(rows[0]["moved"]) if rows else 0,
+        planned=sum(int(r["planned"]) for r in rows),
+        reports=[(r["org"], r["transitioned"], r["skipped"]) for r in rows],
+    )
+
+
+async def run_curator_pass(
     conn: asyncpg.Connection,
-    runs: Sequence[RunRow],
+    organization_ids: Sequence[uuid.UUID],
     *,
-    trigger: str,
-    ran_at: datetime,
-    replayed: bool,
     stale_cutoff: datetime,
     archive_cutoff: datetime,
-) -> None:
-    await conn.execute(
-        INSERT_CURATOR_RUNS,
-        [r.organization_id for r in runs],
-        [r.transitioned for r in runs],
-        [r.skipped for r in runs],
-        trigger,
-        ran_at,
-        replayed,
+    now: datetime,
+    trigger: str,
+    replayed: bool,
+) -> PassRows:
+    """Decide, write and persist one chunk. Run it inside the caller's transaction (the
+    trigger switch and work_mem are transaction-local); compare `moved` with `planned`."""
+    await conn.fetchval(SET_REVISIONS_BUMPED_BY_STATEMENT, "on")
+    await conn.fetchval(SET_LOCAL_WORK_MEM)
+    rows = await conn.fetch(
+        RUN_CURATOR_PASS,
+        list(organization_ids),
         stale_cutoff,
         archive_cutoff,
+        now,
+        trigger,
+        replayed,
     )
+    await conn.fetchval(SET_REVISIONS_BUMPED_BY_STATEMENT, "off")
+    return _pass_rows(rows)
+
+
+async def preview_curator_pass(
+    conn: asyncpg.Connection,
+    organization_ids: Sequence[uuid.UUID],
+    *,
+    stale_cutoff: datetime,
+    archive_cutoff: datetime,
+) -> PassRows:
+    """The same decisions and reports, nothing written (a dry run)."""
+    rows = await conn.fetch(
+        PREVIEW_CURATOR_PASS, list(organization_ids), stale_cutoff, archive_cutoff
+    )
+    return _pass_rows(rows)
 
 
 LIST_ORGANIZATION_IDS = "select id from organizations order by id"

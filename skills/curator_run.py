@@ -1,17 +1,19 @@
 """A curator pass on Postgres: set-wise per chunk of orgs, locked, honest, never deleting.
 
-Per chunk, in one transaction: the orgs' advisory locks, row locks on their usage rows, one
-read of every installed skill, the pure decisions, one UPDATE for all transitions, one INSERT
-of the run reports, commit. A report is returned only after its commit, so everything it
-lists is durable; any failure rolls the chunk back and raises `CuratorRunError` listing only
-the reports committed before it. Cost is a fixed number of statements per chunk plus work
-linear in its rows. Rows, versions and objects are never deleted: archiving is a state.
+Per chunk of orgs, in one transaction: the orgs' advisory locks, then ONE statement that
+evaluates every installed skill (Postgres runs curator_next_state, the SQL twin of
+skills.curator.next_state, which stays the reference and is held equal to it by tests),
+writes all transitions with a compare-and-set, bumps the orgs' catalog revisions once each,
+and inserts the run reports; commit. A report is returned only after its commit, so
+everything it lists is durable; any failure rolls the chunk back and raises
+`CuratorRunError` listing only the reports committed before it. The cost is a fixed number of
+statements per chunk plus work linear in its rows, and no Python per skill beyond reading the
+report. Rows, versions and objects are never deleted: archiving is a state.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,22 +22,21 @@ from datetime import datetime
 import asyncpg
 import structlog
 
-from skills.curator import CuratorPolicy, CuratorReport, plan_report
+from skills.curator import CuratorPolicy, CuratorReport, report_from_json
 from skills.curator_errors import DATABASE_ERRORS, CuratorRunError, OrganizationNotFound
 from skills.curator_queries import (
-    RunRow,
+    PassRows,
     fetch_organization_exists,
-    insert_curator_runs,
-    list_curator_records,
     list_organization_ids,
     lock_curator_orgs,
-    lock_usage_rows,
-    update_usage_states,
+    preview_curator_pass,
+    run_curator_pass,
 )
 from skills.curator_schedule import RunTrigger
 
 log = structlog.get_logger(__name__)
 
+CHANGED_RETRIES = 3  # attempts of a chunk whose rows keep changing under it
 DEFAULT_CHUNK_ORGS = 1000  # orgs per transaction: bounds its size and the rows in memory
 
 
@@ -52,7 +53,12 @@ class PassOptions:
 
 
 class _ChangedUnderUs(Exception):
-    """A compare-and-set matched fewer rows than decided: roll back rather than misreport."""
+    """A compare-and-set matched fewer rows than decided: roll back rather than misreport.
+
+    Between the read and the write of a pass a turn may bump a skill's activity (or an
+    operator pin or restore it); the decision for that skill may no longer hold, so the
+    chunk is redone from a fresh read.
+    """
 
 
 _PASS_FAILURES: tuple[type[BaseException], ...] = (_ChangedUnderUs, *DATABASE_ERRORS)
@@ -90,7 +96,7 @@ async def run_curator_for(
     for start in range(0, len(ordered), options.chunk_orgs):
         chunk = ordered[start : start + options.chunk_orgs]
         try:
-            reports = await _run_chunk(conn, chunk, options)
+            reports = await _run_chunk_with_retries(conn, chunk, options)
         except _PASS_FAILURES as exc:
             log.error(
                 "curator.run_failed", orgs=len(chunk), saved=len(saved), error=repr(exc)[:300]
@@ -104,48 +110,57 @@ async def run_curator_for(
     return saved
 
 
+async def _run_chunk_with_retries(
+    conn: asyncpg.Connection, chunk: Sequence[uuid.UUID], options: PassOptions
+) -> list[CuratorReport]:
+    """A turn or an operator touching a skill mid-pass makes the chunk roll back: redo it."""
+    for attempt in range(1, CHANGED_RETRIES + 1):
+        try:
+            return await _run_chunk(conn, chunk, options)
+        except _ChangedUnderUs as exc:
+            if attempt == CHANGED_RETRIES:
+                raise
+            log.info("curator.chunk_retried", attempt=attempt, reason=str(exc))
+    raise AssertionError("unreachable")
+
+
 async def _run_chunk(
     conn: asyncpg.Connection, chunk: Sequence[uuid.UUID], options: PassOptions
 ) -> list[CuratorReport]:
     stale_cutoff, archive_cutoff = options.policy.cutoffs(options.now)
     if options.dry_run:
         async with conn.transaction(isolation="repeatable_read", readonly=True):
-            records = await list_curator_records(conn, chunk)
-        return [plan_report(org, records[org], stale_cutoff, archive_cutoff) for org in chunk]
+            rows = await preview_curator_pass(
+                conn, chunk, stale_cutoff=stale_cutoff, archive_cutoff=archive_cutoff
+            )
+        return _reports(rows)
     async with conn.transaction():
         await lock_curator_orgs(conn, chunk)
-        await lock_usage_rows(conn, chunk)
-        records = await list_curator_records(conn, chunk)
-        reports = [plan_report(org, records[org], stale_cutoff, archive_cutoff) for org in chunk]
-        pairs = [(r.organization_id, t) for r in reports for t in r.transitioned]
-        if pairs:
-            changed = await update_usage_states(conn, pairs, options.now)
-            if changed != len(pairs):
-                raise _ChangedUnderUs(f"{changed} of {len(pairs)} transitions matched")
-        await insert_curator_runs(
+        rows = await run_curator_pass(
             conn,
-            [_run_row(r) for r in reports],
-            trigger=str(options.trigger),
-            ran_at=options.now,
-            replayed=options.replayed,
+            chunk,
             stale_cutoff=stale_cutoff,
             archive_cutoff=archive_cutoff,
+            now=options.now,
+            trigger=str(options.trigger),
+            replayed=options.replayed,
         )
+        if rows.moved != rows.planned:
+            raise _ChangedUnderUs(f"{rows.moved} of {rows.planned} transitions still matched")
+    reports = _reports(rows)
     for report in reports:
         if report.transitioned:
             log.info(
                 "curator.transitioned",
                 organization_id=str(report.organization_id),
                 trigger=str(options.trigger),
-                transitions=[f"{t.name}:{t.from_state}->{t.to_state}" for t in report.transitioned],
+                count=len(report.transitioned),
+                transitions=[
+                    f"{t.name}:{t.from_state}->{t.to_state}" for t in report.transitioned[:50]
+                ],
             )
     return reports
 
 
-def _run_row(report: CuratorReport) -> RunRow:
-    doc = report.to_json()
-    return RunRow(
-        organization_id=report.organization_id,
-        transitioned=json.dumps(doc["transitioned"], ensure_ascii=False),
-        skipped=json.dumps(doc["skipped"], ensure_ascii=False),
-    )
+def _reports(rows: PassRows) -> list[CuratorReport]:
+    return [report_from_json(org, moved, skipped) for org, moved, skipped in rows.reports]

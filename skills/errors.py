@@ -3,6 +3,8 @@
 SkilletError (code, retryable)
 ├── StorageError            skills.storage: the object store failed (retryable)
 ├── SkillPackageError       skills.package: an uploaded package is refused
+├── (catalog refusals)      skills.catalog_errors: unknown org, already installed, not
+│                           installed, not in the catalog, bad catalog folder
 └── DatabaseUnavailable     a Postgres call failed for a transient reason (retryable)
 """
 

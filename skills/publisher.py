@@ -43,6 +43,45 @@ def manifest_of(files: Sequence[SkillFile]) -> tuple[ManifestEntry, ...]:
     )
 
 
+async def store_skill_files(
+    store: ObjectStore, *, organization_id: uuid.UUID | None, draft: SkillDraft
+) -> uuid.UUID:
+    """Upload the draft's files under a fresh version id; nothing points at it yet."""
+    version_id = uuid.uuid4()
+    for file in draft.files:
+        content_type = mimetypes.guess_type(file.path)[0] or "application/octet-stream"
+        key = object_key(organization_id, draft.name, version_id, file.path)
+        await store.put(key, file.data, content_type)
+    return version_id
+
+
+async def insert_version_and_pointer(
+    conn: asyncpg.Connection,
+    *,
+    version_id: uuid.UUID,
+    organization_id: uuid.UUID | None,
+    draft: SkillDraft,
+    created_by: str,
+    forked_from_version_id: uuid.UUID | None = None,
+) -> None:
+    """The immutable version row, then the pointer moved to it; the caller owns the
+    transaction and has stored every file under `version_id` already."""
+    await insert_skill_version(
+        conn,
+        version_id=version_id,
+        organization_id=organization_id,
+        name=draft.name,
+        description=draft.description,
+        body=draft.body,
+        matcher=draft.matcher,
+        manifest=manifest_of(draft.files),
+        created_by=created_by,
+        forked_from_version_id=forked_from_version_id,
+        content_sha256=draft.content_sha256,
+    )
+    await upsert_skill_pointer(conn, organization_id, draft.name, version_id)
+
+
 async def publish_skill_version(
     conn: asyncpg.Connection,
     store: ObjectStore,
@@ -57,24 +96,14 @@ async def publish_skill_version(
     If any upload fails nothing points at the new version, so turns keep the previous one;
     orphan objects under an unreferenced version id are harmless.
     """
-    version_id = uuid.uuid4()
-    for file in draft.files:
-        content_type = mimetypes.guess_type(file.path)[0] or "application/octet-stream"
-        key = object_key(organization_id, draft.name, version_id, file.path)
-        await store.put(key, file.data, content_type)
+    version_id = await store_skill_files(store, organization_id=organization_id, draft=draft)
     async with conn.transaction():
-        await insert_skill_version(
+        await insert_version_and_pointer(
             conn,
             version_id=version_id,
             organization_id=organization_id,
-            name=draft.name,
-            description=draft.description,
-            body=draft.body,
-            matcher=draft.matcher,
-            manifest=manifest_of(draft.files),
+            draft=draft,
             created_by=created_by,
             forked_from_version_id=forked_from_version_id,
-            content_sha256=draft.content_sha256,
         )
-        await upsert_skill_pointer(conn, organization_id, draft.name, version_id)
     return version_id

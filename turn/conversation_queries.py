@@ -35,28 +35,6 @@ async def list_inbound_by_external_ids(
     return {r["external_id"]: InboundRow(**dict(r)) for r in rows}
 
 
-LOCK_CONVERSATION = "select id from conversations where id = $1 for update"
-
-
-async def lock_conversation(conn: asyncpg.Connection, conversation_id: uuid.UUID) -> None:
-    """Serialize reply commits of one conversation (held until the transaction ends)."""
-    await conn.execute(LOCK_CONVERSATION, conversation_id)
-
-
-MARK_ANSWERED = """
-update messages set answered_by = $1
-where id = any($2::uuid[]) and direction = 'inbound' and answered_by is null
-"""
-
-
-async def update_messages_answered(
-    conn: asyncpg.Connection, reply_id: uuid.UUID, inbound_ids: Sequence[uuid.UUID]
-) -> int:
-    """Mark a burst answered by one reply; returns how many were still unanswered."""
-    status: str = await conn.execute(MARK_ANSWERED, reply_id, list(inbound_ids))
-    return int(status.split()[-1])
-
-
 LIST_UNANSWERED_BEFORE = """
 select external_id, body, sent_at, coalesce(received_at, created_at) as received_at
 from messages
@@ -101,3 +79,109 @@ async def list_history(
     """Earlier answered exchange of the conversation, oldest first, for model context."""
     rows = await conn.fetch(LIST_HISTORY, conversation_id, limit)
     return [(r["direction"], r["body"]) for r in rows]
+
+
+PERSIST_INBOUND = """
+with existing as (
+    select id from conversations
+    where organization_id = $1 and channel = $2 and contact_id = $3
+), created as (
+    -- No ON CONFLICT DO UPDATE: it would lock the conversation row on every message and
+    -- deadlock against a reply commit holding it.
+    insert into conversations (organization_id, channel, contact_id)
+    select $1, $2, $3 where not exists (select 1 from existing)
+    on conflict (organization_id, channel, contact_id) do nothing
+    returning id
+), conv as (
+    select id from existing union all select id from created
+), ins as (
+    insert into messages
+        (organization_id, conversation_id, direction, channel, external_id, body, sent_at,
+         received_at)
+    select $1, conv.id, 'inbound', $2, $4, $5, $6, $7 from conv
+    on conflict (organization_id, channel, external_id) where direction = 'inbound' do nothing
+    returning id
+)
+select conv.id as conversation_id,
+       coalesce((select id from ins), m.id) as inbound_id,
+       o.id as outbox_id, o.message_id as reply_id, o.body as reply_body,
+       o.status as outbox_status,
+       (select a.system_prompt from agents a where a.organization_id = $1
+        order by a.created_at, a.id limit 1) as system_prompt
+from conv
+left join messages m
+    on m.organization_id = $1 and m.channel = $2 and m.external_id = $4
+   and m.direction = 'inbound'
+left join outbox o on o.message_id = m.answered_by
+"""
+
+
+@dataclass(frozen=True)
+class PersistedInbound:
+    conversation_id: uuid.UUID
+    inbound_id: uuid.UUID
+    system_prompt: str | None
+    outbox_id: uuid.UUID | None  # set when the message was already answered
+    reply_id: uuid.UUID | None
+    reply_body: str | None
+    outbox_status: str | None
+
+
+async def upsert_inbound(
+    conn: asyncpg.Connection,
+    *,
+    organization_id: uuid.UUID,
+    channel: str,
+    contact_id: str,
+    external_id: str,
+    body: str,
+    sent_at: datetime,
+    received_at: datetime,
+) -> PersistedInbound:
+    """Conversation + message (once) + the agent's prompt + any reply, in one round trip.
+
+    An unknown organization fails the conversation's foreign key
+    (asyncpg.ForeignKeyViolationError).
+    """
+    args = (organization_id, channel, contact_id, external_id, body, sent_at, received_at)
+    row = await conn.fetchrow(PERSIST_INBOUND, *args)
+    if row is None:
+        # Another job created the conversation concurrently, after this statement's
+        # snapshot: it is committed now, so a second try sees it.
+        row = await conn.fetchrow(PERSIST_INBOUND, *args)
+    return PersistedInbound(**dict(row))
+
+
+COMMIT_REPLY = """
+select outcome, outbox_id, reply_id from skillet_commit_reply($1, $2, $3, $4, $5, $6)
+"""
+
+
+@dataclass(frozen=True)
+class CommittedReply:
+    outcome: str  # 'replied' | 'overtaken' | 'answered'
+    outbox_id: uuid.UUID | None
+    reply_id: uuid.UUID | None
+
+
+async def commit_reply(
+    conn: asyncpg.Connection,
+    *,
+    organization_id: uuid.UUID,
+    conversation_id: uuid.UUID,
+    channel: str,
+    batch_ids: Sequence[uuid.UUID],
+    first_received_at: datetime,
+    body: str,
+) -> CommittedReply:
+    """The fenced reply commit (see skillet_commit_reply in migration 0005)."""
+    row = await conn.fetchrow(
+        COMMIT_REPLY,
+        organization_id,
+        conversation_id,
+        channel,
+        list(batch_ids),
+        first_received_at,
+        body,
+    )
+    return CommittedReply(**dict(row))

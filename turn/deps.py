@@ -29,8 +29,6 @@ class TurnConfig:
     max_injected_skills: int = 3
     reference_max_bytes: int = 16_384
     history_limit: int = 10
-    # A message younger than this waits for the rest of its burst (one reply for all).
-    coalesce_ms: int = 0
     # Bursts one job answers before it leaves the rest to the conversation's next job.
     max_batches_per_job: int = 20
 

@@ -1,32 +1,33 @@
 """One inbound WhatsApp message: persisted once, answered once, in its conversation's order.
 
-Every job persists its message and adds it to the conversation's mailbox. Whoever holds the
-conversation's lease drains the mailbox burst by burst (a burst = everything waiting, so
-messages that arrived during a turn get one following reply); a job that cannot get the
-lease leaves its message to the holder, which re-reads the mailbox after releasing.
+Every message enters its conversation's mailbox when it is enqueued (its job may be deferred
+by the coalescing window). Whoever holds the conversation's lease drains the mailbox burst
+by burst (a burst = everything waiting, so messages that arrived during a turn get one
+following reply); a job that cannot get the lease leaves its message to the holder, which
+re-reads the mailbox after releasing.
 """
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
+import asyncpg
 import structlog
 
-from turn.conversation_queries import InboundRow, UnansweredRow, list_inbound_by_external_ids
+from turn.conversation_queries import (
+    InboundRow,
+    PersistedInbound,
+    UnansweredRow,
+    list_inbound_by_external_ids,
+    upsert_inbound,
+)
 from turn.deps import TurnConfig, TurnDeps, TurnOutcome
 from turn.errors import UnknownOrganization
 from turn.mailbox import ConversationKey, MailboxEntry
 from turn.outbox import Recipient, deliver_reply
-from turn.queries import (
-    fetch_org_agent,
-    fetch_reply_outbox,
-    insert_inbound_message,
-    set_local_async_commit,
-    upsert_conversation,
-)
+from turn.queries import OutboxRow, insert_inbound_message
 from turn.reply_turn import Conversation, answer_batch
 
 log = structlog.get_logger(__name__)
@@ -52,13 +53,17 @@ class _Persisted:
 
 
 async def run_inbound_turn(deps: TurnDeps, message: InboundMessage, *, job_id: str) -> TurnOutcome:
-    received_at = message.received_at or deps.clock()
+    key = ConversationKey(message.organization_id, message.channel, message.contact_id)
+    entry = MailboxEntry(
+        message.message_id, message.text, message.sent_at, message.received_at or deps.clock()
+    )
+    # The mailbox keeps the first arrival time (stamped at enqueue): persist that one, so the
+    # database and the mailbox agree on the order.
+    received_at = await deps.mailbox.add(key, entry)
     persisted = await _persist(deps, message, received_at)
     if isinstance(persisted, TurnOutcome):
+        await deps.mailbox.remove(key, [message.message_id])
         return persisted
-    key = ConversationKey(message.organization_id, message.channel, message.contact_id)
-    entry = MailboxEntry(message.message_id, message.text, message.sent_at, received_at)
-    await deps.mailbox.add(key, entry)
     own: TurnOutcome | None = None
     for _ in range(deps.config.max_batches_per_job):
         lease = await deps.leases.acquire(key.lease_key)
@@ -77,39 +82,52 @@ async def _persist(
 ) -> _Persisted | TurnOutcome:
     """Store the message once; an already answered one is a duplicate (re-sent if pending)."""
     async with deps.pool.acquire() as conn:
-        org = await fetch_org_agent(conn, message.organization_id)
-        if org is None:
-            raise UnknownOrganization(f"organization {message.organization_id} does not exist")
-        async with conn.transaction():
-            # The reply's synchronous commit later makes this durable too; a crash before
-            # that re-runs the job, which inserts the message again.
-            await set_local_async_commit(conn)
-            conversation_id = await upsert_conversation(
-                conn, message.organization_id, message.channel, message.contact_id
-            )
-            inbound_id, _ = await insert_inbound_message(
+        try:
+            persisted = await upsert_inbound(
                 conn,
                 organization_id=message.organization_id,
-                conversation_id=conversation_id,
                 channel=message.channel,
+                contact_id=message.contact_id,
                 external_id=message.message_id,
                 body=message.text,
                 sent_at=message.sent_at,
                 received_at=received_at,
             )
-        structlog.contextvars.bind_contextvars(conversation_id=str(conversation_id))
-        existing = await fetch_reply_outbox(conn, inbound_id)
-        if existing is not None:
-            if existing.status == "pending":  # crashed between commit and send
-                recipient = Recipient(message.channel, message.contact_id)
-                await deliver_reply(conn, deps.sender, existing, recipient)
-                return TurnOutcome(status="redelivered", inbound_id=inbound_id, reply=existing.body)
-            return TurnOutcome(status="duplicate", inbound_id=inbound_id)
-    persona = org.system_prompt or deps.config.default_persona
+        except asyncpg.ForeignKeyViolationError as exc:
+            raise UnknownOrganization(
+                f"organization {message.organization_id} does not exist"
+            ) from exc
+        structlog.contextvars.bind_contextvars(conversation_id=str(persisted.conversation_id))
+        if persisted.outbox_id is not None:
+            return await _already_answered(deps, conn, message, persisted)
+    persona = persisted.system_prompt or deps.config.default_persona
     conversation = Conversation(
-        message.organization_id, message.channel, message.contact_id, conversation_id, persona
+        message.organization_id,
+        message.channel,
+        message.contact_id,
+        persisted.conversation_id,
+        persona,
     )
-    return _Persisted(conversation, inbound_id)
+    return _Persisted(conversation, persisted.inbound_id)
+
+
+async def _already_answered(
+    deps: TurnDeps, conn: asyncpg.Connection, message: InboundMessage, persisted: PersistedInbound
+) -> TurnOutcome:
+    if persisted.outbox_status != "pending":
+        return TurnOutcome(status="duplicate", inbound_id=persisted.inbound_id)
+    # Committed but never delivered (a crash between the two): deliver it now.
+    assert persisted.outbox_id and persisted.reply_id and persisted.reply_body is not None
+    row = OutboxRow(
+        id=persisted.outbox_id,
+        message_id=persisted.reply_id,
+        organization_id=message.organization_id,
+        conversation_id=persisted.conversation_id,
+        body=persisted.reply_body,
+        status="pending",
+    )
+    await deliver_reply(conn, deps.sender, row, Recipient(message.channel, message.contact_id))
+    return TurnOutcome(status="redelivered", inbound_id=persisted.inbound_id, reply=row.body)
 
 
 async def _drain(
@@ -121,8 +139,6 @@ async def _drain(
         entries = await deps.mailbox.entries(key)
         if not entries:
             break
-        if await _wait_for_burst_end(deps, entries[-1].received_at):
-            continue  # something may have joined the burst meanwhile: read again
         pending = await _pending_rows(deps, key, conversation, entries)
         if not pending:
             continue
@@ -138,15 +154,6 @@ async def _drain(
     return outcomes
 
 
-async def _wait_for_burst_end(deps: TurnDeps, newest: datetime) -> bool:
-    """Sleep until the newest message is `coalesce_ms` old; True if it had to wait."""
-    wait_s = deps.config.coalesce_ms / 1000 - (deps.clock() - newest).total_seconds()
-    if wait_s <= 0:
-        return False
-    await asyncio.sleep(wait_s)
-    return True
-
-
 async def _pending_rows(
     deps: TurnDeps, key: ConversationKey, conversation: Conversation, entries: list[MailboxEntry]
 ) -> list[InboundRow]:
@@ -157,18 +164,19 @@ async def _pending_rows(
         rows = await list_inbound_by_external_ids(conn, key.organization_id, key.channel, ids)
         missing = [e for e in entries if e.message_id not in rows]
         if missing:
-            async with conn.transaction():
-                for entry in missing:
-                    await insert_inbound_message(
-                        conn,
-                        organization_id=key.organization_id,
-                        conversation_id=conversation.conversation_id,
-                        channel=key.channel,
-                        external_id=entry.message_id,
-                        body=entry.text,
-                        sent_at=entry.sent_at,
-                        received_at=entry.received_at,
-                    )
+            # One autocommit insert each: idempotent, and no transaction holding locks that
+            # a concurrent job's insert of the same message would wait on.
+            for entry in missing:
+                await insert_inbound_message(
+                    conn,
+                    organization_id=key.organization_id,
+                    conversation_id=conversation.conversation_id,
+                    channel=key.channel,
+                    external_id=entry.message_id,
+                    body=entry.text,
+                    sent_at=entry.sent_at,
+                    received_at=entry.received_at,
+                )
             rows = await list_inbound_by_external_ids(conn, key.organization_id, key.channel, ids)
     answered = [i for i in ids if rows[i].answered_by is not None]
     await deps.mailbox.remove(key, answered)

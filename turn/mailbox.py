@@ -71,15 +71,20 @@ class Mailbox:
     def __init__(self, redis: Any) -> None:
         self._redis = redis
 
-    async def add(self, key: ConversationKey, entry: MailboxEntry) -> None:
-        """Idempotent: a redelivery keeps the first arrival time and payload."""
+    async def add(self, key: ConversationKey, entry: MailboxEntry) -> datetime:
+        """Idempotent: a redelivery keeps the first arrival time and payload.
+
+        Returns the arrival time on record, the one every reader orders by.
+        """
         score_ms = entry.received_at.timestamp() * 1000
         async with self._redis.pipeline(transaction=True) as pipe:
             pipe.zadd(key.order_key, {entry.message_id: score_ms}, nx=True)
             pipe.hsetnx(key.payload_key, entry.message_id, entry.to_json())
             pipe.expire(key.order_key, MAILBOX_TTL_S)
             pipe.expire(key.payload_key, MAILBOX_TTL_S)
-            await pipe.execute()
+            pipe.zscore(key.order_key, entry.message_id)
+            *_, stored_ms = await pipe.execute()
+        return datetime.fromtimestamp(float(stored_ms) / 1000, UTC)
 
     async def entries(self, key: ConversationKey) -> list[MailboxEntry]:
         """Everything waiting, oldest arrival first."""

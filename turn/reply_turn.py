@@ -14,17 +14,16 @@ from turn.agent_loop import LoopOutcome, run_agent_loop
 from turn.conversation_queries import (
     InboundRow,
     UnansweredRow,
+    commit_reply,
     list_history,
     list_unanswered_before,
-    lock_conversation,
-    update_messages_answered,
 )
 from turn.deps import TurnDeps, TurnOutcome
 from turn.matcher import MatchResult
 from turn.model import InjectedSkill, ModelMessage, ModelRequest, ToolCall
 from turn.outbox import Recipient, deliver_reply
 from turn.prompt import build_prefix, prefix_sha256, render_skill_context
-from turn.queries import ActivationRow, insert_reply
+from turn.queries import ActivationRow, OutboxRow
 from turn.reference_tool import ToolResult, read_skill_reference
 from turn.skill_catalog import CatalogSnapshot
 from turn.tool_definitions import turn_tools
@@ -147,27 +146,34 @@ async def _execute_tool(
 async def _commit_reply(
     deps: TurnDeps, conversation: Conversation, batch: Sequence[InboundRow], text: str
 ) -> str:
-    """Reply + outbox row + 'answered' marks in one transaction behind the order fence."""
-    ids = [row.id for row in batch]
+    """Reply + outbox row + 'answered' marks in one fenced statement, then delivery."""
+    first_received = batch[0].received_at or deps.clock()
     async with deps.pool.acquire() as conn:
-        async with conn.transaction():
-            await lock_conversation(conn, conversation.conversation_id)
-            first_received = batch[0].received_at or deps.clock()
+        committed = await commit_reply(
+            conn,
+            organization_id=conversation.organization_id,
+            conversation_id=conversation.conversation_id,
+            channel=conversation.channel,
+            batch_ids=[row.id for row in batch],
+            first_received_at=first_received,
+            body=text,
+        )
+        if committed.outcome == "overtaken":
             earlier = await list_unanswered_before(
-                conn, conversation.conversation_id, first_received, ids
+                conn, conversation.conversation_id, first_received, [row.id for row in batch]
             )
-            if earlier:
-                raise _Overtaken(earlier)
-            row = await insert_reply(
-                conn,
-                organization_id=conversation.organization_id,
-                conversation_id=conversation.conversation_id,
-                channel=conversation.channel,
-                inbound_id=batch[-1].id,
-                body=text,
-            )
-            if row is None or await update_messages_answered(conn, row.message_id, ids) != len(ids):
-                raise _AlreadyAnswered
+            raise _Overtaken(earlier)
+        if committed.outcome != "replied" or committed.outbox_id is None:
+            raise _AlreadyAnswered
+        assert committed.reply_id is not None
+        row = OutboxRow(
+            id=committed.outbox_id,
+            message_id=committed.reply_id,
+            organization_id=conversation.organization_id,
+            conversation_id=conversation.conversation_id,
+            body=text,
+            status="pending",
+        )
         recipient = Recipient(conversation.channel, conversation.contact_id)
         await deliver_reply(conn, deps.sender, row, recipient)
     return text

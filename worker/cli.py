@@ -99,7 +99,7 @@ async def cmd_enqueue(args: argparse.Namespace, settings: Settings) -> dict[str,
     )
     redis = await open_queue(settings.redis_url, settings.queue_name)
     try:
-        job = await enqueue_inbound(redis, payload)
+        job = await enqueue_inbound(redis, payload, coalesce_ms=settings.coalesce_ms)
     finally:
         await redis.aclose()
     status = "enqueued" if job is not None else "duplicate"

@@ -61,7 +61,7 @@ async def _run_messages(settings: Settings, org_id: uuid.UUID) -> list[dict[str,
         for message_id, contact, text, purpose in DEMO_MESSAGES:
             body = jobs_payload(org_id, message_id, contact, text)
             payload = InboundMessagePayload.model_validate(body)
-            job = await enqueue_inbound(redis, payload)
+            job = await enqueue_inbound(redis, payload, coalesce_ms=settings.coalesce_ms)
             deliveries.append(
                 {
                     "message_id": message_id,

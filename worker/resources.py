@@ -116,7 +116,6 @@ async def open_resources(
             max_steps=settings.model_max_steps,
             max_injected_skills=settings.max_injected_skills,
             reference_max_bytes=settings.reference_max_bytes,
-            coalesce_ms=settings.coalesce_ms,
         ),
         mailbox=Mailbox(redis),
         leases=ConversationLeases(redis, ttl_ms=settings.conversation_lease_ms),

@@ -61,7 +61,8 @@ class Settings(BaseSettings):
 
     # Queue and worker
     queue_name: str = "skillet:queue"
-    max_jobs: int = Field(default=10, ge=1)
+    # Turns wait on the model and the network most of the time: many fit in one process.
+    max_jobs: int = Field(default=50, ge=1)
     poll_delay_s: float = Field(default=0.5, gt=0)
     job_timeout_s: int = Field(default=120, ge=1)
     max_tries: int = Field(default=5, ge=1)
@@ -84,6 +85,8 @@ class Settings(BaseSettings):
     )
 
     # Conversation order: one turn at a time per conversation, bursts answered together
+    # Jobs start this long after their message arrives, so a burst typed in quick succession
+    # is in the mailbox when the first job runs and gets one reply.
     coalesce_ms: int = Field(default=1000, ge=0, le=60_000)
     conversation_lease_ms: int = Field(default=30_000, ge=1_000)
 

@@ -9,7 +9,11 @@ from collections.abc import AsyncIterator, Iterator
 import asyncpg
 import pytest
 import pytest_asyncio
+from pydantic import SecretStr
 
+from tests.integration.whatsapp_fakes import FakeGraphApi, FakeWaha
+from tests.whatsapp_payloads import ACCESS_TOKEN, WAHA_API_KEY
+from webhook.server import start_site
 from worker.db import connect, with_database
 from worker.migrate import DEFAULT_MIGRATIONS_DIR, apply_migrations
 from worker.processes import free_port
@@ -93,3 +97,40 @@ async def resources(settings: Settings, db: asyncpg.Connection) -> AsyncIterator
     opened = await open_resources(settings)
     yield opened
     await opened.close()
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def fake_graph() -> AsyncIterator[FakeGraphApi]:
+    """Meta's Graph API on a free port of 127.0.0.1 (send endpoint only)."""
+    fake = FakeGraphApi(ACCESS_TOKEN)
+    runner, port = await start_site(fake.app(), "127.0.0.1", 0)
+    fake.base_url = f"http://127.0.0.1:{port}/v23.0"
+    yield fake
+    await runner.cleanup()
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def fake_waha() -> AsyncIterator[FakeWaha]:
+    """WAHA's sendText on a free port of 127.0.0.1."""
+    fake = FakeWaha(WAHA_API_KEY)
+    runner, port = await start_site(fake.app(), "127.0.0.1", 0)
+    fake.base_url = f"http://127.0.0.1:{port}"
+    yield fake
+    await runner.cleanup()
+
+
+@pytest.fixture
+def whatsapp_settings(
+    settings: Settings, fake_graph: FakeGraphApi, fake_waha: FakeWaha
+) -> Settings:
+    """Settings whose senders talk to the fakes, with fast retries."""
+    return settings.model_copy(
+        update={
+            "graph_api_base_url": fake_graph.base_url,
+            "whatsapp_access_token": SecretStr(ACCESS_TOKEN),
+            "waha_base_url": fake_waha.base_url,
+            "waha_api_key": SecretStr(WAHA_API_KEY),
+            "send_backoff_base_s": 0.01,
+            "send_backoff_max_s": 0.05,
+        }
+    )

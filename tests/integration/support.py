@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-
 import uuid
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -80,7 +79,7 @@ async def enqueue(settings: Settings, *payloads: InboundMessagePayload) -> list[
     """Enqueue each payload; the list holds the job id, or None for a refused duplicate."""
     redis = await open_queue(settings.redis_url, settings.queue_name)
     try:
-        jobs = [await enqueue_inbound(redis, p) for p in payloads]
+        jobs = [await enqueue_inbound(redis, p, coalesce_ms=settings.coalesce_ms) for p in payloads]
     finally:
         await redis.aclose()
     return [None if job is None else job.job_id for job in jobs]

@@ -26,6 +26,7 @@ from skills.catalog_errors import (
     SkillNotInstalled,
 )
 from skills.catalog_seed import DEFAULT_CATALOG_DIR, SeedResult, seed_catalog
+from skills.curator_queries import lock_curator_orgs
 from skills.package import SkillPackageError
 from skills.queries import list_installed_skills
 from skills.storage import S3ObjectStore, object_key
@@ -323,3 +324,24 @@ async def test_concurrent_imports_and_installs_write_once(
         await other.close()
     assert sorted(type(r).__name__ for r in installs) == ["InstallResult", "SkillAlreadyInstalled"]
     assert await _versions(db, org, "agendamento") == 1
+
+
+async def test_pointer_changes_wait_for_a_curator_pass_over_the_org(
+    db: asyncpg.Connection, resources: Resources, settings: Settings
+) -> None:
+    org = await create_org(db)
+    curator = await connect(settings.database_url)
+    try:
+        pass_over_org = curator.transaction()
+        await pass_over_org.start()
+        await lock_curator_orgs(curator, [org])
+        importing = asyncio.create_task(
+            import_skill_package(db, resources.store, organization_id=org, data=skill_zip("frete"))
+        )
+        await asyncio.sleep(0.3)
+        assert not importing.done()
+        await pass_over_org.rollback()
+        result = await asyncio.wait_for(importing, timeout=10)
+    finally:
+        await curator.close()
+    assert result.status is ImportStatus.IMPORTED

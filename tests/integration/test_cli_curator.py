@@ -59,7 +59,9 @@ async def test_curator_run_one_org_json_and_dry_run(
     }
     assert out["dry_run"] is False and out["ran_at"] == now
     assert await states(db, org) == {"old": "stale", "mine": "active"}
-    replayed = await db.fetchval("select replayed from curator_runs where organization_id = $1", org)
+    replayed = await db.fetchval(
+        "select replayed from curator_runs where organization_id = $1", org
+    )
     assert replayed is True
 
 

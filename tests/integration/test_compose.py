@@ -55,7 +55,7 @@ def config() -> dict[str, Any]:
 
 
 def test_all_services_are_defined(config: dict[str, Any]) -> None:
-    assert {"postgres", "redis", "s3", "migrate", "worker"} <= set(config["services"])
+    assert {"postgres", "redis", "s3", "migrate", "worker", "webhook"} <= set(config["services"])
 
 
 def test_worker_is_scalable(config: dict[str, Any]) -> None:
@@ -85,7 +85,7 @@ def test_infrastructure_has_healthchecks(config: dict[str, Any]) -> None:
         assert config["services"][name]["healthcheck"]["test"], name
 
 
-@pytest.mark.parametrize("service", ["migrate", "worker"])
+@pytest.mark.parametrize("service", ["migrate", "worker", "webhook"])
 def test_app_services_get_every_setting(config: dict[str, Any], service: str) -> None:
     environment = config["services"][service]["environment"]
     for name in APP_ENV:
@@ -93,6 +93,41 @@ def test_app_services_get_every_setting(config: dict[str, Any], service: str) ->
     assert environment["S3_ENDPOINT_URL"] == "http://s3:8333"
     assert "@postgres:5432/" in environment["DATABASE_URL"]
     assert environment["REDIS_URL"].startswith("redis://redis:6379")
+
+
+WHATSAPP_SECRETS = (
+    "SKILLET_WHATSAPP_APP_SECRET",
+    "SKILLET_WHATSAPP_VERIFY_TOKEN",
+    "SKILLET_WAHA_HMAC_KEY",
+    "SKILLET_WHATSAPP_ACCESS_TOKEN",
+    "SKILLET_WAHA_API_KEY",
+)
+
+
+def test_webhook_serves_on_loopback_after_migrations(config: dict[str, Any]) -> None:
+    webhook = config["services"]["webhook"]
+    assert webhook["command"] == ["webhook"]
+    assert webhook["build"]["context"] == str(REPO)
+    assert webhook["environment"]["SKILLET_WEBHOOK_PORT"] == "8080"
+    [port] = webhook["ports"]
+    assert (port["host_ip"], port["target"], str(port["published"])) == ("127.0.0.1", 8080, "8080")
+    depends = webhook["depends_on"]
+    assert depends["migrate"]["condition"] == "service_completed_successfully"
+    assert depends["redis"]["condition"] == "service_healthy"
+    assert "8080/healthz" in " ".join(webhook["healthcheck"]["test"])
+
+
+@pytest.mark.parametrize("service", ["worker", "webhook"])
+def test_whatsapp_settings_reach_the_services_that_use_them(
+    config: dict[str, Any], service: str
+) -> None:
+    environment = config["services"][service]["environment"]
+    # Secrets are never written in the file: passed through from the caller's environment.
+    for name in WHATSAPP_SECRETS:
+        assert name in environment, f"{service} lacks {name}"
+        assert environment[name] in (None, os.environ.get(name)), f"{name} is hard-coded"
+    assert environment["SKILLET_WAHA_BASE_URL"]
+    assert environment["SKILLET_GRAPH_API_BASE_URL"].startswith("https://")
 
 
 def test_s3_credentials_match_the_apps(config: dict[str, Any]) -> None:

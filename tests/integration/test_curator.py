@@ -61,9 +61,10 @@ async def test_the_seed_scenarios(db: asyncpg.Connection) -> None:
     assert archived_at == NOW
     # Never deletes: every version and pointer is still there.
     assert await db.fetchval("select count(*) from skill_pointers where organization_id = $1", org)
-    assert await db.fetchval(
-        "select count(*) from skill_versions where organization_id = $1", org
-    ) == 8
+    assert (
+        await db.fetchval("select count(*) from skill_versions where organization_id = $1", org)
+        == 8
+    )
 
     [run] = await db.fetch("select * from curator_runs where organization_id = $1", org)
     assert run["trigger"] == "manual" and run["ran_at"] == NOW and not run["replayed"]
@@ -156,7 +157,9 @@ async def test_two_concurrent_runs_transition_each_skill_exactly_once(
     moved = [t.name for r in reports for t in r.transitioned]
     assert sorted(moved) == [f"s{i:02d}" for i in range(60)]  # each once, by one of the runs
     assert sum(1 for r in reports if r.transitioned) == 1
-    assert await db.fetchval("select count(*) from curator_runs where organization_id = $1", org) == 2
+    assert (
+        await db.fetchval("select count(*) from curator_runs where organization_id = $1", org) == 2
+    )
 
 
 async def test_dry_run_reports_without_writing(db: asyncpg.Connection) -> None:

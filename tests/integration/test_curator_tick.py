@@ -175,6 +175,7 @@ async def test_a_running_worker_runs_the_curator_on_its_schedule(
             await task
     [(run_org, trigger, _)] = await _runs(db)
     assert (run_org, trigger) == (org, "ceiling")
-    assert await db.fetchval(
-        "select state from skill_usage where organization_id = $1", org
-    ) == "stale"
+    assert (
+        await db.fetchval("select state from skill_usage where organization_id = $1", org)
+        == "stale"
+    )

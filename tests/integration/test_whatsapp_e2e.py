@@ -1,0 +1,89 @@
+"""End to end: a signed webhook POST -> a job -> a real arq worker's turn -> the reply arrives
+at the (fake) provider API exactly once, from the number the message was sent to."""
+
+from __future__ import annotations
+
+import time
+
+import asyncpg
+
+from channels.models import ChannelKind
+from tests.integration.support import create_org, run_burst
+from tests.integration.webhook_support import connect_number, running_webhook
+from tests.integration.whatsapp_fakes import FakeGraphApi, FakeWaha
+from tests.whatsapp_payloads import (
+    ACCESS_TOKEN,
+    cloud_delivery,
+    cloud_text,
+    cloud_value,
+    waha_event,
+)
+from turn.queries import insert_agent
+from worker.settings import Settings
+
+
+async def _outbox(db: asyncpg.Connection) -> list[tuple[str, int]]:
+    rows = await db.fetch("select status, attempts from outbox order by created_at")
+    return [(r["status"], r["attempts"]) for r in rows]
+
+
+async def test_cloud_api_message_is_answered_at_the_graph_api_exactly_once(
+    whatsapp_settings: Settings, db: asyncpg.Connection, fake_graph: FakeGraphApi
+) -> None:
+    org = await create_org(db, "Loja E2E")
+    await insert_agent(db, org, "Bia", "Você é a Bia, da Loja E2E.")
+    await connect_number(db, org, ChannelKind.CLOUD_API, "106540352242922")
+    await connect_number(db, org, ChannelKind.CLOUD_API, "106540352242923")  # not this one
+    message = cloud_text(
+        "wamid.HBgNNTUxMTkxMjM0NTY3OBUCABIYFDNBMDI",
+        "Oi! Qual o prazo de entrega?",
+        sender="5511912345678",
+        timestamp=int(time.time()),
+    )
+    document = cloud_delivery(cloud_value("106540352242922", [message]))
+    async with running_webhook(whatsapp_settings) as hook:
+        first = await hook.post_cloud(document)
+        redelivered = await hook.post_cloud(document)  # Meta retries what it thinks was lost
+    assert (first.status, first.body["enqueued"]) == (200, 1)
+    assert (redelivered.status, redelivered.body["duplicates"]) == (200, 1)
+
+    worker = await run_burst(whatsapp_settings)  # the real per-channel sender selection
+    assert worker.jobs_complete == 1 and worker.jobs_failed == 0
+    async with running_webhook(whatsapp_settings) as hook:  # and again after the turn ran
+        late = await hook.post_cloud(document)
+    assert late.body["enqueued"] == 0
+    await run_burst(whatsapp_settings)
+
+    [(phone_number_id, to, text)] = fake_graph.delivered
+    assert (phone_number_id, to) == ("106540352242922", "5511912345678")
+    assert text.strip()
+    assert [r.headers["Authorization"] for r in fake_graph.received] == [f"Bearer {ACCESS_TOKEN}"]
+    assert await _outbox(db) == [("sent", 1)]
+    stored = await db.fetchval(
+        "select body from messages where direction = 'outbound' and organization_id = $1", org
+    )
+    assert stored == text
+
+
+async def test_waha_message_is_answered_through_send_text_exactly_once(
+    whatsapp_settings: Settings, db: asyncpg.Connection, fake_waha: FakeWaha
+) -> None:
+    org = await create_org(db, "Loja WAHA")
+    await connect_number(db, org, ChannelKind.WAHA, "loja")
+    lid = "98765432101234@lid"
+    event = waha_event(
+        "loja",
+        "false_98765432101234@lid_3EB0C767D26A1D4C5E",
+        "Boa tarde, vocês abrem sábado?",
+        sender=lid,
+        data={"key": {"remoteJid": lid, "remoteJidAlt": "5511912345678@s.whatsapp.net"}},
+        timestamp=int(time.time()),
+    )
+    async with running_webhook(whatsapp_settings) as hook:
+        assert (await hook.post_waha(event)).body["enqueued"] == 1
+        assert (await hook.post_waha(event)).body["duplicates"] == 1
+    await run_burst(whatsapp_settings)
+    [(session, chat_id, text)] = fake_waha.delivered
+    assert (session, chat_id) == ("loja", "5511912345678@c.us")
+    assert text.strip()
+    assert await _outbox(db) == [("sent", 1)]

@@ -1,0 +1,129 @@
+"""A real webhook server for tests: signed posts to it, and what it left in the queue."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+import asyncpg
+from redis.asyncio import Redis
+
+from channels.models import Channel, ChannelKind
+from channels.queries import insert_channel
+from jobs.queue import open_queue
+from tests.whatsapp_payloads import (
+    APP_SECRET,
+    VERIFY_TOKEN,
+    WAHA_HMAC_KEY,
+    cloud_signature,
+    encode,
+    waha_signature,
+)
+from webhook.app import CLOUD_API_PATH, WAHA_PATH, build_app
+from webhook.config import WebhookConfig
+from webhook.server import start_site
+from worker.settings import Settings
+
+TEST_CONFIG = WebhookConfig(
+    app_secret=APP_SECRET, verify_token=VERIFY_TOKEN, waha_hmac_key=WAHA_HMAC_KEY
+)
+
+
+@dataclass
+class Posted:
+    status: int
+    body: Any
+
+
+@dataclass
+class RunningWebhook:
+    url: str
+    http: aiohttp.ClientSession
+
+    async def post(self, path: str, data: Any, headers: dict[str, str]) -> Posted:
+        async with self.http.post(self.url + path, data=data, headers=headers) as response:
+            text = await response.text()
+            try:
+                body: Any = json.loads(text)
+            except ValueError:
+                body = text
+            return Posted(response.status, body)
+
+    async def post_cloud(
+        self, document: Any = None, *, raw: bytes | None = None, signature: str | None = None
+    ) -> Posted:
+        body = raw if raw is not None else encode(document)
+        headers = {"Content-Type": "application/json"}
+        headers["X-Hub-Signature-256"] = (
+            signature if signature is not None else cloud_signature(body)
+        )
+        return await self.post(CLOUD_API_PATH, body, headers)
+
+    async def post_waha(
+        self, document: Any = None, *, raw: bytes | None = None, signature: str | None = None
+    ) -> Posted:
+        body = raw if raw is not None else encode(document)
+        headers = {
+            "Content-Type": "application/json",
+            "X-Webhook-Hmac": signature if signature is not None else waha_signature(body),
+            "X-Webhook-Hmac-Algorithm": "sha512",
+        }
+        return await self.post(WAHA_PATH, body, headers)
+
+    async def get(self, path: str, params: dict[str, str]) -> Posted:
+        async with self.http.get(self.url + path, params=params) as response:
+            return Posted(response.status, await response.text())
+
+
+@asynccontextmanager
+async def running_webhook(
+    settings: Settings, config: WebhookConfig = TEST_CONFIG
+) -> AsyncIterator[RunningWebhook]:
+    """The real app on a free port of 127.0.0.1, on the test's database and queue."""
+    pool = await asyncpg.create_pool(settings.database_url, min_size=1, max_size=4)
+    queue = await open_queue(settings.redis_url, settings.queue_name)
+    runner, port = await start_site(build_app(config, pool=pool, queue=queue), "127.0.0.1", 0)
+    try:
+        async with aiohttp.ClientSession() as http:
+            yield RunningWebhook(f"http://127.0.0.1:{port}", http)
+    finally:
+        await runner.cleanup()
+        await queue.aclose()
+        await pool.close()
+
+
+async def queued_payloads(settings: Settings) -> list[dict[str, Any]]:
+    """The payload of every job waiting in the test's queue, oldest first."""
+    client = Redis.from_url(settings.redis_url)
+    try:
+        job_ids = await client.zrange(settings.queue_name, 0, -1)
+        payloads = []
+        for job_id in job_ids:
+            raw = await client.get(f"arq:job:{job_id.decode()}")
+            payloads.append(json.loads(raw)["a"][0])
+        return payloads
+    finally:
+        await client.aclose()
+
+
+async def connect_number(
+    conn: asyncpg.Connection,
+    organization_id: uuid.UUID,
+    kind: ChannelKind,
+    address: str,
+) -> Channel:
+    channel = await insert_channel(
+        conn,
+        organization_id=organization_id,
+        agent_id=None,
+        kind=kind,
+        address=address,
+        display_phone=None,
+    )
+    assert channel is not None
+    return channel

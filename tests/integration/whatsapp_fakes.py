@@ -1,0 +1,111 @@
+"""Local HTTP servers playing Meta's Graph API and WAHA, for the senders and the e2e test."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+from channels.text import utf16_len
+
+
+@dataclass
+class Answer:
+    status: int
+    body: Any = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)
+    delay_s: float = 0.0
+
+
+@dataclass
+class Received:
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+class _FakeApi:
+    """Records every request; answers from `script` first (in order), then like the real API."""
+
+    def __init__(self) -> None:
+        self.received: list[Received] = []
+        self.script: list[Answer] = []
+        self.base_url = ""  # set once serving
+
+    def app(self) -> web.Application:
+        raise NotImplementedError
+
+    async def _scripted(self, request: web.Request) -> tuple[Any, web.Response | None]:
+        body = await request.json()
+        self.received.append(Received(request.path, dict(request.headers), body))
+        if not self.script:
+            return body, None
+        answer = self.script.pop(0)
+        if answer.delay_s:
+            await asyncio.sleep(answer.delay_s)
+        return body, web.json_response(answer.body, status=answer.status, headers=answer.headers)
+
+
+class FakeGraphApi(_FakeApi):
+    """POST /{version}/{phone_number_id}/messages with Meta's checks on token and text size."""
+
+    def __init__(self, access_token: str) -> None:
+        super().__init__()
+        self.access_token = access_token
+        self.delivered: list[tuple[str, str, str]] = []  # (phone_number_id, to, text)
+
+    def app(self) -> web.Application:
+        app = web.Application()
+        app.router.add_post("/{version}/{phone_number_id}/messages", self.messages)
+        return app
+
+    async def messages(self, request: web.Request) -> web.Response:
+        body, scripted = await self._scripted(request)
+        if scripted is not None:
+            return scripted
+        if request.headers.get("Authorization") != f"Bearer {self.access_token}":
+            return _graph_error(401, 190, "Invalid OAuth access token")
+        text = body.get("text", {}).get("body", "")
+        if body.get("messaging_product") != "whatsapp" or body.get("type") != "text" or not text:
+            return _graph_error(400, 100, "Invalid parameter")
+        if utf16_len(text) > 4096:
+            return _graph_error(400, 100, "Param text['body'] must be at most 4096 characters long")
+        self.delivered.append((request.match_info["phone_number_id"], body["to"], text))
+        wamid = f"wamid.out.{len(self.delivered)}"
+        return web.json_response(
+            {
+                "messaging_product": "whatsapp",
+                "contacts": [{"input": body["to"], "wa_id": body["to"]}],
+                "messages": [{"id": wamid}],
+            }
+        )
+
+
+class FakeWaha(_FakeApi):
+    """POST /api/sendText, X-Api-Key checked."""
+
+    def __init__(self, api_key: str) -> None:
+        super().__init__()
+        self.api_key = api_key
+        self.delivered: list[tuple[str, str, str]] = []  # (session, chatId, text)
+
+    def app(self) -> web.Application:
+        app = web.Application()
+        app.router.add_post("/api/sendText", self.send_text)
+        return app
+
+    async def send_text(self, request: web.Request) -> web.Response:
+        body, scripted = await self._scripted(request)
+        if scripted is not None:
+            return scripted
+        if request.headers.get("X-Api-Key") != self.api_key:
+            return web.json_response({"message": "Unauthorized"}, status=401)
+        self.delivered.append((body["session"], body["chatId"], body["text"]))
+        return web.json_response({"id": f"true_{body['chatId']}_{len(self.delivered)}"}, status=201)
+
+
+def _graph_error(status: int, code: int, message: str) -> web.Response:
+    error = {"message": message, "type": "OAuthException", "code": code, "fbtrace_id": "fake"}
+    return web.json_response({"error": error}, status=status)

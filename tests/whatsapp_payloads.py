@@ -1,0 +1,109 @@
+"""Webhook bodies shaped like Meta's Cloud API and WAHA send them, and their signatures."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from typing import Any
+
+APP_SECRET = "meta-app-secret-de-teste"
+VERIFY_TOKEN = "verify-token-de-teste"
+WAHA_HMAC_KEY = "waha-hmac-key-de-teste"
+ACCESS_TOKEN = "graph-access-token-de-teste"
+WAHA_API_KEY = "waha-api-key-de-teste"
+
+
+def cloud_text(
+    message_id: str, text: str, *, sender: str = "5511999990000", timestamp: int = 1_764_000_000
+) -> dict[str, Any]:
+    return {
+        "from": sender,
+        "id": message_id,
+        "timestamp": str(timestamp),
+        "type": "text",
+        "text": {"body": text},
+    }
+
+
+def cloud_value(
+    phone_number_id: str,
+    messages: list[dict[str, Any]] | None = None,
+    statuses: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    value: dict[str, Any] = {
+        "messaging_product": "whatsapp",
+        "metadata": {"display_phone_number": "551140000000", "phone_number_id": phone_number_id},
+    }
+    if messages is not None:
+        value["contacts"] = [
+            {"profile": {"name": "Cliente"}, "wa_id": m.get("from")} for m in messages
+        ]
+        value["messages"] = messages
+    if statuses is not None:
+        value["statuses"] = statuses
+    return value
+
+
+def cloud_delivery(*values: dict[str, Any], entries: int = 1) -> dict[str, Any]:
+    """`values` spread over `entries` entries, one change per value."""
+    entry_list: list[dict[str, Any]] = [
+        {"id": f"WABA{n}", "changes": []} for n in range(max(1, entries))
+    ]
+    for n, value in enumerate(values):
+        entry_list[n % len(entry_list)]["changes"].append({"value": value, "field": "messages"})
+    return {"object": "whatsapp_business_account", "entry": entry_list}
+
+
+def cloud_status(message_id: str, status: str = "delivered") -> dict[str, Any]:
+    return {
+        "id": message_id,
+        "status": status,
+        "timestamp": "1764000000",
+        "recipient_id": "5511999990000",
+    }
+
+
+def waha_event(
+    session: str,
+    message_id: str,
+    body: str,
+    *,
+    sender: str = "5511999990000@c.us",
+    from_me: bool = False,
+    has_media: bool = False,
+    data: dict[str, Any] | None = None,
+    event: str = "message",
+    timestamp: int = 1_764_000_000,
+) -> dict[str, Any]:
+    return {
+        "id": f"evt_{message_id}",
+        "timestamp": timestamp * 1000,
+        "event": event,
+        "session": session,
+        "me": {"id": "551140000000@c.us", "pushName": "Loja"},
+        "engine": "NOWEB",
+        "payload": {
+            "id": message_id,
+            "timestamp": timestamp,
+            "from": sender,
+            "fromMe": from_me,
+            "to": "551140000000@c.us",
+            "body": body,
+            "hasMedia": has_media,
+            "ack": 1,
+            "_data": data or {},
+        },
+    }
+
+
+def encode(document: Any) -> bytes:
+    return json.dumps(document).encode("utf-8")
+
+
+def cloud_signature(body: bytes, secret: str = APP_SECRET) -> str:
+    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+def waha_signature(body: bytes, key: str = WAHA_HMAC_KEY) -> str:
+    return hmac.new(key.encode(), body, hashlib.sha512).hexdigest()
