@@ -39,6 +39,10 @@ NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 POLICY = CuratorPolicy()
 
 
+USAGE_COLUMNS = ["organization_id", "skill_name", "created_by", "use_count", "last_used_at",
+                 "last_activity_at", "state", "pinned"]  # fmt: skip
+
+
 def _rows(rng: random.Random) -> tuple[list[tuple], list[tuple], list[tuple], list[tuple]]:
     """Orgs, versions, pointers and usage rows; a mix of provenance, pins, states and ages."""
     orgs, versions, pointers, usage = [], [], [], []
@@ -73,8 +77,7 @@ async def _load(conn: asyncpg.Connection) -> None:
     await conn.copy_records_to_table(
         "skill_usage",
         records=usage,
-        columns=["organization_id", "skill_name", "created_by", "use_count", "last_used_at",
-                 "last_activity_at", "state", "pinned"],  # fmt: skip
+        columns=USAGE_COLUMNS,
     )
     await conn.execute(
         "create table bench_snapshot as select organization_id, skill_name, state from skill_usage"

@@ -19,6 +19,7 @@ create table curator_runs (
     replayed        boolean not null default false,
     stale_cutoff    timestamptz not null,
     archive_cutoff  timestamptz not null,
+    -- json, not jsonb: written once by the pass as it built them, read rarely.
     transitioned    json not null,  -- [{name, from, to}], sorted by name
     skipped         json not null,  -- [{name, reason}], sorted by name
     created_at      timestamptz not null default now()

@@ -1,8 +1,14 @@
-"""The curator's decisions, pure: next_state and the per-org report of one pass (no I/O)."""
+"""The curator's rules, pure: next_state, the per-org report of one pass, its JSON (no I/O).
+
+These are the reference. A real pass evaluates the same rules set-wise inside Postgres
+(curator_next_state in migrations/0003_curator.sql, the gates in skills/curator_queries.py);
+tests/integration/test_curator_sql.py holds the two equal, case by case and report by report.
+"""
 
 from __future__ import annotations
 
 import json
+import operator
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -85,18 +91,22 @@ class SkillRecord(NamedTuple):
 
 
 class Transition(NamedTuple):
+    """`from_state`/`to_state` are SkillState values (the member or its plain string)."""
+
     name: str
-    from_state: SkillState
-    to_state: SkillState
+    from_state: str
+    to_state: str
 
     def to_json(self) -> dict[str, str]:
-        # The members are str (StrEnum): JSON writes their values, no `.value` lookups needed.
+        # StrEnum members are str: JSON writes their values, no `.value` lookups needed.
         return {"name": self.name, "from": self.from_state, "to": self.to_state}
 
 
 class Skip(NamedTuple):
+    """`reason` is a SkipReason value (the member or its plain string)."""
+
     name: str
-    reason: SkipReason
+    reason: str
 
     def to_json(self) -> dict[str, str]:
         return {"name": self.name, "reason": self.reason}
@@ -137,7 +147,7 @@ def plan_report(
             if to == record.state:
                 skipped.append(Skip(record.name, SkipReason.NO_CHANGE))
             else:
-                transitioned.append(Transition(record.name, _STATES[record.state], to))
+                transitioned.append(Transition(record.name, record.state, to))
     return CuratorReport(organization_id, tuple(transitioned), tuple(skipped))
 
 
@@ -145,18 +155,19 @@ def _by_name(record: SkillRecord) -> str:
     return record.name
 
 
-_REASONS: dict[str, SkipReason] = {str(r): r for r in SkipReason}
+_TRANSITION_FIELDS = operator.itemgetter("name", "from", "to")
+_SKIP_FIELDS = operator.itemgetter("name", "reason")
 
 
 def report_from_json(
     organization_id: uuid.UUID, transitioned_json: str, skipped_json: str
 ) -> CuratorReport:
-    """A report from its persisted JSON lists (the shape `to_json` writes)."""
+    """A report from its JSON lists (the shape `to_json` writes), e.g. a pass's own output."""
+    # map/itemgetter/_make keep the per-skill work in C: a pass may report 100k skills.
+    transitioned = map(_TRANSITION_FIELDS, json.loads(transitioned_json))
+    skipped = map(_SKIP_FIELDS, json.loads(skipped_json))
     return CuratorReport(
         organization_id,
-        tuple(
-            Transition(t["name"], _STATES[t["from"]], _STATES[t["to"]])
-            for t in json.loads(transitioned_json)
-        ),
-        tuple(Skip(s["name"], _REASONS[s["reason"]]) for s in json.loads(skipped_json)),
+        tuple(map(Transition._make, transitioned)),
+        tuple(map(Skip._make, skipped)),
     )

@@ -148,17 +148,13 @@ async def _run_chunk(
         if rows.moved != rows.planned:
             raise _ChangedUnderUs(f"{rows.moved} of {rows.planned} transitions still matched")
     reports = _reports(rows)
-    for report in reports:
-        if report.transitioned:
-            log.info(
-                "curator.transitioned",
-                organization_id=str(report.organization_id),
-                trigger=str(options.trigger),
-                count=len(report.transitioned),
-                transitions=[
-                    f"{t.name}:{t.from_state}->{t.to_state}" for t in report.transitioned[:50]
-                ],
-            )
+    log.info(
+        "curator.transitioned",
+        trigger=str(options.trigger),
+        orgs=len(chunk),
+        orgs_changed=sum(1 for r in reports if r.transitioned),
+        transitions=rows.moved,
+    )
     return reports
 
 

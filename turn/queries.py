@@ -47,23 +47,6 @@ async def set_local_async_commit(conn: asyncpg.Connection) -> None:
     await conn.execute(SET_LOCAL_ASYNC_COMMIT)
 
 
-UPSERT_CONVERSATION = """
-insert into conversations (organization_id, channel, contact_id)
-values ($1, $2, $3)
-on conflict (organization_id, channel, contact_id) do update set channel = excluded.channel
-returning id
-"""
-
-
-async def upsert_conversation(
-    conn: asyncpg.Connection, organization_id: uuid.UUID, channel: str, contact_id: str
-) -> uuid.UUID:
-    conversation_id: uuid.UUID = await conn.fetchval(
-        UPSERT_CONVERSATION, organization_id, channel, contact_id
-    )
-    return conversation_id
-
-
 INSERT_INBOUND_MESSAGE = """
 insert into messages
     (organization_id, conversation_id, direction, channel, external_id, body, sent_at, received_at)
@@ -116,52 +99,6 @@ class OutboxRow:
     conversation_id: uuid.UUID
     body: str
     status: str
-
-
-FETCH_REPLY_OUTBOX = """
-select o.id, o.message_id, o.organization_id, o.conversation_id, o.body, o.status
-from messages i join outbox o on o.message_id = i.answered_by
-where i.id = $1
-"""
-
-
-async def fetch_reply_outbox(conn: asyncpg.Connection, inbound_id: uuid.UUID) -> OutboxRow | None:
-    """The outbox row of the reply that answered an inbound message (alone or in a burst)."""
-    row = await conn.fetchrow(FETCH_REPLY_OUTBOX, inbound_id)
-    return None if row is None else OutboxRow(**dict(row))
-
-
-INSERT_REPLY_MESSAGE = """
-insert into messages (organization_id, conversation_id, direction, channel, body, reply_to_id)
-values ($1, $2, 'outbound', $3, $4, $5)
-on conflict (reply_to_id) where direction = 'outbound' do nothing
-returning id
-"""
-
-INSERT_OUTBOX = """
-insert into outbox (organization_id, conversation_id, message_id, body)
-values ($1, $2, $3, $4)
-returning id, message_id, organization_id, conversation_id, body, status
-"""
-
-
-async def insert_reply(
-    conn: asyncpg.Connection,
-    *,
-    organization_id: uuid.UUID,
-    conversation_id: uuid.UUID,
-    channel: str,
-    inbound_id: uuid.UUID,
-    body: str,
-) -> OutboxRow | None:
-    """Assistant message + outbox row (caller's transaction); None if a reply already exists."""
-    message_id = await conn.fetchval(
-        INSERT_REPLY_MESSAGE, organization_id, conversation_id, channel, body, inbound_id
-    )
-    if message_id is None:
-        return None
-    row = await conn.fetchrow(INSERT_OUTBOX, organization_id, conversation_id, message_id, body)
-    return OutboxRow(**dict(row))
 
 
 UPDATE_OUTBOX_SENT = """
@@ -243,23 +180,6 @@ async def update_outbox_failed(conn: asyncpg.Connection, outbox_id: uuid.UUID, r
     """Mark a pending row failed for good, keeping why; False if it was not pending."""
     status: str = await conn.execute(UPDATE_OUTBOX_FAILED, outbox_id, reason[:2000])
     return status.endswith(" 1")
-
-
-LIST_RECENT_MESSAGES = """
-select direction, body from (
-    select direction, body, created_at, id from messages
-    where conversation_id = $1 and id <> $2
-    order by created_at desc, id desc limit $3
-) recent order by created_at, id
-"""
-
-
-async def list_recent_messages(
-    conn: asyncpg.Connection, conversation_id: uuid.UUID, exclude_id: uuid.UUID, limit: int
-) -> list[tuple[str, str]]:
-    """Earlier (direction, body) pairs of the conversation, oldest first, for model context."""
-    rows = await conn.fetch(LIST_RECENT_MESSAGES, conversation_id, exclude_id, limit)
-    return [(r["direction"], r["body"]) for r in rows]
 
 
 INSERT_ACTIVATIONS = """

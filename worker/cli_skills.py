@@ -1,7 +1,7 @@
 """`skillet skills ...` and `skillet catalog ...`: the org's skills and the platform catalog.
 
-The curator's `skills pin|unpin|restore` join the same `skills` group: their module calls
-`skills_subparsers(sub)` from its own `register`, which runs after this one.
+The curator's `skills pin|unpin|restore` join the same `skills` group through
+`worker.cli_curator.add_usage_commands`, called from `register` below.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skills.catalog_seed import DEFAULT_CATALOG_DIR
+from worker import cli_curator
 from worker.cli_args import CliError, uuid_arg
 from worker.settings import Settings
 
@@ -127,17 +128,6 @@ async def cmd_catalog_seed(args: argparse.Namespace, settings: Settings) -> dict
     return {"seeded": [r.to_json() for r in seeded.results], "message": "\n".join(lines)}
 
 
-def skills_subparsers(
-    sub: argparse._SubParsersAction[argparse.ArgumentParser],
-) -> argparse._SubParsersAction[argparse.ArgumentParser]:
-    """The `skills` group's subcommands, for other modules to add theirs (after `register`)."""
-    group = sub.choices["skills"]
-    for action in group._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            return action
-    raise LookupError("`skills` has no subcommands; call cli_skills.register first")
-
-
 def _org_command(
     group: argparse._SubParsersAction[argparse.ArgumentParser],
     common: argparse.ArgumentParser,
@@ -168,6 +158,7 @@ def register(
     _org_command(skills, common, "list", "installed skills and the catalog").set_defaults(
         handler=cmd_list
     )
+    cli_curator.add_usage_commands(skills, common)
 
     catalog = sub.add_parser("catalog", help="the platform catalog").add_subparsers(
         dest="catalog_command", required=True

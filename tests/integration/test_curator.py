@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 
 import asyncpg
@@ -26,8 +27,12 @@ async def test_the_seed_scenarios(db: asyncpg.Connection) -> None:
     await install(db, org, "never-used-row", last_activity_at=None)
     await install(db, org, "user-skill", created_by="user", last_activity_at=days_ago(400))
     await install(db, org, "fresh", last_activity_at=days_ago(1))
+    quiet = await create_org(db)
+    await install(db, quiet, "fresh", last_activity_at=days_ago(1))
+    revisions = await _revisions(db, org, quiet)
 
     report = await run_curator(db, org, options())
+    await run_curator(db, quiet, options())
 
     assert report.to_json() == {
         "organization_id": str(org),
@@ -66,10 +71,22 @@ async def test_the_seed_scenarios(db: asyncpg.Connection) -> None:
         == 8
     )
 
+    # Turns see it at once: the org's catalog revision moved (once for the pass), the
+    # untouched org's did not.
+    after = await _revisions(db, org, quiet)
+    assert (after[0] - revisions[0], after[1] - revisions[1]) == (1, 0)
+
     [run] = await db.fetch("select * from curator_runs where organization_id = $1", org)
     assert run["trigger"] == "manual" and run["ran_at"] == NOW and not run["replayed"]
-    assert run["transitioned"] == report.to_json()["transitioned"]  # jsonb, decoded
-    assert run["skipped"] == report.to_json()["skipped"]
+    assert json.loads(run["transitioned"]) == report.to_json()["transitioned"]
+    assert json.loads(run["skipped"]) == report.to_json()["skipped"]
+
+
+async def _revisions(db: asyncpg.Connection, *orgs: uuid.UUID) -> tuple[int, ...]:
+    sql = (
+        "select coalesce(max(revision), 0) from skill_catalog_revisions where organization_id = $1"
+    )
+    return tuple([await db.fetchval(sql, org) for org in orgs])
 
 
 async def test_a_second_pass_changes_nothing_and_archived_stays_archived(

@@ -18,7 +18,6 @@ from tests.integration.support import create_org
 from worker.db import connect
 from worker.settings import Settings
 
-
 UNKNOWN_ORG = uuid.UUID("00000000-0000-0000-0000-00000000dead")
 
 
@@ -136,8 +135,11 @@ async def test_restore_round_trip(db: asyncpg.Connection) -> None:
     await run_curator(db, org, options())
     assert await states(db, org) == {"frete": "archived"}
 
+    revision_sql = "select revision from skill_catalog_revisions where organization_id = $1"
+    revision = await db.fetchval(revision_sql, org)
     restored_at = NOW + timedelta(hours=1)
     restored = await UsageStore(lambda: restored_at).restore(db, org, "frete")
+    assert await db.fetchval(revision_sql, org) == revision + 1  # the next turn loads it
     assert restored.previous_state == "archived"
     assert restored.record.state == "active" and restored.record.archived_at is None
     assert restored.record.restored_at == restored_at
