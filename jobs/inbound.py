@@ -14,6 +14,7 @@ from jobs.context import JobContext
 from jobs.payloads import HANDLE_INBOUND_MESSAGE, InboundMessagePayload
 from jobs.queries import insert_dead_letter
 from skills.errors import SkilletError
+from skills.tenancy import system_connection
 from turn.inbound_turn import InboundMessage, run_inbound_turn
 
 log = structlog.get_logger(__name__)
@@ -95,7 +96,7 @@ async def _handle_failure(
 
 async def _dead_letter(ctx: JobContext, payload: Any, code: str, error: str) -> None:
     try:
-        async with ctx["pool"].acquire() as conn:
+        async with system_connection(ctx["pool"]) as conn:
             await insert_dead_letter(
                 conn,
                 job_id=ctx.get("job_id", ""),

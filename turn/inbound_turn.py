@@ -16,6 +16,7 @@ from datetime import datetime
 import asyncpg
 import structlog
 
+from skills.tenancy import org_connection
 from turn.conversation_queries import (
     InboundRow,
     PersistedInbound,
@@ -81,7 +82,7 @@ async def _persist(
     deps: TurnDeps, message: InboundMessage, received_at: datetime
 ) -> _Persisted | TurnOutcome:
     """Store the message once; an already answered one is a duplicate (re-sent if pending)."""
-    async with deps.pool.acquire() as conn:
+    async with org_connection(deps.pool, message.organization_id) as conn:
         try:
             persisted = await upsert_inbound(
                 conn,
@@ -142,7 +143,7 @@ async def _drain(
         pending = await _pending_rows(deps, key, conversation, entries)
         if not pending:
             continue
-        async with deps.pool.acquire() as conn:
+        async with org_connection(deps.pool, conversation.organization_id) as conn:
             snapshot = await deps.catalog.get(conn, conversation.organization_id)
         result = await answer_batch(deps, conversation, snapshot, pending, job_id=job_id)
         if result.earlier:
@@ -160,7 +161,7 @@ async def _pending_rows(
     """Mailbox entries as unanswered DB rows in arrival order; persists entries whose job has
     not run yet and drops the ones already answered."""
     ids = [e.message_id for e in entries]
-    async with deps.pool.acquire() as conn:
+    async with org_connection(deps.pool, key.organization_id) as conn:
         rows = await list_inbound_by_external_ids(conn, key.organization_id, key.channel, ids)
         missing = [e for e in entries if e.message_id not in rows]
         if missing:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import structlog
 
 from skills.models import LoadedSkill
+from skills.tenancy import org_connection
 from turn.activation_writer import view_rows
 from turn.agent_loop import LoopOutcome, run_agent_loop
 from turn.conversation_queries import (
@@ -100,7 +101,7 @@ async def _ask_model(
     match: MatchResult,
     prefix: str,
 ) -> LoopOutcome:
-    async with deps.pool.acquire() as conn:
+    async with org_connection(deps.pool, conversation.organization_id) as conn:
         history = await list_history(conn, conversation.conversation_id, deps.config.history_limit)
     injected = tuple(InjectedSkill(s.name, s.body, s.reference_paths) for s in match.matched)
     request = ModelRequest(
@@ -148,7 +149,7 @@ async def _commit_reply(
 ) -> str:
     """Reply + outbox row + 'answered' marks in one fenced statement, then delivery."""
     first_received = batch[0].received_at or deps.clock()
-    async with deps.pool.acquire() as conn:
+    async with org_connection(deps.pool, conversation.organization_id) as conn:
         committed = await commit_reply(
             conn,
             organization_id=conversation.organization_id,

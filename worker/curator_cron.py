@@ -21,6 +21,7 @@ from skills.curator import CuratorPolicy
 from skills.curator_run import PassOptions
 from skills.curator_schedule import SchedulePolicy
 from skills.curator_tick import run_curator_tick
+from skills.tenancy import system_connection
 from worker.settings import Settings
 
 log = structlog.get_logger(__name__)
@@ -72,7 +73,8 @@ async def curator_tick(ctx: dict[str, Any]) -> dict[str, Any]:
         options = PassOptions(
             now=clock(), policy=curator_policy(settings), chunk_orgs=settings.curator_chunk_orgs
         )
-        async with ctx["pool"].acquire() as conn:
+        # Every org in one pass: deliberate system work under row-level security.
+        async with system_connection(ctx["pool"]) as conn:
             result = await run_curator_tick(
                 conn, now=options.now, schedule=schedule_policy(settings), options=options
             )

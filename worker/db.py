@@ -8,17 +8,40 @@ from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 
+from skills.tenancy import reset_bindings
+
 
 async def _init_connection(conn: asyncpg.Connection) -> None:
     # jsonb columns travel as Python values (dict/list), not JSON text.
     await conn.set_type_codec("jsonb", encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
 
 
-async def create_pool(database_url: str, *, min_size: int = 1, max_size: int = 10) -> Any:
-    """An asyncpg pool whose connections decode jsonb; the caller closes it."""
+async def create_pool(
+    database_url: str, *, min_size: int = 1, max_size: int = 10, app_role: str | None = None
+) -> Any:
+    """An asyncpg pool whose connections decode jsonb; the caller closes it.
+
+    With `app_role`, every connection switches to that (non-owner) role, so row-level
+    security applies to all it does, and is reset to no tenant between uses.
+    """
+
+    async def init(conn: asyncpg.Connection) -> None:
+        await _init_connection(conn)
+        if app_role is not None:
+            await conn.execute(f"set role {quote_ident(app_role)}")
+
     return await asyncpg.create_pool(
-        database_url, min_size=min_size, max_size=max_size, init=_init_connection
+        database_url,
+        min_size=min_size,
+        max_size=max_size,
+        init=init,
+        reset=reset_bindings if app_role is not None else None,
     )
+
+
+def quote_ident(name: str) -> str:
+    """A Postgres identifier, double-quoted (SET ROLE, CREATE DATABASE take no parameters)."""
+    return '"' + name.replace('"', '""') + '"'
 
 
 async def connect(database_url: str) -> asyncpg.Connection:

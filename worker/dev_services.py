@@ -29,7 +29,7 @@ import asyncpg
 
 from skills.errors import StorageError
 from skills.storage import S3ObjectStore
-from worker.db import with_database
+from worker.db import quote_ident, with_database
 from worker.processes import (
     PROBE_TIMEOUT_S,
     READY_TIMEOUT_S,
@@ -92,11 +92,6 @@ def database_name(database_url: str) -> str:
 def admin_database_url(database_url: str) -> str:
     """The same server, user and options, but the always-present `postgres` database."""
     return with_database(database_url, "postgres")
-
-
-def quote_ident(name: str) -> str:
-    """A Postgres identifier, double-quoted (CREATE DATABASE takes no parameters)."""
-    return '"' + name.replace('"', '""') + '"'
 
 
 def cluster_port(postgresql_conf: str) -> int:

@@ -15,6 +15,7 @@ from redis.asyncio import Redis
 
 from skills.clock import system_clock
 from skills.storage import S3ObjectStore
+from skills.tenancy import system_connection
 from skills.usage import UsageStore
 from turn.activation_writer import write_activation_batch
 from turn.activations import ActivationRecorder
@@ -78,6 +79,7 @@ async def open_resources(
             settings.database_url,
             min_size=settings.db_pool_min_size,
             max_size=settings.db_pool_max_size,
+            app_role=settings.db_app_role or None,
         )
         stack.push_async_callback(pool.close)
         client = await stack.enter_async_context(s3_client(settings))
@@ -87,7 +89,8 @@ async def open_resources(
         usage = UsageStore(system_clock)
 
         async def write(rows: Sequence[ActivationRow]) -> None:
-            async with pool.acquire() as conn:
+            # A batch spans orgs: deliberate system work under row-level security.
+            async with system_connection(pool) as conn:
                 await write_activation_batch(conn, rows, usage)
 
         recorder = ActivationRecorder(

@@ -72,6 +72,9 @@ class Settings(BaseSettings):
     keep_result_s: int = Field(default=3600, ge=0)
     db_pool_min_size: int = Field(default=1, ge=0)
     db_pool_max_size: int = Field(default=10, ge=1)
+    # The worker's pool switches to this non-owner role so row-level security applies
+    # (migration 0006 creates it); empty = connect as the URL's user (not recommended).
+    db_app_role: str | None = "skillet_app"
 
     # The turn
     model: str = "local"
