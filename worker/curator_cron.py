@@ -93,6 +93,12 @@ async def curator_tick(ctx: dict[str, Any]) -> dict[str, Any]:
     return summary
 
 
+def tick_timeout_s(settings: Settings) -> int:
+    """Never longer than a turn's timeout: arq re-runs a crashed worker's jobs only after the
+    longest function timeout + 10 s, so a long curator timeout would delay every lost turn."""
+    return min(settings.curator_timeout_s, settings.job_timeout_s)
+
+
 def curator_cron_job(settings: Settings) -> CronJob:
     """The tick on its schedule, for a worker that schedules it."""
     second, minute = cron_fields(settings.curator_check_every_s)
@@ -101,7 +107,7 @@ def curator_cron_job(settings: Settings) -> CronJob:
         name=CURATOR_TICK,
         second=second,
         minute=minute,
-        timeout=settings.curator_timeout_s,
+        timeout=tick_timeout_s(settings),
         max_tries=1,
     )
 
@@ -109,4 +115,4 @@ def curator_cron_job(settings: Settings) -> CronJob:
 def curator_function(settings: Settings) -> Function:
     """The tick as a plain function, for a worker that does not schedule it (burst mode, or
     the curator disabled) but may still pick up a tick another worker enqueued."""
-    return func(curator_tick, name=CURATOR_TICK, timeout=settings.curator_timeout_s, max_tries=1)
+    return func(curator_tick, name=CURATOR_TICK, timeout=tick_timeout_s(settings), max_tries=1)
