@@ -16,8 +16,10 @@ class SkillState(StrEnum):
 
 
 class FileKind(StrEnum):
-    REFERENCE = "reference"
-    ASSET = "asset"
+    REFERENCE = "reference"  # references/: text the model may read
+    ASSET = "asset"  # assets/: media, described, never dumped
+    TEMPLATE = "template"  # templates/: text (agent-authored skills)
+    SCRIPT = "script"  # scripts/: text, stored and never executed (agent-authored skills)
 
 
 def _as_tuple(values: Iterable[str] | None) -> tuple[str, ...]:

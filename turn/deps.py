@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from skills.storage import ObjectStore
+from skills.usage import UsageStore
 from turn.activations import ActivationRecorder
 from turn.agent_loop import ToolCallRecord
 from turn.conversation_lease import ConversationLeases
@@ -44,6 +45,7 @@ class TurnDeps:
     config: TurnConfig
     mailbox: Mailbox
     leases: ConversationLeases
+    usage: UsageStore
     clock: Callable[[], datetime] = utc_now
 
 

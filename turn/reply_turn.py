@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import structlog
 
+from skills.authoring import SkillAuthor
 from skills.models import LoadedSkill
 from skills.tenancy import org_connection
 from turn.activation_writer import view_rows
@@ -27,6 +28,7 @@ from turn.prompt import build_prefix, prefix_sha256, render_skill_context
 from turn.queries import ActivationRow, OutboxRow
 from turn.reference_tool import ToolResult, read_skill_reference
 from turn.skill_catalog import CatalogSnapshot
+from turn.skill_tools import manage_skill, view_skill
 from turn.tool_definitions import turn_tools
 
 log = structlog.get_logger(__name__)
@@ -71,7 +73,7 @@ async def answer_batch(
     text = "\n".join(row.body for row in batch)
     match = snapshot.matcher.match(text, max_matched=deps.config.max_injected_skills)
     prefix = build_prefix(conversation.persona, turn_tools(), snapshot.index_text)
-    loop = await _ask_model(deps, conversation, batch, match, prefix)
+    loop = await _ask_model(deps, conversation, batch, match, prefix, snapshot.skills)
     try:
         reply = await _commit_reply(deps, conversation, batch, loop.text)
     except _Overtaken as exc:
@@ -100,6 +102,7 @@ async def _ask_model(
     batch: Sequence[InboundRow],
     match: MatchResult,
     prefix: str,
+    installed: Sequence[LoadedSkill],
 ) -> LoopOutcome:
     async with org_connection(deps.pool, conversation.organization_id) as conn:
         history = await list_history(conn, conversation.conversation_id, deps.config.history_limit)
@@ -119,16 +122,43 @@ async def _ask_model(
     )
 
     async def execute(call: ToolCall) -> ToolResult:
-        return await _execute_tool(deps, conversation.organization_id, match.matched, call)
+        return await _execute_tool(deps, conversation.organization_id, match, installed, call)
 
     return await run_agent_loop(deps.model, request, execute, max_steps=deps.config.max_steps)
 
 
 async def _execute_tool(
+    deps: TurnDeps,
+    organization_id: uuid.UUID,
+    match: MatchResult,
+    installed: Sequence[LoadedSkill],
+    call: ToolCall,
+) -> ToolResult:
+    if call.name == "read_skill_reference":
+        result = await _read_reference(deps, organization_id, match.matched, call)
+    elif call.name == "skill_view":
+        result, viewed = await view_skill(
+            deps.store,
+            organization_id=organization_id,
+            installed=installed,
+            arguments=call.arguments,
+            max_bytes=deps.config.reference_max_bytes,
+        )
+        if viewed is not None:  # usage telemetry, fire-and-forget: a view
+            deps.recorder.record(view_rows(organization_id, [viewed], viewed.name))
+    elif call.name == "skill_manage":
+        async with org_connection(deps.pool, organization_id) as conn:
+            author = SkillAuthor(conn, deps.store, deps.usage, organization_id)
+            result = await manage_skill(author, call.arguments)
+    else:
+        result = ToolResult.error("unknown_tool", f"A ferramenta {call.name!r} não existe.")
+    log.info("turn.tool_called", tool=call.name, error_code=result.error_code)
+    return result
+
+
+async def _read_reference(
     deps: TurnDeps, organization_id: uuid.UUID, matched: Sequence[LoadedSkill], call: ToolCall
 ) -> ToolResult:
-    if call.name != "read_skill_reference":
-        return ToolResult.error("unknown_tool", f"A ferramenta {call.name!r} não existe.")
     result = await read_skill_reference(
         deps.store,
         organization_id=organization_id,
@@ -137,7 +167,6 @@ async def _execute_tool(
         path=call.arguments.get("path"),
         max_bytes=deps.config.reference_max_bytes,
     )
-    log.info("turn.tool_called", tool=call.name, error_code=result.error_code)
     if result.error_code is None:
         # Usage telemetry (fire-and-forget, never awaited): a served reference is a view.
         deps.recorder.record(view_rows(organization_id, matched, call.arguments.get("skill_name")))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from turn.model import ToolDefinition
+from turn.skill_tools import SKILL_MANAGE, SKILL_VIEW
 
 READ_SKILL_REFERENCE = ToolDefinition(
     name="read_skill_reference",
@@ -27,4 +28,4 @@ READ_SKILL_REFERENCE = ToolDefinition(
 
 def turn_tools() -> tuple[ToolDefinition, ...]:
     """Every tool of a turn, sorted by name so their rendering never changes order."""
-    return tuple(sorted([READ_SKILL_REFERENCE], key=lambda t: t.name))
+    return tuple(sorted([READ_SKILL_REFERENCE, SKILL_VIEW, SKILL_MANAGE], key=lambda t: t.name))

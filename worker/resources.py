@@ -122,6 +122,7 @@ async def open_resources(
         ),
         mailbox=Mailbox(redis),
         leases=ConversationLeases(redis, ttl_ms=settings.conversation_lease_ms),
+        usage=usage,
     )
     return Resources(pool=pool, store=store, recorder=recorder, turn_deps=deps, stack=stack)
 
