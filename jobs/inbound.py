@@ -58,6 +58,9 @@ async def handle_inbound_message(ctx: JobContext, payload: dict[str, Any]) -> di
             matched=[name for name, _ in outcome.matched],
             probes=list(outcome.probes),
             steps=outcome.steps,
+            prefix_sha256=outcome.prefix_sha256,
+            # Nested: the log redactor drops top-level keys containing "token".
+            usage=outcome.usage.to_json() if outcome.usage else None,
         )
         return {
             "status": outcome.status,
@@ -66,6 +69,7 @@ async def handle_inbound_message(ctx: JobContext, payload: dict[str, Any]) -> di
             "probes": list(outcome.probes),
             "tools": [c.name for c in outcome.tool_calls],
             "prefix_sha256": outcome.prefix_sha256,
+            "usage": outcome.usage.to_json() if outcome.usage else None,
             "answered": list(outcome.answered),
         }
 

@@ -56,7 +56,7 @@ def next_state(
     return current
 
 
-# A dict lookup, not SkillState(...): a pass calls next_state once per skill.
+# A dict lookup, not SkillState(...): plan_report calls next_state once per skill.
 _STATES: dict[str, SkillState] = {str(s): s for s in SkillState}
 
 
@@ -77,7 +77,7 @@ class CuratorPolicy:
 
 
 # The per-skill values below are NamedTuples (immutable, like frozen dataclasses, but several
-# times cheaper to build): a pass over 100k skills builds one record and one decision each.
+# times cheaper to build): the report of a pass over 100k skills holds 100k of them.
 
 
 class SkillRecord(NamedTuple):

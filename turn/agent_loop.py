@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
-from turn.model import Model, ModelMessage, ModelRequest, ToolCall
+from turn.model import Model, ModelMessage, ModelRequest, ModelUsage, ToolCall
 from turn.reference_tool import ToolResult
 
 ToolExecutor = Callable[[ToolCall], Awaitable[ToolResult]]
@@ -27,25 +28,40 @@ class LoopOutcome:
     text: str
     steps: int
     tool_calls: tuple[ToolCallRecord, ...]
-    input_tokens: int
-    output_tokens: int
+    usage: ModelUsage
     exhausted: bool
+
+    @property
+    def input_tokens(self) -> int:
+        return self.usage.input_tokens
+
+    @property
+    def output_tokens(self) -> int:
+        return self.usage.output_tokens
 
 
 async def run_agent_loop(
-    model: Model, request: ModelRequest, execute_tool: ToolExecutor, *, max_steps: int
+    model: Model,
+    request: ModelRequest,
+    execute_tool: ToolExecutor,
+    *,
+    max_steps: int,
+    clock: Callable[[], float] = time.monotonic,
 ) -> LoopOutcome:
-    """At most `max_steps` model calls; a model that never answers gets a polite fallback."""
+    """At most `max_steps` model calls; a model that never answers gets a polite fallback.
+
+    `clock` (seconds, monotonic) times the model calls for the turn's usage record.
+    """
     messages = list(request.messages)
     records: list[ToolCallRecord] = []
-    tokens_in = tokens_out = 0
+    usage = ModelUsage()
     for step in range(1, max_steps + 1):
+        started_s = clock()
         response = await model.complete(replace(request, messages=tuple(messages)))
-        tokens_in += response.input_tokens
-        tokens_out += response.output_tokens
+        usage = usage.add(response, round((clock() - started_s) * 1000))
         if not response.tool_calls:
             text = (response.text or "").strip() or OUT_OF_STEPS_REPLY
-            return LoopOutcome(text, step, tuple(records), tokens_in, tokens_out, False)
+            return LoopOutcome(text, step, tuple(records), usage, False)
         messages.append(
             ModelMessage(
                 role="assistant", content=response.text or "", tool_calls=response.tool_calls
@@ -54,5 +70,12 @@ async def run_agent_loop(
         for call in response.tool_calls:
             result = await execute_tool(call)
             records.append(ToolCallRecord(call.name, dict(call.arguments), result.error_code))
-            messages.append(ModelMessage(role="tool", content=result.content, tool_call_id=call.id))
-    return LoopOutcome(OUT_OF_STEPS_REPLY, max_steps, tuple(records), tokens_in, tokens_out, True)
+            messages.append(
+                ModelMessage(
+                    role="tool",
+                    content=result.content,
+                    tool_call_id=call.id,
+                    is_error=result.error_code is not None,
+                )
+            )
+    return LoopOutcome(OUT_OF_STEPS_REPLY, max_steps, tuple(records), usage, True)

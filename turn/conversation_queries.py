@@ -106,13 +106,16 @@ select conv.id as conversation_id,
        coalesce((select id from ins), m.id) as inbound_id,
        o.id as outbox_id, o.message_id as reply_id, o.body as reply_body,
        o.status as outbox_status,
-       (select a.system_prompt from agents a where a.organization_id = $1
-        order by a.created_at, a.id limit 1) as system_prompt
+       agent.id as agent_id, agent.system_prompt, agent.model_provider, agent.model_name
 from conv
 left join messages m
     on m.organization_id = $1 and m.channel = $2 and m.external_id = $4
    and m.direction = 'inbound'
 left join outbox o on o.message_id = m.answered_by
+left join lateral (
+    select a.id, a.system_prompt, a.model_provider, a.model_name from agents a
+    where a.organization_id = $1 order by a.created_at, a.id limit 1
+) agent on true
 """
 
 
@@ -125,6 +128,10 @@ class PersistedInbound:
     reply_id: uuid.UUID | None
     reply_body: str | None
     outbox_status: str | None
+    # The org's agent (its first): persona and model (provider null = the default model).
+    agent_id: uuid.UUID | None = None
+    model_provider: str | None = None
+    model_name: str | None = None
 
 
 async def upsert_inbound(
@@ -138,7 +145,7 @@ async def upsert_inbound(
     sent_at: datetime,
     received_at: datetime,
 ) -> PersistedInbound:
-    """Conversation + message (once) + the agent's prompt + any reply, in one round trip.
+    """Conversation + message (once) + the agent's prompt and model + any reply, in one trip.
 
     An unknown organization fails the conversation's foreign key
     (asyncpg.ForeignKeyViolationError).

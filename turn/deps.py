@@ -14,8 +14,10 @@ from turn.activations import ActivationRecorder
 from turn.agent_loop import ToolCallRecord
 from turn.conversation_lease import ConversationLeases
 from turn.mailbox import Mailbox
-from turn.model import Model
+from turn.metrics import NO_TURN_METRICS, TurnMetrics
+from turn.model import ModelUsage
 from turn.outbox import Sender
+from turn.providers.registry import ModelRegistry
 from turn.skill_catalog import SkillCatalogCache
 
 
@@ -38,7 +40,7 @@ class TurnConfig:
 class TurnDeps:
     pool: Any  # asyncpg.Pool
     store: ObjectStore
-    model: Model
+    models: ModelRegistry  # the agent's (provider, model name) -> Model
     sender: Sender
     recorder: ActivationRecorder
     catalog: SkillCatalogCache
@@ -47,6 +49,7 @@ class TurnDeps:
     leases: ConversationLeases
     usage: UsageStore
     clock: Callable[[], datetime] = utc_now
+    metrics: TurnMetrics = NO_TURN_METRICS
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,7 @@ class TurnOutcome:
     capped: tuple[str, ...] = ()
     tool_calls: tuple[ToolCallRecord, ...] = ()
     prefix_sha256: str | None = None
+    usage: ModelUsage | None = None  # provider, model, tokens, cache, latency of the turn
     steps: int = 0
     # External ids of the messages this reply answered (a burst may be several).
     answered: tuple[str, ...] = ()

@@ -2,7 +2,13 @@
 
 SkilletError (skills.errors)
 ├── UnknownOrganization   the job names an org that does not exist (not retryable)
-├── ModelError            the model provider failed (retryable)
+├── ModelError            the model provider failed: unreachable, 429/5xx after the retries
+│   │                     of one call (retryable: the job runs again later)
+│   ├── ModelNotConfigured    an agent names a provider without credentials, an unknown
+│   │                         provider or no model name (not retryable; says what to set)
+│   ├── ModelRequestRejected  the provider refused the request: 4xx other than 408/409/429,
+│   │                         401/403 as `model_unauthorized` (not retryable)
+│   └── ModelResponseInvalid  a 2xx answer that is not the provider's wire format (not retryable)
 └── SendError             the outbound channel failed; the outbox row stays pending (retryable)
 """
 
@@ -19,6 +25,21 @@ class UnknownOrganization(SkilletError):
 class ModelError(SkilletError):
     code = "model_unavailable"
     retryable = True
+
+
+class ModelNotConfigured(ModelError):
+    code = "model_not_configured"
+    retryable = False
+
+
+class ModelRequestRejected(ModelError):
+    code = "model_request_rejected"
+    retryable = False
+
+
+class ModelResponseInvalid(ModelError):
+    code = "model_response_invalid"
+    retryable = False
 
 
 class SendError(SkilletError):

@@ -108,6 +108,9 @@ async def _persist(
         message.contact_id,
         persisted.conversation_id,
         persona,
+        agent_id=persisted.agent_id,
+        model_provider=persisted.model_provider,
+        model_name=persisted.model_name,
     )
     return _Persisted(conversation, persisted.inbound_id)
 

@@ -20,6 +20,10 @@ def _first_line(text: str) -> str:
     return ""
 
 
+def _answer(text: str | None, calls: tuple[ToolCall, ...] = ()) -> ModelResponse:
+    return ModelResponse(text=text, tool_calls=calls, provider="local", model="local")
+
+
 class LocalModel:
     """Answers from the first injected skill; reads its first reference once when it has one.
 
@@ -33,7 +37,7 @@ class LocalModel:
         if self._latency_s:
             await asyncio.sleep(self._latency_s)
         if not request.injected_skills:
-            return ModelResponse(text=NO_SKILL_REPLY)
+            return _answer(NO_SKILL_REPLY)
         skill = request.injected_skills[0]
         tool_results = [m for m in request.messages if m.role == "tool"]
         if skill.reference_paths and not tool_results:
@@ -42,8 +46,8 @@ class LocalModel:
                 name="read_skill_reference",
                 arguments={"skill_name": skill.name, "path": skill.reference_paths[0]},
             )
-            return ModelResponse(text=None, tool_calls=(call,))
+            return _answer(None, (call,))
         reply = _first_line(skill.body)
         if tool_results and not tool_results[-1].content.startswith("[erro"):
             reply = f"{reply}\n{_first_line(tool_results[-1].content)}"
-        return ModelResponse(text=reply)
+        return _answer(reply)

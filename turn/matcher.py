@@ -160,14 +160,20 @@ class _KeywordIndex:
     pairs in the same order, whatever their bodies or version ids.
     """
 
-    __slots__ = ("by_first", "hard", "names", "probe")
+    __slots__ = ("by_pair", "hard", "names", "probe", "single")
 
     def __init__(self, key: _ContentKey) -> None:
         self.names = tuple(name for name, _ in key)
         self.hard, self.probe = _phrase_owners(key)
-        self.by_first: dict[str, list[Phrase]] = {}
+        # One-word phrases by their word; longer ones by their first two words, so thousands
+        # of phrases sharing a first word ("servico 1", "servico 2", ...) cost one lookup.
+        self.single: set[str] = set()
+        self.by_pair: dict[tuple[str, str], list[Phrase]] = {}
         for phrase in {**self.hard, **self.probe}:
-            self.by_first.setdefault(phrase[0], []).append(phrase)
+            if len(phrase) == 1:
+                self.single.add(phrase[0])
+            else:
+                self.by_pair.setdefault((phrase[0], phrase[1]), []).append(phrase)
 
     def hits(self, text: str) -> set[Phrase]:
         """Every indexed phrase that occurs in the text as consecutive whole words."""
@@ -175,18 +181,22 @@ class _KeywordIndex:
         words = [(w, *singular_forms(w)) for w in _WORD_RE.findall(normalize_text(text))]
         found: set[Phrase] = set()
         for start, candidates in enumerate(words):
+            following = words[start + 1] if start + 1 < len(words) else ()
             for first in candidates:
-                for phrase in self.by_first.get(first, ()):
-                    if phrase not in found and _continues(phrase, words, start):
-                        found.add(phrase)
+                if first in self.single:
+                    found.add((first,))
+                for second in following:
+                    for phrase in self.by_pair.get((first, second), ()):
+                        if phrase not in found and _continues(phrase, words, start):
+                            found.add(phrase)
         return found
 
 
 def _continues(phrase: Phrase, words: list[tuple[str, ...]], start: int) -> bool:
-    """Whether the words after `start` are the rest of `phrase` (its first word already is)."""
+    """Whether the words after `start` are the rest of `phrase` (its first two already are)."""
     if start + len(phrase) > len(words):
         return False
-    return all(phrase[i] in words[start + i] for i in range(1, len(phrase)))
+    return all(phrase[i] in words[start + i] for i in range(2, len(phrase)))
 
 
 def _content_key(skills: Sequence[LoadedSkill]) -> _ContentKey:

@@ -31,6 +31,7 @@ class ModelMessage:
     content: str
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
+    is_error: bool = False  # a tool result that is a teaching message, not a result
 
 
 @dataclass(frozen=True)
@@ -51,15 +52,67 @@ class ModelRequest:
     messages: tuple[ModelMessage, ...]
     tools: tuple[ToolDefinition, ...]
     injected_skills: tuple[InjectedSkill, ...] = ()
+    # Whose prefix this is (one org's agent), hashed, never a secret: providers that route
+    # by key (OpenAI's prompt_cache_key) send requests sharing a prefix to the same cache.
+    cache_key: str | None = None
 
 
 @dataclass(frozen=True)
 class ModelResponse:
+    """One model call's answer and what it cost.
+
+    `input_tokens` counts every prompt token, cached or not; `cache_write_tokens` and
+    `cache_read_tokens` are the parts of it written to / read from the provider's prompt
+    cache. `provider` and `model` name who answered (the model id the provider reports).
+    """
+
     text: str | None
     tool_calls: tuple[ToolCall, ...] = ()
     input_tokens: int = 0
     output_tokens: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
+    cache_write_tokens: int = 0
+    cache_read_tokens: int = 0
+    provider: str = ""
+    model: str = ""
+
+
+@dataclass(frozen=True)
+class ModelUsage:
+    """What the model calls of one turn cost, summed (see ModelResponse for the token kinds)."""
+
+    provider: str = ""
+    model: str = ""
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_write_tokens: int = 0
+    cache_read_tokens: int = 0
+    latency_ms: int = 0  # time spent waiting for the model, all calls together
+
+    def add(self, response: ModelResponse, latency_ms: int) -> ModelUsage:
+        return ModelUsage(
+            provider=response.provider or self.provider,
+            model=response.model or self.model,
+            calls=self.calls + 1,
+            input_tokens=self.input_tokens + response.input_tokens,
+            output_tokens=self.output_tokens + response.output_tokens,
+            cache_write_tokens=self.cache_write_tokens + response.cache_write_tokens,
+            cache_read_tokens=self.cache_read_tokens + response.cache_read_tokens,
+            latency_ms=self.latency_ms + latency_ms,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "provider": self.provider,
+            "model": self.model,
+            "calls": self.calls,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
+            "cache_read_tokens": self.cache_read_tokens,
+            "latency_ms": self.latency_ms,
+        }
 
 
 class Model(Protocol):

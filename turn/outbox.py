@@ -64,8 +64,10 @@ async def deliver_reply(
 ) -> bool:
     """Claim a pending row, send it once, mark it sent; False if this call did not send it.
 
-    At most once: the claim is committed before the send and only a retryable SendError
-    releases it, so a crash mid-send leaves the row pending + claimed, never sent again.
+    At most once through a channel: a row with a route is claimed (committed) before the send
+    and only a retryable SendError releases the claim, so a crash mid-send leaves it pending +
+    claimed, never sent again. A row without a route reaches no one (LoggingSender, or a
+    `no_channel` failure) and is not claimed: a re-run after a crash handles it again.
     A permanent SendError marks the row failed with its code and reason (not raised).
     """
     claim = await claim_outbox_delivery(conn, row.id)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import uuid
 from collections.abc import Sequence
 
 from turn.model import InjectedSkill, ToolDefinition
@@ -26,6 +27,14 @@ def build_prefix(persona: str, tools: Sequence[ToolDefinition], skill_index: str
 
 def prefix_sha256(prefix: str) -> str:
     return hashlib.sha256(prefix.encode("utf-8")).hexdigest()
+
+
+def prompt_cache_key(organization_id: uuid.UUID, agent_id: uuid.UUID | None) -> str:
+    """A stable key per org and agent (whose prefix it is), hashed: no ids leave for a
+    provider, and the key never changes while the agent exists."""
+    agent = str(agent_id) if agent_id is not None else "default"
+    digest = hashlib.sha256(f"{organization_id}:{agent}".encode()).hexdigest()
+    return f"skillet-{digest[:32]}"
 
 
 def render_skill_context(skills: Sequence[InjectedSkill]) -> str:

@@ -125,37 +125,46 @@ class DeliveryClaim:
 
 # The route: the channel the answered message arrived on (inbound_routes, written by the
 # webhook), else the org's only channel; none for an org with zero or several channels.
+# Only a row with a route is claimed: it is the only kind that leaves the building, so the
+# only kind a crash mid-send could deliver twice. A row without one is re-tried by a re-run.
 CLAIM_OUTBOX_DELIVERY = """
-with claimed as (
-    update outbox set delivery_claimed_at = now()
+with target as (
+    select id, organization_id, conversation_id, message_id from outbox
     where id = $1 and status = 'pending' and delivery_claimed_at is null
-    returning organization_id, conversation_id, message_id
+    for update
+), context as (
+    select t.id, i.external_id as reply_to_external_id,
+           (select max(m.sent_at) from messages m
+            where m.conversation_id = t.conversation_id and m.direction = 'inbound')
+               as last_inbound_at,
+           route.kind as route_kind, route.address as route_address
+    from target t
+    join messages r on r.id = t.message_id
+    left join messages i on i.id = r.reply_to_id
+    left join lateral (
+        select * from (
+            select ch.kind, ch.address, 0 as preference
+            from inbound_routes ir join channels ch on ch.id = ir.channel_id
+            where ir.organization_id = t.organization_id and ir.external_id = i.external_id
+            union all
+            select ch.kind, ch.address, 1 from channels ch
+            where ch.organization_id = t.organization_id
+              and (select count(*) from channels o where o.organization_id = t.organization_id) = 1
+        ) candidates order by preference limit 1
+    ) route on true
+), claimed as (
+    update outbox o set delivery_claimed_at = now()
+    from context c where o.id = c.id and c.route_kind is not null
 )
-select i.external_id as reply_to_external_id,
-       (select max(m.sent_at) from messages m
-        where m.conversation_id = c.conversation_id and m.direction = 'inbound') as last_inbound_at,
-       route.kind as route_kind, route.address as route_address
-from claimed c
-join messages r on r.id = c.message_id
-left join messages i on i.id = r.reply_to_id
-left join lateral (
-    select * from (
-        select ch.kind, ch.address, 0 as preference
-        from inbound_routes ir join channels ch on ch.id = ir.channel_id
-        where ir.organization_id = c.organization_id and ir.external_id = i.external_id
-        union all
-        select ch.kind, ch.address, 1 from channels ch
-        where ch.organization_id = c.organization_id
-          and (select count(*) from channels o where o.organization_id = c.organization_id) = 1
-    ) candidates order by preference limit 1
-) route on true
+select reply_to_external_id, last_inbound_at, route_kind, route_address from context
 """
 
 
 async def claim_outbox_delivery(
     conn: asyncpg.Connection, outbox_id: uuid.UUID
 ) -> DeliveryClaim | None:
-    """Claim a pending, never-claimed row for one send; None if sent, failed or claimed."""
+    """Claim a pending, never-claimed row for one send (see above); None if it is sent,
+    failed or claimed."""
     row = await conn.fetchrow(CLAIM_OUTBOX_DELIVERY, outbox_id)
     return None if row is None else DeliveryClaim(**dict(row))
 

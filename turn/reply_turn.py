@@ -24,7 +24,7 @@ from turn.deps import TurnDeps, TurnOutcome
 from turn.matcher import MatchResult
 from turn.model import InjectedSkill, ModelMessage, ModelRequest, ToolCall
 from turn.outbox import Recipient, deliver_reply
-from turn.prompt import build_prefix, prefix_sha256, render_skill_context
+from turn.prompt import build_prefix, prefix_sha256, prompt_cache_key, render_skill_context
 from turn.queries import ActivationRow, OutboxRow
 from turn.reference_tool import ToolResult, read_skill_reference
 from turn.skill_catalog import CatalogSnapshot
@@ -41,6 +41,10 @@ class Conversation:
     contact_id: str
     conversation_id: uuid.UUID
     persona: str
+    # The org's agent and its model (provider None: the worker's default model).
+    agent_id: uuid.UUID | None = None
+    model_provider: str | None = None
+    model_name: str | None = None
 
 
 class _Overtaken(Exception):
@@ -72,6 +76,7 @@ async def answer_batch(
     """One model turn for `batch` (arrival order) and at most one reply for all of it."""
     text = "\n".join(row.body for row in batch)
     match = snapshot.matcher.match(text, max_matched=deps.config.max_injected_skills)
+    deps.metrics.skills_matched(len(match.matched), len(match.probes))
     prefix = build_prefix(conversation.persona, turn_tools(), snapshot.index_text)
     loop = await _ask_model(deps, conversation, batch, match, prefix, snapshot.skills)
     try:
@@ -90,6 +95,7 @@ async def answer_batch(
         capped=tuple(match.capped),
         tool_calls=loop.tool_calls,
         prefix_sha256=prefix_sha256(prefix),
+        usage=loop.usage,
         steps=loop.steps,
         answered=tuple(row.external_id for row in batch),
     )
@@ -104,6 +110,8 @@ async def _ask_model(
     prefix: str,
     installed: Sequence[LoadedSkill],
 ) -> LoopOutcome:
+    # First: an agent whose provider lacks credentials fails before any work.
+    model = deps.models.resolve(conversation.model_provider, conversation.model_name)
     async with org_connection(deps.pool, conversation.organization_id) as conn:
         history = await list_history(conn, conversation.conversation_id, deps.config.history_limit)
     injected = tuple(InjectedSkill(s.name, s.body, s.reference_paths) for s in match.matched)
@@ -119,12 +127,13 @@ async def _ask_model(
         ),
         tools=turn_tools(),
         injected_skills=injected,
+        cache_key=prompt_cache_key(conversation.organization_id, conversation.agent_id),
     )
 
     async def execute(call: ToolCall) -> ToolResult:
         return await _execute_tool(deps, conversation.organization_id, match, installed, call)
 
-    return await run_agent_loop(deps.model, request, execute, max_steps=deps.config.max_steps)
+    return await run_agent_loop(model, request, execute, max_steps=deps.config.max_steps)
 
 
 async def _execute_tool(
@@ -153,6 +162,7 @@ async def _execute_tool(
     else:
         result = ToolResult.error("unknown_tool", f"A ferramenta {call.name!r} não existe.")
     log.info("turn.tool_called", tool=call.name, error_code=result.error_code)
+    deps.metrics.tool_called(call.name, result.error_code)
     return result
 
 

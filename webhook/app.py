@@ -128,7 +128,12 @@ async def _receive(
             return _refuse(400, "malformed_json", "body is not JSON")
         delivery = parse(document, request.app[CLOCK]())
         try:
-            report = await ingest(request.app[POOL], request.app[QUEUE], delivery)
+            report = await ingest(
+                request.app[POOL],
+                request.app[QUEUE],
+                delivery,
+                coalesce_ms=request.app[CONFIG].coalesce_ms,
+            )
         except _UNAVAILABLE as exc:
             log.error("webhook.unavailable", error=repr(exc)[:300])
             return _refuse(503, "unavailable", "try again later")

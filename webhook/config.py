@@ -14,3 +14,5 @@ class WebhookConfig:
     # WAHA's webhook hmac.key: X-Webhook-Hmac of every WAHA POST. None: endpoint refuses (503).
     waha_hmac_key: str | None = field(default=None, repr=False)
     max_body_bytes: int = 1_048_576  # larger bodies get 413 before anything is parsed
+    # Each job starts this long after its message arrived: a burst gets one reply.
+    coalesce_ms: int = 0

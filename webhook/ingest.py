@@ -39,7 +39,9 @@ class IngestReport:
         return asdict(self)
 
 
-async def ingest(pool: Any, queue: ArqRedis, delivery: Delivery) -> IngestReport:
+async def ingest(
+    pool: Any, queue: ArqRedis, delivery: Delivery, *, coalesce_ms: int = 0
+) -> IngestReport:
     """Enqueue every text whose receiving number is connected; the org comes from `channels`
     only, never from the body. Database/Redis failures propagate (the caller answers 503)."""
     report = IngestReport(skipped=len(delivery.skipped))
@@ -61,12 +63,17 @@ async def ingest(pool: Any, queue: ArqRedis, delivery: Delivery) -> IngestReport
             with structlog.contextvars.bound_contextvars(
                 organization_id=str(channel.organization_id), channel_id=str(channel.id)
             ):
-                await _enqueue_text(conn, queue, channel, text, report)
+                await _enqueue_text(conn, queue, channel, text, report, coalesce_ms)
     return report
 
 
 async def _enqueue_text(
-    conn: Any, queue: ArqRedis, channel: Channel, text: InboundText, report: IngestReport
+    conn: Any,
+    queue: ArqRedis,
+    channel: Channel,
+    text: InboundText,
+    report: IngestReport,
+    coalesce_ms: int,
 ) -> None:
     contact_id = await resolve_contact_id(conn, channel.organization_id, text.sender)
     try:
@@ -84,7 +91,7 @@ async def _enqueue_text(
         return
     # Before the job exists: the worker looks the route up when it sends the reply.
     await insert_inbound_route(conn, channel.organization_id, text.message_id, channel.id)
-    job = await enqueue_inbound(queue, payload)
+    job = await enqueue_inbound(queue, payload, coalesce_ms=coalesce_ms)
     if job is None:
         report.duplicates += 1
         log.info("webhook.duplicate", job_id=payload.job_id)

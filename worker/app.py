@@ -15,8 +15,12 @@ from jobs.payloads import HANDLE_INBOUND_MESSAGE
 from turn.model import Model
 from turn.outbox import Sender
 from worker.curator_cron import curator_cron_job, curator_function
+from worker.metered import metered_turn
+from worker.metrics import WorkerMetrics
+from worker.ops_server import Operations
 from worker.resources import Resources, open_resources_with_retry
 from worker.settings import Settings
+from worker.worker_state import ArqWorkerState, IdleWorkerState
 
 log = structlog.get_logger(__name__)
 
@@ -24,10 +28,24 @@ log = structlog.get_logger(__name__)
 async def startup(ctx: dict[str, Any]) -> None:
     """Open pools; a worker that cannot reach its services exits so its supervisor restarts it."""
     settings: Settings = ctx["settings"]
+    metrics: WorkerMetrics = ctx["metrics"]
     resources = await open_resources_with_retry(
-        settings, model=ctx.get("model_override"), sender=ctx.get("sender_override")
+        settings,
+        model=ctx.get("model_override"),
+        sender=ctx.get("sender_override"),
+        metrics=metrics,
     )
     ctx["resources"] = resources
+    metrics.watch_activations(lambda: resources.recorder.stats)
+    operations = Operations(
+        settings, resources, metrics, ctx.get("worker_state", IdleWorkerState())
+    )
+    try:
+        await operations.start()  # a taken metrics port fails the start, loudly
+    except BaseException:
+        await resources.close()
+        raise
+    ctx["operations"] = operations
     ctx["turn_deps"] = resources.turn_deps
     ctx["pool"] = resources.pool
     ctx["max_tries"] = settings.max_tries
@@ -41,6 +59,9 @@ async def shutdown(ctx: dict[str, Any]) -> None:
     if resources is None:
         return
     try:
+        operations: Operations | None = ctx.get("operations")
+        if operations is not None:
+            await operations.close()  # first: the heartbeat and /healthz use the pools
         await resources.close()
         log.info("worker.stopped", activations=vars(resources.recorder.stats))
     except Exception as exc:
@@ -57,7 +78,7 @@ def build_worker(
 ) -> Worker:
     """A configured arq Worker; `model`/`sender` replace the defaults (tests, benchmarks)."""
     function = func(
-        handle_inbound_message,  # type: ignore[arg-type]
+        metered_turn(handle_inbound_message),  # type: ignore[arg-type]
         name=HANDLE_INBOUND_MESSAGE,
         timeout=settings.job_timeout_s,
         max_tries=settings.max_tries,
@@ -65,7 +86,8 @@ def build_worker(
     # The curator's tick is scheduled by long-running workers only; a burst worker exits when
     # the queue is empty and must not wait for (or enqueue) the next tick.
     scheduled = settings.curator_enabled and not burst
-    return Worker(
+    metrics = WorkerMetrics()  # its own registry: several workers may share a process
+    worker = Worker(
         functions=[function] if scheduled else [function, curator_function(settings)],
         cron_jobs=[curator_cron_job(settings)] if scheduled else None,
         queue_name=settings.queue_name,
@@ -74,7 +96,12 @@ def build_worker(
         handle_signals=handle_signals,
         on_startup=startup,
         on_shutdown=shutdown,
-        ctx={"settings": settings, "model_override": model, "sender_override": sender},
+        ctx={
+            "settings": settings,
+            "model_override": model,
+            "sender_override": sender,
+            "metrics": metrics,
+        },
         max_jobs=settings.max_jobs,
         poll_delay=settings.poll_delay_s,
         job_timeout=settings.job_timeout_s,
@@ -85,3 +112,7 @@ def build_worker(
         job_serializer=serialization.dumps,
         job_deserializer=serialization.loads,
     )
+    state = ArqWorkerState(worker)
+    worker.ctx["worker_state"] = state
+    metrics.watch_worker(state)
+    return worker

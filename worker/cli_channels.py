@@ -102,6 +102,7 @@ def webhook_config(settings: Settings) -> WebhookConfig:
         verify_token=secret(settings.whatsapp_verify_token),
         waha_hmac_key=secret(settings.waha_hmac_key),
         max_body_bytes=settings.webhook_max_body_bytes,
+        coalesce_ms=settings.coalesce_ms,
     )
 
 

@@ -22,6 +22,7 @@ from skills.curator_run import PassOptions
 from skills.curator_schedule import SchedulePolicy
 from skills.curator_tick import run_curator_tick
 from skills.tenancy import system_connection
+from worker.metrics import WorkerMetrics
 from worker.settings import Settings
 
 log = structlog.get_logger(__name__)
@@ -67,6 +68,7 @@ async def curator_tick(ctx: dict[str, Any]) -> dict[str, Any]:
     """Run one tick; returns a JSON summary. Never raises (a failure is logged and counted)."""
     stats: CuratorStats = ctx.setdefault("curator_stats", CuratorStats())
     stats.ticks += 1
+    metrics: WorkerMetrics | None = ctx.get("metrics")  # None: called outside a worker
     try:
         settings: Settings = ctx["settings"]
         clock: Clock = ctx.get("clock") or system_clock
@@ -80,10 +82,14 @@ async def curator_tick(ctx: dict[str, Any]) -> dict[str, Any]:
             )
     except Exception as exc:  # the worker must outlive any curator failure: log and count
         stats.failures += 1
+        if metrics is not None:
+            metrics.curator_failed()
         code = getattr(exc, "code", type(exc).__name__)
         log.error("curator.tick_failed", error_code=code, error=repr(exc)[:300], **vars(stats))
         return {"status": "failed", "error": code}
     summary = result.summary()
+    if metrics is not None:
+        metrics.curator_ticked(result)
     if result.status == "busy":
         stats.busy += 1
     stats.runs += summary["runs"]

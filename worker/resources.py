@@ -21,14 +21,17 @@ from turn.activation_writer import write_activation_batch
 from turn.activations import ActivationRecorder
 from turn.conversation_lease import ConversationLeases
 from turn.inbound_turn import TurnConfig, TurnDeps
-from turn.local_model import LocalModel
 from turn.mailbox import Mailbox
+from turn.metrics import NO_TURN_METRICS
 from turn.model import Model
 from turn.outbox import Sender
 from turn.queries import ActivationRow
 from turn.skill_catalog import SkillCatalogCache
 from worker.channel_senders import build_sender, http_session
 from worker.db import create_pool
+from worker.metered import metered_batches, metered_model, metered_sender
+from worker.metrics import WorkerMetrics
+from worker.model_providers import build_model_registry, model_http
 from worker.settings import Settings
 
 log = structlog.get_logger(__name__)
@@ -41,15 +44,11 @@ class Resources:
     recorder: ActivationRecorder
     turn_deps: TurnDeps
     stack: contextlib.AsyncExitStack
+    redis: Any = None  # the turn's Redis client (mailbox, leases); health checks use it
+    s3: Any = None  # the S3 client behind `store`; health checks use it
 
     async def close(self) -> None:
         await self.stack.aclose()
-
-
-def build_model(settings: Settings) -> Model:
-    if settings.model == "local":
-        return LocalModel(latency_s=settings.local_model_latency_ms / 1000)
-    raise ValueError(f"unknown model {settings.model!r}: only 'local' is available")
 
 
 def s3_client(settings: Settings) -> Any:
@@ -70,7 +69,11 @@ def s3_client(settings: Settings) -> Any:
 
 
 async def open_resources(
-    settings: Settings, *, model: Model | None = None, sender: Sender | None = None
+    settings: Settings,
+    *,
+    model: Model | None = None,
+    sender: Sender | None = None,
+    metrics: WorkerMetrics | None = None,
 ) -> Resources:
     """Everything a turn needs; on failure, closes whatever it had opened."""
     stack = contextlib.AsyncExitStack()
@@ -94,7 +97,7 @@ async def open_resources(
                 await write_activation_batch(conn, rows, usage)
 
         recorder = ActivationRecorder(
-            write,
+            metered_batches(write, metrics),
             batch_size=settings.activation_batch_size,
             max_pending=settings.activation_queue_max,
         )
@@ -104,14 +107,18 @@ async def open_resources(
         redis = Redis.from_url(settings.redis_url)
         stack.push_async_callback(redis.aclose)
         http = await stack.enter_async_context(http_session(settings))
+        model_client = await stack.enter_async_context(model_http(settings))
     except BaseException:
         await stack.aclose()
         raise
     deps = TurnDeps(
         pool=pool,
         store=store,
-        model=model or build_model(settings),
-        sender=sender or build_sender(settings, http),
+        # `model` (tests, benchmarks) answers for agents without a provider.
+        models=build_model_registry(
+            settings, model_client, default=model, wrap=lambda m: metered_model(m, metrics)
+        ),
+        sender=metered_sender(sender or build_sender(settings, http), metrics),
         recorder=recorder,
         catalog=SkillCatalogCache(),
         config=TurnConfig(
@@ -123,8 +130,17 @@ async def open_resources(
         mailbox=Mailbox(redis),
         leases=ConversationLeases(redis, ttl_ms=settings.conversation_lease_ms),
         usage=usage,
+        metrics=metrics or NO_TURN_METRICS,
     )
-    return Resources(pool=pool, store=store, recorder=recorder, turn_deps=deps, stack=stack)
+    return Resources(
+        pool=pool,
+        store=store,
+        recorder=recorder,
+        turn_deps=deps,
+        stack=stack,
+        redis=redis,
+        s3=client,
+    )
 
 
 async def open_resources_with_retry(

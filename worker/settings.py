@@ -76,6 +76,13 @@ class Settings(BaseSettings):
     # (migration 0006 creates it); empty = connect as the URL's user (not recommended).
     db_app_role: str | None = "skillet_app"
 
+    # Operations (worker/ops_server.py): /metrics, /healthz, /livez on this port (0 = off);
+    # the per-worker heartbeat in Redis runs either way.
+    metrics_port: int = Field(default=0, ge=0, le=65_535)
+    metrics_host: str = "0.0.0.0"
+    health_timeout_s: float = Field(default=2.0, gt=0, le=30)  # per dependency check
+    heartbeat_interval_s: float = Field(default=10.0, gt=0, le=300)  # dead after 3 missed
+
     # The turn
     model: str = "local"
     local_model_latency_ms: int = Field(default=0, ge=0, le=600_000)
@@ -86,6 +93,35 @@ class Settings(BaseSettings):
         "Você é o assistente de atendimento da empresa no WhatsApp. "
         "Responda em português do Brasil, com cordialidade e objetividade."
     )
+
+    # Model providers, chosen per agent (agents.model_provider / model_name, migration 0007);
+    # an agent without a provider gets `model` above. Keys are secrets, never rows.
+    anthropic_api_key: SecretStr | None = Field(
+        default=None,
+        # Env lookup is case-insensitive, so the field name also reads ANTHROPIC_API_KEY;
+        # the prefixed variable is listed first to win over it.
+        validation_alias=AliasChoices("SKILLET_ANTHROPIC_API_KEY", "anthropic_api_key"),
+    )
+    anthropic_base_url: str = "https://api.anthropic.com"
+    anthropic_version: str = "2023-06-01"  # the anthropic-version header
+    openai_api_key: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices("SKILLET_OPENAI_API_KEY", "openai_api_key"),
+    )
+    # Any Chat Completions server: OpenAI, or vLLM / Ollama (`http://127.0.0.1:11434/v1`),
+    # which need no key.
+    openai_base_url: str = "https://api.openai.com/v1"
+    openai_max_tokens_field: str = Field(
+        default="max_completion_tokens", pattern="^(max_completion_tokens|max_tokens)$"
+    )
+    openai_prompt_cache_key: bool = True  # send prompt_cache_key (one per org and agent)
+    model_max_output_tokens: int = Field(default=1024, ge=1, le=128_000)
+    model_connect_timeout_s: float = Field(default=5.0, gt=0)
+    model_read_timeout_s: float = Field(default=45.0, gt=0)  # longest silence mid-answer
+    model_max_attempts: int = Field(default=3, ge=1, le=10)  # per model call (429/5xx/network)
+    model_backoff_base_s: float = Field(default=0.5, ge=0)
+    model_backoff_max_s: float = Field(default=8.0, ge=0)
+    model_retry_after_max_s: float = Field(default=20.0, ge=0)  # longer: the call fails at once
 
     # Conversation order: one turn at a time per conversation, bursts answered together
     # Jobs start this long after their message arrives, so a burst typed in quick succession

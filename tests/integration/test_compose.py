@@ -66,6 +66,18 @@ def test_worker_is_scalable(config: dict[str, Any]) -> None:
     assert worker["build"]["context"] == str(REPO)
 
 
+def test_each_worker_reports_its_own_health_and_metrics(config: dict[str, Any]) -> None:
+    worker = config["services"]["worker"]
+    # `skillet health` asks this replica's /healthz: its own Redis, Postgres and S3.
+    assert worker["healthcheck"]["test"] == ["CMD", "skillet", "health"]
+    assert worker["healthcheck"]["retries"] >= 1
+    port = worker["environment"]["SKILLET_METRICS_PORT"]
+    assert port not in (None, "", "0")
+    # Reachable by Prometheus on the compose network, never published (scaling needs that).
+    assert [str(p) for p in worker["expose"]] == [port]
+    assert not worker.get("ports")
+
+
 def test_migrate_runs_once_after_postgres_is_healthy(config: dict[str, Any]) -> None:
     migrate = config["services"]["migrate"]
     assert migrate["command"] == ["migrate"]

@@ -8,9 +8,11 @@ import uuid
 
 import asyncpg
 import pytest
+from structlog.testing import capture_logs
 
 from skills.curator_errors import CuratorRunError, OrganizationNotFound
 from skills.curator_run import run_curator, run_curator_all, run_curator_for
+from skills.usage import UsageBump, UsageEvent, UsageStore
 from tests.integration.curator_support import NOW, days_ago, install, options, states
 from tests.integration.support import create_org
 from worker.db import connect
@@ -203,3 +205,34 @@ async def test_all_orgs_in_chunks_one_run_row_each(db: asyncpg.Connection) -> No
 async def test_an_unknown_org_is_refused(db: asyncpg.Connection) -> None:
     with pytest.raises(OrganizationNotFound):
         await run_curator(db, uuid.uuid4(), options())
+
+
+async def test_a_turn_using_a_skill_mid_pass_wins_and_the_report_stays_true(
+    db: asyncpg.Connection, settings: Settings
+) -> None:
+    """A usage bump that commits while the pass waits on its row: the pass rolls back and
+    redoes the chunk, so the skill just used is not archived nor reported as moved."""
+    org = await create_org(db)
+    await install(db, org, "used-now", last_activity_at=days_ago(45))
+    await install(db, org, "idle", last_activity_at=days_ago(45))
+    turn, curator = await connect(settings.database_url), await connect(settings.database_url)
+    try:
+        bump = turn.transaction()
+        await bump.start()
+        await UsageStore(lambda: NOW).record(turn, [UsageBump(org, "used-now", UsageEvent.USE)])
+        running = asyncio.create_task(run_curator(curator, org, options()))
+        await asyncio.sleep(0.3)
+        assert not running.done()  # the pass waits on the bumped row's lock
+        with capture_logs() as logs:
+            await bump.commit()
+            report = await running
+    finally:
+        await turn.close()
+        await curator.close()
+    assert [t.to_json() for t in report.transitioned] == [
+        {"name": "idle", "from": "active", "to": "stale"}
+    ]
+    assert [s.to_json() for s in report.skipped] == [{"name": "used-now", "reason": "no-change"}]
+    assert await states(db, org) == {"idle": "stale", "used-now": "active"}
+    assert await db.fetchval("select count(*) from curator_runs") == 1
+    assert "curator.chunk_retried" in [e["event"] for e in logs]

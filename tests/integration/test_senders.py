@@ -23,7 +23,7 @@ from tests.integration.webhook_support import connect_number
 from tests.integration.whatsapp_fakes import Answer, FakeGraphApi, FakeWaha
 from tests.whatsapp_payloads import ACCESS_TOKEN
 from turn.errors import SendError
-from turn.outbox import Recipient, Sender, deliver_reply
+from turn.outbox import LoggingSender, Recipient, Sender, deliver_reply
 from turn.queries import OutboxRow
 from worker.channel_senders import build_sender, http_session
 from worker.processes import free_port
@@ -311,7 +311,7 @@ async def test_a_row_claimed_by_a_crashed_run_is_never_sent_again(
 
 
 async def test_a_retryable_send_error_releases_the_claim(db: asyncpg.Connection) -> None:
-    org = await create_org(db)
+    org = await _cloud_org(db)
     row, _ = await _reply(db, org, "resposta")
 
     class Flaky:
@@ -319,7 +319,9 @@ async def test_a_retryable_send_error_releases_the_claim(db: asyncpg.Connection)
 
         async def send(self, row: OutboxRow, recipient: Recipient) -> None:
             self.calls += 1
+            assert recipient.route is not None
             if self.calls == 1:
+                assert (await _outbox(db, row))["delivery_claimed_at"] is not None
                 raise SendError("connection refused before sending", retryable=True)
 
     flaky = Flaky()
@@ -328,6 +330,23 @@ async def test_a_retryable_send_error_releases_the_claim(db: asyncpg.Connection)
     assert (await _outbox(db, row))["delivery_claimed_at"] is None
     assert await _deliver(db, flaky, row) is True
     assert flaky.calls == 2
+
+
+async def test_a_row_with_no_channel_is_not_claimed_so_a_rerun_still_delivers_it(
+    db: asyncpg.Connection,
+) -> None:
+    org = await create_org(db)  # no channel: the reply reaches no one, nothing to protect
+    row, _ = await _reply(db, org, "resposta")
+
+    class DiesMidSend:
+        async def send(self, row: OutboxRow, recipient: Recipient) -> None:
+            raise RuntimeError("worker killed")
+
+    with pytest.raises(RuntimeError):
+        await _deliver(db, DiesMidSend(), row)
+    outbox = await _outbox(db, row)
+    assert (outbox["status"], outbox["delivery_claimed_at"]) == ("pending", None)
+    assert await _deliver(db, LoggingSender(), row) is True
 
 
 async def test_the_reply_leaves_from_the_number_its_message_came_to(

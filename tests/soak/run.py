@@ -34,6 +34,8 @@ class SoakPlan:
     duplicate_share: float = 0.10
     kill_one_worker: bool = True
     restart_postgres: bool = False
+    add_workers: int = 0  # started when a quarter of the messages are answered
+    drain_workers: int = 0  # SIGTERMed (drained, not replaced) at half
     model_latency_ms: int = 20
     round_gap_s: float = 0.2
     timeout_s: float = 600.0
@@ -80,6 +82,38 @@ def _start_worker(env: dict[str, str]) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [SKILLET, "worker"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
+
+
+@dataclass
+class _Scaling:
+    """Scales the fleet mid-load: adds `plan.add_workers`, then drains `plan.drain_workers`
+    of the original ones with SIGTERM (as `docker compose up --scale` does)."""
+
+    plan: SoakPlan
+    env: dict[str, str]
+    added: bool = False
+    drained: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    def step(self, done: int, workers: list[subprocess.Popen[bytes]], report: SoakReport) -> None:
+        plan = self.plan
+        if plan.add_workers and not self.added and done >= plan.messages // 4:
+            workers.extend(_start_worker(self.env) for _ in range(plan.add_workers))
+            self.added = True
+            report.events.append(f"added {plan.add_workers} worker(s) at {done} answered")
+        if plan.drain_workers and not self.drained and done >= plan.messages // 2:
+            self.drained = [workers.pop(0) for _ in range(plan.drain_workers)]
+            for worker in self.drained:
+                worker.send_signal(signal.SIGTERM)
+            report.events.append(f"SIGTERM {plan.drain_workers} worker(s) at {done} answered")
+
+    async def finish(self, report: SoakReport) -> None:
+        for worker in self.drained:
+            try:
+                code = await asyncio.to_thread(worker.wait, 60)
+            except subprocess.TimeoutExpired:
+                worker.kill()
+                code = None
+            report.events.append(f"drained worker exited {code}")
 
 
 def _postgres_restart_command() -> list[str] | None:
@@ -160,6 +194,7 @@ async def _watch(
     env: dict[str, str],
     workers: list[subprocess.Popen[bytes]],
     report: SoakReport,
+    scaling: _Scaling,
 ) -> None:
     killed = restarted = False
     loop = asyncio.get_running_loop()
@@ -179,6 +214,8 @@ async def _watch(
             await asyncio.to_thread(subprocess.run, restart, check=True, capture_output=True)
             restarted = True
             report.events.append(f"Postgres restarted at {done} answered")
+        if done is not None:
+            scaling.step(done, workers, report)
         await asyncio.sleep(0.2)
     report.events.append("timed out")
 
@@ -246,11 +283,13 @@ async def run_soak(settings: Settings, plan: SoakPlan) -> SoakReport:
     env = _worker_env(settings, plan)
     workers = [_start_worker(env) for _ in range(plan.workers)]
     report = SoakReport()
+    scaling = _Scaling(plan, env)
     try:
         producer = asyncio.create_task(_produce(settings, _message_plan(org, plan), plan))
-        await _watch(settings, org, plan, env, workers, report)
+        await _watch(settings, org, plan, env, workers, report, scaling)
         await producer
     finally:
+        await scaling.finish(report)
         for worker in workers:
             worker.send_signal(signal.SIGTERM)
         for worker in workers:

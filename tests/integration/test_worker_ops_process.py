@@ -1,0 +1,107 @@
+"""A real `skillet worker` process: its metrics endpoint, `skillet health` as a container
+healthcheck would run it, and its JSON log lines."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import asyncpg
+
+from tests.integration.ops_support import eventually, http_get, scrape, value
+from tests.integration.support import create_org, enqueue, payload
+from worker.processes import free_port
+from worker.settings import Settings
+
+SKILLET = str(Path(sys.executable).parent / "skillet")
+SENT = "select count(*) from outbox where organization_id = $1 and status = 'sent'"
+
+
+def _env(settings: Settings, metrics_port: int) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLET_")}
+    return env | {
+        "DATABASE_URL": settings.database_url,
+        "REDIS_URL": settings.redis_url,
+        "S3_ENDPOINT_URL": settings.s3_endpoint_url,
+        "S3_BUCKET": settings.s3_bucket,
+        "AWS_ACCESS_KEY_ID": settings.aws_access_key_id,
+        "AWS_SECRET_ACCESS_KEY": settings.aws_secret_access_key.get_secret_value(),
+        "SKILLET_QUEUE_NAME": settings.queue_name,
+        "SKILLET_POLL_DELAY_S": "0.05",
+        "SKILLET_COALESCE_MS": "0",
+        "SKILLET_CURATOR_ENABLED": "false",
+        "SKILLET_LOG_FORMAT": "json",
+        "SKILLET_METRICS_PORT": str(metrics_port),
+        "SKILLET_HEARTBEAT_INTERVAL_S": "0.5",
+    }
+
+
+def _start(env: dict[str, str], log_path: Path) -> subprocess.Popen[bytes]:
+    with log_path.open("wb") as log_file:  # the child keeps its own copy of the descriptor
+        return subprocess.Popen(
+            [SKILLET, "worker"], env=env, stdout=subprocess.DEVNULL, stderr=log_file
+        )
+
+
+async def _skillet(env: dict[str, str], *args: str) -> int:
+    done = await asyncio.to_thread(
+        subprocess.run, [SKILLET, *args], env=env, capture_output=True, timeout=60, check=False
+    )
+    return done.returncode
+
+
+async def test_worker_process_serves_metrics_health_and_json_logs(
+    settings: Settings, db: asyncpg.Connection, tmp_path: Path
+) -> None:
+    org = await create_org(db)
+    marker = uuid.uuid4().hex[:10]
+    messages = [payload(org, f"p-{uuid.uuid4()}", f"quero o boleto {marker} {n}") for n in (1, 2)]
+    port = free_port()
+    env = _env(settings, port)
+    log_path = tmp_path / "worker.log"
+    worker = _start(env, log_path)
+    try:
+
+        async def serving() -> bool:
+            try:
+                return (await http_get(port, "/healthz"))[0] == 200
+            except OSError:
+                return False
+
+        await eventually(serving, timeout_s=30)
+        assert await _skillet(env, "health") == 0  # what the compose healthcheck runs
+
+        await enqueue(settings, *messages)
+
+        async def answered() -> bool:
+            return bool(await db.fetchval(SENT, org) == 2)
+
+        await eventually(answered, timeout_s=30)
+        samples = await scrape(port)
+        assert value(samples, "skillet_turns_completed_total", outcome="replied") == 2
+        sent = {"result": "sent", "code": "none"}
+        assert value(samples, "skillet_outbox_deliveries_total", **sent) == 2
+
+        worker.send_signal(signal.SIGTERM)
+        assert await asyncio.to_thread(worker.wait, 30) == 0
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.wait()
+    assert await _skillet(env, "health") == 1  # nothing answers any more
+
+    lines = log_path.read_text().splitlines()
+    events = [json.loads(line) for line in lines if line.startswith("{")]
+    finished = [e for e in events if e["event"] == "turn.finished"]
+    assert len(finished) == 2
+    for event in finished:
+        assert event["organization_id"] == str(org)
+        assert event["conversation_id"] and event["job_id"] and event["job_try"] == 1
+    assert {"worker.metrics_serving", "worker.stopped"} <= {e["event"] for e in events}
+    assert marker not in log_path.read_text()  # message bodies are not logged by default

@@ -1,0 +1,32 @@
+"""What a turn reports to metrics: a narrow protocol, and a no-op default for tests and the CLI.
+
+The worker's Prometheus implementation is `worker.metrics.WorkerMetrics`; the turn never sees
+Prometheus. Arguments are counts and codes only, never text, phone numbers or org ids.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+
+class TurnMetrics(Protocol):
+    def skills_matched(self, matched: int, probes: int) -> None:
+        """One model turn matched `matched` skills (bodies injected) and `probes` probe names."""
+        ...
+
+    def tool_called(self, tool: str, error_code: str | None) -> None:
+        """The model called `tool`; `error_code` None means it succeeded."""
+        ...
+
+
+class NoTurnMetrics:
+    """Records nothing."""
+
+    def skills_matched(self, matched: int, probes: int) -> None:
+        return None
+
+    def tool_called(self, tool: str, error_code: str | None) -> None:
+        return None
+
+
+NO_TURN_METRICS: TurnMetrics = NoTurnMetrics()

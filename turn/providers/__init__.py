@@ -1,0 +1,1 @@
+"""Model provider adapters behind turn.model.Model, and the per-agent registry."""

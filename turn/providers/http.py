@@ -1,0 +1,251 @@
+"""POSTing a JSON request to a model provider: timeouts, retries with jittered backoff that
+honour the server's wait, and provider failures translated into turn.errors.
+
+Retried within one call: connection failures, timeouts, 408, 409, 429 and 5xx (529 too),
+unless the answer says `x-should-retry: false`; `x-should-retry: true` retries any status.
+The wait is the server's (`retry-after-ms`, then `retry-after` in seconds or as an HTTP
+date) when it gives one, else an exponential backoff with jitter. A model call is safe to
+repeat (nothing is delivered to anyone), unlike a WhatsApp send.
+
+Headers are never logged; any secret passed in `secrets` is masked in error messages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import random
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import aiohttp
+import structlog
+
+from turn.errors import ModelError, ModelRequestRejected, ModelResponseInvalid
+
+log = structlog.get_logger(__name__)
+
+Sleep = Callable[[float], Awaitable[None]]
+Jitter = Callable[[], float]  # uniform in [0, 1)
+
+RETRYABLE_STATUSES = frozenset({408, 409, 429})
+ERROR_SNIPPET_CHARS = 300
+
+_RETRYABLE_EXCEPTIONS = (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, TimeoutError)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    max_attempts: int = 3
+    backoff_base_s: float = 0.5  # about 0.5, 1, 2, ... (jittered), capped at backoff_max_s
+    backoff_max_s: float = 8.0
+    retry_after_max_s: float = 20.0  # a server asking for a longer wait ends the call at once
+
+    def delay_s(self, attempt: int, retry_after_s: float | None, jitter: float) -> float | None:
+        """The wait after failed attempt `attempt` (1-based); None = give up.
+
+        `jitter` in [0, 1) spreads the backoff over its upper half, so workers that failed
+        together do not come back together.
+        """
+        if attempt >= self.max_attempts:
+            return None
+        if retry_after_s is not None:
+            return None if retry_after_s > self.retry_after_max_s else retry_after_s
+        ceiling_s = min(self.backoff_max_s, self.backoff_base_s * 2.0 ** (attempt - 1))
+        return ceiling_s * (0.5 + jitter / 2)
+
+
+def model_http_session(*, connect_timeout_s: float, read_timeout_s: float) -> aiohttp.ClientSession:
+    """The HTTP client of the model adapters: no total cap (answers may be long), but a
+    bounded connect and a bounded silence between bytes."""
+    return aiohttp.ClientSession(
+        timeout=aiohttp.ClientTimeout(
+            total=None,
+            connect=connect_timeout_s,
+            sock_connect=connect_timeout_s,
+            sock_read=read_timeout_s,
+        ),
+        raise_for_status=False,
+    )
+
+
+def parse_retry_after(headers: Mapping[str, str], now: datetime) -> float | None:
+    """Seconds the server asks us to wait; None when it does not say (or says nonsense)."""
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return max(0.0, float(millis) / 1000)
+        except ValueError:
+            pass
+    value = (headers.get("retry-after") or "").strip()
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - now).total_seconds())
+
+
+@dataclass(frozen=True)
+class _Answer:
+    status: int
+    body: bytes
+    retry_after_s: float | None
+    should_retry: bool | None  # the server's x-should-retry, when it sent one
+
+
+@dataclass(frozen=True)
+class JsonEndpoint:
+    """One provider endpoint: where, with which headers, and how to talk about failures."""
+
+    provider: str
+    url: str
+    headers: Mapping[str, str]
+    policy: RetryPolicy
+    secrets: Sequence[str] = ()  # masked wherever a message could echo them
+    auth_hint: str = ""  # what to check on 401/403, e.g. "check SKILLET_ANTHROPIC_API_KEY"
+
+
+async def post_json(
+    http: aiohttp.ClientSession,
+    endpoint: JsonEndpoint,
+    payload: Mapping[str, Any],
+    *,
+    sleep: Sleep = asyncio.sleep,
+    jitter: Jitter = random.random,
+) -> dict[str, Any]:
+    """The JSON object of the first 2xx answer, or a ModelError subclass."""
+    attempt = 0
+    while True:
+        attempt += 1
+        outcome = await _attempt(http, endpoint, payload)
+        if isinstance(outcome, dict):
+            return outcome
+        delay_s = endpoint.policy.delay_s(attempt, outcome.retry_after_s, jitter())
+        if delay_s is None:
+            raise ModelError(
+                _mask(
+                    f"{endpoint.provider} failed after {attempt} attempt(s): {outcome.problem}",
+                    endpoint.secrets,
+                )
+            )
+        log.warning(
+            "model.retry",
+            provider=endpoint.provider,
+            attempt=attempt,
+            status=outcome.status,
+            delay_s=round(delay_s, 3),
+        )
+        await sleep(delay_s)
+
+
+@dataclass(frozen=True)
+class _Retry:
+    problem: str
+    status: int | None  # None: no answer (network, timeout)
+    retry_after_s: float | None
+
+
+async def _attempt(
+    http: aiohttp.ClientSession, endpoint: JsonEndpoint, payload: Mapping[str, Any]
+) -> dict[str, Any] | _Retry:
+    """One POST: the answer's JSON object, a reason to try again, or a raised ModelError."""
+    try:
+        answer = await _post_once(http, endpoint, payload)
+    except _RETRYABLE_EXCEPTIONS as exc:
+        problem = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        return _Retry(problem, None, None)
+    if 200 <= answer.status < 300:
+        return _json_object(endpoint, answer.body)
+    if not _retryable(answer):
+        raise _rejected(endpoint, answer)
+    problem = f"HTTP {answer.status}: {_error_message(answer.body)}"
+    return _Retry(problem, answer.status, answer.retry_after_s)
+
+
+async def _post_once(
+    http: aiohttp.ClientSession, endpoint: JsonEndpoint, payload: Mapping[str, Any]
+) -> _Answer:
+    data = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    headers = {"content-type": "application/json", **endpoint.headers}
+    async with http.post(endpoint.url, data=data, headers=headers) as response:
+        body = await response.read()
+        should_retry = response.headers.get("x-should-retry", "").strip().lower()
+        return _Answer(
+            status=response.status,
+            body=body,
+            retry_after_s=parse_retry_after(response.headers, datetime.now(UTC)),
+            should_retry={"true": True, "false": False}.get(should_retry),
+        )
+
+
+def _retryable(answer: _Answer) -> bool:
+    if answer.should_retry is not None:
+        return answer.should_retry
+    return answer.status in RETRYABLE_STATUSES or answer.status >= 500
+
+
+def _rejected(endpoint: JsonEndpoint, answer: _Answer) -> ModelError:
+    message = f"{endpoint.provider} answered HTTP {answer.status}: {_error_message(answer.body)}"
+    if answer.status in (401, 403):
+        hint = f" ({endpoint.auth_hint})" if endpoint.auth_hint else ""
+        return ModelRequestRejected(
+            _mask(message + hint, endpoint.secrets), code="model_unauthorized"
+        )
+    if answer.status >= 500 or answer.status in RETRYABLE_STATUSES:
+        # Retryable in general, but the server said not to retry (x-should-retry: false).
+        return ModelError(_mask(message, endpoint.secrets))
+    return ModelRequestRejected(_mask(message, endpoint.secrets))
+
+
+def _json_object(endpoint: JsonEndpoint, body: bytes) -> dict[str, Any]:
+    try:
+        parsed = json.loads(body)
+    except ValueError as exc:
+        raise ModelResponseInvalid(
+            f"{endpoint.provider} answered 2xx with a body that is not JSON: "
+            f"{_snippet(body.decode('utf-8', 'replace'))!r}"
+        ) from exc
+    if not isinstance(parsed, dict):
+        raise ModelResponseInvalid(
+            f"{endpoint.provider} answered 2xx with JSON that is not an object "
+            f"({type(parsed).__name__})"
+        )
+    return parsed
+
+
+def _error_message(body: bytes) -> str:
+    """The provider's own error message (both wire formats nest it in `error.message`)."""
+    text = body.decode("utf-8", "replace")
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return _snippet(text) or "(empty body)"
+    if isinstance(parsed, dict):
+        error = parsed.get("error")
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            kind = error.get("type")
+            prefix = f"{kind}: " if isinstance(kind, str) and kind else ""
+            return _snippet(prefix + error["message"])
+    return _snippet(text)
+
+
+def _snippet(text: str) -> str:
+    return " ".join(text.split())[:ERROR_SNIPPET_CHARS]
+
+
+def _mask(text: str, secrets: Sequence[str]) -> str:
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
+    return text

@@ -1,0 +1,170 @@
+"""`skillet status` (the queue, workers, dead letters, curator) and `skillet health` (a probe)."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import TYPE_CHECKING, Any
+
+from worker.cli_args import CliError
+from worker.settings import Settings, mask_password
+
+if TYPE_CHECKING:
+    from worker.heartbeat import WorkerBeat
+    from worker.queue_status import QueueSnapshot
+    from worker.status_queries import CuratorCoverage, DeadLetterCounts, LastCuratorRun
+
+DEAD_LETTER_CODES = 10  # most frequent error codes listed
+
+
+async def _redis_status(settings: Settings) -> tuple[QueueSnapshot, list[WorkerBeat]]:
+    from redis.asyncio import Redis
+    from redis.exceptions import RedisError
+
+    from worker.heartbeat import list_alive
+    from worker.queue_status import queue_snapshot
+
+    redis = Redis.from_url(settings.redis_url)
+    try:
+        return (
+            await queue_snapshot(redis, settings.queue_name),
+            await list_alive(redis, settings.queue_name),
+        )
+    except RedisError as exc:
+        raise CliError(
+            f"Redis at {mask_password(settings.redis_url)}: {exc}", code="service_unavailable"
+        ) from exc
+    finally:
+        await redis.aclose()
+
+
+async def cmd_status(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
+    from skills.tenancy import BIND_SYSTEM
+    from worker import status_queries as q
+    from worker.db import connect
+
+    queue, workers = await _redis_status(settings)
+    conn = await connect(settings.database_url)
+    try:
+        await conn.execute(BIND_SYSTEM)  # cross-org reads, even if the URL's user is not owner
+        counts = await q.fetch_dead_letter_counts(conn, codes=DEAD_LETTER_CODES)
+        recent = await q.list_recent_dead_letters(conn, limit=args.dead_letters)
+        coverage = await q.fetch_curator_coverage(conn)
+        runs = await q.list_last_curator_runs(conn, limit=args.orgs)
+    finally:
+        await conn.close()
+    now = time.time()
+    return {
+        "queue": queue.to_json(),
+        "workers": [{**w.to_json(), "age_s": round(now - w.seen_at, 1)} for w in workers],
+        "dead_letters": {
+            "total": counts.total,
+            "last_24h": counts.last_24h,
+            "by_code": counts.by_code,
+            "latest": [
+                {
+                    "id": d.id,
+                    "job_id": d.job_id,
+                    "function": d.function,
+                    "error_code": d.error_code,
+                    "tries": d.tries,
+                    "created_at": d.created_at.isoformat(),
+                }
+                for d in recent
+            ],
+        },
+        "curator": {
+            "organizations": coverage.organizations,
+            "never_run": coverage.never_run,
+            "last_runs": [
+                {
+                    "organization_id": str(r.organization_id),
+                    "ran_at": r.ran_at.isoformat(),
+                    "trigger": r.trigger,
+                    "transitioned": r.transitioned,
+                }
+                for r in runs
+            ],
+        },
+        "message": _status_text(queue, workers, counts, coverage, runs, now),
+    }
+
+
+def _status_text(
+    queue: QueueSnapshot,
+    workers: list[WorkerBeat],
+    counts: DeadLetterCounts,
+    coverage: CuratorCoverage,
+    runs: list[LastCuratorRun],
+    now: float,
+) -> str:
+    oldest = "" if queue.oldest_waiting_s is None else f" (oldest {queue.oldest_waiting_s:g} s)"
+    lines = [
+        f"queue {queue.name}: {queue.waiting} waiting{oldest}, {queue.in_progress} in progress, "
+        f"{queue.deferred} deferred",
+        f"workers alive: {len(workers)}",
+    ]
+    for w in workers:
+        health = {True: "healthy", False: "UNHEALTHY", None: "unchecked"}[w.healthy]
+        drain = ", draining" if w.draining else ""
+        lines.append(
+            f"  {w.worker_id}  up {int(now - w.started_at)} s  jobs {w.jobs_in_progress}  "
+            f"{health}{drain}"
+        )
+    codes = ", ".join(f"{c} {n}" for c, n in counts.by_code.items())
+    lines.append(
+        f"dead letters: {counts.total} total, {counts.last_24h} in 24 h"
+        + (f" ({codes})" if codes else "")
+    )
+    lines.append(f"curator: {coverage.organizations} orgs, {coverage.never_run} never run")
+    lines.extend(
+        f"  {r.organization_id}  {r.ran_at.isoformat()}  {r.trigger}  {r.transitioned} transitioned"
+        for r in runs
+    )
+    return "\n".join(lines)
+
+
+async def cmd_health(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
+    """Exit 0 when the worker on this host answers /healthz with 200 (a container healthcheck)."""
+    import aiohttp
+
+    port = args.port or settings.metrics_port
+    if not port:
+        raise CliError(
+            "this worker serves no health endpoint: set SKILLET_METRICS_PORT (or pass --port)",
+            code="health_endpoint_off",
+        )
+    url = f"http://{args.host}:{port}/healthz"
+    timeout = aiohttp.ClientTimeout(total=args.timeout or settings.health_timeout_s + 3)
+    try:
+        async with aiohttp.ClientSession(timeout=timeout) as http, http.get(url) as response:
+            status = response.status
+            body: dict[str, Any] = await response.json(content_type=None)
+    except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
+        raise CliError(f"no worker answers at {url}: {exc!r}", code="worker_unreachable") from exc
+    checks = body.get("checks", {})
+    summary = ", ".join(
+        f"{name} {'ok' if c.get('ok') else c.get('error') or 'down'}" for name, c in checks.items()
+    )
+    if status != 200:
+        raise CliError(f"{body.get('status', status)}: {summary}", code="unhealthy")
+    return {**body, "message": f"healthy: {summary}"}
+
+
+def register(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
+    """Add `status` and `health` to the `skillet` parser."""
+    status = sub.add_parser(
+        "status", parents=[common], help="queue, workers, dead letters, curator runs"
+    )
+    status.add_argument("--orgs", type=int, default=20, help="latest curator runs listed")
+    status.add_argument("--dead-letters", type=int, default=5, help="latest dead letters listed")
+    status.set_defaults(handler=cmd_status)
+    health = sub.add_parser(
+        "health", parents=[common], help="probe this host's worker (container healthcheck)"
+    )
+    health.add_argument("--host", default="127.0.0.1")
+    health.add_argument("--port", type=int, help="default: SKILLET_METRICS_PORT")
+    health.add_argument("--timeout", type=float, help="seconds (default: health timeout + 3)")
+    health.set_defaults(handler=cmd_health)

@@ -1,0 +1,262 @@
+"""A worker's Prometheus metrics: one CollectorRegistry per worker, bounded labels only.
+
+Every label value comes from a closed set written in our code (outcomes, error codes, tool
+names, curator states); anything else becomes "other". Message text, phone numbers, org and
+conversation ids never reach a label. Each worker owns its registry (several workers can
+share a process in tests; nothing goes to prometheus_client's global registry).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.core import CounterMetricFamily, Metric
+from prometheus_client.gc_collector import GCCollector
+from prometheus_client.process_collector import ProcessCollector
+from prometheus_client.registry import Collector
+
+from turn.tool_definitions import turn_tools
+
+if TYPE_CHECKING:
+    from skills.curator_tick import TickResult
+    from turn.activations import ActivationStats
+    from worker.worker_state import WorkerState
+
+# Turn outcomes (jobs.inbound's result "status"): answered or recognised, vs. not done.
+COMPLETED_OUTCOMES = frozenset({"replied", "duplicate", "redelivered", "queued"})
+FAILED_OUTCOMES = frozenset({"failed", "rejected", "retry", "cancelled", "error"})
+_CODE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+_STATES = frozenset({"active", "stale", "archived"})
+_TRIGGERS = frozenset({"manual", "idle", "ceiling"})
+
+# Seconds. Queue wait: coalescing is subtracted (see turn_started), so healthy is well < 1 s.
+QUEUE_WAIT_BUCKETS_S = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
+RUN_BUCKETS_S = (0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120)
+MODEL_BUCKETS_S = (0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60)
+BATCH_BUCKETS_S = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5)
+SKILL_COUNT_BUCKETS = (0, 1, 2, 3, 5, 8)
+
+
+def code_label(value: object) -> str:
+    """An error code as a label: our codes are snake_case constants; anything else is 'other'."""
+    if value is None or value == "":
+        return "none"
+    text = str(value)
+    return text if _CODE.match(text) else "other"
+
+
+class _ActivationStatsCollector(Collector):
+    """Reads the activation recorder's own counters at scrape time (no edits to the recorder)."""
+
+    def __init__(self) -> None:
+        self.source: Callable[[], ActivationStats] | None = None
+
+    def collect(self) -> Iterator[Metric]:
+        rows = CounterMetricFamily(
+            "skillet_activation_rows",
+            "Activation/usage rows by result: written, failed (batch write failed), dropped "
+            "(queue full, closed, or flush timeout at shutdown)",
+            labels=["result"],
+        )
+        batches = CounterMetricFamily(
+            "skillet_activation_batches", "Activation batches written successfully"
+        )
+        stats = self.source() if self.source is not None else None
+        for result in ("written", "failed", "dropped"):
+            rows.add_metric([result], getattr(stats, result, 0))
+        batches.add_metric([], getattr(stats, "batches", 0))
+        yield rows
+        yield batches
+
+
+class WorkerMetrics:
+    """Every metric of one worker; implements turn.metrics.TurnMetrics."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry or CollectorRegistry()
+        r = self.registry
+        self._tools = frozenset(t.name for t in turn_tools())
+        self.turns_started = Counter(
+            "skillet_turns_started", "Inbound-message jobs started (each try)", registry=r
+        )
+        self.turns_completed = Counter(
+            "skillet_turns_completed",
+            "Jobs that finished: replied, duplicate, redelivered (a pending reply sent), or "
+            "queued (left to the conversation's lease holder)",
+            ["outcome"],
+            registry=r,
+        )
+        self.turns_failed = Counter(
+            "skillet_turns_failed",
+            "Jobs that did not finish: retry (will run again), failed (dead-lettered), "
+            "rejected (bad payload, dead-lettered), cancelled (timeout or shutdown), error",
+            ["outcome", "code"],
+            registry=r,
+        )
+        self.queue_wait = Histogram(
+            "skillet_turn_queue_wait_seconds",
+            "From when a job became due (enqueue time + coalescing deferral, or its retry "
+            "time) to when a worker started it",
+            buckets=QUEUE_WAIT_BUCKETS_S,
+            registry=r,
+        )
+        self.run_time = Histogram(
+            "skillet_turn_run_seconds",
+            "Job run time, start to finish",
+            ["outcome"],
+            buckets=RUN_BUCKETS_S,
+            registry=r,
+        )
+        self.in_progress = Gauge(
+            "skillet_jobs_in_progress", "Jobs running in this worker now", registry=r
+        )
+        self.draining = Gauge(
+            "skillet_worker_draining", "1 once the worker stopped taking jobs", registry=r
+        )
+        self.model_latency = Histogram(
+            "skillet_model_call_seconds",
+            "Model provider call latency",
+            ["result"],
+            buckets=MODEL_BUCKETS_S,
+            registry=r,
+        )
+        self.model_tokens = Counter(
+            "skillet_model_tokens", "Model tokens by direction", ["direction"], registry=r
+        )
+        self.matched = Histogram(
+            "skillet_turn_skills_matched",
+            "Skills matched (bodies injected) per model turn",
+            buckets=SKILL_COUNT_BUCKETS,
+            registry=r,
+        )
+        self.probes = Counter(
+            "skillet_skill_probes", "Probe keywords hit (skills not injected)", registry=r
+        )
+        self.tool_calls = Counter(
+            "skillet_tool_calls",
+            "Tool calls by tool and result (ok or the teaching error's code), e.g. "
+            'tool="read_skill_reference",result="storage_unavailable"',
+            ["tool", "result"],
+            registry=r,
+        )
+        self.outbox = Counter(
+            "skillet_outbox_deliveries",
+            "Reply deliveries: sent, failed (row marked failed, by code), retry (the job will "
+            "try again), error (unexpected exception)",
+            ["result", "code"],
+            registry=r,
+        )
+        self.activation_batch = Histogram(
+            "skillet_activation_batch_seconds",
+            "Time to write one activation batch (success or failure)",
+            buckets=BATCH_BUCKETS_S,
+            registry=r,
+        )
+        self._activations = _ActivationStatsCollector()
+        r.register(self._activations)
+        self.curator_ticks = Counter(
+            "skillet_curator_ticks",
+            "Curator scheduler ticks: ran, busy (another worker held the lock), failed",
+            ["status"],
+            registry=r,
+        )
+        self.curator_runs = Counter(
+            "skillet_curator_runs",
+            "Curator org passes committed, by trigger",
+            ["trigger"],
+            registry=r,
+        )
+        self.curator_transitions = Counter(
+            "skillet_curator_transitions",
+            "Skill state transitions made by the curator",
+            ["from_state", "to_state"],
+            registry=r,
+        )
+        self.queue_jobs = Gauge(
+            "skillet_queue_jobs",
+            "Jobs in the arq queue (shared by all workers: aggregate with max, not sum): "
+            "due (runnable now, including running ones) and deferred (scheduled later)",
+            ["state"],
+            registry=r,
+        )
+        self.health = Gauge(
+            "skillet_dependency_up",
+            "1 if the last health check of this worker reached the dependency",
+            ["dependency"],
+            registry=r,
+        )
+        ProcessCollector(registry=r)
+        GCCollector(registry=r)
+
+    # turn.metrics.TurnMetrics
+    def skills_matched(self, matched: int, probes: int) -> None:
+        self.matched.observe(matched)
+        if probes:
+            self.probes.inc(probes)
+
+    def tool_called(self, tool: str, error_code: str | None) -> None:
+        name = tool if tool in self._tools else "other"
+        result = "ok" if error_code is None else code_label(error_code)
+        self.tool_calls.labels(tool=name, result=result).inc()
+
+    # The job layer (worker.metered)
+    def turn_started(self, queue_wait_s: float | None) -> None:
+        self.turns_started.inc()
+        if queue_wait_s is not None:
+            self.queue_wait.observe(max(queue_wait_s, 0.0))
+
+    def turn_finished(self, outcome: str, code: str | None, run_s: float) -> None:
+        if outcome in COMPLETED_OUTCOMES:
+            self.turns_completed.labels(outcome=outcome).inc()
+        else:
+            outcome = outcome if outcome in FAILED_OUTCOMES else "error"
+            self.turns_failed.labels(outcome=outcome, code=code_label(code)).inc()
+        self.run_time.labels(outcome=outcome).observe(run_s)
+
+    def model_called(self, latency_s: float, *, ok: bool, tokens_in: int, tokens_out: int) -> None:
+        self.model_latency.labels(result="ok" if ok else "error").observe(latency_s)
+        if tokens_in:
+            self.model_tokens.labels(direction="input").inc(tokens_in)
+        if tokens_out:
+            self.model_tokens.labels(direction="output").inc(tokens_out)
+
+    def delivery(self, result: str, code: str | None = None) -> None:
+        self.outbox.labels(result=result, code=code_label(code)).inc()
+
+    def watch_activations(self, source: Callable[[], ActivationStats]) -> None:
+        self._activations.source = source
+
+    def watch_worker(self, state: WorkerState) -> None:
+        self.in_progress.set_function(lambda: state.jobs_in_progress())
+        self.draining.set_function(lambda: 1.0 if state.draining() else 0.0)
+
+    def curator_ticked(self, result: TickResult) -> None:
+        self.curator_ticks.labels(status=result.status).inc()
+        for trigger, count in result.due.items():
+            label = trigger if trigger in _TRIGGERS else "other"
+            # `due` counts orgs per trigger; every due org gets a committed run or the
+            # tick raises (counted as failed instead).
+            self.curator_runs.labels(trigger=label).inc(count)
+        for report in result.reports:
+            for transition in report.transitioned:
+                self.curator_transitions.labels(
+                    from_state=_state(transition.from_state), to_state=_state(transition.to_state)
+                ).inc()
+
+    def curator_failed(self) -> None:
+        self.curator_ticks.labels(status="failed").inc()
+
+    def queue_depth(self, *, due: int, deferred: int) -> None:
+        self.queue_jobs.labels(state="due").set(due)
+        self.queue_jobs.labels(state="deferred").set(deferred)
+
+    def dependency(self, name: str, up: bool) -> None:
+        self.health.labels(dependency=name).set(1 if up else 0)
+
+
+def _state(value: str) -> str:
+    text = str(value)
+    return text if text in _STATES else "other"

@@ -1,0 +1,112 @@
+"""Read-only SQL for `skillet status`: dead letters and the curator's last run per org.
+
+Cross-org reads: the caller passes a connection with system access (the URL's owner, or a
+connection bound with skills.tenancy.BIND_SYSTEM). Payloads are never selected: they hold
+the customer's message and phone number.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+
+import asyncpg
+
+FETCH_DEAD_LETTER_COUNTS = """
+select count(*) as total,
+       count(*) filter (where created_at > now() - interval '24 hours') as last_24h
+from dead_letters
+"""
+
+LIST_DEAD_LETTER_CODES = """
+select error_code, count(*) as count from dead_letters
+group by error_code order by count(*) desc, error_code
+limit $1
+"""
+
+LIST_RECENT_DEAD_LETTERS = """
+select id, job_id, function, error_code, tries, created_at
+from dead_letters order by id desc limit $1
+"""
+
+
+@dataclass(frozen=True)
+class DeadLetterCounts:
+    total: int
+    last_24h: int
+    by_code: dict[str, int]
+
+
+@dataclass(frozen=True)
+class DeadLetterRow:
+    id: int
+    job_id: str
+    function: str
+    error_code: str
+    tries: int
+    created_at: datetime
+
+
+async def fetch_dead_letter_counts(conn: asyncpg.Connection, *, codes: int) -> DeadLetterCounts:
+    row = await conn.fetchrow(FETCH_DEAD_LETTER_COUNTS)
+    assert row is not None
+    code_rows = await conn.fetch(LIST_DEAD_LETTER_CODES, codes)
+    return DeadLetterCounts(
+        total=int(row["total"]),
+        last_24h=int(row["last_24h"]),
+        by_code={r["error_code"]: int(r["count"]) for r in code_rows},
+    )
+
+
+async def list_recent_dead_letters(conn: asyncpg.Connection, *, limit: int) -> list[DeadLetterRow]:
+    rows = await conn.fetch(LIST_RECENT_DEAD_LETTERS, limit)
+    return [DeadLetterRow(**dict(r)) for r in rows]
+
+
+FETCH_CURATOR_COVERAGE = """
+select (select count(*) from organizations) as organizations,
+       (select count(*) from organizations o
+         where not exists (select 1 from curator_runs r
+                           where r.organization_id = o.id and not r.replayed)) as never_run
+"""
+
+# Scheduled and manual runs (not `--now` replays), newest org first; the index
+# curator_runs_org_idx (organization_id, ran_at) where not replayed serves it.
+LIST_LAST_CURATOR_RUNS = """
+select distinct on (organization_id)
+       organization_id, ran_at, trigger, json_array_length(transitioned) as transitioned
+from curator_runs where not replayed
+order by organization_id, ran_at desc, id desc
+"""
+
+LIST_LAST_CURATOR_RUNS_NEWEST = f"""
+select * from ({LIST_LAST_CURATOR_RUNS}) last_runs
+order by ran_at desc, organization_id
+limit $1
+"""
+
+
+@dataclass(frozen=True)
+class CuratorCoverage:
+    organizations: int
+    never_run: int
+
+
+@dataclass(frozen=True)
+class LastCuratorRun:
+    organization_id: uuid.UUID
+    ran_at: datetime
+    trigger: str
+    transitioned: int
+
+
+async def fetch_curator_coverage(conn: asyncpg.Connection) -> CuratorCoverage:
+    row = await conn.fetchrow(FETCH_CURATOR_COVERAGE)
+    assert row is not None
+    return CuratorCoverage(organizations=int(row["organizations"]), never_run=int(row["never_run"]))
+
+
+async def list_last_curator_runs(conn: asyncpg.Connection, *, limit: int) -> list[LastCuratorRun]:
+    rows = await conn.fetch(LIST_LAST_CURATOR_RUNS_NEWEST, limit)
+    return [LastCuratorRun(**dict(r)) for r in rows]
