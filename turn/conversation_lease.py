@@ -25,9 +25,14 @@ end
 return 0
 """
 
+# Release (compare-and-delete) and, in the same round trip, how much still waits in the
+# conversation's mailbox (KEYS[2]; 0 when not given).
 _RELEASE = """
 if redis.call('get', KEYS[1]) == ARGV[1] then
-    return redis.call('del', KEYS[1])
+    redis.call('del', KEYS[1])
+end
+if KEYS[2] then
+    return redis.call('zcard', KEYS[2])
 end
 return 0
 """
@@ -39,6 +44,8 @@ class Lease:
     token: str
     ttl_ms: int
     lost: bool = field(default=False)
+    # Set on release when the holder named a mailbox: messages still waiting at that moment.
+    waiting_after_release: int = field(default=0)
 
 
 class ConversationLeases:
@@ -58,15 +65,21 @@ class ConversationLeases:
         """Time left on someone's lease (0 when free)."""
         return max(0, int(await self._redis.pttl(key)))
 
-    async def release(self, lease: Lease) -> None:
-        await self._redis.eval(_RELEASE, 1, lease.key, lease.token)
+    async def release(self, lease: Lease, waiting_key: str | None = None) -> None:
+        keys = [lease.key] if waiting_key is None else [lease.key, waiting_key]
+        lease.waiting_after_release = int(
+            await self._redis.eval(_RELEASE, len(keys), *keys, lease.token)
+        )
 
     async def _renew(self, lease: Lease) -> bool:
         return bool(await self._redis.eval(_RENEW, 1, lease.key, lease.token, lease.ttl_ms))
 
     @contextlib.asynccontextmanager
-    async def kept_alive(self, lease: Lease) -> AsyncIterator[Lease]:
-        """Renew every third of the TTL until the block exits, then release."""
+    async def kept_alive(
+        self, lease: Lease, waiting_key: str | None = None
+    ) -> AsyncIterator[Lease]:
+        """Renew every third of the TTL until the block exits, then release (and count what
+        waits under `waiting_key`, into `lease.waiting_after_release`)."""
         task = asyncio.create_task(self._keep_alive(lease))
         try:
             yield lease
@@ -74,8 +87,10 @@ class ConversationLeases:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-            with contextlib.suppress(Exception):  # an unreleased lease just expires
-                await self.release(lease)
+            try:
+                await self.release(lease, waiting_key)
+            except Exception:  # an unreleased lease just expires; assume work may wait
+                lease.waiting_after_release = 1
 
     async def _keep_alive(self, lease: Lease) -> None:
         while True:

@@ -66,14 +66,20 @@ async def run_inbound_turn(deps: TurnDeps, message: InboundMessage, *, job_id: s
         await deps.mailbox.remove(key, [message.message_id])
         return persisted
     own: TurnOutcome | None = None
+    own_row: InboundRow | None = InboundRow(
+        persisted.inbound_id, message.message_id, message.text, received_at, None
+    )
     for _ in range(deps.config.max_batches_per_job):
         lease = await deps.leases.acquire(key.lease_key)
         if lease is None:
             break  # the holder answers it: it re-reads the mailbox after releasing
-        async with deps.leases.kept_alive(lease):
-            outcomes = await _drain(deps, key, persisted.conversation, job_id)
+        own_row = InboundRow(
+            persisted.inbound_id, message.message_id, message.text, received_at, None
+        )
+        async with deps.leases.kept_alive(lease, key.order_key):
+            outcomes = await _drain(deps, key, persisted.conversation, job_id, own_row)
         own = own or next((o for o in outcomes if message.message_id in o.answered), None)
-        if await deps.mailbox.size(key) == 0:
+        if lease.waiting_after_release == 0:
             break
     return own or TurnOutcome(status="queued", inbound_id=persisted.inbound_id)
 
@@ -135,7 +141,11 @@ async def _already_answered(
 
 
 async def _drain(
-    deps: TurnDeps, key: ConversationKey, conversation: Conversation, job_id: str
+    deps: TurnDeps,
+    key: ConversationKey,
+    conversation: Conversation,
+    job_id: str,
+    own_row: InboundRow | None,
 ) -> list[TurnOutcome]:
     """Answer what waits in the mailbox, oldest first, one reply per burst."""
     outcomes: list[TurnOutcome] = []
@@ -143,7 +153,10 @@ async def _drain(
         entries = await deps.mailbox.entries(key)
         if not entries:
             break
-        pending = await _pending_rows(deps, key, conversation, entries)
+        if own_row is not None and [e.message_id for e in entries] == [own_row.external_id]:
+            pending = [own_row]  # the common case: just persisted by this job, unanswered
+        else:
+            pending = await _pending_rows(deps, key, conversation, entries)
         if not pending:
             continue
         async with org_connection(deps.pool, conversation.organization_id) as conn:
@@ -152,6 +165,7 @@ async def _drain(
         if result.earlier:
             await _readmit(deps, key, result.earlier)
             continue
+        own_row = None
         await deps.mailbox.remove(key, [row.external_id for row in pending])
         if result.outcome is not None:
             outcomes.append(result.outcome)

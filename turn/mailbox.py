@@ -63,8 +63,20 @@ class MailboxEntry:
         )
 
 
-def _text(value: str | bytes) -> str:
-    return value.decode() if isinstance(value, bytes) else value
+# Order and payloads together; order entries that lost their payload are dropped.
+_READ_MAILBOX = """
+local ranked = redis.call('zrange', KEYS[1], 0, -1, 'withscores')
+local out = {}
+for i = 1, #ranked, 2 do
+    local payload = redis.call('hget', KEYS[2], ranked[i])
+    if payload then
+        table.insert(out, {ranked[i], ranked[i + 1], payload})
+    else
+        redis.call('zrem', KEYS[1], ranked[i])
+    end
+end
+return out
+"""
 
 
 class Mailbox:
@@ -87,20 +99,9 @@ class Mailbox:
         return datetime.fromtimestamp(float(stored_ms) / 1000, UTC)
 
     async def entries(self, key: ConversationKey) -> list[MailboxEntry]:
-        """Everything waiting, oldest arrival first."""
-        ranked = await self._redis.zrange(key.order_key, 0, -1, withscores=True)
-        if not ranked:
-            return []
-        ids = [_text(m) for m, _ in ranked]
-        payloads = await self._redis.hmget(key.payload_key, ids)
-        orphans = [i for i, raw in zip(ids, payloads, strict=True) if raw is None]
-        if orphans:  # an order entry without its payload can never be answered from here
-            await self._redis.zrem(key.order_key, *orphans)
-        return [
-            MailboxEntry.from_json(raw, score)
-            for (_, score), raw in zip(ranked, payloads, strict=True)
-            if raw is not None
-        ]
+        """Everything waiting, oldest arrival first (one round trip)."""
+        ranked = await self._redis.eval(_READ_MAILBOX, 2, key.order_key, key.payload_key)
+        return [MailboxEntry.from_json(raw, float(score)) for _, score, raw in ranked]
 
     async def remove(self, key: ConversationKey, message_ids: list[str]) -> None:
         if not message_ids:

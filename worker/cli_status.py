@@ -17,6 +17,16 @@ if TYPE_CHECKING:
 DEAD_LETTER_CODES = 10  # most frequent error codes listed
 
 
+def _count(value: str) -> int:
+    try:
+        count = int(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from exc
+    if count < 0:
+        raise argparse.ArgumentTypeError("must be 0 or more")
+    return count
+
+
 async def _redis_status(settings: Settings) -> tuple[QueueSnapshot, list[WorkerBeat]]:
     from redis.asyncio import Redis
     from redis.exceptions import RedisError
@@ -158,8 +168,8 @@ def register(
     status = sub.add_parser(
         "status", parents=[common], help="queue, workers, dead letters, curator runs"
     )
-    status.add_argument("--orgs", type=int, default=20, help="latest curator runs listed")
-    status.add_argument("--dead-letters", type=int, default=5, help="latest dead letters listed")
+    status.add_argument("--orgs", type=_count, default=20, help="latest curator runs listed")
+    status.add_argument("--dead-letters", type=_count, default=5, help="latest dead letters listed")
     status.set_defaults(handler=cmd_status)
     health = sub.add_parser(
         "health", parents=[common], help="probe this host's worker (container healthcheck)"

@@ -17,7 +17,7 @@ import contextlib
 import os
 import socket
 import time
-from typing import Any
+from typing import TYPE_CHECKING
 
 import structlog
 from aiohttp import web
@@ -30,6 +30,9 @@ from worker.queue_status import queue_depth
 from worker.settings import Settings
 from worker.worker_state import WorkerState
 
+if TYPE_CHECKING:
+    from worker.resources import Resources
+
 log = structlog.get_logger(__name__)
 
 SHUTDOWN_TIMEOUT_S = 2.0  # a scrape in flight at shutdown gets this long
@@ -41,7 +44,7 @@ class Operations:
     def __init__(
         self,
         settings: Settings,
-        resources: Any,
+        resources: Resources,
         metrics: WorkerMetrics,
         state: WorkerState,
         *,

@@ -105,3 +105,39 @@ async def test_worker_process_serves_metrics_health_and_json_logs(
         assert event["conversation_id"] and event["job_id"] and event["job_try"] == 1
     assert {"worker.metrics_serving", "worker.stopped"} <= {e["event"] for e in events}
     assert marker not in log_path.read_text()  # message bodies are not logged by default
+
+
+async def test_a_draining_worker_says_so_until_its_running_turn_finishes(
+    settings: Settings, db: asyncpg.Connection, tmp_path: Path
+) -> None:
+    org = await create_org(db)
+    port = free_port()
+    env = _env(settings, port) | {
+        "SKILLET_LOCAL_MODEL_LATENCY_MS": "3000",
+        "SKILLET_JOB_COMPLETION_WAIT_S": "20",
+    }
+    worker = _start(env, tmp_path / "worker.log")
+    try:
+        await enqueue(settings, payload(org, f"d-{uuid.uuid4()}", "boleto"))
+
+        async def started() -> bool:
+            inbound = "select count(*) from messages where organization_id = $1"
+            return bool(await db.fetchval(inbound, org) >= 1)
+
+        await eventually(started, timeout_s=30)
+        worker.send_signal(signal.SIGTERM)
+
+        async def draining() -> bool:
+            status, body = await http_get(port, "/healthz")
+            return status == 503 and json.loads(body)["status"] == "draining"
+
+        await eventually(draining, timeout_s=5)
+        samples = await scrape(port)
+        assert value(samples, "skillet_worker_draining") == 1
+        assert value(samples, "skillet_jobs_in_progress") == 1
+        assert await asyncio.to_thread(worker.wait, 30) == 0
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.wait()
+    assert await db.fetchval(SENT, org) == 1  # the running turn finished before the exit
