@@ -144,7 +144,8 @@ async def test_the_cron_job_never_raises_and_counts_failures(
     assert (stats.ticks, stats.runs, stats.transitioned, stats.failures) == (2, 1, 1, 1)
 
 
-def test_only_long_running_enabled_workers_schedule_the_tick(settings: Settings) -> None:
+async def test_only_long_running_enabled_workers_schedule_the_tick(settings: Settings) -> None:
+    # async: arq's Worker() takes the running loop; a sync test would leave a new one unclosed
     scheduled = build_worker(settings, handle_signals=False)
     assert [c.name for c in scheduled.cron_jobs] == [CURATOR_TICK]
     burst = build_worker(settings, burst=True, handle_signals=False)
