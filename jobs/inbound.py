@@ -9,6 +9,8 @@ import asyncpg
 import structlog
 from arq import Retry
 from pydantic import ValidationError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from jobs.context import JobContext
 from jobs.payloads import HANDLE_INBOUND_MESSAGE, InboundMessagePayload
@@ -28,6 +30,8 @@ TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
     ConnectionError,
     OSError,
     TimeoutError,
+    RedisConnectionError,  # the conversation's mailbox and lease live in Redis
+    RedisTimeoutError,
 )
 
 

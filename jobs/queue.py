@@ -2,21 +2,42 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from arq import create_pool
 from arq.connections import ArqRedis, RedisSettings
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from jobs import serialization
 from jobs.payloads import HANDLE_INBOUND_MESSAGE, InboundMessagePayload
 from turn.mailbox import ConversationKey, Mailbox, MailboxEntry
 
+# A Redis restart or failover drops connections: commands retry with backoff for about a
+# minute instead of failing (arq's loop would die on the first ConnectionError).
+REDIS_RETRY_ATTEMPTS = 40
+REDIS_RETRY_MAX_DELAY_S = 2.0
+
+
+def redis_settings(redis_url: str) -> RedisSettings:
+    """arq's connection settings for `redis_url`, reconnecting through restarts."""
+    return replace(
+        RedisSettings.from_dsn(redis_url),
+        retry_on_error=[RedisConnectionError, RedisTimeoutError],
+        retry=Retry(
+            ExponentialBackoff(cap=REDIS_RETRY_MAX_DELAY_S, base=0.05), REDIS_RETRY_ATTEMPTS
+        ),
+    )
+
 
 async def open_queue(redis_url: str, queue_name: str) -> ArqRedis:
     """An arq Redis pool that writes JSON jobs to `queue_name`; the caller closes it."""
     return await create_pool(
-        RedisSettings.from_dsn(redis_url),
+        redis_settings(redis_url),
         job_serializer=serialization.dumps,
         job_deserializer=serialization.loads,
         default_queue_name=queue_name,

@@ -6,18 +6,19 @@ from typing import Any
 
 import structlog
 from arq import func
-from arq.connections import RedisSettings
 from arq.worker import Worker
 
 from jobs import serialization
 from jobs.inbound import handle_inbound_message
 from jobs.payloads import HANDLE_INBOUND_MESSAGE
+from jobs.queue import redis_settings
 from turn.model import Model
 from turn.outbox import Sender
 from worker.curator_cron import curator_cron_job, curator_function
 from worker.metered import metered_turn
 from worker.metrics import WorkerMetrics
 from worker.ops_server import Operations
+from worker.resilient_worker import ResilientWorker
 from worker.resources import Resources, open_resources_with_retry
 from worker.settings import Settings
 from worker.worker_state import ArqWorkerState, IdleWorkerState
@@ -87,11 +88,11 @@ def build_worker(
     # the queue is empty and must not wait for (or enqueue) the next tick.
     scheduled = settings.curator_enabled and not burst
     metrics = WorkerMetrics()  # its own registry: several workers may share a process
-    worker = Worker(
+    worker = ResilientWorker(
         functions=[function] if scheduled else [function, curator_function(settings)],
         cron_jobs=[curator_cron_job(settings)] if scheduled else None,
         queue_name=settings.queue_name,
-        redis_settings=RedisSettings.from_dsn(settings.redis_url),
+        redis_settings=redis_settings(settings.redis_url),
         burst=burst,
         handle_signals=handle_signals,
         on_startup=startup,

@@ -13,6 +13,7 @@ import structlog
 from aiobotocore.config import AioConfig
 from redis.asyncio import Redis
 
+from jobs.queue import redis_settings
 from skills.clock import system_clock
 from skills.storage import S3ObjectStore
 from skills.tenancy import system_connection
@@ -104,7 +105,12 @@ async def open_resources(
         recorder.start()
         # Pushed after the pool: closes (and flushes) before the pool does.
         stack.push_async_callback(recorder.close, settings.activation_shutdown_flush_s)
-        redis = Redis.from_url(settings.redis_url)
+        queue_settings = redis_settings(settings.redis_url)
+        redis = Redis.from_url(
+            settings.redis_url,
+            retry=queue_settings.retry,
+            retry_on_error=queue_settings.retry_on_error,
+        )
         stack.push_async_callback(redis.aclose)
         http = await stack.enter_async_context(http_session(settings))
         model_client = await stack.enter_async_context(model_http(settings))
