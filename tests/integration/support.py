@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import sys
 import uuid
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import asyncpg
@@ -23,6 +26,29 @@ from turn.outbox import Sender
 from turn.queries import insert_organization
 from worker.app import build_worker
 from worker.settings import Settings
+
+SKILLET = str(Path(sys.executable).parent / "skillet")
+
+
+def worker_env(settings: Settings, **extra: str) -> dict[str, str]:
+    """The environment of a `skillet worker` subprocess on this test's services and queue."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLET_")}
+    return (
+        env
+        | {
+            "DATABASE_URL": settings.database_url,
+            "REDIS_URL": settings.redis_url,
+            "S3_ENDPOINT_URL": settings.s3_endpoint_url,
+            "S3_BUCKET": settings.s3_bucket,
+            "AWS_ACCESS_KEY_ID": settings.aws_access_key_id,
+            "AWS_SECRET_ACCESS_KEY": settings.aws_secret_access_key.get_secret_value(),
+            "SKILLET_QUEUE_NAME": settings.queue_name,
+            "SKILLET_POLL_DELAY_S": "0.05",
+            "SKILLET_COALESCE_MS": "0",
+            "SKILLET_LOG_FORMAT": "json",
+        }
+        | extra
+    )
 
 
 async def create_org(conn: asyncpg.Connection, name: str = "Org de teste") -> uuid.UUID:

@@ -22,9 +22,10 @@ async def test_adding_and_draining_workers_mid_load_loses_and_repeats_nothing(
         kill_one_worker=False,
         add_workers=2,
         drain_workers=1,
-        # Slow enough that the drained worker has turns in flight when SIGTERM arrives.
-        model_latency_ms=150,
-        round_gap_s=0.1,
+        # Load lasts several seconds (a round of 30 messages every 0.5 s, 200 ms turns): the
+        # added workers start while it runs and the drained one has turns in flight.
+        model_latency_ms=200,
+        round_gap_s=0.5,
     )
     report = await run_soak(settings, plan)
     assert [e.split(" at ")[0] for e in report.events] == [

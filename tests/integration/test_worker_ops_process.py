@@ -5,41 +5,28 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
 import subprocess
-import sys
 import uuid
 from pathlib import Path
 
 import asyncpg
 
 from tests.integration.ops_support import eventually, http_get, scrape, value
-from tests.integration.support import create_org, enqueue, payload
+from tests.integration.support import SKILLET, create_org, enqueue, payload, worker_env
 from worker.processes import free_port
 from worker.settings import Settings
 
-SKILLET = str(Path(sys.executable).parent / "skillet")
 SENT = "select count(*) from outbox where organization_id = $1 and status = 'sent'"
 
 
 def _env(settings: Settings, metrics_port: int) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLET_")}
-    return env | {
-        "DATABASE_URL": settings.database_url,
-        "REDIS_URL": settings.redis_url,
-        "S3_ENDPOINT_URL": settings.s3_endpoint_url,
-        "S3_BUCKET": settings.s3_bucket,
-        "AWS_ACCESS_KEY_ID": settings.aws_access_key_id,
-        "AWS_SECRET_ACCESS_KEY": settings.aws_secret_access_key.get_secret_value(),
-        "SKILLET_QUEUE_NAME": settings.queue_name,
-        "SKILLET_POLL_DELAY_S": "0.05",
-        "SKILLET_COALESCE_MS": "0",
-        "SKILLET_CURATOR_ENABLED": "false",
-        "SKILLET_LOG_FORMAT": "json",
-        "SKILLET_METRICS_PORT": str(metrics_port),
-        "SKILLET_HEARTBEAT_INTERVAL_S": "0.5",
-    }
+    return worker_env(
+        settings,
+        SKILLET_CURATOR_ENABLED="false",
+        SKILLET_METRICS_PORT=str(metrics_port),
+        SKILLET_HEARTBEAT_INTERVAL_S="0.5",
+    )
 
 
 def _start(env: dict[str, str], log_path: Path) -> subprocess.Popen[bytes]:

@@ -3,42 +3,20 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import subprocess
-import sys
 import uuid
-from pathlib import Path
 
 import asyncpg
 
-from tests.integration.support import create_org, enqueue, payload
+from tests.integration.support import SKILLET, create_org, enqueue, payload, worker_env
 from worker.settings import Settings
-
-SKILLET = str(Path(sys.executable).parent / "skillet")
-
-
-def _env(settings: Settings, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLET_")}
-    env |= {
-        "DATABASE_URL": settings.database_url,
-        "REDIS_URL": settings.redis_url,
-        "S3_ENDPOINT_URL": settings.s3_endpoint_url,
-        "S3_BUCKET": settings.s3_bucket,
-        "AWS_ACCESS_KEY_ID": settings.aws_access_key_id,
-        "AWS_SECRET_ACCESS_KEY": settings.aws_secret_access_key.get_secret_value(),
-        "SKILLET_QUEUE_NAME": settings.queue_name,
-        "SKILLET_POLL_DELAY_S": "0.05",
-        "SKILLET_COALESCE_MS": "0",
-        "SKILLET_LOG_FORMAT": "json",
-    }
-    return env | extra
 
 
 def _start(settings: Settings, *args: str, **extra: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [SKILLET, "worker", *args],
-        env=_env(settings, **extra),
+        env=worker_env(settings, **extra),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

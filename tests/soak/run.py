@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import os
 import random
 import shutil
 import signal
 import subprocess
-import sys
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -19,11 +17,10 @@ import asyncpg
 
 from jobs.payloads import HANDLE_INBOUND_MESSAGE, InboundMessagePayload
 from jobs.queue import enqueue_inbound, open_queue
+from tests.integration.support import SKILLET, worker_env
 from turn.queries import insert_agent, insert_organization
 from worker.db import connect
 from worker.settings import Settings
-
-SKILLET = str(Path(sys.executable).parent / "skillet")
 
 
 @dataclass(frozen=True)
@@ -55,27 +52,18 @@ class SoakReport:
 
 
 def _worker_env(settings: Settings, plan: SoakPlan) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLET_")}
-    return env | {
-        "DATABASE_URL": settings.database_url,
-        "REDIS_URL": settings.redis_url,
-        "S3_ENDPOINT_URL": settings.s3_endpoint_url,
-        "S3_BUCKET": settings.s3_bucket,
-        "AWS_ACCESS_KEY_ID": settings.aws_access_key_id,
-        "AWS_SECRET_ACCESS_KEY": settings.aws_secret_access_key.get_secret_value(),
-        "SKILLET_QUEUE_NAME": settings.queue_name,
-        "SKILLET_POLL_DELAY_S": "0.05",
-        "SKILLET_MAX_JOBS": "20",
-        "SKILLET_COALESCE_MS": "0",
-        "SKILLET_LOCAL_MODEL_LATENCY_MS": str(plan.model_latency_ms),
-        "SKILLET_JOB_TIMEOUT_S": "10",  # a killed worker's jobs re-run after 10 + 10 s
-        "SKILLET_CURATOR_ENABLED": "false",
-        "SKILLET_CURATOR_TIMEOUT_S": "10",
-        "SKILLET_CONVERSATION_LEASE_MS": "5000",
-        "SKILLET_RETRY_DEFER_S": "0.5",
-        "SKILLET_MAX_TRIES": "20",
-        "SKILLET_LOG_LEVEL": "WARNING",
-    }
+    return worker_env(
+        settings,
+        SKILLET_MAX_JOBS="20",
+        SKILLET_LOCAL_MODEL_LATENCY_MS=str(plan.model_latency_ms),
+        SKILLET_JOB_TIMEOUT_S="10",  # a killed worker's jobs re-run after 10 + 10 s
+        SKILLET_CURATOR_ENABLED="false",
+        SKILLET_CURATOR_TIMEOUT_S="10",
+        SKILLET_CONVERSATION_LEASE_MS="5000",
+        SKILLET_RETRY_DEFER_S="0.5",
+        SKILLET_MAX_TRIES="20",
+        SKILLET_LOG_LEVEL="WARNING",
+    )
 
 
 def _start_worker(env: dict[str, str]) -> subprocess.Popen[bytes]:
