@@ -27,7 +27,7 @@ Job = Callable[[Any, dict[str, Any]], Awaitable[dict[str, Any]]]
 
 
 class MeteredModel:
-    """A Model that records each call's latency, result and tokens."""
+    """A Model that records each call's latency, result, provider and tokens (cache included)."""
 
     def __init__(self, inner: Model, metrics: WorkerMetrics) -> None:
         self.inner = inner
@@ -38,16 +38,9 @@ class MeteredModel:
         try:
             response = await self.inner.complete(request)
         except BaseException:
-            self._metrics.model_called(
-                time.monotonic() - started, ok=False, tokens_in=0, tokens_out=0
-            )
+            self._metrics.model_called(time.monotonic() - started, None)
             raise
-        self._metrics.model_called(
-            time.monotonic() - started,
-            ok=True,
-            tokens_in=response.input_tokens,
-            tokens_out=response.output_tokens,
-        )
+        self._metrics.model_called(time.monotonic() - started, response)
         return response
 
 

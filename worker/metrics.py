@@ -23,12 +23,14 @@ from turn.tool_definitions import turn_tools
 if TYPE_CHECKING:
     from skills.curator_tick import TickResult
     from turn.activations import ActivationStats
+    from turn.model import ModelResponse
     from worker.worker_state import WorkerState
 
 # Turn outcomes (jobs.inbound's result "status"): answered or recognised, vs. not done.
 COMPLETED_OUTCOMES = frozenset({"replied", "duplicate", "redelivered", "queued"})
 FAILED_OUTCOMES = frozenset({"failed", "rejected", "retry", "cancelled", "error"})
 _CODE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+_PROVIDER = re.compile(r"^[a-z][a-z0-9_.-]{0,31}$")  # e.g. local, anthropic, openai
 _STATES = frozenset({"active", "stale", "archived"})
 _TRIGGERS = frozenset({"manual", "idle", "ceiling"})
 
@@ -118,13 +120,17 @@ class WorkerMetrics:
         )
         self.model_latency = Histogram(
             "skillet_model_call_seconds",
-            "Model provider call latency",
-            ["result"],
+            "Model provider call latency (provider: who answered; unknown when the call failed)",
+            ["provider", "result"],
             buckets=MODEL_BUCKETS_S,
             registry=r,
         )
         self.model_tokens = Counter(
-            "skillet_model_tokens", "Model tokens by direction", ["direction"], registry=r
+            "skillet_model_tokens",
+            "Model tokens: input (all prompt tokens, cached or not), output, and the parts of "
+            "the input read from / written to the provider's prompt cache",
+            ["provider", "direction"],
+            registry=r,
         )
         self.matched = Histogram(
             "skillet_turn_skills_matched",
@@ -216,12 +222,21 @@ class WorkerMetrics:
             self.turns_failed.labels(outcome=outcome, code=code_label(code)).inc()
         self.run_time.labels(outcome=outcome).observe(run_s)
 
-    def model_called(self, latency_s: float, *, ok: bool, tokens_in: int, tokens_out: int) -> None:
-        self.model_latency.labels(result="ok" if ok else "error").observe(latency_s)
-        if tokens_in:
-            self.model_tokens.labels(direction="input").inc(tokens_in)
-        if tokens_out:
-            self.model_tokens.labels(direction="output").inc(tokens_out)
+    def model_called(self, latency_s: float, response: ModelResponse | None) -> None:
+        """One model call; `response` None means it failed."""
+        if response is None:
+            self.model_latency.labels(provider="unknown", result="error").observe(latency_s)
+            return
+        provider = _provider(response.provider)
+        self.model_latency.labels(provider=provider, result="ok").observe(latency_s)
+        for direction, tokens in (
+            ("input", response.input_tokens),
+            ("output", response.output_tokens),
+            ("cache_read", response.cache_read_tokens),
+            ("cache_write", response.cache_write_tokens),
+        ):
+            if tokens:
+                self.model_tokens.labels(provider=provider, direction=direction).inc(tokens)
 
     def delivery(self, result: str, code: str | None = None) -> None:
         self.outbox.labels(result=result, code=code_label(code)).inc()
@@ -255,6 +270,12 @@ class WorkerMetrics:
 
     def dependency(self, name: str, up: bool) -> None:
         self.health.labels(dependency=name).set(1 if up else 0)
+
+
+def _provider(value: str) -> str:
+    if not value:
+        return "unknown"
+    return value if _PROVIDER.match(value) else "other"
 
 
 def _state(value: str) -> str:

@@ -38,14 +38,14 @@ SENT = "select count(*) from outbox where organization_id = $1 and status = 'sen
 
 
 class TokenModel:
-    """The local model, reporting 100 input and 7 output tokens per call."""
+    """The local model, reporting 100 input (90 from the prompt cache) and 7 output tokens."""
 
     def __init__(self, latency_s: float = 0.0) -> None:
         self._inner = LocalModel(latency_s)
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         response = await self._inner.complete(request)
-        return replace(response, input_tokens=100, output_tokens=7)
+        return replace(response, input_tokens=100, output_tokens=7, cache_read_tokens=90)
 
 
 def _ops_settings(settings: Settings, **overrides: object) -> Settings:
@@ -122,9 +122,11 @@ async def test_counters_move_after_real_turns(
     assert value(samples, "skillet_turn_queue_wait_seconds_count") == 4
     assert value(samples, "skillet_turn_run_seconds_count", outcome="replied") == 3
     # No skill, a probe, and a skill that reads its reference (two model calls).
-    assert value(samples, "skillet_model_call_seconds_count", result="ok") == 4
-    assert value(samples, "skillet_model_tokens_total", direction="input") == 400
-    assert value(samples, "skillet_model_tokens_total", direction="output") == 28
+    local = {"provider": "local"}
+    assert value(samples, "skillet_model_call_seconds_count", **local, result="ok") == 4
+    assert value(samples, "skillet_model_tokens_total", **local, direction="input") == 400
+    assert value(samples, "skillet_model_tokens_total", **local, direction="output") == 28
+    assert value(samples, "skillet_model_tokens_total", **local, direction="cache_read") == 360
     assert value(samples, "skillet_turn_skills_matched_count") == 3
     assert value(samples, "skillet_turn_skills_matched_sum") == 1
     assert value(samples, "skillet_skill_probes_total") == 1

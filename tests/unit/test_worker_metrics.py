@@ -177,7 +177,14 @@ class _Model:
     async def complete(self, request: ModelRequest) -> ModelResponse:
         if self.fail:
             raise TimeoutError
-        return ModelResponse(text="ok", input_tokens=10, output_tokens=3)
+        return ModelResponse(
+            text="ok",
+            input_tokens=10,
+            output_tokens=3,
+            cache_write_tokens=8,
+            provider="anthropic",
+            model="claude-x",
+        )
 
 
 async def test_model_calls_are_timed_and_tokens_counted() -> None:
@@ -187,10 +194,13 @@ async def test_model_calls_are_timed_and_tokens_counted() -> None:
     with pytest.raises(TimeoutError):
         await MeteredModel(_Model(fail=True), metrics).complete(request)
     s = _samples(metrics)
-    assert value(s, "skillet_model_call_seconds_count", result="ok") == 1
-    assert value(s, "skillet_model_call_seconds_count", result="error") == 1
-    assert value(s, "skillet_model_tokens_total", direction="input") == 10
-    assert value(s, "skillet_model_tokens_total", direction="output") == 3
+    calls, tokens = "skillet_model_call_seconds_count", "skillet_model_tokens_total"
+    assert value(s, calls, provider="anthropic", result="ok") == 1
+    assert value(s, calls, provider="unknown", result="error") == 1
+    assert value(s, tokens, provider="anthropic", direction="input") == 10
+    assert value(s, tokens, provider="anthropic", direction="output") == 3
+    assert value(s, tokens, provider="anthropic", direction="cache_write") == 8
+    assert value(s, tokens, provider="anthropic", direction="cache_read") == 0
 
 
 async def test_health_checks_run_concurrently_and_time_out() -> None:
