@@ -51,6 +51,8 @@ class InboundMessage:
 class _Persisted:
     conversation: Conversation
     inbound_id: uuid.UUID
+    # Set when this message already had its reply (a duplicate, or a re-run after a crash).
+    answered: TurnOutcome | None = None
 
 
 async def run_inbound_turn(deps: TurnDeps, message: InboundMessage, *, job_id: str) -> TurnOutcome:
@@ -62,31 +64,32 @@ async def run_inbound_turn(deps: TurnDeps, message: InboundMessage, *, job_id: s
     # database and the mailbox agree on the order.
     received_at = await deps.mailbox.add(key, entry)
     persisted = await _persist(deps, message, received_at)
-    if isinstance(persisted, TurnOutcome):
+    own = persisted.answered
+    own_row: InboundRow | None = None
+    if own is None:
+        own_row = InboundRow(
+            persisted.inbound_id, message.message_id, message.text, received_at, None
+        )
+    else:
         await deps.mailbox.remove(key, [message.message_id])
-        return persisted
-    own: TurnOutcome | None = None
-    own_row: InboundRow | None = InboundRow(
-        persisted.inbound_id, message.message_id, message.text, received_at, None
-    )
+        # A re-run of a holder killed mid-drain finds its own message answered, but the
+        # messages it left waiting were handed to it: answer them now, or nobody will.
+        if await deps.mailbox.size(key) == 0:
+            return own
     for _ in range(deps.config.max_batches_per_job):
         lease = await deps.leases.acquire(key.lease_key)
         if lease is None:
             break  # the holder answers it: it re-reads the mailbox after releasing
-        own_row = InboundRow(
-            persisted.inbound_id, message.message_id, message.text, received_at, None
-        )
         async with deps.leases.kept_alive(lease, key.order_key):
             outcomes = await _drain(deps, key, persisted.conversation, job_id, own_row)
+        own_row = None  # answered or handed on: from now on read its state from the database
         own = own or next((o for o in outcomes if message.message_id in o.answered), None)
         if lease.waiting_after_release == 0:
             break
     return own or TurnOutcome(status="queued", inbound_id=persisted.inbound_id)
 
 
-async def _persist(
-    deps: TurnDeps, message: InboundMessage, received_at: datetime
-) -> _Persisted | TurnOutcome:
+async def _persist(deps: TurnDeps, message: InboundMessage, received_at: datetime) -> _Persisted:
     """Store the message once; an already answered one is a duplicate (re-sent if pending)."""
     async with org_connection(deps.pool, message.organization_id) as conn:
         try:
@@ -105,8 +108,9 @@ async def _persist(
                 f"organization {message.organization_id} does not exist"
             ) from exc
         structlog.contextvars.bind_contextvars(conversation_id=str(persisted.conversation_id))
+        answered = None
         if persisted.outbox_id is not None:
-            return await _already_answered(deps, conn, message, persisted)
+            answered = await _already_answered(deps, conn, message, persisted)
     persona = persisted.system_prompt or deps.config.default_persona
     conversation = Conversation(
         message.organization_id,
@@ -118,7 +122,7 @@ async def _persist(
         model_provider=persisted.model_provider,
         model_name=persisted.model_name,
     )
-    return _Persisted(conversation, persisted.inbound_id)
+    return _Persisted(conversation, persisted.inbound_id, answered)
 
 
 async def _already_answered(
