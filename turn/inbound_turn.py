@@ -161,6 +161,7 @@ async def _drain(
             pending = [own_row]  # the common case: just persisted by this job, unanswered
         else:
             pending = await _pending_rows(deps, key, conversation, entries)
+        own_row = None  # only the first read may trust it; later ones ask the database
         if not pending:
             continue
         async with org_connection(deps.pool, conversation.organization_id) as conn:
@@ -169,10 +170,12 @@ async def _drain(
         if result.earlier:
             await _readmit(deps, key, result.earlier)
             continue
-        own_row = None
+        if result.outcome is None:
+            # Part of the burst was answered elsewhere first (a holder whose lease had run
+            # out): read again; the answered messages leave the mailbox, the rest stay.
+            continue
         await deps.mailbox.remove(key, [row.external_id for row in pending])
-        if result.outcome is not None:
-            outcomes.append(result.outcome)
+        outcomes.append(result.outcome)
     return outcomes
 
 
