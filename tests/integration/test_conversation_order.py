@@ -23,6 +23,7 @@ class WatchingModel:
         self.running: collections.Counter[str] = collections.Counter()
         self.max_concurrent = 0
         self.calls = 0
+        self.entered = asyncio.Event()  # set once a turn is inside the model call
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         # The latest user messages after the last assistant one are this turn's burst.
@@ -33,6 +34,7 @@ class WatchingModel:
             burst.insert(0, message.content)
         conversation = burst[0].split("#")[0]
         self.calls += 1
+        self.entered.set()
         self.running[conversation] += 1
         self.max_concurrent = max(self.max_concurrent, self.running[conversation])
         try:
@@ -84,7 +86,7 @@ async def test_messages_arriving_during_a_turn_get_the_following_reply(
     await enqueue(settings, payload(org, "first", "c#primeira", contact=contact))
 
     async def late_arrivals() -> None:
-        await asyncio.sleep(0.3)  # the first turn is running now
+        await model.entered.wait()  # the first turn is running now, whatever the machine's load
         await enqueue(
             settings,
             payload(org, "second", "c#segunda", contact=contact),
