@@ -70,6 +70,13 @@ async def test_worker_process_serves_metrics_health_and_json_logs(
             return bool(await db.fetchval(SENT, org) == 2)
 
         await eventually(answered, timeout_s=30)
+
+        async def counted() -> bool:
+            # A job counts as completed just after its reply is sent: wait for the counter.
+            done = value(await scrape(port), "skillet_turns_completed_total", outcome="replied")
+            return bool(done == 2)
+
+        await eventually(counted, timeout_s=30)
         samples = await scrape(port)
         assert value(samples, "skillet_turns_completed_total", outcome="replied") == 2
         sent = {"result": "sent", "code": "none"}
