@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +79,8 @@ async def _run_messages(settings: Settings, org_id: uuid.UUID) -> list[dict[str,
             HANDLE_INBOUND_MESSAGE,
             jobs_payload(org_id, first["message_id"], first["contact"], first["text"]),
             _job_id=f"demo-late-redelivery:{uuid.uuid4().hex}",
+            # Late: after the original's coalescing window, so the original answers first.
+            _defer_by=timedelta(milliseconds=settings.coalesce_ms + 500),
         )
         deliveries.append(
             {
