@@ -9,7 +9,6 @@ is never sent twice, so that is a `delivery_unknown` failure.
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ import structlog
 
 from channels.errors import SendFailure, send_failed
 from turn.errors import SendError
+from turn.retry_after import parse_retry_after
 
 log = structlog.get_logger(__name__)
 
@@ -49,22 +49,6 @@ class RetryPolicy:
         if retry_after_s > self.retry_after_max_s:
             return None
         return max(backoff_s, retry_after_s)
-
-
-def parse_retry_after(value: str | None, now: datetime) -> float | None:
-    """Seconds to wait from a Retry-After header (delta-seconds or HTTP date); None if absent."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - now).total_seconds())
 
 
 @dataclass(frozen=True)
@@ -148,7 +132,7 @@ async def _post_once(
 ) -> _Answer:
     async with http.post(url, json=payload, headers=headers) as response:
         raw = await response.read()
-        retry_after_s = parse_retry_after(response.headers.get("Retry-After"), datetime.now(UTC))
+        retry_after_s = parse_retry_after(response.headers, datetime.now(UTC))
         return _Answer(response.status, _json_or_text(raw), retry_after_s)
 
 

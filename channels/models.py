@@ -24,8 +24,10 @@ class Channel:
     address: str
     display_phone: str | None
     created_at: datetime
+    # Answer images, audios, locations, ... (typed texts are always answered).
+    reply_to_non_text: bool = False
 
-    def as_json(self) -> dict[str, str | None]:
+    def as_json(self) -> dict[str, str | bool | None]:
         return {
             "id": str(self.id),
             "organization_id": str(self.organization_id),
@@ -34,4 +36,5 @@ class Channel:
             "address": self.address,
             "display_phone": self.display_phone,
             "created_at": self.created_at.isoformat(),
+            "reply_to_non_text": self.reply_to_non_text,
         }

@@ -9,7 +9,16 @@ import asyncpg
 
 from channels.models import Channel, ChannelKind
 
-_COLUMNS = "id, organization_id, agent_id, kind, address, display_phone, created_at"
+
+class Unchanged:
+    """A field `update_channel` leaves as it is (None means "clear" for the agent)."""
+
+
+UNCHANGED = Unchanged()
+
+_COLUMNS = (
+    "id, organization_id, agent_id, kind, address, display_phone, created_at, reply_to_non_text"
+)
 
 
 def _channel(row: asyncpg.Record) -> Channel:
@@ -19,8 +28,8 @@ def _channel(row: asyncpg.Record) -> Channel:
 
 
 INSERT_CHANNEL = f"""
-insert into channels (organization_id, agent_id, kind, address, display_phone)
-values ($1, $2, $3, $4, $5)
+insert into channels (organization_id, agent_id, kind, address, display_phone, reply_to_non_text)
+values ($1, $2, $3, $4, $5, $6)
 on conflict (kind, address) do nothing
 returning {_COLUMNS}
 """
@@ -34,10 +43,48 @@ async def insert_channel(
     kind: ChannelKind,
     address: str,
     display_phone: str | None,
+    reply_to_non_text: bool = False,
 ) -> Channel | None:
     """A new channel; None when that number (kind + address) is already connected."""
     row = await conn.fetchrow(
-        INSERT_CHANNEL, organization_id, agent_id, kind.value, address, display_phone
+        INSERT_CHANNEL,
+        organization_id,
+        agent_id,
+        kind.value,
+        address,
+        display_phone,
+        reply_to_non_text,
+    )
+    return None if row is None else _channel(row)
+
+
+# $4/$6 say whether to change agent_id/reply_to_non_text at all ($3 null clears the agent).
+UPDATE_CHANNEL = f"""
+update channels set
+    agent_id = case when $4 then $3::uuid else agent_id end,
+    reply_to_non_text = case when $6 then $5 else reply_to_non_text end
+where kind = $1 and address = $2
+returning {_COLUMNS}
+"""
+
+
+async def update_channel(
+    conn: asyncpg.Connection,
+    kind: ChannelKind,
+    address: str,
+    *,
+    agent_id: uuid.UUID | Unchanged | None = UNCHANGED,
+    reply_to_non_text: bool | Unchanged = UNCHANGED,
+) -> Channel | None:
+    """Change who answers a number, or whether it answers non-text; None if not connected."""
+    row = await conn.fetchrow(
+        UPDATE_CHANNEL,
+        kind.value,
+        address,
+        None if isinstance(agent_id, Unchanged) else agent_id,
+        not isinstance(agent_id, Unchanged),
+        None if isinstance(reply_to_non_text, Unchanged) else reply_to_non_text,
+        not isinstance(reply_to_non_text, Unchanged),
     )
     return None if row is None else _channel(row)
 

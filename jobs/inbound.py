@@ -87,6 +87,9 @@ def _to_turn(message: InboundMessagePayload, received_at: datetime | None) -> In
         text=message.text,
         sent_at=message.sent_at,
         received_at=received_at,
+        kind=message.kind,
+        expects_reply=message.expects_reply,
+        agent_id=message.agent_id,
     )
 
 

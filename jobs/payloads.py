@@ -10,6 +10,23 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 HANDLE_INBOUND_MESSAGE = "handle_inbound_message"
 
+# What the customer sent. Everything but "text" reaches the model as a short description in
+# `text` (e.g. "[imagem] legenda"): interactive/button replies carry the tapped option's title.
+MessageKind = Literal[
+    "text",
+    "interactive",
+    "button",
+    "image",
+    "audio",
+    "video",
+    "document",
+    "sticker",
+    "location",
+    "contacts",
+    "reaction",
+    "unsupported",
+]
+
 
 class InboundMessagePayload(BaseModel):
     """One inbound WhatsApp message, as enqueued by the webhook (JSON, never pickle)."""
@@ -22,6 +39,11 @@ class InboundMessagePayload(BaseModel):
     message_id: str = Field(min_length=1, max_length=256)
     text: str = Field(min_length=1, max_length=65_536)
     sent_at: AwareDatetime
+    kind: MessageKind = "text"
+    # False: store it in the conversation (context for the next turn) without answering it.
+    expects_reply: bool = True
+    # The agent that answers the receiving number (None: the org's first agent).
+    agent_id: uuid.UUID | None = None
 
     @property
     def job_id(self) -> str:

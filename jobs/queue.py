@@ -54,7 +54,14 @@ async def enqueue_inbound(
     `coalesce_ms` later, so messages typed in quick succession are answered together.
     """
     key = ConversationKey(payload.organization_id, payload.channel, payload.contact_id)
-    entry = MailboxEntry(payload.message_id, payload.text, payload.sent_at, datetime.now(UTC))
+    entry = MailboxEntry(
+        payload.message_id,
+        payload.text,
+        payload.sent_at,
+        datetime.now(UTC),
+        kind=payload.kind,
+        expects_reply=payload.expects_reply,
+    )
     await Mailbox(redis).add(key, entry)
     return await redis.enqueue_job(
         HANDLE_INBOUND_MESSAGE,

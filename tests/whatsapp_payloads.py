@@ -26,6 +26,19 @@ def cloud_text(
     }
 
 
+def cloud_message(message_id: str, kind: str, content: Any = None) -> dict[str, Any]:
+    """A non-text Cloud API message: `content` goes under the key named by its type."""
+    message: dict[str, Any] = {
+        "from": "5511999990000",
+        "id": message_id,
+        "timestamp": "1764000000",
+        "type": kind,
+    }
+    if content is not None:
+        message[kind] = content
+    return message
+
+
 def cloud_value(
     phone_number_id: str,
     messages: list[dict[str, Any]] | None = None,
@@ -75,7 +88,9 @@ def waha_event(
     data: dict[str, Any] | None = None,
     event: str = "message",
     timestamp: int = 1_764_000_000,
+    extra: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """`extra`: more payload fields (media, location, vCards)."""
     return {
         "id": f"evt_{message_id}",
         "timestamp": timestamp * 1000,
@@ -93,6 +108,7 @@ def waha_event(
             "hasMedia": has_media,
             "ack": 1,
             "_data": data or {},
+            **(extra or {}),
         },
     }
 

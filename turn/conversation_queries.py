@@ -17,10 +17,11 @@ class InboundRow:
     body: str
     received_at: datetime | None
     answered_by: uuid.UUID | None
+    expects_reply: bool = True
 
 
 LIST_INBOUND_BY_EXTERNAL_IDS = """
-select id, external_id, body, received_at, answered_by from messages
+select id, external_id, body, received_at, answered_by, expects_reply from messages
 where organization_id = $1 and channel = $2 and direction = 'inbound'
   and external_id = any($3::text[])
 """
@@ -38,7 +39,7 @@ async def list_inbound_by_external_ids(
 LIST_UNANSWERED_BEFORE = """
 select external_id, body, sent_at, coalesce(received_at, created_at) as received_at
 from messages
-where conversation_id = $1 and direction = 'inbound' and answered_by is null
+where conversation_id = $1 and direction = 'inbound' and answered_by is null and expects_reply
   and coalesce(received_at, created_at) <= $2 and not (id = any($3::uuid[]))
 order by coalesce(received_at, created_at), id
 """
@@ -64,20 +65,27 @@ async def list_unanswered_before(
     return [UnansweredRow(**dict(r)) for r in rows]
 
 
+# Answered messages, replies, and messages stored without expecting a reply (context), minus
+# the burst being answered now (the prompt lists it after the history).
 LIST_HISTORY = """
 select direction, body from (
     select direction, body, created_at, id from messages
-    where conversation_id = $1 and (direction = 'outbound' or answered_by is not null)
+    where conversation_id = $1
+      and (direction = 'outbound' or answered_by is not null or not expects_reply)
+      and not (id = any($3::uuid[]))
     order by created_at desc, id desc limit $2
 ) recent order by created_at, id
 """
 
 
 async def list_history(
-    conn: asyncpg.Connection, conversation_id: uuid.UUID, limit: int
+    conn: asyncpg.Connection,
+    conversation_id: uuid.UUID,
+    limit: int,
+    batch_ids: Sequence[uuid.UUID] = (),
 ) -> list[tuple[str, str]]:
-    """Earlier answered exchange of the conversation, oldest first, for model context."""
-    rows = await conn.fetch(LIST_HISTORY, conversation_id, limit)
+    """Earlier exchange of the conversation, oldest first, for model context."""
+    rows = await conn.fetch(LIST_HISTORY, conversation_id, limit, list(batch_ids))
     return [(r["direction"], r["body"]) for r in rows]
 
 
@@ -97,8 +105,8 @@ with existing as (
 ), ins as (
     insert into messages
         (organization_id, conversation_id, direction, channel, external_id, body, sent_at,
-         received_at)
-    select $1, conv.id, 'inbound', $2, $4, $5, $6, $7 from conv
+         received_at, kind, expects_reply)
+    select $1, conv.id, 'inbound', $2, $4, $5, $6, $7, $8, $9 from conv
     on conflict (organization_id, channel, external_id) where direction = 'inbound' do nothing
     returning id
 )
@@ -113,8 +121,10 @@ left join messages m
    and m.direction = 'inbound'
 left join outbox o on o.message_id = m.answered_by
 left join lateral (
+    -- The receiving number's agent ($10) when it is one of this org's, else the org's first.
     select a.id, a.system_prompt, a.model_provider, a.model_name from agents a
-    where a.organization_id = $1 order by a.created_at, a.id limit 1
+    where a.organization_id = $1
+    order by (a.id = $10::uuid) desc nulls last, a.created_at, a.id limit 1
 ) agent on true
 """
 
@@ -128,7 +138,7 @@ class PersistedInbound:
     reply_id: uuid.UUID | None
     reply_body: str | None
     outbox_status: str | None
-    # The org's agent (its first): persona and model (provider null = the default model).
+    # The answering agent: persona and model (provider null = the default model).
     agent_id: uuid.UUID | None = None
     model_provider: str | None = None
     model_name: str | None = None
@@ -144,13 +154,27 @@ async def upsert_inbound(
     body: str,
     sent_at: datetime,
     received_at: datetime,
+    kind: str = "text",
+    expects_reply: bool = True,
+    agent_id: uuid.UUID | None = None,
 ) -> PersistedInbound:
     """Conversation + message (once) + the agent's prompt and model + any reply, in one trip.
 
     An unknown organization fails the conversation's foreign key
     (asyncpg.ForeignKeyViolationError).
     """
-    args = (organization_id, channel, contact_id, external_id, body, sent_at, received_at)
+    args = (
+        organization_id,
+        channel,
+        contact_id,
+        external_id,
+        body,
+        sent_at,
+        received_at,
+        kind,
+        expects_reply,
+        agent_id,
+    )
     row = await conn.fetchrow(PERSIST_INBOUND, *args)
     if row is None:
         # Another job created the conversation concurrently, after this statement's

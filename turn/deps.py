@@ -56,7 +56,9 @@ class TurnDeps:
 class TurnOutcome:
     """What happened to one job's message, for logs, the demo transcript and tests."""
 
-    status: Literal["replied", "duplicate", "redelivered", "queued"]
+    # stored: kept as context, no reply expected (a non-text message on a number that does
+    # not answer those); queued: the conversation's lease holder answers it.
+    status: Literal["replied", "duplicate", "redelivered", "queued", "stored"]
     inbound_id: uuid.UUID
     reply: str | None = None
     matched: tuple[tuple[str, uuid.UUID], ...] = ()

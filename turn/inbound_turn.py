@@ -45,6 +45,9 @@ class InboundMessage:
     text: str
     sent_at: datetime
     received_at: datetime | None = None  # when the queue got it; None = now
+    kind: str = "text"
+    expects_reply: bool = True  # False: stored as context, answered only inside a burst
+    agent_id: uuid.UUID | None = None  # the receiving number's agent; None: the org's first
 
 
 @dataclass(frozen=True)
@@ -58,7 +61,12 @@ class _Persisted:
 async def run_inbound_turn(deps: TurnDeps, message: InboundMessage, *, job_id: str) -> TurnOutcome:
     key = ConversationKey(message.organization_id, message.channel, message.contact_id)
     entry = MailboxEntry(
-        message.message_id, message.text, message.sent_at, message.received_at or deps.clock()
+        message.message_id,
+        message.text,
+        message.sent_at,
+        message.received_at or deps.clock(),
+        kind=message.kind,
+        expects_reply=message.expects_reply,
     )
     # The mailbox keeps the first arrival time (stamped at enqueue): persist that one, so the
     # database and the mailbox agree on the order.
@@ -68,7 +76,12 @@ async def run_inbound_turn(deps: TurnDeps, message: InboundMessage, *, job_id: s
     own_row: InboundRow | None = None
     if own is None:
         own_row = InboundRow(
-            persisted.inbound_id, message.message_id, message.text, received_at, None
+            persisted.inbound_id,
+            message.message_id,
+            message.text,
+            received_at,
+            None,
+            expects_reply=message.expects_reply,
         )
     else:
         await deps.mailbox.remove(key, [message.message_id])
@@ -86,6 +99,8 @@ async def run_inbound_turn(deps: TurnDeps, message: InboundMessage, *, job_id: s
         own = own or next((o for o in outcomes if message.message_id in o.answered), None)
         if lease.waiting_after_release == 0:
             break
+    if own is None and not message.expects_reply:
+        return TurnOutcome(status="stored", inbound_id=persisted.inbound_id)
     return own or TurnOutcome(status="queued", inbound_id=persisted.inbound_id)
 
 
@@ -102,12 +117,18 @@ async def _persist(deps: TurnDeps, message: InboundMessage, received_at: datetim
                 body=message.text,
                 sent_at=message.sent_at,
                 received_at=received_at,
+                kind=message.kind,
+                expects_reply=message.expects_reply,
+                agent_id=message.agent_id,
             )
         except asyncpg.ForeignKeyViolationError as exc:
             raise UnknownOrganization(
                 f"organization {message.organization_id} does not exist"
             ) from exc
         structlog.contextvars.bind_contextvars(conversation_id=str(persisted.conversation_id))
+        if message.agent_id is not None and persisted.agent_id != message.agent_id:
+            # The number's agent was deleted or belongs elsewhere: answer with the org's.
+            log.warning("turn.channel_agent_missing", agent_id=str(message.agent_id))
         answered = None
         if persisted.outbox_id is not None:
             answered = await _already_answered(deps, conn, message, persisted)
@@ -164,6 +185,11 @@ async def _drain(
         own_row = None  # only the first read may trust it; later ones ask the database
         if not pending:
             continue
+        if not any(row.expects_reply for row in pending):
+            # Only messages that wait for no answer (an audio on a number that does not
+            # reply to those): stored, they are context for the next turn.
+            await deps.mailbox.remove(key, [row.external_id for row in pending])
+            continue
         async with org_connection(deps.pool, conversation.organization_id) as conn:
             snapshot = await deps.catalog.get(conn, conversation.organization_id)
         result = await answer_batch(deps, conversation, snapshot, pending, job_id=job_id)
@@ -201,6 +227,8 @@ async def _pending_rows(
                     body=entry.text,
                     sent_at=entry.sent_at,
                     received_at=entry.received_at,
+                    kind=entry.kind,
+                    expects_reply=entry.expects_reply,
                 )
             rows = await list_inbound_by_external_ids(conn, key.organization_id, key.channel, ids)
     answered = [i for i in ids if rows[i].answered_by is not None]

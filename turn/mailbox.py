@@ -46,11 +46,18 @@ class MailboxEntry:
     text: str
     sent_at: datetime
     received_at: datetime
+    kind: str = "text"
+    expects_reply: bool = True
 
     def to_json(self) -> str:
-        return json.dumps(
-            {"message_id": self.message_id, "text": self.text, "sent_at": self.sent_at.isoformat()}
-        )
+        data: dict[str, Any] = {
+            "message_id": self.message_id,
+            "text": self.text,
+            "sent_at": self.sent_at.isoformat(),
+        }
+        if self.kind != "text" or not self.expects_reply:
+            data.update(kind=self.kind, expects_reply=self.expects_reply)
+        return json.dumps(data)
 
     @classmethod
     def from_json(cls, raw: str | bytes, received_ms: float) -> MailboxEntry:
@@ -60,6 +67,8 @@ class MailboxEntry:
             text=str(data["text"]),
             sent_at=datetime.fromisoformat(data["sent_at"]),
             received_at=datetime.fromtimestamp(received_ms / 1000, UTC),
+            kind=str(data.get("kind", "text")),
+            expects_reply=bool(data.get("expects_reply", True)),
         )
 
 

@@ -49,8 +49,9 @@ async def set_local_async_commit(conn: asyncpg.Connection) -> None:
 
 INSERT_INBOUND_MESSAGE = """
 insert into messages
-    (organization_id, conversation_id, direction, channel, external_id, body, sent_at, received_at)
-values ($1, $2, 'inbound', $3, $4, $5, $6, $7)
+    (organization_id, conversation_id, direction, channel, external_id, body, sent_at, received_at,
+     kind, expects_reply)
+values ($1, $2, 'inbound', $3, $4, $5, $6, $7, $8, $9)
 on conflict (organization_id, channel, external_id) where direction = 'inbound' do nothing
 returning id
 """
@@ -71,6 +72,8 @@ async def insert_inbound_message(
     body: str,
     sent_at: datetime,
     received_at: datetime,
+    kind: str = "text",
+    expects_reply: bool = True,
 ) -> tuple[uuid.UUID, bool]:
     """Persist an inbound message once; returns (message id, whether this call created it)."""
     created = await conn.fetchval(
@@ -82,6 +85,8 @@ async def insert_inbound_message(
         body,
         sent_at,
         received_at,
+        kind,
+        expects_reply,
     )
     if created is not None:
         return created, True

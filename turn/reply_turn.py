@@ -113,7 +113,12 @@ async def _ask_model(
     # First: an agent whose provider lacks credentials fails before any work.
     model = deps.models.resolve(conversation.model_provider, conversation.model_name)
     async with org_connection(deps.pool, conversation.organization_id) as conn:
-        history = await list_history(conn, conversation.conversation_id, deps.config.history_limit)
+        history = await list_history(
+            conn,
+            conversation.conversation_id,
+            deps.config.history_limit,
+            [row.id for row in batch],
+        )
     injected = tuple(InjectedSkill(s.name, s.body, s.reference_paths) for s in match.matched)
     request = ModelRequest(
         prefix=prefix,

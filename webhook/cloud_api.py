@@ -12,13 +12,16 @@ from typing import Any
 
 from channels.contacts import contact_ids
 from channels.models import ChannelKind
+from jobs.payloads import MessageKind
 from webhook.events import Delivery, InboundText, epoch_to_utc
+from webhook.non_text import describe, describe_location
 
 OBJECT = "whatsapp_business_account"
 
 
 def parse_cloud_api(document: Any, received_at: datetime) -> Delivery:
-    """Every text message of every entry and change; everything else is skipped, with why."""
+    """Every customer message of every entry and change (non-text ones described, see
+    webhook.non_text); statuses and everything else are skipped, with why."""
     delivery = Delivery()
     if not isinstance(document, dict) or document.get("object") != OBJECT:
         delivery.skip("not_whatsapp", _get(document, "object"))
@@ -46,30 +49,97 @@ def _parse_value(value: Any, received_at: datetime, delivery: Delivery) -> None:
 
 
 def _parse_message(message: Any, address: str, received_at: datetime, delivery: Delivery) -> None:
-    kind = _get(message, "type")
-    if kind != "text":
-        delivery.skip("non_text", kind)
-        return
     message_id = _get(message, "id")
     sender = contact_ids([_get(message, "from")])
-    body = _get(_get(message, "text"), "body")
+    content = _content(message)
     if not isinstance(message_id, str) or not message_id:
         delivery.skip("malformed", "id")
     elif sender is None:
         delivery.skip("no_sender")
-    elif not isinstance(body, str) or not body.strip():
-        delivery.skip("empty_text")
+    elif isinstance(content, str):
+        delivery.skip(content, _get(message, "type"))
     else:
+        message_kind, text = content
         delivery.texts.append(
             InboundText(
                 kind=ChannelKind.CLOUD_API,
                 address=address,
                 message_id=message_id,
                 sender=sender,
-                text=body,
+                text=text,
                 sent_at=epoch_to_utc(_get(message, "timestamp"), received_at),
+                message_kind=message_kind,
             )
         )
+
+
+_MEDIA: dict[str, MessageKind] = {
+    "image": "image",
+    "audio": "audio",
+    "video": "video",
+    "document": "document",
+    "sticker": "sticker",
+}
+# Not something the customer said: number changes, the "chat opened" ping.
+_NOT_MESSAGES = frozenset({"system", "request_welcome", "ephemeral"})
+
+
+def _content(message: Any) -> tuple[MessageKind, str] | str:
+    """(kind, text) of one message, or why it is skipped."""
+    kind = _get(message, "type")
+    if kind == "text":
+        return _typed("text", _get(_get(message, "text"), "body"))
+    if kind == "interactive":
+        return _typed("interactive", _interactive_text(_get(message, "interactive")))
+    if kind == "button":  # a template's quick-reply button
+        return _typed("button", _get(_get(message, "button"), "text"))
+    if kind in _MEDIA:
+        media = _get(message, kind)
+        return _MEDIA[kind], describe(_MEDIA[kind], _get(media, "filename"), _get(media, "caption"))
+    if kind == "location":
+        place = _get(message, "location")
+        return "location", describe_location(
+            _get(place, "latitude"),
+            _get(place, "longitude"),
+            _get(place, "name"),
+            _get(place, "address"),
+        )
+    if kind == "contacts":
+        return "contacts", describe("contacts", *_contact_cards(_get(message, "contacts")))
+    if kind == "reaction":
+        emoji = _get(_get(message, "reaction"), "emoji")
+        # An empty emoji is a reaction taken back.
+        return ("reaction", describe("reaction", emoji)) if emoji else "reaction_removed"
+    if kind in _NOT_MESSAGES:
+        return "not_a_message"
+    return "unsupported", describe("unsupported", kind)
+
+
+def _typed(kind: MessageKind, text: Any) -> tuple[MessageKind, str] | str:
+    return (kind, text) if isinstance(text, str) and text.strip() else "empty_text"
+
+
+def _interactive_text(interactive: Any) -> Any:
+    """The title of the tapped button or list row; a Flow's answer as its JSON."""
+    reply_type = _get(interactive, "type")
+    reply = _get(interactive, reply_type) if isinstance(reply_type, str) else None
+    if reply_type in ("button_reply", "list_reply"):
+        title = _get(reply, "title")
+        return title if isinstance(title, str) else None
+    if reply_type == "nfm_reply":
+        return describe("unsupported", "formulário", _get(reply, "response_json"))
+    return None
+
+
+def _contact_cards(contacts: Any) -> list[str]:
+    cards = []
+    for contact in _items(contacts):
+        name = _get(_get(contact, "name"), "formatted_name")
+        phones = [_get(p, "phone") for p in _items(_get(contact, "phones"))]
+        words = [w for w in (name, *phones) if isinstance(w, str) and w.strip()]
+        if words:
+            cards.append(" ".join(words))
+    return cards
 
 
 def _get(value: Any, key: str) -> Any:

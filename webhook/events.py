@@ -7,11 +7,13 @@ from datetime import UTC, datetime
 
 from channels.contacts import ContactIds
 from channels.models import ChannelKind
+from jobs.payloads import MessageKind
 
 
 @dataclass(frozen=True)
 class InboundText:
-    """One customer text message, addressed to one of our numbers."""
+    """One customer message, addressed to one of our numbers: typed text, or the description
+    of what they sent (see webhook.non_text)."""
 
     kind: ChannelKind
     address: str  # the receiving number: Cloud API phone_number_id / WAHA session
@@ -19,11 +21,12 @@ class InboundText:
     sender: ContactIds
     text: str
     sent_at: datetime
+    message_kind: MessageKind = "text"
 
 
 @dataclass(frozen=True)
 class Skipped:
-    """An event that never starts a turn, and why (`status`, `non_text`, `from_me`, ...)."""
+    """An event that never reaches a conversation, and why (`status`, `from_me`, ...)."""
 
     reason: str
     detail: str = ""

@@ -21,6 +21,7 @@ from channels.queries import (
 from jobs.payloads import InboundMessagePayload
 from jobs.queue import enqueue_inbound
 from webhook.events import Delivery, InboundText
+from webhook.non_text import expects_reply
 
 log = structlog.get_logger(__name__)
 
@@ -33,7 +34,7 @@ class IngestReport:
     duplicates: int = 0  # already queued, running or recently finished (same message id)
     unknown_channel: int = 0  # addressed to a number no org has connected
     invalid: int = 0  # a text the queue contract refuses (e.g. too long)
-    skipped: int = 0  # statuses, non-text types, our own messages, groups, ...
+    skipped: int = 0  # statuses, our own messages, groups, system notices, ...
 
     def as_json(self) -> dict[str, int]:
         return asdict(self)
@@ -42,8 +43,10 @@ class IngestReport:
 async def ingest(
     pool: Any, queue: ArqRedis, delivery: Delivery, *, coalesce_ms: int = 0
 ) -> IngestReport:
-    """Enqueue every text whose receiving number is connected; the org comes from `channels`
-    only, never from the body. Database/Redis failures propagate (the caller answers 503)."""
+    """Enqueue every message whose receiving number is connected (non-text ones too: they
+    are stored, and answered only where the channel says so); the org and agent come from
+    `channels` only, never from the body. Database/Redis failures propagate (the caller
+    answers 503)."""
     report = IngestReport(skipped=len(delivery.skipped))
     for skipped in delivery.skipped:
         log.info("webhook.skipped", reason=skipped.reason, detail=skipped.detail)
@@ -83,6 +86,9 @@ async def _enqueue_text(
             message_id=text.message_id,
             text=text.text,
             sent_at=text.sent_at,
+            kind=text.message_kind,
+            expects_reply=expects_reply(text.message_kind, channel.reply_to_non_text),
+            agent_id=channel.agent_id,
         )
     except ValidationError as exc:
         report.invalid += 1

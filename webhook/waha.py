@@ -13,7 +13,9 @@ from typing import Any
 
 from channels.contacts import contact_ids, normalize_whatsapp_id
 from channels.models import ChannelKind
+from jobs.payloads import MessageKind
 from webhook.events import Delivery, InboundText, epoch_to_utc
+from webhook.non_text import describe, describe_location, vcard_names
 
 
 def parse_waha(document: Any, received_at: datetime) -> Delivery:
@@ -38,27 +40,84 @@ def _parse_message(
     session: str, payload: dict[str, Any], received_at: datetime, delivery: Delivery
 ) -> None:
     message_id = payload.get("id")
-    body = payload.get("body")
     sender = contact_ids(_sender_candidates(payload))
+    content = _content(payload)
     if not isinstance(message_id, str) or not message_id:
         delivery.skip("malformed", "id")
-    elif payload.get("hasMedia") is True:
-        delivery.skip("non_text", "media")
-    elif not isinstance(body, str) or not body.strip():
-        delivery.skip("non_text", "no body")
     elif sender is None:
         delivery.skip("no_sender")
+    elif isinstance(content, str):
+        delivery.skip(content)
     else:
+        message_kind, text = content
         delivery.texts.append(
             InboundText(
                 kind=ChannelKind.WAHA,
                 address=session,
                 message_id=message_id,
                 sender=sender,
-                text=body,
+                text=text,
                 sent_at=epoch_to_utc(payload.get("timestamp"), received_at),
+                message_kind=message_kind,
             )
         )
+
+
+# The engine's own message type (`_data.type`, WEBJS) where it names one.
+_ENGINE_TYPES: dict[str, MessageKind] = {
+    "chat": "text",
+    "image": "image",
+    "ptt": "audio",
+    "audio": "audio",
+    "video": "video",
+    "document": "document",
+    "sticker": "sticker",
+    "location": "location",
+    "vcard": "contacts",
+    "multi_vcard": "contacts",
+}
+_MIME_MAJOR_KINDS: dict[str, MessageKind] = {"image": "image", "audio": "audio", "video": "video"}
+_MEDIA_KINDS = frozenset({"image", "audio", "video", "document", "sticker"})
+
+
+def _content(payload: dict[str, Any]) -> tuple[MessageKind, str] | str:
+    """(kind, text) of one message, or why it is skipped."""
+    body = payload.get("body")
+    kind = _kind(payload)
+    if kind == "text":
+        return ("text", body) if isinstance(body, str) and body.strip() else "empty_text"
+    if kind in _MEDIA_KINDS:
+        caption = body if payload.get("hasMedia") is True else None
+        return kind, describe(kind, _get(payload.get("media"), "filename"), caption)
+    if kind == "location":
+        place = payload.get("location")
+        data = payload.get("_data")
+        return "location", describe_location(
+            _get(place, "latitude") or _get(data, "lat"),
+            _get(place, "longitude") or _get(data, "lng"),
+            _get(place, "description") or _get(place, "name"),
+            _get(place, "address"),
+        )
+    if kind == "contacts":
+        cards = payload.get("vCards")
+        names = vcard_names(cards if isinstance(cards, list) else [])
+        return "contacts", describe("contacts", *names)
+    return "unsupported", describe("unsupported", _get(payload.get("_data"), "type"))
+
+
+def _kind(payload: dict[str, Any]) -> MessageKind:
+    engine_type = _get(payload.get("_data"), "type")
+    if isinstance(engine_type, str) and engine_type:
+        return _ENGINE_TYPES.get(engine_type, "unsupported")
+    if payload.get("hasMedia") is True:
+        mimetype = _get(payload.get("media"), "mimetype")
+        major = mimetype.split("/", 1)[0] if isinstance(mimetype, str) else ""
+        return _MIME_MAJOR_KINDS.get(major, "document")
+    if isinstance(payload.get("location"), dict):
+        return "location"
+    if payload.get("vCards"):
+        return "contacts"
+    return "text"
 
 
 def _sender_candidates(payload: dict[str, Any]) -> list[Any]:

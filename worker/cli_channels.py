@@ -15,6 +15,8 @@ from worker.cli_args import CliError, uuid_arg
 from worker.settings import Settings
 
 if TYPE_CHECKING:
+    import uuid
+
     import asyncpg
 
     from channels.models import Channel
@@ -37,11 +39,23 @@ async def _database(settings: Settings) -> AsyncIterator[asyncpg.Connection]:
 
 def _line(channel: Channel) -> str:
     phone = f"  {channel.display_phone}" if channel.display_phone else ""
-    return f"{channel.kind.value}  {channel.address}{phone}  org {channel.organization_id}"
+    agent = f"  agent {channel.agent_id}" if channel.agent_id else ""
+    non_text = "  replies to non-text" if channel.reply_to_non_text else ""
+    return (
+        f"{channel.kind.value}  {channel.address}{phone}  org {channel.organization_id}"
+        f"{agent}{non_text}"
+    )
+
+
+async def _check_agent(conn: asyncpg.Connection, agent_id: uuid.UUID, org: uuid.UUID) -> None:
+    from channels.queries import fetch_agent_organization
+
+    if await fetch_agent_organization(conn, agent_id) != org:
+        raise CliError(f"agent {agent_id} is not an agent of {org}", code="agent_not_found")
 
 
 async def cmd_add(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
-    from channels.queries import fetch_agent_organization, fetch_channel_by_address, insert_channel
+    from channels.queries import fetch_channel_by_address, insert_channel
     from turn.queries import fetch_org_agent
 
     if not _ADDRESS_RE.match(args.address):
@@ -51,10 +65,8 @@ async def cmd_add(args: argparse.Namespace, settings: Settings) -> dict[str, Any
     async with _database(settings) as conn:
         if await fetch_org_agent(conn, args.org) is None:
             raise CliError(f"organization {args.org} does not exist", code="organization_not_found")
-        if args.agent and await fetch_agent_organization(conn, args.agent) != args.org:
-            raise CliError(
-                f"agent {args.agent} is not an agent of {args.org}", code="agent_not_found"
-            )
+        if args.agent:
+            await _check_agent(conn, args.agent, args.org)
         channel = await insert_channel(
             conn,
             organization_id=args.org,
@@ -62,6 +74,7 @@ async def cmd_add(args: argparse.Namespace, settings: Settings) -> dict[str, Any
             kind=ChannelKind(args.kind),
             address=args.address,
             display_phone=args.display_phone,
+            reply_to_non_text=args.reply_to_non_text,
         )
         if channel is None:
             owner = await fetch_channel_by_address(conn, ChannelKind(args.kind), args.address)
@@ -79,6 +92,31 @@ async def cmd_list(args: argparse.Namespace, settings: Settings) -> dict[str, An
         channels = await list_channels(conn, args.org)
     lines = [f"channels ({len(channels)}):", *(f"  {_line(c)}" for c in channels)]
     return {"channels": [c.as_json() for c in channels], "message": "\n".join(lines)}
+
+
+async def cmd_set(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
+    from channels.queries import UNCHANGED, fetch_channel_by_address, update_channel
+
+    if args.agent is None and not args.no_agent and args.reply_to_non_text is None:
+        raise CliError(
+            "nothing to change: give --agent, --no-agent, --reply-to-non-text or "
+            "--no-reply-to-non-text",
+            code="nothing_to_change",
+        )
+    kind = ChannelKind(args.kind)
+    async with _database(settings) as conn, conn.transaction():
+        channel = await fetch_channel_by_address(conn, kind, args.address)
+        if channel is None:
+            raise CliError(f"{args.kind} {args.address} is not connected", code="channel_not_found")
+        if args.agent is not None:
+            await _check_agent(conn, args.agent, channel.organization_id)
+        agent = None if args.no_agent else (args.agent or UNCHANGED)
+        reply = UNCHANGED if args.reply_to_non_text is None else args.reply_to_non_text
+        updated = await update_channel(
+            conn, kind, args.address, agent_id=agent, reply_to_non_text=reply
+        )
+    assert updated is not None  # same transaction as the lookup
+    return {**updated.as_json(), "message": f"updated: {_line(updated)}"}
 
 
 async def cmd_remove(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
@@ -153,7 +191,24 @@ def register(
     )
     add.add_argument("--agent", type=uuid_arg, help="the org's agent that answers this number")
     add.add_argument("--display-phone", help="the number as people see it, e.g. +55 11 4000-0000")
+    add.add_argument(
+        "--reply-to-non-text",
+        action="store_true",
+        help="answer images, audios, locations, ... too (default: store them as context only)",
+    )
     add.set_defaults(handler=cmd_add)
+    change = channels.add_parser("set", parents=[common], help="change a connected number")
+    change.add_argument("--kind", choices=kinds, required=True)
+    change.add_argument("--address", required=True)
+    who = change.add_mutually_exclusive_group()
+    who.add_argument("--agent", type=uuid_arg, help="the org's agent that answers this number")
+    who.add_argument("--no-agent", action="store_true", help="answer with the org's first agent")
+    change.add_argument(
+        "--reply-to-non-text",
+        action=argparse.BooleanOptionalAction,
+        help="answer images, audios, locations, ... too",
+    )
+    change.set_defaults(handler=cmd_set)
     listing = channels.add_parser("list", parents=[common], help="connected numbers")
     listing.add_argument("--org", type=uuid_arg)
     listing.set_defaults(handler=cmd_list)

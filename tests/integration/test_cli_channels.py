@@ -102,6 +102,33 @@ def test_add_with_the_orgs_agent(
     assert _json(capsys)["error"] == "agent_not_found"
 
 
+def test_set_changes_the_agent_and_the_non_text_rule(
+    env: Settings, db: asyncpg.Connection, capsys: pytest.CaptureFixture[str]
+) -> None:
+    org = _org(capsys)
+    agent = asyncio.run(_agent(env.database_url, org))
+    number = ["--kind", "cloud_api", "--address", "555", "--json"]
+    assert main(["channels", "add", "--org", org, *number, "--reply-to-non-text"]) == 0
+    added = _json(capsys)
+    assert (added["reply_to_non_text"], added["agent_id"]) == (True, None)
+    assert main(["channels", "set", *number, "--agent", agent, "--no-reply-to-non-text"]) == 0
+    changed = _json(capsys)
+    assert (changed["reply_to_non_text"], changed["agent_id"]) == (False, agent)
+    assert main(["channels", "set", *number, "--no-agent"]) == 0
+    cleared = _json(capsys)
+    assert (cleared["reply_to_non_text"], cleared["agent_id"]) == (False, None)
+
+    other_org_agent = asyncio.run(_agent(env.database_url, _org(capsys)))
+    assert main(["channels", "set", *number, "--agent", other_org_agent]) == 1
+    assert _json(capsys)["error"] == "agent_not_found"
+    assert main(["channels", "set", *number]) == 1
+    assert _json(capsys)["error"] == "nothing_to_change"
+    assert (
+        main(["channels", "set", "--kind", "waha", "--address", "x", "--no-agent", "--json"]) == 1
+    )
+    assert _json(capsys)["error"] == "channel_not_found"
+
+
 async def _agent(database_url: str, org: str) -> str:
     conn = await asyncpg.connect(database_url)
     try:

@@ -120,7 +120,7 @@ async def test_a_bad_signature_is_401_and_enqueues_nothing(
     assert await queued_payloads(settings) == []
 
 
-async def test_statuses_and_non_text_messages_start_no_turn(
+async def test_statuses_are_skipped_and_non_text_is_queued_expecting_no_reply(
     settings: Settings, orgs: dict[str, object]
 ) -> None:
     image = {"from": "5511999990000", "id": "wamid.img", "timestamp": "1", "type": "image"}
@@ -130,8 +130,9 @@ async def test_statuses_and_non_text_messages_start_no_turn(
     async with running_webhook(settings) as hook:
         answer = await hook.post_cloud(document)
     assert answer.status == 200
-    assert answer.body["enqueued"] == 0 and answer.body["skipped"] == 3
-    assert await queued_payloads(settings) == []
+    assert answer.body["enqueued"] == 1 and answer.body["skipped"] == 2
+    [queued] = await queued_payloads(settings)
+    assert (queued["kind"], queued["text"], queued["expects_reply"]) == ("image", "[imagem]", False)
 
 
 async def test_a_redelivered_batch_is_enqueued_once(

@@ -116,14 +116,18 @@ async def connect_number(
     organization_id: uuid.UUID,
     kind: ChannelKind,
     address: str,
+    *,
+    agent_id: uuid.UUID | None = None,
+    reply_to_non_text: bool = False,
 ) -> Channel:
     channel = await insert_channel(
         conn,
         organization_id=organization_id,
-        agent_id=None,
+        agent_id=agent_id,
         kind=kind,
         address=address,
         display_phone=None,
+        reply_to_non_text=reply_to_non_text,
     )
     assert channel is not None
     return channel

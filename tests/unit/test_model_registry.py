@@ -14,9 +14,10 @@ from turn.errors import ModelNotConfigured
 from turn.local_model import LocalModel
 from turn.model import Model, ModelRequest, ModelResponse, ModelUsage
 from turn.providers.anthropic import AnthropicModel
-from turn.providers.http import RetryPolicy, parse_retry_after
+from turn.providers.http import RetryPolicy
 from turn.providers.openai_compat import OpenAICompatModel
 from turn.providers.registry import ModelRegistry
+from turn.retry_after import parse_retry_after
 from worker.logging import configure_logging
 from worker.model_providers import build_model_registry
 from worker.settings import Settings
@@ -157,6 +158,9 @@ NOW = datetime(2026, 3, 2, 12, 0, 0, tzinfo=UTC)
         ({"retry-after": "Mon, 02 Mar 2026 11:00:00 GMT"}, 0.0),
         ({"retry-after": "amanhã"}, None),
         ({"retry-after-ms": "x", "retry-after": "2"}, 2.0),
+        ({"Retry-After": "3"}, 3.0),
+        ({"retry-after": "nan"}, None),
+        ({"retry-after": "-5"}, 0.0),
     ],
 )
 def test_parse_retry_after(headers: dict[str, str], expected: float | None) -> None:

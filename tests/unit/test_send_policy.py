@@ -8,7 +8,7 @@ import pytest
 
 from channels.cloud_api import classify_graph_answer
 from channels.dispatch import outside_window
-from channels.http import RetryPolicy, parse_retry_after
+from channels.http import RetryPolicy
 from channels.waha import classify_waha_answer
 from turn.errors import SendError
 
@@ -25,14 +25,6 @@ def test_retry_after_is_honoured_up_to_its_cap() -> None:
     assert policy.delay_s(1, 3.0) == 3.0
     assert policy.delay_s(1, 0.0) == 0.5  # never faster than the backoff
     assert policy.delay_s(1, 60.0) is None  # asked to wait longer than we may: give up
-
-
-def test_parse_retry_after() -> None:
-    assert parse_retry_after("7", NOW) == 7.0
-    assert parse_retry_after(None, NOW) is None
-    assert parse_retry_after("soon", NOW) is None
-    assert parse_retry_after("Mon, 30 Nov 2026 12:00:05 GMT", NOW) == 5.0
-    assert parse_retry_after("Mon, 30 Nov 2026 11:00:00 GMT", NOW) == 0.0
 
 
 def _code(verdict: object) -> str:

@@ -10,6 +10,7 @@ from tests.whatsapp_payloads import (
     APP_SECRET,
     WAHA_HMAC_KEY,
     cloud_delivery,
+    cloud_message,
     cloud_signature,
     cloud_status,
     cloud_text,
@@ -19,6 +20,7 @@ from tests.whatsapp_payloads import (
     waha_signature,
 )
 from webhook.cloud_api import parse_cloud_api
+from webhook.non_text import expects_reply
 from webhook.signatures import cloud_api_signature_ok, waha_signature_ok
 from webhook.waha import parse_waha
 
@@ -44,20 +46,82 @@ def test_cloud_api_batch_yields_every_text_of_every_entry_and_change() -> None:
     assert [s.reason for s in delivery.skipped] == ["status"]
 
 
-def test_cloud_api_statuses_and_non_text_types_never_become_texts() -> None:
-    image = {"from": "5511999990000", "id": "wamid.img", "timestamp": "1", "type": "image"}
-    reaction = {"from": "5511999990000", "id": "wamid.r", "timestamp": "1", "type": "reaction"}
-    document = cloud_delivery(
-        cloud_value("111", [image, reaction], statuses=[cloud_status("a"), cloud_status("b")])
-    )
-    delivery = parse_cloud_api(document, NOW)
-    assert delivery.texts == []
-    assert sorted(s.reason for s in delivery.skipped) == [
-        "non_text",
-        "non_text",
-        "status",
-        "status",
+def test_cloud_api_non_text_messages_are_described_and_statuses_skipped() -> None:
+    messages = [
+        cloud_message("m1", "image", {"id": "media1", "caption": "esse modelo tem no azul?"}),
+        cloud_message("m2", "audio", {"id": "media2", "voice": True}),
+        cloud_message("m3", "document", {"id": "media3", "filename": "boleto.pdf"}),
+        cloud_message(
+            "m4",
+            "location",
+            {"latitude": -23.56, "longitude": -46.65, "name": "Casa", "address": "Av. Paulista"},
+        ),
+        cloud_message(
+            "m5",
+            "contacts",
+            [{"name": {"formatted_name": "Ana Souza"}, "phones": [{"phone": "+55 11 98888-0000"}]}],
+        ),
+        cloud_message("m6", "reaction", {"message_id": "wamid.out", "emoji": "👍"}),
+        cloud_message("m7", "sticker", {"id": "media7"}),
+        cloud_message("m8", "poll"),  # a type this code has never heard of
     ]
+    document = cloud_delivery(cloud_value("111", messages, statuses=[cloud_status("a")]))
+    delivery = parse_cloud_api(document, NOW)
+    assert [(t.message_id, t.message_kind, t.text) for t in delivery.texts] == [
+        ("m1", "image", "[imagem] esse modelo tem no azul?"),
+        ("m2", "audio", "[áudio]"),
+        ("m3", "document", "[documento] boleto.pdf"),
+        ("m4", "location", "[localização] -23.56, -46.65 Casa Av. Paulista"),
+        ("m5", "contacts", "[contato] Ana Souza +55 11 98888-0000"),
+        ("m6", "reaction", "[reação] 👍"),
+        ("m7", "sticker", "[figurinha]"),
+        ("m8", "unsupported", "[mensagem não suportada] poll"),
+    ]
+    assert [s.reason for s in delivery.skipped] == ["status"]
+
+
+def test_cloud_api_tapped_buttons_and_list_rows_are_typed_text() -> None:
+    button = {"type": "button_reply", "button_reply": {"id": "b1", "title": "Quero agendar"}}
+    row = {"type": "list_reply", "list_reply": {"id": "r1", "title": "Sábado 10h"}}
+    messages = [
+        cloud_message("m1", "interactive", button),
+        cloud_message("m2", "interactive", row),
+        cloud_message("m3", "button", {"payload": "SIM", "text": "Sim, confirmo"}),
+    ]
+    delivery = parse_cloud_api(cloud_delivery(cloud_value("111", messages)), NOW)
+    assert [(t.message_kind, t.text) for t in delivery.texts] == [
+        ("interactive", "Quero agendar"),
+        ("interactive", "Sábado 10h"),
+        ("button", "Sim, confirmo"),
+    ]
+
+
+def test_cloud_api_skips_what_the_customer_did_not_say() -> None:
+    messages = [
+        cloud_message("m1", "reaction", {"message_id": "wamid.out", "emoji": ""}),  # taken back
+        cloud_message("m2", "system", {"body": "Cliente mudou de número", "type": "user_changed"}),
+        cloud_message("m3", "text", {"body": "   "}),
+    ]
+    delivery = parse_cloud_api(cloud_delivery(cloud_value("111", messages)), NOW)
+    assert delivery.texts == []
+    assert [s.reason for s in delivery.skipped] == [
+        "reaction_removed",
+        "not_a_message",
+        "empty_text",
+    ]
+
+
+def test_a_non_text_description_is_clipped_to_fit_the_queue() -> None:
+    huge = cloud_message("m1", "image", {"id": "x", "caption": "a" * 100_000})
+    [text] = parse_cloud_api(cloud_delivery(cloud_value("111", [huge])), NOW).texts
+    assert len(text.text) < 5_000 and text.text.startswith("[imagem] aaa")
+
+
+def test_only_typed_messages_are_always_answered() -> None:
+    assert expects_reply("text", False) and expects_reply("button", False)
+    assert not expects_reply("audio", False)
+    assert expects_reply("audio", True) and expects_reply("location", True)
+    assert not expects_reply("reaction", True)
 
 
 def test_cloud_api_other_objects_and_fields_are_skipped() -> None:
@@ -117,17 +181,45 @@ def test_waha_lid_sender_carries_its_phone_from_the_engine_data() -> None:
         assert text.sender == ContactIds(phone="5511999990000", lid="98765432101234@lid")
 
 
-def test_waha_skips_own_group_media_and_other_events() -> None:
+def test_waha_skips_own_group_empty_and_other_events() -> None:
     cases = {
         "from_me": waha_event("loja", "m1", "oi", from_me=True),
         "not_a_person": waha_event("loja", "m2", "oi", sender="120363025246125888@g.us"),
-        "non_text": waha_event("loja", "m3", "", has_media=True),
+        "empty_text": waha_event("loja", "m3", ""),
         "event": waha_event("loja", "m4", "oi", event="message.any"),
     }
     for reason, event in cases.items():
         delivery = parse_waha(event, NOW)
         assert delivery.texts == [], reason
         assert [s.reason for s in delivery.skipped] == [reason]
+
+
+def test_waha_non_text_messages_are_described() -> None:
+    photo = {"media": {"url": "http://waha/f.jpg", "mimetype": "image/jpeg", "filename": None}}
+    pdf = {"media": {"mimetype": "application/pdf", "filename": "orcamento.pdf"}}
+    vcard = "BEGIN:VCARD\nVERSION:3.0\nFN:Ana Souza\nTEL:+5511988880000\nEND:VCARD"
+    events = [
+        waha_event("loja", "m1", "tem no azul?", has_media=True, extra=photo),
+        waha_event("loja", "m2", "", has_media=True, extra=pdf),
+        waha_event("loja", "m3", "", has_media=True, data={"type": "ptt"}),
+        waha_event(
+            "loja",
+            "m4",
+            "",
+            extra={"location": {"latitude": -23.56, "longitude": -46.65, "description": "Casa"}},
+        ),
+        waha_event("loja", "m5", "", extra={"vCards": [vcard]}),
+        waha_event("loja", "m6", "", data={"type": "poll_creation"}),
+    ]
+    got = [(t.message_kind, t.text) for e in events for t in parse_waha(e, NOW).texts]
+    assert got == [
+        ("image", "[imagem] tem no azul?"),
+        ("document", "[documento] orcamento.pdf"),
+        ("audio", "[áudio]"),
+        ("location", "[localização] -23.56, -46.65 Casa"),
+        ("contacts", "[contato] Ana Souza"),
+        ("unsupported", "[mensagem não suportada] poll_creation"),
+    ]
 
 
 def test_cloud_api_signature() -> None:

@@ -13,7 +13,6 @@ Headers are never logged; any secret passed in `secrets` is masked in error mess
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import json
 import random
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -25,6 +24,7 @@ import aiohttp
 import structlog
 
 from turn.errors import ModelError, ModelRequestRejected, ModelResponseInvalid
+from turn.retry_after import parse_retry_after
 
 log = structlog.get_logger(__name__)
 
@@ -70,30 +70,6 @@ def model_http_session(*, connect_timeout_s: float, read_timeout_s: float) -> ai
         ),
         raise_for_status=False,
     )
-
-
-def parse_retry_after(headers: Mapping[str, str], now: datetime) -> float | None:
-    """Seconds the server asks us to wait; None when it does not say (or says nonsense)."""
-    millis = headers.get("retry-after-ms")
-    if millis:
-        try:
-            return max(0.0, float(millis) / 1000)
-        except ValueError:
-            pass
-    value = (headers.get("retry-after") or "").strip()
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - now).total_seconds())
 
 
 @dataclass(frozen=True)
