@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-import aiohttp
 import structlog
 
 from channels.errors import SendFailure, send_failed
-from channels.http import RetryPolicy, Sleep, Verdict, post_parts
+from channels.http import PartsSender, Verdict
 from channels.text import split_text
 from turn.outbox import Recipient
 from turn.queries import OutboxRow
@@ -42,21 +40,8 @@ class CloudApiConfig:
     max_text_chars: int = TEXT_MAX_CHARS
 
 
-class CloudApiSender:
+class CloudApiSender(PartsSender[CloudApiConfig]):
     """One reply = one or more text messages from the channel's phone number to the wa_id."""
-
-    def __init__(
-        self,
-        http: aiohttp.ClientSession,
-        config: CloudApiConfig,
-        policy: RetryPolicy,
-        *,
-        sleep: Sleep = asyncio.sleep,
-    ) -> None:
-        self._http = http
-        self._config = config
-        self._policy = policy
-        self._sleep = sleep
 
     async def send(self, row: OutboxRow, recipient: Recipient) -> None:
         if recipient.route is None:
@@ -72,14 +57,11 @@ class CloudApiSender:
         phone_number_id = quote(recipient.route.address, safe="")
         url = f"{self._config.base_url.rstrip('/')}/{phone_number_id}/messages"
         parts = split_text(row.body, self._config.max_text_chars)
-        bodies = await post_parts(
-            self._http,
+        bodies = await self._post_parts(
             url,
             [self._payload(recipient, part, first=i == 0) for i, part in enumerate(parts)],
             headers={"Authorization": f"Bearer {self._config.access_token}"},
             classify=classify_graph_answer,
-            policy=self._policy,
-            sleep=self._sleep,
         )
         log.info(
             "outbox.sent_cloud_api",

@@ -13,7 +13,7 @@ import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 import aiohttp
 import structlog
@@ -28,6 +28,8 @@ log = structlog.get_logger(__name__)
 Verdict = Literal["ok", "retry"] | SendError
 Classifier = Callable[[int, Any], Verdict]
 Sleep = Callable[[float], Awaitable[None]]
+
+ConfigT = TypeVar("ConfigT")
 
 _NOT_REACHED = (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError)
 
@@ -146,3 +148,39 @@ def _json_or_text(raw: bytes) -> Any:
 def _snippet(body: Any) -> str:
     text = body if isinstance(body, str) else json.dumps(body, ensure_ascii=False)
     return text[:300]
+
+
+class PartsSender(Generic[ConfigT]):
+    """What the Cloud API and WAHA senders share: their config, HTTP session, retry policy
+    and sleep (tests pass a fake one), and posting a reply's parts in order."""
+
+    def __init__(
+        self,
+        http: aiohttp.ClientSession,
+        config: ConfigT,
+        policy: RetryPolicy,
+        *,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
+        self._http = http
+        self._config = config
+        self._policy = policy
+        self._sleep = sleep
+
+    async def _post_parts(
+        self,
+        url: str,
+        payloads: Sequence[Mapping[str, Any]],
+        *,
+        headers: Mapping[str, str],
+        classify: Classifier,
+    ) -> list[Any]:
+        return await post_parts(
+            self._http,
+            url,
+            payloads,
+            headers=headers,
+            classify=classify,
+            policy=self._policy,
+            sleep=self._sleep,
+        )

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from typing import Any
 
-import aiohttp
 import structlog
 
 from channels.contacts import waha_chat_id
 from channels.errors import SendFailure, send_failed
-from channels.http import RetryPolicy, Sleep, Verdict, post_parts
+from channels.http import PartsSender, Verdict
 from channels.text import split_text
 from turn.outbox import Recipient
 from turn.queries import OutboxRow
@@ -29,28 +27,14 @@ class WahaConfig:
     max_text_chars: int = TEXT_MAX_CHARS
 
 
-class WahaSender:
+class WahaSender(PartsSender[WahaConfig]):
     """One reply = one or more sendText calls on the channel's session."""
-
-    def __init__(
-        self,
-        http: aiohttp.ClientSession,
-        config: WahaConfig,
-        policy: RetryPolicy,
-        *,
-        sleep: Sleep = asyncio.sleep,
-    ) -> None:
-        self._http = http
-        self._config = config
-        self._policy = policy
-        self._sleep = sleep
 
     async def send(self, row: OutboxRow, recipient: Recipient) -> None:
         if recipient.route is None:
             raise send_failed(SendFailure.NO_CHANNEL, "reply has no WAHA channel")
         parts = split_text(row.body, self._config.max_text_chars)
-        await post_parts(
-            self._http,
+        await self._post_parts(
             f"{self._config.base_url.rstrip('/')}/api/sendText",
             [
                 self._payload(recipient.route.address, recipient, part, first=i == 0)
@@ -58,8 +42,6 @@ class WahaSender:
             ],
             headers={"X-Api-Key": self._config.api_key} if self._config.api_key else {},
             classify=classify_waha_answer,
-            policy=self._policy,
-            sleep=self._sleep,
         )
         log.info("outbox.sent_waha", outbox_id=str(row.id), parts=len(parts))
 

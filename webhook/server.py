@@ -29,10 +29,12 @@ class ServerConfig:
     db_pool_max_size: int = 5
 
 
-async def start_site(app: web.Application, host: str, port: int) -> tuple[web.AppRunner, int]:
+async def start_site(
+    app: web.Application, host: str, port: int, *, shutdown_timeout_s: float = SHUTDOWN_TIMEOUT_S
+) -> tuple[web.AppRunner, int]:
     """Serve `app` on host:port (0 = any free port); returns the runner and the bound port."""
     # No access log: Meta's handshake carries the verify token in the query string.
-    runner = web.AppRunner(app, access_log=None, shutdown_timeout=SHUTDOWN_TIMEOUT_S)
+    runner = web.AppRunner(app, access_log=None, shutdown_timeout=shutdown_timeout_s)
     await runner.setup()
     try:
         site = web.TCPSite(runner, host, port)

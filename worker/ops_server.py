@@ -23,6 +23,7 @@ import structlog
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from webhook.server import start_site
 from worker.health import HealthReport, postgres_check, redis_check, run_checks, s3_check
 from worker.heartbeat import Heartbeat, WorkerBeat, new_worker_id
 from worker.metrics import WorkerMetrics
@@ -101,8 +102,11 @@ class Operations:
 
     async def start(self) -> None:
         if self._settings.metrics_port:
-            self._runner, self.port = await _serve(
-                self._app(), self._settings.metrics_host, self._settings.metrics_port
+            self._runner, self.port = await start_site(
+                self._app(),
+                self._settings.metrics_host,
+                self._settings.metrics_port,
+                shutdown_timeout_s=SHUTDOWN_TIMEOUT_S,
             )
             log.info("worker.metrics_serving", port=self.port, worker_id=self.worker_id)
         self._heartbeat.start()
@@ -141,16 +145,3 @@ class Operations:
 
     async def _livez(self, _: web.Request) -> web.Response:
         return web.json_response({"status": "alive", "worker_id": self.worker_id})
-
-
-async def _serve(app: web.Application, host: str, port: int) -> tuple[web.AppRunner, int]:
-    runner = web.AppRunner(app, access_log=None, shutdown_timeout=SHUTDOWN_TIMEOUT_S)
-    await runner.setup()
-    try:
-        site = web.TCPSite(runner, host, port)
-        await site.start()
-    except BaseException:
-        await runner.cleanup()
-        raise
-    bound: int = runner.addresses[0][1]
-    return runner, bound
