@@ -17,7 +17,7 @@ import structlog
 from pydantic import ValidationError
 
 from skills.errors import SkilletError
-from worker import cli_channels, cli_curator, cli_skills, cli_status
+from worker import cli_agents, cli_channels, cli_curator, cli_skills, cli_status
 from worker.cli_args import CliError, Command, aware_datetime_arg, uuid_arg
 from worker.logging import configure_logging
 from worker.settings import Settings
@@ -141,7 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     enqueue.add_argument("--sent-at", type=aware_datetime_arg)
     enqueue.set_defaults(handler=cmd_enqueue)
 
-    for module in (cli_skills, cli_curator, cli_channels, cli_status):
+    for module in (cli_agents, cli_skills, cli_curator, cli_channels, cli_status):
         module.register(sub, common)
     return parser
 

@@ -19,6 +19,9 @@ from worker.settings import Settings
 
 ANTHROPIC_KEY_VARIABLES = "SKILLET_ANTHROPIC_API_KEY (or ANTHROPIC_API_KEY)"
 OPENAI_KEY_VARIABLE = "SKILLET_OPENAI_API_KEY"
+# The providers an agent may name, and those that need a model name (`local` needs none).
+PROVIDERS = ("anthropic", "local", "openai")
+NAMED_PROVIDERS = frozenset({"anthropic", "openai"})
 # Hosts that refuse requests without a key (a local server's base URL needs none).
 _KEYED_OPENAI_HOSTS = frozenset({"api.openai.com"})
 

@@ -1,0 +1,94 @@
+"""SQL of agents as the CLI manages them: persona, name and model (the turn reads them in
+turn.conversation_queries)."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+
+import asyncpg
+
+
+@dataclass(frozen=True)
+class Agent:
+    id: uuid.UUID
+    organization_id: uuid.UUID
+    name: str
+    system_prompt: str
+    model_provider: str | None  # None: the worker's default model (SKILLET_MODEL)
+    model_name: str | None
+    created_at: datetime
+
+    def as_json(self) -> dict[str, str | None]:
+        return {
+            "id": str(self.id),
+            "organization_id": str(self.organization_id),
+            "name": self.name,
+            "system_prompt": self.system_prompt,
+            "model_provider": self.model_provider,
+            "model_name": self.model_name,
+            "created_at": self.created_at.isoformat(),
+        }
+
+
+_COLUMNS = "id, organization_id, name, system_prompt, model_provider, model_name, created_at"
+
+INSERT_AGENT = f"""
+insert into agents (organization_id, name, system_prompt, model_provider, model_name)
+values ($1, $2, $3, $4, $5)
+returning {_COLUMNS}
+"""
+
+
+async def create_agent(
+    conn: asyncpg.Connection,
+    organization_id: uuid.UUID,
+    *,
+    name: str,
+    system_prompt: str,
+    model_provider: str | None = None,
+    model_name: str | None = None,
+) -> Agent:
+    row = await conn.fetchrow(
+        INSERT_AGENT, organization_id, name, system_prompt, model_provider, model_name
+    )
+    return Agent(**dict(row))
+
+
+LIST_AGENTS = f"""
+select {_COLUMNS} from agents where organization_id = $1 order by created_at, id
+"""
+
+
+async def list_agents(conn: asyncpg.Connection, organization_id: uuid.UUID) -> list[Agent]:
+    """The org's agents; the first answers numbers that name no agent."""
+    return [Agent(**dict(r)) for r in await conn.fetch(LIST_AGENTS, organization_id)]
+
+
+FETCH_AGENT = f"select {_COLUMNS} from agents where id = $1"
+
+
+async def fetch_agent(conn: asyncpg.Connection, agent_id: uuid.UUID) -> Agent | None:
+    row = await conn.fetchrow(FETCH_AGENT, agent_id)
+    return None if row is None else Agent(**dict(row))
+
+
+UPDATE_AGENT = f"""
+update agents set name = $2, system_prompt = $3, model_provider = $4, model_name = $5
+where id = $1
+returning {_COLUMNS}
+"""
+
+
+async def update_agent(conn: asyncpg.Connection, agent: Agent) -> Agent:
+    """Write `agent`'s name, prompt and model over the stored row."""
+    row = await conn.fetchrow(
+        UPDATE_AGENT,
+        agent.id,
+        agent.name,
+        agent.system_prompt,
+        agent.model_provider,
+        agent.model_name,
+    )
+    return Agent(**dict(row))
