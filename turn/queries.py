@@ -196,6 +196,28 @@ async def update_outbox_failed(conn: asyncpg.Connection, outbox_id: uuid.UUID, r
     return status.endswith(" 1")
 
 
+# A claim older than any send can last (its job was cancelled, or its worker died): the
+# reply may or may not have reached the customer, so it is failed, not re-sent.
+FAIL_ABANDONED_CLAIMS = """
+update outbox set
+    status = 'failed',
+    attempts = attempts + 1,
+    last_error = 'delivery_unknown: the send was interrupted after its claim at '
+        || to_char(delivery_claimed_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
+        || ' (worker stopped or job timed out); not re-sent'
+where status = 'pending' and delivery_claimed_at < now() - make_interval(secs => $1)
+returning id, organization_id
+"""
+
+
+async def fail_abandoned_claims(
+    conn: asyncpg.Connection, older_than_s: float
+) -> list[tuple[uuid.UUID, uuid.UUID]]:
+    """Mark failed every pending row claimed more than `older_than_s` ago; (id, org) of each."""
+    rows = await conn.fetch(FAIL_ABANDONED_CLAIMS, older_than_s)
+    return [(r["id"], r["organization_id"]) for r in rows]
+
+
 INSERT_ACTIVATIONS = """
 insert into skill_activations (organization_id, skill_name, skill_version_id, trigger, job_id)
 select * from unnest($1::uuid[], $2::text[], $3::uuid[], $4::text[], $5::text[])

@@ -18,6 +18,7 @@ from worker.curator_cron import curator_cron_job, curator_function
 from worker.metered import metered_turn
 from worker.metrics import WorkerMetrics
 from worker.ops_server import Operations
+from worker.outbox_cron import outbox_cron_job, outbox_function
 from worker.resilient_worker import ResilientWorker
 from worker.resources import Resources, open_resources_with_retry
 from worker.settings import Settings
@@ -87,10 +88,18 @@ def build_worker(
     # The curator's tick is scheduled by long-running workers only; a burst worker exits when
     # the queue is empty and must not wait for (or enqueue) the next tick.
     scheduled = settings.curator_enabled and not burst
+    # A cron job brings its own function; a worker that does not schedule one still runs
+    # the ticks another worker enqueued.
+    functions = [function] if scheduled else [function, curator_function(settings)]
+    cron_jobs = [curator_cron_job(settings)] if scheduled else []
+    if burst:
+        functions.append(outbox_function(settings))
+    else:
+        cron_jobs.append(outbox_cron_job(settings))
     metrics = WorkerMetrics()  # its own registry: several workers may share a process
     worker = ResilientWorker(
-        functions=[function] if scheduled else [function, curator_function(settings)],
-        cron_jobs=[curator_cron_job(settings)] if scheduled else None,
+        functions=functions,
+        cron_jobs=cron_jobs or None,
         queue_name=settings.queue_name,
         redis_settings=redis_settings(settings.redis_url),
         burst=burst,

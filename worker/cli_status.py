@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from worker.cli_args import CliError
@@ -12,7 +13,12 @@ from worker.settings import Settings, mask_password
 if TYPE_CHECKING:
     from worker.heartbeat import WorkerBeat
     from worker.queue_status import QueueSnapshot
-    from worker.status_queries import CuratorCoverage, DeadLetterCounts, LastCuratorRun
+    from worker.status_queries import (
+        CuratorCoverage,
+        DeadLetterCounts,
+        LastCuratorRun,
+        OutboxCounts,
+    )
 
 DEAD_LETTER_CODES = 10  # most frequent error codes listed
 
@@ -61,6 +67,7 @@ async def cmd_status(args: argparse.Namespace, settings: Settings) -> dict[str, 
         recent = await q.list_recent_dead_letters(conn, limit=args.dead_letters)
         coverage = await q.fetch_curator_coverage(conn)
         runs = await q.list_last_curator_runs(conn, limit=args.orgs)
+        outbox = await q.fetch_outbox_counts(conn, codes=DEAD_LETTER_CODES)
     finally:
         await conn.close()
     now = time.time()
@@ -96,7 +103,13 @@ async def cmd_status(args: argparse.Namespace, settings: Settings) -> dict[str, 
                 for r in runs
             ],
         },
-        "message": _status_text(queue, workers, counts, coverage, runs, now),
+        "outbox": {
+            "pending": outbox.pending,
+            "sending": outbox.sending,
+            "oldest_pending": _iso(outbox.oldest_pending),
+            "failed_24h": outbox.failed_24h,
+        },
+        "message": _status_text(queue, workers, counts, coverage, runs, outbox, now),
     }
 
 
@@ -106,6 +119,7 @@ def _status_text(
     counts: DeadLetterCounts,
     coverage: CuratorCoverage,
     runs: list[LastCuratorRun],
+    outbox: OutboxCounts,
     now: float,
 ) -> str:
     oldest = "" if queue.oldest_waiting_s is None else f" (oldest {queue.oldest_waiting_s:g} s)"
@@ -126,12 +140,22 @@ def _status_text(
         f"dead letters: {counts.total} total, {counts.last_24h} in 24 h"
         + (f" ({codes})" if codes else "")
     )
+    failed = ", ".join(f"{c} {n}" for c, n in outbox.failed_24h.items()) or "none"
+    oldest_reply = f" (oldest {_iso(outbox.oldest_pending)})" if outbox.oldest_pending else ""
+    lines.append(
+        f"outbox: {outbox.pending} pending{oldest_reply}, {outbox.sending} sending; "
+        f"failed in 24 h: {failed}"
+    )
     lines.append(f"curator: {coverage.organizations} orgs, {coverage.never_run} never run")
     lines.extend(
         f"  {r.organization_id}  {r.ran_at.isoformat()}  {r.trigger}  {r.transitioned} transitioned"
         for r in runs
     )
     return "\n".join(lines)
+
+
+def _iso(when: datetime | None) -> str | None:
+    return None if when is None else when.isoformat()
 
 
 async def cmd_health(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:

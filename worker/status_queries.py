@@ -110,3 +110,39 @@ async def fetch_curator_coverage(conn: asyncpg.Connection) -> CuratorCoverage:
 async def list_last_curator_runs(conn: asyncpg.Connection, *, limit: int) -> list[LastCuratorRun]:
     rows = await conn.fetch(LIST_LAST_CURATOR_RUNS_NEWEST, limit)
     return [LastCuratorRun(**dict(r)) for r in rows]
+
+
+FETCH_OUTBOX_PENDING = """
+select count(*) as pending,
+       count(*) filter (where delivery_claimed_at is not null) as sending,
+       min(created_at) as oldest
+from outbox where status = 'pending'
+"""
+
+# last_error is `code: reason`.
+LIST_OUTBOX_FAILURES = """
+select split_part(last_error, ':', 1) as code, count(*) as count from outbox
+where status = 'failed' and created_at > now() - interval '24 hours'
+group by 1 order by count(*) desc, 1
+limit $1
+"""
+
+
+@dataclass(frozen=True)
+class OutboxCounts:
+    pending: int  # replies committed, not yet sent
+    sending: int  # of those, claimed by a sender (the sweep fails abandoned ones)
+    oldest_pending: datetime | None
+    failed_24h: dict[str, int]  # failure code -> replies in the last 24 hours
+
+
+async def fetch_outbox_counts(conn: asyncpg.Connection, *, codes: int) -> OutboxCounts:
+    row = await conn.fetchrow(FETCH_OUTBOX_PENDING)
+    assert row is not None
+    failures = await conn.fetch(LIST_OUTBOX_FAILURES, codes)
+    return OutboxCounts(
+        pending=int(row["pending"]),
+        sending=int(row["sending"]),
+        oldest_pending=row["oldest"],
+        failed_24h={r["code"]: int(r["count"]) for r in failures},
+    )

@@ -26,8 +26,11 @@ from turn.errors import SendError
 from turn.outbox import LoggingSender, Recipient, Sender, deliver_reply
 from turn.queries import OutboxRow
 from worker.channel_senders import build_sender, http_session
+from worker.outbox_cron import abandoned_after_s, outbox_sweep
 from worker.processes import free_port
+from worker.resources import Resources
 from worker.settings import Settings
+from worker.status_queries import fetch_outbox_counts
 
 CONTACT = "5511999990000"
 
@@ -308,6 +311,35 @@ async def test_a_row_claimed_by_a_crashed_run_is_never_sent_again(
     assert await _deliver(db, build_sender(whatsapp_settings, http), row) is False
     assert fake_graph.received == []
     assert (await _outbox(db, row))["status"] == "pending"
+
+
+async def test_the_sweep_fails_claims_older_than_any_send_and_status_counts_them(
+    settings: Settings, db: asyncpg.Connection, resources: Resources
+) -> None:
+    org = await _cloud_org(db)
+    abandoned, _ = await _reply(db, org, "resposta 1")
+    in_flight, _ = await _reply(db, org, "resposta 2")
+    waiting, _ = await _reply(db, org, "resposta 3")
+    age_s = abandoned_after_s(settings) + 5
+    await db.execute(
+        "update outbox set delivery_claimed_at = now() - make_interval(secs => $2) where id = $1",
+        abandoned.id,
+        age_s,
+    )
+    await db.execute("update outbox set delivery_claimed_at = now() where id = $1", in_flight.id)
+    before = await fetch_outbox_counts(db, codes=5)
+    assert (before.pending, before.sending, before.failed_24h) == (3, 2, {})
+
+    ctx = {"pool": resources.pool, "settings": settings}  # the worker's RLS-bound pool
+    assert await outbox_sweep(ctx) == {"status": "ok", "failed": 1}
+    swept = await _outbox(db, abandoned)
+    assert swept["status"] == "failed"
+    assert swept["last_error"].startswith("delivery_unknown: the send was interrupted")
+    assert (await _outbox(db, in_flight))["status"] == "pending"  # may still be sending
+    assert (await _outbox(db, waiting))["status"] == "pending"
+    assert await outbox_sweep(ctx) == {"status": "ok", "failed": 0}  # idempotent
+    after = await fetch_outbox_counts(db, codes=5)
+    assert (after.pending, after.sending, after.failed_24h) == (2, 1, {"delivery_unknown": 1})
 
 
 async def test_a_retryable_send_error_releases_the_claim(db: asyncpg.Connection) -> None:
