@@ -51,6 +51,7 @@ from skills.package import SkillPackage, parse_skill_package
 from skills.publisher import SkillDraft, SkillFile, insert_version_and_pointer, store_skill_files
 from skills.queries import delete_skill_pointer, insert_skill_version
 from skills.storage import ObjectStore, object_key
+from skills.usage_queries import reactivate_usage
 
 __all__ = [
     "CatalogSkill",
@@ -127,11 +128,17 @@ async def publish_package(
     package: SkillPackage,
     created_by: str,
 ) -> ImportResult:
-    """A new version + pointer, unless the owner's current version has the same content."""
+    """A new version + pointer, unless the owner's current version has the same content.
+
+    Either way an org's import is activity: a skill the curator made stale or archived is
+    active again (its pointer and state change together)."""
     async with catalog_lock(conn, organization_id):
         current = await fetch_pointed_version(conn, organization_id, package.name)
         if current is not None and current.content_sha256 == package.content_sha256:
-            return ImportResult(package.name, current.version_id, ImportStatus.UNCHANGED)
+            async with conn.transaction():
+                await _lock_against_curator(conn, organization_id)
+                previous = await _reactivate(conn, organization_id, package.name)
+            return ImportResult(package.name, current.version_id, ImportStatus.UNCHANGED, previous)
         draft = draft_of(package)
         # Objects first: if an upload fails, nothing points at the new version.
         version_id = await store_skill_files(store, organization_id=organization_id, draft=draft)
@@ -144,7 +151,17 @@ async def publish_package(
                 draft=draft,
                 created_by=created_by,
             )
-    return ImportResult(package.name, version_id, ImportStatus.IMPORTED)
+            previous = await _reactivate(conn, organization_id, package.name)
+    return ImportResult(package.name, version_id, ImportStatus.IMPORTED, previous)
+
+
+async def _reactivate(
+    conn: asyncpg.Connection, organization_id: uuid.UUID | None, name: str
+) -> str | None:
+    """Call under the curator's lock, so a pass over the org cannot undo it mid-way."""
+    if organization_id is None:
+        return None  # platform skills have no usage of their own
+    return await reactivate_usage(conn, organization_id, name)
 
 
 async def import_skill_package(

@@ -28,9 +28,16 @@ class ImportResult:
     name: str
     version_id: uuid.UUID
     status: ImportStatus
+    # 'stale' or 'archived' when the import brought a curated skill back to active.
+    reactivated_from: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "version_id": str(self.version_id), "status": str(self.status)}
+        return {
+            "name": self.name,
+            "version_id": str(self.version_id),
+            "status": str(self.status),
+            "reactivated_from": self.reactivated_from,
+        }
 
 
 @dataclass(frozen=True)

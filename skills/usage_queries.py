@@ -142,6 +142,33 @@ async def fetch_usage_state_for_update(
     return state
 
 
+# An import of the skill is activity: a stale or archived one is active again (no row, or an
+# active one, is left as it is). Returns the state it left, or nothing.
+REACTIVATE_USAGE = """
+with previous as (
+    select state from skill_usage
+    where organization_id = $1 and skill_name = $2 and state <> 'active'
+    for update
+)
+update skill_usage u set
+    state = 'active',
+    archived_at = null,
+    restored_at = now(),
+    last_activity_at = greatest(u.last_activity_at, now())
+from previous
+where u.organization_id = $1 and u.skill_name = $2
+returning previous.state
+"""
+
+
+async def reactivate_usage(
+    conn: asyncpg.Connection, organization_id: uuid.UUID, skill_name: str
+) -> str | None:
+    """Make a stale/archived skill active; the state it had, or None if nothing changed."""
+    state: str | None = await conn.fetchval(REACTIVATE_USAGE, organization_id, skill_name)
+    return state
+
+
 UPDATE_USAGE_RESTORED = f"""
 insert into skill_usage as u
     (organization_id, skill_name, created_by, restored_at, last_activity_at)

@@ -77,6 +77,8 @@ async def cmd_import(args: argparse.Namespace, settings: Settings) -> dict[str, 
         message = f"{result.name}: unchanged (version {result.version_id} already has this content)"
     else:
         message = f"{result.name}: imported as version {result.version_id}"
+    if result.reactivated_from:
+        message += f" (was {result.reactivated_from}: active again)"
     return {**result.to_json(), "message": message}
 
 

@@ -73,7 +73,8 @@ def test_import_list_install_uninstall(
     code, imported = _run(capsys, "skills", "import", str(package), "--org", org)
     assert code == 0
     assert {k: imported[k] for k in ("name", "status")} == {"name": "frete", "status": "imported"}
-    assert set(imported) == {"name", "version_id", "status", "message"}
+    assert set(imported) == {"name", "version_id", "status", "reactivated_from", "message"}
+    assert imported["reactivated_from"] is None
     code, unchanged = _run(capsys, "skills", "import", str(package), "--org", org)
     assert (code, unchanged["status"], unchanged["version_id"]) == (
         0,

@@ -18,6 +18,7 @@ from tests.integration.support import create_org
 from worker.app import build_worker
 from worker.curator_cron import CURATOR_TICK, CuratorStats, curator_tick
 from worker.db import connect, create_pool
+from worker.outbox_cron import OUTBOX_SWEEP
 from worker.settings import Settings
 
 SCHEDULE = SchedulePolicy(idle_s=300, floor_s=3600, every_s=21_600)
@@ -147,13 +148,14 @@ async def test_the_cron_job_never_raises_and_counts_failures(
 async def test_only_long_running_enabled_workers_schedule_the_tick(settings: Settings) -> None:
     # async: arq's Worker() takes the running loop; a sync test would leave a new one unclosed
     scheduled = build_worker(settings, handle_signals=False)
-    assert [c.name for c in scheduled.cron_jobs] == [CURATOR_TICK]
+    assert [c.name for c in scheduled.cron_jobs] == [CURATOR_TICK, OUTBOX_SWEEP]
     burst = build_worker(settings, burst=True, handle_signals=False)
+    assert burst.cron_jobs == [] and {CURATOR_TICK, OUTBOX_SWEEP} <= set(burst.functions)
     disabled = build_worker(
         settings.model_copy(update={"curator_enabled": False}), handle_signals=False
     )
-    for worker in (burst, disabled):
-        assert worker.cron_jobs == [] and CURATOR_TICK in worker.functions
+    assert [c.name for c in disabled.cron_jobs] == [OUTBOX_SWEEP]
+    assert CURATOR_TICK in disabled.functions
 
 
 async def test_a_running_worker_runs_the_curator_on_its_schedule(

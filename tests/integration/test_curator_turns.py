@@ -7,11 +7,13 @@ from datetime import UTC, datetime, timedelta
 
 import asyncpg
 
+from skills.catalog import ImportStatus, import_skill_package
 from skills.clock import system_clock
 from skills.curator_run import run_curator
 from skills.usage import UsageStore
 from tests.integration.curator_support import options, states
 from tests.integration.support import create_org, enqueue, payload, publish, result_of, run_burst
+from tests.package_builders import skill_zip
 from worker.resources import Resources
 from worker.settings import Settings
 
@@ -90,3 +92,25 @@ async def test_an_archived_skill_leaves_the_next_turn_and_restore_brings_it_back
     assert await states(db, org) == {"frete": "active"}
     back = await _turn(settings, org, "qual o frete?")
     assert [m["name"] for m in back["matched"]] == ["frete"]  # type: ignore[attr-defined]
+
+
+async def test_importing_an_archived_skill_again_brings_it_back_to_the_next_turn(
+    settings: Settings, db: asyncpg.Connection, resources: Resources
+) -> None:
+    org = await _seed(db, resources)
+    await _turn(settings, org, "qual o frete?")
+    await run_curator(db, org, options(datetime.now(UTC) + timedelta(days=100)))
+    assert await states(db, org) == {"frete": "archived"}
+    assert (await _turn(settings, org, "qual o frete?"))["matched"] == []
+
+    # The business uploads its own version: it answers from the next turn on.
+    package = skill_zip("frete", keywords=["frete"], body="Frete grátis acima de R$ 200.")
+    result = await import_skill_package(db, resources.store, organization_id=org, data=package)
+    assert (result.status, result.reactivated_from) == (ImportStatus.IMPORTED, "archived")
+    assert await states(db, org) == {"frete": "active"}
+    back = await _turn(settings, org, "qual o frete?")
+    assert [m["name"] for m in back["matched"]] == ["frete"]  # type: ignore[attr-defined]
+
+    # The same upload again changes nothing: no new version, nothing to reactivate.
+    again = await import_skill_package(db, resources.store, organization_id=org, data=package)
+    assert (again.status, again.reactivated_from) == (ImportStatus.UNCHANGED, None)
