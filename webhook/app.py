@@ -25,6 +25,7 @@ from aiohttp import web
 from arq.connections import ArqRedis
 from redis.exceptions import RedisError
 
+from channels.waha_lids import LidResolver
 from webhook.cloud_api import parse_cloud_api
 from webhook.config import WebhookConfig
 from webhook.events import Delivery
@@ -45,6 +46,7 @@ Parser = Callable[[Any, datetime], Delivery]
 CONFIG = web.AppKey("config", WebhookConfig)
 POOL = web.AppKey("pool", object)  # asyncpg.Pool (untyped library)
 QUEUE = web.AppKey("queue", ArqRedis)
+LIDS: web.AppKey[LidResolver | None] = web.AppKey("lids")
 CLOCK: web.AppKey[Clock] = web.AppKey("clock")
 
 # Our dependencies failing: answer 503 so the provider delivers again later.
@@ -56,14 +58,21 @@ def _utc_now() -> datetime:
 
 
 def build_app(
-    config: WebhookConfig, *, pool: Any, queue: ArqRedis, clock: Clock = _utc_now
+    config: WebhookConfig,
+    *,
+    pool: Any,
+    queue: ArqRedis,
+    clock: Clock = _utc_now,
+    lids: LidResolver | None = None,
 ) -> web.Application:
-    """The aiohttp application; the caller owns (opens and closes) `pool` and `queue`."""
+    """The aiohttp application; the caller owns (opens and closes) `pool`, `queue` and the
+    HTTP session behind `lids` (WAHA's lid -> phone map; None: never asked)."""
     app = web.Application(client_max_size=config.max_body_bytes)
     app[CONFIG] = config
     app[POOL] = pool
     app[QUEUE] = queue
     app[CLOCK] = clock
+    app[LIDS] = lids
     app.router.add_get(CLOUD_API_PATH, cloud_api_handshake)
     app.router.add_post(CLOUD_API_PATH, cloud_api_delivery)
     app.router.add_post(WAHA_PATH, waha_delivery)
@@ -133,6 +142,7 @@ async def _receive(
                 request.app[QUEUE],
                 delivery,
                 coalesce_ms=request.app[CONFIG].coalesce_ms,
+                lids=request.app[LIDS],
             )
         except _UNAVAILABLE as exc:
             log.error("webhook.unavailable", error=repr(exc)[:300])

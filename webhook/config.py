@@ -16,3 +16,7 @@ class WebhookConfig:
     max_body_bytes: int = 1_048_576  # larger bodies get 413 before anything is parsed
     # Each job starts this long after its message arrived: a burst gets one reply.
     coalesce_ms: int = 0
+    # Where to ask WAHA for the phone behind a never-seen `@lid` (None: do not ask).
+    waha_base_url: str | None = None
+    waha_api_key: str | None = field(default=None, repr=False)
+    lid_lookup_timeout_s: float = 2.0

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -18,6 +20,7 @@ from channels.queries import (
     list_alias_contact_ids,
     upsert_contact_aliases,
 )
+from channels.waha_lids import LidResolver
 from jobs.payloads import InboundMessagePayload
 from jobs.queue import enqueue_inbound
 from webhook.events import Delivery, InboundText
@@ -41,7 +44,12 @@ class IngestReport:
 
 
 async def ingest(
-    pool: Any, queue: ArqRedis, delivery: Delivery, *, coalesce_ms: int = 0
+    pool: Any,
+    queue: ArqRedis,
+    delivery: Delivery,
+    *,
+    coalesce_ms: int = 0,
+    lids: LidResolver | None = None,
 ) -> IngestReport:
     """Enqueue every message whose receiving number is connected (non-text ones too: they
     are stored, and answered only where the channel says so); the org and agent come from
@@ -66,7 +74,7 @@ async def ingest(
             with structlog.contextvars.bound_contextvars(
                 organization_id=str(channel.organization_id), channel_id=str(channel.id)
             ):
-                await _enqueue_text(conn, queue, channel, text, report, coalesce_ms)
+                await _enqueue_text(conn, queue, channel, text, report, coalesce_ms, lids)
     return report
 
 
@@ -77,8 +85,10 @@ async def _enqueue_text(
     text: InboundText,
     report: IngestReport,
     coalesce_ms: int,
+    lids: LidResolver | None,
 ) -> None:
-    contact_id = await resolve_contact_id(conn, channel.organization_id, text.sender)
+    lookup = _lid_lookup(lids, channel) if channel.kind is ChannelKind.WAHA else None
+    contact_id = await resolve_contact_id(conn, channel.organization_id, text.sender, lookup)
     try:
         payload = InboundMessagePayload(
             organization_id=channel.organization_id,
@@ -106,10 +116,29 @@ async def _enqueue_text(
         log.info("webhook.enqueued", job_id=payload.job_id)
 
 
-async def resolve_contact_id(conn: Any, organization_id: uuid.UUID, sender: ContactIds) -> str:
+LidLookup = Callable[[str], Awaitable[str | None]]
+
+
+def _lid_lookup(lids: LidResolver | None, channel: Channel) -> LidLookup | None:
+    if lids is None:
+        return None
+    return functools.partial(lids.phone_of, channel.address)
+
+
+async def resolve_contact_id(
+    conn: Any, organization_id: uuid.UUID, sender: ContactIds, lookup: LidLookup | None = None
+) -> str:
     """The sender's contact id in this org: an existing alias's, else their preferred id;
-    every id of theirs in this event is then an alias of it (see channels.contacts)."""
+    every id of theirs in this event is then an alias of it (see channels.contacts).
+
+    A linked id never seen before, with no phone in the event, is looked up first (`lookup`:
+    WAHA's lid map), so a customer known by phone keeps their conversation."""
     known = await list_alias_contact_ids(conn, organization_id, sender.aliases)
+    if not known and sender.phone is None and sender.lid is not None and lookup is not None:
+        phone = await lookup(sender.lid)
+        if phone is not None:
+            sender = ContactIds(phone=phone, lid=sender.lid)
+            known = await list_alias_contact_ids(conn, organization_id, sender.aliases)
     contact_id = choose_contact_id(sender, known)
     await upsert_contact_aliases(conn, organization_id, sender.aliases, contact_id)
     return contact_id

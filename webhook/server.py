@@ -6,10 +6,12 @@ import asyncio
 import contextlib
 from dataclasses import dataclass
 
+import aiohttp
 import asyncpg
 import structlog
 from aiohttp import web
 
+from channels.waha_lids import WahaLidLookup
 from jobs.queue import open_queue
 from webhook.app import build_app
 from webhook.config import WebhookConfig
@@ -46,6 +48,17 @@ async def start_site(
     return runner, bound
 
 
+async def open_lid_lookup(
+    stack: contextlib.AsyncExitStack, webhook: WebhookConfig
+) -> WahaLidLookup | None:
+    """WAHA's lid -> phone map when configured; its HTTP session closes with `stack`."""
+    if not webhook.waha_base_url:
+        return None
+    timeout = aiohttp.ClientTimeout(total=webhook.lid_lookup_timeout_s)
+    http = await stack.enter_async_context(aiohttp.ClientSession(timeout=timeout))
+    return WahaLidLookup(http, webhook.waha_base_url, webhook.waha_api_key)
+
+
 async def serve(webhook: WebhookConfig, server: ServerConfig, stop: asyncio.Event) -> None:
     """Serve until `stop` is set; closes only what it opened, in reverse order."""
     async with contextlib.AsyncExitStack() as stack:
@@ -55,8 +68,9 @@ async def serve(webhook: WebhookConfig, server: ServerConfig, stop: asyncio.Even
         stack.push_async_callback(pool.close)
         queue = await open_queue(server.redis_url, server.queue_name)
         stack.push_async_callback(queue.aclose)
+        lids = await open_lid_lookup(stack, webhook)
         runner, port = await start_site(
-            build_app(webhook, pool=pool, queue=queue), server.host, server.port
+            build_app(webhook, pool=pool, queue=queue, lids=lids), server.host, server.port
         )
         stack.push_async_callback(runner.cleanup)
         log.info(

@@ -141,6 +141,11 @@ def webhook_config(settings: Settings) -> WebhookConfig:
         waha_hmac_key=secret(settings.waha_hmac_key),
         max_body_bytes=settings.webhook_max_body_bytes,
         coalesce_ms=settings.coalesce_ms,
+        # Only where WAHA sends us events: ask it for the phone behind a new `@lid`.
+        waha_base_url=settings.waha_base_url
+        if settings.waha_hmac_key and settings.waha_lid_lookup
+        else None,
+        waha_api_key=secret(settings.waha_api_key),
     )
 
 

@@ -158,6 +158,8 @@ class Settings(BaseSettings):
     whatsapp_access_token: SecretStr | None = None  # Graph API bearer (system user) token
     waha_base_url: str = "http://127.0.0.1:3000"
     waha_api_key: SecretStr | None = None  # sent as X-Api-Key
+    # The webhook asks WAHA for the phone behind a never-seen `@lid` (one conversation per person).
+    waha_lid_lookup: bool = True
     send_timeout_s: float = Field(default=10.0, gt=0)
     send_max_attempts: int = Field(default=4, ge=1, le=10)
     send_backoff_base_s: float = Field(default=0.5, ge=0)

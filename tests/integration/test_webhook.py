@@ -19,8 +19,10 @@ from tests.integration.webhook_support import (
     queued_payloads,
     running_webhook,
 )
+from tests.integration.whatsapp_fakes import FakeWaha
 from tests.whatsapp_payloads import (
     VERIFY_TOKEN,
+    WAHA_API_KEY,
     cloud_delivery,
     cloud_signature,
     cloud_status,
@@ -277,3 +279,31 @@ async def test_waha_c_us_and_lid_of_one_person_are_one_conversation(
         ("11112222333344@lid", "11112222333344@lid"),
         ("5521977776666", "11112222333344@lid"),
     }
+
+
+async def test_a_new_linked_id_is_looked_up_so_the_customer_keeps_their_conversation(
+    settings: Settings, orgs: dict[str, object], fake_waha: FakeWaha
+) -> None:
+    config = dataclasses.replace(
+        TEST_CONFIG, waha_base_url=fake_waha.base_url, waha_api_key=WAHA_API_KEY
+    )
+    lid, hidden, stranger = "98765432101234@lid", "11122233344455@lid", "55544433322211@lid"
+    fake_waha.phones_by_lid[lid] = "5511999990000@c.us"
+    async with running_webhook(settings, config) as hook:
+        await hook.post_waha(waha_event("loja-a", "w1", "oi", sender="5511999990000@c.us"))
+        await hook.post_waha(waha_event("loja-a", "w2", "sou eu de novo", sender=lid))
+        await hook.post_waha(waha_event("loja-a", "w3", "e agora?", sender=lid))
+        await hook.post_waha(waha_event("loja-a", "w4", "oi", sender=hidden))  # WAHA: pn null
+        fake_waha.lid_status = 500
+        failed = await hook.post_waha(waha_event("loja-a", "w5", "oi", sender=stranger))
+    assert failed.status == 200 and failed.body["enqueued"] == 1  # a failed lookup holds nothing
+    contacts = {p["message_id"]: p["contact_id"] for p in await queued_payloads(settings)}
+    assert contacts == {
+        "w1": "5511999990000",
+        "w2": "5511999990000",
+        "w3": "5511999990000",
+        "w4": hidden,
+        "w5": stranger,
+    }
+    # Asked once per linked id never seen before, on the session the message came in on.
+    assert fake_waha.lid_lookups == [("loja-a", lid), ("loja-a", hidden), ("loja-a", stranger)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import uuid
 from collections.abc import AsyncIterator
@@ -26,7 +27,7 @@ from tests.whatsapp_payloads import (
 )
 from webhook.app import CLOUD_API_PATH, WAHA_PATH, build_app
 from webhook.config import WebhookConfig
-from webhook.server import start_site
+from webhook.server import open_lid_lookup, start_site
 from worker.settings import Settings
 
 TEST_CONFIG = WebhookConfig(
@@ -87,14 +88,17 @@ async def running_webhook(
     """The real app on a free port of 127.0.0.1, on the test's database and queue."""
     pool = await asyncpg.create_pool(settings.database_url, min_size=1, max_size=4)
     queue = await open_queue(settings.redis_url, settings.queue_name)
-    runner, port = await start_site(build_app(config, pool=pool, queue=queue), "127.0.0.1", 0)
-    try:
-        async with aiohttp.ClientSession() as http:
-            yield RunningWebhook(f"http://127.0.0.1:{port}", http)
-    finally:
-        await runner.cleanup()
-        await queue.aclose()
-        await pool.close()
+    async with contextlib.AsyncExitStack() as stack:
+        lids = await open_lid_lookup(stack, config)
+        app = build_app(config, pool=pool, queue=queue, lids=lids)
+        runner, port = await start_site(app, "127.0.0.1", 0)
+        try:
+            async with aiohttp.ClientSession() as http:
+                yield RunningWebhook(f"http://127.0.0.1:{port}", http)
+        finally:
+            await runner.cleanup()
+            await queue.aclose()
+            await pool.close()
 
 
 async def queued_payloads(settings: Settings) -> list[dict[str, Any]]:

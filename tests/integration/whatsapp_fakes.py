@@ -84,17 +84,30 @@ class FakeGraphApi(_FakeApi):
 
 
 class FakeWaha(_FakeApi):
-    """POST /api/sendText, X-Api-Key checked."""
+    """POST /api/sendText and GET /api/{session}/lids/{lid}, X-Api-Key checked."""
 
     def __init__(self, api_key: str) -> None:
         super().__init__()
         self.api_key = api_key
         self.delivered: list[tuple[str, str, str]] = []  # (session, chatId, text)
+        self.phones_by_lid: dict[str, str] = {}  # what the session has learned: lid -> pn
+        self.lid_lookups: list[tuple[str, str]] = []  # (session, lid) asked
+        self.lid_status = 200
 
     def app(self) -> web.Application:
         app = web.Application()
         app.router.add_post("/api/sendText", self.send_text)
+        app.router.add_get("/api/{session}/lids/{lid}", self.lid)
         return app
+
+    async def lid(self, request: web.Request) -> web.Response:
+        if request.headers.get("X-Api-Key") != self.api_key:
+            return web.json_response({"message": "Unauthorized"}, status=401)
+        session, lid = request.match_info["session"], request.match_info["lid"]
+        self.lid_lookups.append((session, lid))
+        if self.lid_status != 200:
+            return web.json_response({"message": "boom"}, status=self.lid_status)
+        return web.json_response({"lid": lid, "pn": self.phones_by_lid.get(lid)})
 
     async def send_text(self, request: web.Request) -> web.Response:
         body, scripted = await self._scripted(request)
