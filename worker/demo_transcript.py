@@ -8,6 +8,7 @@ _STATUS_TEXT = {
     "duplicate": "já respondida (nenhuma segunda resposta)",
     "queued": "respondida pelo turno em andamento desta conversa",
     "redelivered": "resposta já gravada, reenviada",
+    "stored": "guardada como contexto (não pede resposta)",
 }
 
 
