@@ -28,7 +28,7 @@ from turn.deps import TurnConfig, TurnDeps, TurnOutcome
 from turn.errors import UnknownOrganization
 from turn.mailbox import ConversationKey, MailboxEntry
 from turn.outbox import Recipient, deliver_reply
-from turn.queries import OutboxRow, insert_inbound_message
+from turn.queries import OutboxRow, fetch_inbound_message_id, insert_inbound_message
 from turn.reply_turn import Conversation, answer_batch
 
 log = structlog.get_logger(__name__)
@@ -59,6 +59,15 @@ class _Persisted:
 
 
 async def run_inbound_turn(deps: TurnDeps, message: InboundMessage, *, job_id: str) -> TurnOutcome:
+    if not message.expects_reply:
+        # Once stored, such a message leaves the mailbox with nothing to show for it: a
+        # redelivery must not put it back, or a later burst would answer it as new.
+        async with org_connection(deps.pool, message.organization_id) as conn:
+            stored = await fetch_inbound_message_id(
+                conn, message.organization_id, message.channel, message.message_id
+            )
+        if stored is not None:
+            return TurnOutcome(status="duplicate", inbound_id=stored)
     key = ConversationKey(message.organization_id, message.channel, message.contact_id)
     entry = MailboxEntry(
         message.message_id,

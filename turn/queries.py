@@ -62,6 +62,15 @@ where organization_id = $1 and channel = $2 and external_id = $3 and direction =
 """
 
 
+async def fetch_inbound_message_id(
+    conn: asyncpg.Connection, organization_id: uuid.UUID, channel: str, external_id: str
+) -> uuid.UUID | None:
+    found: uuid.UUID | None = await conn.fetchval(
+        FETCH_INBOUND_MESSAGE_ID, organization_id, channel, external_id
+    )
+    return found
+
+
 async def insert_inbound_message(
     conn: asyncpg.Connection,
     *,
@@ -90,9 +99,8 @@ async def insert_inbound_message(
     )
     if created is not None:
         return created, True
-    existing: uuid.UUID = await conn.fetchval(
-        FETCH_INBOUND_MESSAGE_ID, organization_id, channel, external_id
-    )
+    existing = await fetch_inbound_message_id(conn, organization_id, channel, external_id)
+    assert existing is not None  # the insert conflicted with it
     return existing, False
 
 

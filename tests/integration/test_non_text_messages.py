@@ -10,7 +10,14 @@ import asyncpg
 
 from channels.models import ChannelKind
 from jobs.payloads import InboundMessagePayload
-from tests.integration.support import create_org, enqueue, payload, result_of, run_burst
+from tests.integration.support import (
+    create_org,
+    enqueue,
+    enqueue_raw,
+    payload,
+    result_of,
+    run_burst,
+)
 from tests.integration.webhook_support import connect_number, queued_payloads, running_webhook
 from tests.whatsapp_payloads import cloud_delivery, cloud_message, cloud_text, cloud_value
 from turn.model import ModelRequest, ModelResponse
@@ -154,3 +161,23 @@ async def test_each_number_is_answered_by_its_own_agent(
     }
     cache_keys = {r.messages[-1].content: r.cache_key for r in model.requests}
     assert cache_keys["quero comprar"] != cache_keys["meu pedido atrasou"] == cache_keys["oi"]
+
+
+async def test_a_stored_photo_delivered_again_is_not_answered_as_new(
+    settings: Settings, db: asyncpg.Connection
+) -> None:
+    org = await create_org(db)
+    model = RecordingModel()
+    photo = _media(org, "img1", "[imagem] modelo azul", reply=False)
+    await enqueue(settings, photo)
+    await run_burst(settings, model=model)
+
+    # Hours later the provider delivers the photo again (the queue forgot it), just before
+    # the customer's next question: its job runs first.
+    late = await enqueue_raw(settings, photo.model_dump(mode="json"))
+    await enqueue(settings, payload(org, "t2", "e o prazo?", contact=CONTACT))
+    await run_burst(settings.model_copy(update={"max_jobs": 1}), model=model)
+    assert (await result_of(settings, late))["status"] == "duplicate"
+    [request] = model.requests
+    assert _shown(request) == [("user", "[imagem] modelo azul"), ("user", "e o prazo?")]
+    assert [m["answered"] for m in await _inbound(db, org)] == [False, True]

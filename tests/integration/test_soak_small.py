@@ -26,4 +26,5 @@ async def test_small_soak_loses_nothing_and_answers_once_in_order(
     report = await run_soak(settings, plan)
     assert report.events and report.events[0].startswith("SIGKILL")
     assert (report.lost, report.duplicate_replies, report.out_of_order) == (0, 0, 0)
+    assert report.photo_only_replies == 0
     assert report.sent >= plan.conversations

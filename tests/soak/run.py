@@ -29,6 +29,8 @@ class SoakPlan:
     conversations: int
     workers: int
     duplicate_share: float = 0.10
+    # Photos on a number that does not answer them: stored, never answered on their own.
+    media_share: float = 0.10
     kill_one_worker: bool = True
     restart_postgres: bool = False
     add_workers: int = 0  # started when a quarter of the messages are answered
@@ -41,14 +43,17 @@ class SoakPlan:
 @dataclass
 class SoakReport:
     sent: int = 0
-    lost: int = 0
+    lost: int = 0  # messages expecting a reply that got none (or no stored row, for photos)
     duplicate_replies: int = 0
     out_of_order: int = 0
+    photo_only_replies: int = 0  # replies that answered nothing but photos
     events: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return self.lost == 0 and self.duplicate_replies == 0 and self.out_of_order == 0
+        return not (
+            self.lost or self.duplicate_replies or self.out_of_order or self.photo_only_replies
+        )
 
 
 def _worker_env(settings: Settings, plan: SoakPlan) -> dict[str, str]:
@@ -120,12 +125,15 @@ def _message_plan(org: uuid.UUID, plan: SoakPlan) -> list[tuple[InboundMessagePa
     out: list[tuple[InboundMessagePayload, str]] = []
     for n in range(plan.messages):
         conv, seq = n % plan.conversations, n // plan.conversations
+        photo = rng.random() < plan.media_share
         message = InboundMessagePayload(
             organization_id=org,
             contact_id=f"5511{conv:08d}",
             message_id=f"soak-{conv}-{seq}",
-            text=f"mensagem {seq} da conversa {conv}: qual o frete?",
+            text=f"[imagem] foto {seq}" if photo else f"mensagem {seq} da conversa {conv}: frete?",
             sent_at=datetime.now(UTC),
+            kind="image" if photo else "text",
+            expects_reply=not photo,
         )
         out.append((message, "first"))
         if rng.random() < plan.duplicate_share:
@@ -158,7 +166,8 @@ async def _produce(
 # Answered means the reply reached the sender, not just that it was committed.
 ANSWERED = """
 select count(*) from messages i join outbox o on o.message_id = i.answered_by
-where i.organization_id = $1 and i.direction = 'inbound' and o.status = 'sent'
+where i.organization_id = $1 and i.direction = 'inbound' and i.expects_reply
+  and o.status = 'sent'
 """
 
 
@@ -188,9 +197,10 @@ async def _watch(
     loop = asyncio.get_running_loop()
     deadline = loop.time() + plan.timeout_s
     restart = _postgres_restart_command() if plan.restart_postgres else None
+    target = len(_expected(org, plan, expects_reply=True))
     while loop.time() < deadline:
         done = await _answered(settings, org)
-        if done is not None and done >= plan.messages:
+        if done is not None and done >= target:
             return
         if done is not None and plan.kill_one_worker and not killed and done >= plan.messages // 4:
             workers[0].send_signal(signal.SIGKILL)
@@ -235,14 +245,40 @@ order by c.contact_id, r.created_at, r.id, i.received_at, i.id
 """
 
 
-async def _verify(settings: Settings, org: uuid.UUID, plan: SoakPlan, report: SoakReport) -> None:
-    expected = [
-        f"soak-{n % plan.conversations}-{n // plan.conversations}" for n in range(plan.messages)
+VERIFY_STORED = """
+select count(*) from unnest($2::text[]) as expected(external_id)
+where not exists (
+    select 1 from messages m
+    where m.organization_id = $1 and m.direction = 'inbound'
+      and m.external_id = expected.external_id and not m.expects_reply and m.kind = 'image'
+)
+"""
+
+
+VERIFY_PHOTO_ONLY_REPLIES = """
+select count(*) from messages r
+where r.organization_id = $1 and r.direction = 'outbound'
+  and not exists (select 1 from messages i where i.answered_by = r.id and i.expects_reply)
+"""
+
+
+def _expected(org: uuid.UUID, plan: SoakPlan, *, expects_reply: bool) -> list[str]:
+    return [
+        message.message_id
+        for message, how in _message_plan(org, plan)
+        if how == "first" and message.expects_reply is expects_reply
     ]
+
+
+async def _verify(settings: Settings, org: uuid.UUID, plan: SoakPlan, report: SoakReport) -> None:
+    expected = _expected(org, plan, expects_reply=True)
+    photos = _expected(org, plan, expects_reply=False)
     conn = await connect(settings.database_url)
     try:
         report.lost = int(await conn.fetchval(VERIFY_LOST, org, expected))
+        report.lost += int(await conn.fetchval(VERIFY_STORED, org, photos))
         report.duplicate_replies = int(await conn.fetchval(VERIFY_DUPLICATES, org))
+        report.photo_only_replies = int(await conn.fetchval(VERIFY_PHOTO_ONLY_REPLIES, org))
         report.sent = int(
             await conn.fetchval(
                 "select count(*) from outbox where organization_id = $1 and status = 'sent'", org
