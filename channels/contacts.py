@@ -16,7 +16,7 @@ a WAHA event may carry both (the `from` field plus an alternate in `_data`). So:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 _PHONE_SERVERS = frozenset({"c.us", "s.whatsapp.net"})
@@ -71,11 +71,6 @@ def contact_ids(candidates: Iterable[object]) -> ContactIds | None:
     if phone is None and lid is None:
         return None
     return ContactIds(phone=phone, lid=lid)
-
-
-def choose_contact_id(ids: ContactIds, known: Sequence[str]) -> str:
-    """`known`: the contact ids already mapped to any of `ids.aliases`, oldest mapping first."""
-    return known[0] if known else ids.preferred
 
 
 def waha_chat_id(contact_id: str) -> str:

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import functools
-import uuid
-from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -12,13 +9,12 @@ import structlog
 from arq.connections import ArqRedis
 from pydantic import ValidationError
 
-from channels.contacts import ContactIds, choose_contact_id
+from channels.contacts import ContactIds
 from channels.models import Channel, ChannelKind
 from channels.queries import (
     fetch_channel_by_address,
-    insert_inbound_route,
     list_alias_contact_ids,
-    upsert_contact_aliases,
+    record_inbound,
 )
 from channels.waha_lids import LidResolver
 from jobs.payloads import InboundMessagePayload
@@ -60,26 +56,28 @@ async def ingest(
         log.info("webhook.skipped", reason=skipped.reason, detail=skipped.detail)
     if not delivery.texts:
         return report
-    async with pool.acquire() as conn:
-        channels: dict[tuple[ChannelKind, str], Channel | None] = {}
-        for text in delivery.texts:
-            key = (text.kind, text.address)
-            if key not in channels:
+    # A pooled connection is held per statement only, never across Redis or HTTP calls:
+    # a burst of deliveries would otherwise queue for connections behind the enqueues.
+    channels: dict[tuple[ChannelKind, str], Channel | None] = {}
+    for text in delivery.texts:
+        key = (text.kind, text.address)
+        if key not in channels:
+            async with pool.acquire() as conn:
                 channels[key] = await fetch_channel_by_address(conn, text.kind, text.address)
-            channel = channels[key]
-            if channel is None:
-                report.unknown_channel += 1
-                log.warning("webhook.unknown_channel", kind=text.kind.value, address=text.address)
-                continue
-            with structlog.contextvars.bound_contextvars(
-                organization_id=str(channel.organization_id), channel_id=str(channel.id)
-            ):
-                await _enqueue_text(conn, queue, channel, text, report, coalesce_ms, lids)
+        channel = channels[key]
+        if channel is None:
+            report.unknown_channel += 1
+            log.warning("webhook.unknown_channel", kind=text.kind.value, address=text.address)
+            continue
+        with structlog.contextvars.bound_contextvars(
+            organization_id=str(channel.organization_id), channel_id=str(channel.id)
+        ):
+            await _enqueue_text(pool, queue, channel, text, report, coalesce_ms, lids)
     return report
 
 
 async def _enqueue_text(
-    conn: Any,
+    pool: Any,
     queue: ArqRedis,
     channel: Channel,
     text: InboundText,
@@ -87,12 +85,10 @@ async def _enqueue_text(
     coalesce_ms: int,
     lids: LidResolver | None,
 ) -> None:
-    lookup = _lid_lookup(lids, channel) if channel.kind is ChannelKind.WAHA else None
-    contact_id = await resolve_contact_id(conn, channel.organization_id, text.sender, lookup)
     try:
         payload = InboundMessagePayload(
             organization_id=channel.organization_id,
-            contact_id=contact_id,
+            contact_id=text.sender.preferred,  # the contact id on record replaces it below
             message_id=text.message_id,
             text=text.text,
             sent_at=text.sent_at,
@@ -105,8 +101,16 @@ async def _enqueue_text(
         fields = [".".join(map(str, e["loc"])) for e in exc.errors()]
         log.warning("webhook.invalid_message", fields=fields)
         return
+    sender = text.sender
+    if channel.kind is ChannelKind.WAHA and lids is not None:
+        sender = await with_looked_up_phone(pool, channel, sender, lids)
     # Before the job exists: the worker looks the route up when it sends the reply.
-    await insert_inbound_route(conn, channel.organization_id, text.message_id, channel.id)
+    async with pool.acquire() as conn:
+        contact_id = await record_inbound(
+            conn, channel.organization_id, sender, text.message_id, channel.id
+        )
+    # A normalized WhatsApp id always fits the contract's contact_id: no re-validation.
+    payload = payload.model_copy(update={"contact_id": contact_id})
     job = await enqueue_inbound(queue, payload, coalesce_ms=coalesce_ms)
     if job is None:
         report.duplicates += 1
@@ -116,29 +120,16 @@ async def _enqueue_text(
         log.info("webhook.enqueued", job_id=payload.job_id)
 
 
-LidLookup = Callable[[str], Awaitable[str | None]]
-
-
-def _lid_lookup(lids: LidResolver | None, channel: Channel) -> LidLookup | None:
-    if lids is None:
-        return None
-    return functools.partial(lids.phone_of, channel.address)
-
-
-async def resolve_contact_id(
-    conn: Any, organization_id: uuid.UUID, sender: ContactIds, lookup: LidLookup | None = None
-) -> str:
-    """The sender's contact id in this org: an existing alias's, else their preferred id;
-    every id of theirs in this event is then an alias of it (see channels.contacts).
-
-    A linked id never seen before, with no phone in the event, is looked up first (`lookup`:
-    WAHA's lid map), so a customer known by phone keeps their conversation."""
-    known = await list_alias_contact_ids(conn, organization_id, sender.aliases)
-    if not known and sender.phone is None and sender.lid is not None and lookup is not None:
-        phone = await lookup(sender.lid)
-        if phone is not None:
-            sender = ContactIds(phone=phone, lid=sender.lid)
-            known = await list_alias_contact_ids(conn, organization_id, sender.aliases)
-    contact_id = choose_contact_id(sender, known)
-    await upsert_contact_aliases(conn, organization_id, sender.aliases, contact_id)
-    return contact_id
+async def with_looked_up_phone(
+    pool: Any, channel: Channel, sender: ContactIds, lids: LidResolver
+) -> ContactIds:
+    """A linked id never seen before, with no phone in the event, gets the phone WAHA knows
+    for it (so a customer known by phone keeps their conversation); else `sender` as is."""
+    if sender.phone is not None or sender.lid is None:
+        return sender
+    async with pool.acquire() as conn:
+        known = await list_alias_contact_ids(conn, channel.organization_id, [sender.lid])
+    if known:
+        return sender  # seen before: its contact id is on record
+    phone = await lids.phone_of(channel.address, sender.lid)
+    return sender if phone is None else ContactIds(phone=phone, lid=sender.lid)

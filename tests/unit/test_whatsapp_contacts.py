@@ -6,7 +6,6 @@ import pytest
 
 from channels.contacts import (
     ContactIds,
-    choose_contact_id,
     contact_ids,
     normalize_whatsapp_id,
     waha_chat_id,
@@ -46,18 +45,11 @@ def test_contact_ids_keep_the_first_phone_and_the_first_lid() -> None:
 def test_a_lid_alone_is_its_own_contact_until_linked() -> None:
     ids = contact_ids(["98765432101234@lid"])
     assert ids == ContactIds(phone=None, lid="98765432101234@lid")
-    assert choose_contact_id(ids, []) == "98765432101234@lid"
+    assert ids.preferred == "98765432101234@lid"
 
 
 def test_no_person_no_ids() -> None:
     assert contact_ids(["120363025246125888@g.us", None]) is None
-
-
-def test_an_existing_alias_wins_over_the_preferred_id() -> None:
-    # Seen first as a lid only; now a message carries both: it joins the lid's conversation.
-    ids = ContactIds(phone="5511999990000", lid="98765432101234@lid")
-    assert choose_contact_id(ids, ["98765432101234@lid"]) == "98765432101234@lid"
-    assert choose_contact_id(ids, []) == "5511999990000"
 
 
 def test_waha_chat_ids() -> None:
