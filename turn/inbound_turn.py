@@ -21,6 +21,7 @@ from turn.conversation_queries import (
     InboundRow,
     PersistedInbound,
     UnansweredRow,
+    list_history,
     list_inbound_by_external_ids,
     upsert_inbound,
 )
@@ -199,9 +200,16 @@ async def _drain(
             # reply to those): stored, they are context for the next turn.
             await deps.mailbox.remove(key, [row.external_id for row in pending])
             continue
+        # One connection for both reads: each org_connection costs a bind and a reset.
         async with org_connection(deps.pool, conversation.organization_id) as conn:
             snapshot = await deps.catalog.get(conn, conversation.organization_id)
-        result = await answer_batch(deps, conversation, snapshot, pending, job_id=job_id)
+            history = await list_history(
+                conn,
+                conversation.conversation_id,
+                deps.config.history_limit,
+                [row.id for row in pending],
+            )
+        result = await answer_batch(deps, conversation, snapshot, pending, history, job_id=job_id)
         if result.earlier:
             await _readmit(deps, key, result.earlier)
             continue

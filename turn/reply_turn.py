@@ -17,7 +17,6 @@ from turn.conversation_queries import (
     InboundRow,
     UnansweredRow,
     commit_reply,
-    list_history,
     list_unanswered_before,
 )
 from turn.deps import TurnDeps, TurnOutcome
@@ -70,15 +69,17 @@ async def answer_batch(
     conversation: Conversation,
     snapshot: CatalogSnapshot,
     batch: Sequence[InboundRow],
+    history: Sequence[tuple[str, str]],
     *,
     job_id: str,
 ) -> BatchResult:
-    """One model turn for `batch` (arrival order) and at most one reply for all of it."""
+    """One model turn for `batch` (arrival order) and at most one reply for all of it;
+    `history`: the conversation before it, oldest first (turn.conversation_queries)."""
     text = "\n".join(row.body for row in batch)
     match = snapshot.matcher.match(text, max_matched=deps.config.max_injected_skills)
     deps.metrics.skills_matched(len(match.matched), len(match.probes))
     prefix = build_prefix(conversation.persona, turn_tools(), snapshot.index_text)
-    loop = await _ask_model(deps, conversation, batch, match, prefix, snapshot.skills)
+    loop = await _ask_model(deps, conversation, batch, history, match, prefix, snapshot.skills)
     try:
         reply = await _commit_reply(deps, conversation, batch, loop.text)
     except _Overtaken as exc:
@@ -106,19 +107,12 @@ async def _ask_model(
     deps: TurnDeps,
     conversation: Conversation,
     batch: Sequence[InboundRow],
+    history: Sequence[tuple[str, str]],
     match: MatchResult,
     prefix: str,
     installed: Sequence[LoadedSkill],
 ) -> LoopOutcome:
-    # First: an agent whose provider lacks credentials fails before any work.
     model = deps.models.resolve(conversation.model_provider, conversation.model_name)
-    async with org_connection(deps.pool, conversation.organization_id) as conn:
-        history = await list_history(
-            conn,
-            conversation.conversation_id,
-            deps.config.history_limit,
-            [row.id for row in batch],
-        )
     injected = tuple(InjectedSkill(s.name, s.body, s.reference_paths) for s in match.matched)
     request = ModelRequest(
         prefix=prefix,
