@@ -240,3 +240,27 @@ async def try_lock_curator_tick(conn: asyncpg.Connection) -> bool:
 
 async def unlock_curator_tick(conn: asyncpg.Connection) -> None:
     await conn.fetchval(UNLOCK_CURATOR_TICK, TICK_LOCK_CLASS, TICK_LOCK_ID)
+
+
+# Reports written more than $1 days ago (the database's clock), oldest first, at most $2 per
+# call; never an org's newest scheduled run (the schedule's last_run_at and `skillet status`
+# read it). Replayed runs (`--now`) go by age alone.
+PRUNE_CURATOR_RUNS = """
+delete from curator_runs
+where id in (
+    select r.id from curator_runs r
+    where r.created_at < now() - make_interval(days => $1)
+      and (r.replayed or exists (
+          select 1 from curator_runs n
+          where n.organization_id = r.organization_id and not n.replayed and n.ran_at > r.ran_at))
+    order by r.created_at
+    limit $2
+)
+"""
+
+
+async def prune_curator_runs(conn: asyncpg.Connection, keep_days: int, limit: int) -> int:
+    """Delete up to `limit` reports older than `keep_days` (see PRUNE_CURATOR_RUNS); how
+    many went."""
+    status: str = await conn.execute(PRUNE_CURATOR_RUNS, keep_days, limit)
+    return int(status.split()[-1])

@@ -18,6 +18,7 @@ from arq.worker import Function
 
 from skills.clock import Clock, system_clock
 from skills.curator import CuratorPolicy
+from skills.curator_queries import prune_curator_runs
 from skills.curator_run import PassOptions
 from skills.curator_schedule import SchedulePolicy
 from skills.curator_tick import run_curator_tick
@@ -28,6 +29,8 @@ from worker.settings import Settings
 log = structlog.get_logger(__name__)
 
 CURATOR_TICK = "curator_tick"
+# Old reports deleted per tick at most: a backlog drains over a few ticks, each one short.
+PRUNE_BATCH = 5_000
 
 
 @dataclass
@@ -80,6 +83,11 @@ async def curator_tick(ctx: dict[str, Any]) -> dict[str, Any]:
             result = await run_curator_tick(
                 conn, now=options.now, schedule=schedule_policy(settings), options=options
             )
+            pruned = 0
+            if result.status == "ran" and settings.curator_runs_keep_days:
+                pruned = await prune_curator_runs(
+                    conn, settings.curator_runs_keep_days, PRUNE_BATCH
+                )
     except Exception as exc:  # the worker must outlive any curator failure: log and count
         stats.failures += 1
         if metrics is not None:
@@ -87,14 +95,14 @@ async def curator_tick(ctx: dict[str, Any]) -> dict[str, Any]:
         code = getattr(exc, "code", type(exc).__name__)
         log.error("curator.tick_failed", error_code=code, error=repr(exc)[:300], **vars(stats))
         return {"status": "failed", "error": code}
-    summary = result.summary()
+    summary = {**result.summary(), "pruned": pruned}
     if metrics is not None:
         metrics.curator_ticked(result)
     if result.status == "busy":
         stats.busy += 1
     stats.runs += summary["runs"]
     stats.transitioned += summary["transitioned"]
-    if summary["runs"]:
+    if summary["runs"] or pruned:
         log.info("curator.tick", **summary)
     return summary
 

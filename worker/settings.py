@@ -144,6 +144,8 @@ class Settings(BaseSettings):
     curator_archive_after_days: int = Field(default=90, ge=1)
     curator_chunk_orgs: int = Field(default=1000, ge=1, le=10_000)
     curator_timeout_s: int = Field(default=300, ge=1)
+    # Curator reports older than this are deleted (each org's newest kept); 0 keeps them all.
+    curator_runs_keep_days: int = Field(default=180, ge=0)
 
     # WhatsApp ingress (`skillet webhook`); an endpoint whose secret is unset answers 503
     webhook_host: str = "0.0.0.0"

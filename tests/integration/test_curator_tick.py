@@ -136,13 +136,61 @@ async def test_the_cron_job_never_raises_and_counts_failures(
         summary = await curator_tick(ctx)
     finally:
         await pool.close()
-    assert summary == {"status": "ran", "due": {"ceiling": 1}, "runs": 1, "transitioned": 1}
+    assert summary == {
+        "status": "ran",
+        "due": {"ceiling": 1},
+        "runs": 1,
+        "transitioned": 1,
+        "pruned": 0,
+    }
 
     # The same job with its pool gone: a logged, counted failure, not an exception.
     failed = await curator_tick(ctx)
     assert failed["status"] == "failed"
     stats: CuratorStats = ctx["curator_stats"]  # type: ignore[assignment]
     assert (stats.ticks, stats.runs, stats.transitioned, stats.failures) == (2, 1, 1, 1)
+
+
+async def test_a_tick_prunes_old_reports_but_keeps_each_orgs_newest(
+    db: asyncpg.Connection, settings: Settings
+) -> None:
+    busy, quiet = await create_org(db), await create_org(db)
+
+    async def report(org: uuid.UUID, days: int, *, replayed: bool = False) -> None:
+        await db.execute(
+            """insert into curator_runs (organization_id, trigger, ran_at, replayed,
+                   stale_cutoff, archive_cutoff, transitioned, skipped, created_at)
+               values ($1, 'ceiling', now() - make_interval(days => $2), $3, now(), now(),
+                       '[]', '[]', now() - make_interval(days => $2))""",
+            org,
+            days,
+            replayed,
+        )
+
+    for days in (400, 200, 1):
+        await report(busy, days)
+    await report(busy, 250, replayed=True)
+    await report(quiet, 300)  # its only scheduled run: kept however old
+    pool = await create_pool(settings.database_url, min_size=1, max_size=2)
+    try:
+        summary = await curator_tick({"settings": settings, "pool": pool, "clock": lambda: NOW})
+    finally:
+        await pool.close()
+    assert summary["pruned"] == 3
+    left = await db.fetch(
+        "select organization_id, (now() - created_at) > interval '250 days' as old "
+        "from curator_runs order by created_at"
+    )
+    assert [(r["organization_id"], r["old"]) for r in left] == [(quiet, True), (busy, False)]
+
+    keep_all = settings.model_copy(update={"curator_runs_keep_days": 0})
+    await report(busy, 500)
+    pool = await create_pool(settings.database_url, min_size=1, max_size=2)
+    try:
+        again = await curator_tick({"settings": keep_all, "pool": pool, "clock": lambda: NOW})
+    finally:
+        await pool.close()
+    assert again["pruned"] == 0
 
 
 async def test_only_long_running_enabled_workers_schedule_the_tick(settings: Settings) -> None:
