@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -43,7 +44,7 @@ class CloudApiConfig:
 class CloudApiSender(PartsSender[CloudApiConfig]):
     """One reply = one or more text messages from the channel's phone number to the wa_id."""
 
-    async def send(self, row: OutboxRow, recipient: Recipient) -> None:
+    async def send(self, row: OutboxRow, recipient: Recipient) -> Sequence[str] | None:
         if recipient.route is None:
             raise send_failed(SendFailure.NO_CHANNEL, "reply has no Cloud API channel")
         if not self._config.access_token:
@@ -63,12 +64,14 @@ class CloudApiSender(PartsSender[CloudApiConfig]):
             headers={"Authorization": f"Bearer {self._config.access_token}"},
             classify=classify_graph_answer,
         )
+        provider_ids = [i for i in map(_message_id, bodies) if i is not None]
         log.info(
             "outbox.sent_cloud_api",
             outbox_id=str(row.id),
             parts=len(parts),
-            provider_message_ids=[_message_id(b) for b in bodies],
+            provider_message_ids=provider_ids,
         )
+        return provider_ids
 
     def _payload(self, recipient: Recipient, part: str, *, first: bool) -> dict[str, Any]:
         payload: dict[str, Any] = {

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 
 import structlog
@@ -47,14 +47,13 @@ class ChannelSender:
         self._window = window
         self._clock = clock
 
-    async def send(self, row: OutboxRow, recipient: Recipient) -> None:
+    async def send(self, row: OutboxRow, recipient: Recipient) -> Sequence[str] | None:
         route = recipient.route
         if route is None:
             if self._unrouted is None:
                 raise send_failed(SendFailure.NO_CHANNEL, "the organization has no channel")
             log.info("outbox.unrouted", outbox_id=str(row.id))
-            await self._unrouted.send(row, recipient)
-            return
+            return await self._unrouted.send(row, recipient)
         sender = self._senders.get(route.kind)
         if sender is None:
             raise send_failed(
@@ -68,4 +67,4 @@ class ChannelSender:
                 f"the customer last wrote at {last.isoformat()}, {hours:g} h or more ago: "
                 "outside the customer-service window only template messages are allowed",
             )
-        await sender.send(row, recipient)
+        return await sender.send(row, recipient)

@@ -206,3 +206,33 @@ async def record_inbound(
         channel_id,
     )
     return contact_id
+
+
+# Provider statuses of sent replies, one statement per org and delivery (each message id at
+# most once: the caller keeps its highest status). A status for a message that is not one
+# of ours (sent from the phone itself) matches no receipt and changes nothing.
+UPDATE_RECEIPTS = """
+update outbox_receipts r set
+    status = s.status,
+    error = coalesce(s.error, r.error),
+    updated_at = now()
+from unnest($2::text[], $3::text[], $4::text[]) as s(provider_message_id, status, error)
+where r.organization_id = $1 and r.provider_message_id = s.provider_message_id
+  and skillet_receipt_rank(r.status) < skillet_receipt_rank(s.status)
+"""
+
+
+async def update_receipts(
+    conn: asyncpg.Connection,
+    organization_id: uuid.UUID,
+    statuses: Sequence[tuple[str, str, str | None]],
+) -> int:
+    """Apply (provider message id, status, error) updates; how many receipts moved."""
+    result: str = await conn.execute(
+        UPDATE_RECEIPTS,
+        organization_id,
+        [s[0] for s in statuses],
+        [s[1] for s in statuses],
+        [s[2] for s in statuses],
+    )
+    return int(result.split()[-1])

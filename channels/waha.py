@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,7 +31,7 @@ class WahaConfig:
 class WahaSender(PartsSender[WahaConfig]):
     """One reply = one or more sendText calls on the channel's session."""
 
-    async def send(self, row: OutboxRow, recipient: Recipient) -> None:
+    async def send(self, row: OutboxRow, recipient: Recipient) -> Sequence[str] | None:
         if recipient.route is None:
             raise send_failed(SendFailure.NO_CHANNEL, "reply has no WAHA channel")
         parts = split_text(row.body, self._config.max_text_chars)
@@ -44,6 +45,7 @@ class WahaSender(PartsSender[WahaConfig]):
             classify=classify_waha_answer,
         )
         log.info("outbox.sent_waha", outbox_id=str(row.id), parts=len(parts))
+        return None  # only `message` events are subscribed: no delivery receipts from WAHA
 
     def _payload(
         self, session: str, recipient: Recipient, part: str, *, first: bool

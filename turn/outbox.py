@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Protocol
@@ -41,22 +42,25 @@ class Recipient:
 
 
 class Sender(Protocol):
-    async def send(self, row: OutboxRow, recipient: Recipient) -> None:
-        """Deliver `row.body`; raise turn.errors.SendError when the channel fails
-        (retryable: nothing went out, a later try may work; else the row is marked failed)."""
+    async def send(self, row: OutboxRow, recipient: Recipient) -> Sequence[str] | None:
+        """Deliver `row.body`; the provider's id of each message it went out as (their
+        delivery statuses arrive later), when it gives them. Raise turn.errors.SendError when
+        the channel fails (retryable: nothing went out, a later try may work; else the row is
+        marked failed)."""
         ...
 
 
 class LoggingSender:
     """Sender for replies with no channel in development: logs the delivery (never the body)."""
 
-    async def send(self, row: OutboxRow, recipient: Recipient) -> None:
+    async def send(self, row: OutboxRow, recipient: Recipient) -> Sequence[str] | None:
         log.info(
             "outbox.delivered",
             outbox_id=str(row.id),
             channel=recipient.channel,
             chars=len(row.body),
         )
+        return None
 
 
 async def deliver_reply(
@@ -84,7 +88,7 @@ async def deliver_reply(
         last_inbound_at=claim.last_inbound_at,
     )
     try:
-        await sender.send(row, target)
+        provider_ids = await sender.send(row, target)
     except SendError as exc:
         if exc.retryable:
             await release_outbox_claim(conn, row.id)
@@ -92,4 +96,4 @@ async def deliver_reply(
         await update_outbox_failed(conn, row.id, str(exc))
         log.error("outbox.failed", outbox_id=str(row.id), code=exc.code, error=exc.message[:300])
         return False
-    return await update_outbox_sent(conn, row.id)
+    return await update_outbox_sent(conn, row.id, provider_ids or ())

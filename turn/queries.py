@@ -114,16 +114,28 @@ class OutboxRow:
     status: str
 
 
+# Sent, and one receipt per message id the provider answered with (its statuses update them).
 UPDATE_OUTBOX_SENT = """
-update outbox set status = 'sent', sent_at = now(), attempts = attempts + 1
-where id = $1 and status = 'pending'
+with sent as (
+    update outbox set status = 'sent', sent_at = now(), attempts = attempts + 1
+    where id = $1 and status = 'pending'
+    returning id, organization_id
+), receipts as (
+    insert into outbox_receipts (organization_id, provider_message_id, outbox_id)
+    select sent.organization_id, provider_id, sent.id
+    from sent, unnest($2::text[]) as provider_id
+    on conflict (organization_id, provider_message_id) do nothing
+)
+select count(*) from sent
 """
 
 
-async def update_outbox_sent(conn: asyncpg.Connection, outbox_id: uuid.UUID) -> bool:
+async def update_outbox_sent(
+    conn: asyncpg.Connection, outbox_id: uuid.UUID, provider_message_ids: Sequence[str] = ()
+) -> bool:
     """Mark a pending row sent; False if it was not pending (someone else sent it)."""
-    status: str = await conn.execute(UPDATE_OUTBOX_SENT, outbox_id)
-    return status.endswith(" 1")
+    updated: int = await conn.fetchval(UPDATE_OUTBOX_SENT, outbox_id, list(provider_message_ids))
+    return updated == 1
 
 
 @dataclass(frozen=True)

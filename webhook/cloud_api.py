@@ -7,13 +7,14 @@ value.metadata.phone_number_id; the customer is messages[].from (their wa_id).
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime
 from typing import Any
 
 from channels.contacts import contact_ids
 from channels.models import ChannelKind
 from jobs.payloads import MessageKind
-from webhook.events import Delivery, InboundText, epoch_to_utc
+from webhook.events import STATUS_RANK, Delivery, InboundText, StatusUpdate, epoch_to_utc
 from webhook.non_text import describe, describe_location
 
 OBJECT = "whatsapp_business_account"
@@ -36,16 +37,40 @@ def parse_cloud_api(document: Any, received_at: datetime) -> Delivery:
 
 
 def _parse_value(value: Any, received_at: datetime, delivery: Delivery) -> None:
-    for _ in _items(_get(value, "statuses")):
-        delivery.skip("status")
     for _ in _items(_get(value, "errors")):
         delivery.skip("error")
     address = _get(_get(value, "metadata"), "phone_number_id")
+    for status in _items(_get(value, "statuses")):
+        _parse_status(status, address, delivery)
     for message in _items(_get(value, "messages")):
         if not isinstance(address, str | int) or not str(address):
             delivery.skip("no_phone_number_id")
             continue
         _parse_message(message, str(address), received_at, delivery)
+
+
+def _parse_status(status: Any, address: Any, delivery: Delivery) -> None:
+    message_id, state = _get(status, "id"), _get(status, "status")
+    if not isinstance(address, str | int) or not str(address):
+        delivery.skip("no_phone_number_id")
+    elif not isinstance(message_id, str) or not message_id or len(message_id) > 256:
+        delivery.skip("malformed", "status id")
+    elif state not in STATUS_RANK:
+        delivery.skip("status", state)  # e.g. `deleted`: nothing to record
+    else:
+        update = StatusUpdate(ChannelKind.CLOUD_API, str(address), message_id, state)
+        if state == "failed":
+            update = dataclasses.replace(update, error=_status_error(_get(status, "errors")))
+        delivery.statuses.append(update)
+
+
+def _status_error(errors: Any) -> str:
+    """`131026 Message undeliverable: details`, from the first of a failed status's errors."""
+    error = next(iter(_items(errors)), None)
+    details = _get(_get(error, "error_data"), "details") or _get(error, "message")
+    words = [str(w) for w in (_get(error, "code"), _get(error, "title")) if w]
+    reason = " ".join(words) or "failed"
+    return (f"{reason}: {details}" if details else reason)[:500]
 
 
 def _parse_message(message: Any, address: str, received_at: datetime, delivery: Delivery) -> None:

@@ -32,9 +32,26 @@ class Skipped:
     detail: str = ""
 
 
+# A status only ever moves up this ladder (`failed` is final), as in the database's
+# skillet_receipt_rank (migrations/0011_delivery_receipts.sql).
+STATUS_RANK = {"sent": 1, "delivered": 2, "read": 3, "failed": 4}
+
+
+@dataclass(frozen=True)
+class StatusUpdate:
+    """What the provider says became of one message we sent (a reply's part)."""
+
+    kind: ChannelKind
+    address: str  # the number it was sent from
+    provider_message_id: str
+    status: str  # a key of STATUS_RANK
+    error: str | None = None  # the provider's reason, for `failed`
+
+
 @dataclass
 class Delivery:
     texts: list[InboundText] = field(default_factory=list)
+    statuses: list[StatusUpdate] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
 
     def skip(self, reason: str, detail: object = "") -> None:

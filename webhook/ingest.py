@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -15,11 +16,12 @@ from channels.queries import (
     fetch_channel_by_address,
     list_alias_contact_ids,
     record_inbound,
+    update_receipts,
 )
 from channels.waha_lids import LidResolver
 from jobs.payloads import InboundMessagePayload
 from jobs.queue import enqueue_inbound
-from webhook.events import Delivery, InboundText
+from webhook.events import STATUS_RANK, Delivery, InboundText, StatusUpdate
 from webhook.non_text import expects_reply
 
 log = structlog.get_logger(__name__)
@@ -33,6 +35,7 @@ class IngestReport:
     duplicates: int = 0  # already queued, running or recently finished (same message id)
     unknown_channel: int = 0  # addressed to a number no org has connected
     invalid: int = 0  # a text the queue contract refuses (e.g. too long)
+    statuses: int = 0  # receipts of our replies a status moved (sent, delivered, read, failed)
     skipped: int = 0  # statuses, our own messages, groups, system notices, ...
 
     def as_json(self) -> dict[str, int]:
@@ -49,22 +52,17 @@ async def ingest(
 ) -> IngestReport:
     """Enqueue every message whose receiving number is connected (non-text ones too: they
     are stored, and answered only where the channel says so); the org and agent come from
-    `channels` only, never from the body. Database/Redis failures propagate (the caller
-    answers 503)."""
+    `channels` only, never from the body; delivery statuses update the receipts of that
+    org's replies only. Database/Redis failures propagate (the caller answers 503)."""
     report = IngestReport(skipped=len(delivery.skipped))
     for skipped in delivery.skipped:
         log.info("webhook.skipped", reason=skipped.reason, detail=skipped.detail)
-    if not delivery.texts:
-        return report
     # A pooled connection is held per statement only, never across Redis or HTTP calls:
     # a burst of deliveries would otherwise queue for connections behind the enqueues.
-    channels: dict[tuple[ChannelKind, str], Channel | None] = {}
+    channels = _ChannelCache(pool)
+    await _record_statuses(pool, channels, delivery.statuses, report)
     for text in delivery.texts:
-        key = (text.kind, text.address)
-        if key not in channels:
-            async with pool.acquire() as conn:
-                channels[key] = await fetch_channel_by_address(conn, text.kind, text.address)
-        channel = channels[key]
+        channel = await channels.get(text.kind, text.address)
         if channel is None:
             report.unknown_channel += 1
             log.warning("webhook.unknown_channel", kind=text.kind.value, address=text.address)
@@ -74,6 +72,49 @@ async def ingest(
         ):
             await _enqueue_text(pool, queue, channel, text, report, coalesce_ms, lids)
     return report
+
+
+class _ChannelCache:
+    """The channels of one delivery's numbers, each looked up once."""
+
+    def __init__(self, pool: Any) -> None:
+        self._pool = pool
+        self._found: dict[tuple[ChannelKind, str], Channel | None] = {}
+
+    async def get(self, kind: ChannelKind, address: str) -> Channel | None:
+        key = (kind, address)
+        if key not in self._found:
+            async with self._pool.acquire() as conn:
+                self._found[key] = await fetch_channel_by_address(conn, kind, address)
+        return self._found[key]
+
+
+async def _record_statuses(
+    pool: Any, channels: _ChannelCache, statuses: list[StatusUpdate], report: IngestReport
+) -> None:
+    """Each status against its number's org only; per message id the highest one counts."""
+    by_org: dict[uuid.UUID, dict[str, StatusUpdate]] = {}
+    for status in statuses:
+        channel = await channels.get(status.kind, status.address)
+        if channel is None:
+            report.unknown_channel += 1
+            continue
+        latest = by_org.setdefault(channel.organization_id, {})
+        seen = latest.get(status.provider_message_id)
+        if seen is None or STATUS_RANK[status.status] > STATUS_RANK[seen.status]:
+            latest[status.provider_message_id] = status
+    for organization_id, latest in by_org.items():
+        rows = [(s.provider_message_id, s.status, s.error) for s in latest.values()]
+        async with pool.acquire() as conn:
+            report.statuses += await update_receipts(conn, organization_id, rows)
+        failed = [s for s in latest.values() if s.status == "failed"]
+        for status in failed:
+            log.warning(
+                "webhook.reply_undelivered",
+                organization_id=str(organization_id),
+                provider_message_id=status.provider_message_id,
+                error=status.error,
+            )
 
 
 async def _enqueue_text(

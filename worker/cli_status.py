@@ -108,6 +108,7 @@ async def cmd_status(args: argparse.Namespace, settings: Settings) -> dict[str, 
             "sending": outbox.sending,
             "oldest_pending": _iso(outbox.oldest_pending),
             "failed_24h": outbox.failed_24h,
+            "undelivered_24h": outbox.undelivered_24h,
         },
         "message": _status_text(queue, workers, counts, coverage, runs, outbox, now),
     }
@@ -142,9 +143,10 @@ def _status_text(
     )
     failed = ", ".join(f"{c} {n}" for c, n in outbox.failed_24h.items()) or "none"
     oldest_reply = f" (oldest {_iso(outbox.oldest_pending)})" if outbox.oldest_pending else ""
+    undelivered = ", ".join(f"{c} {n}" for c, n in outbox.undelivered_24h.items()) or "none"
     lines.append(
         f"outbox: {outbox.pending} pending{oldest_reply}, {outbox.sending} sending; "
-        f"failed in 24 h: {failed}"
+        f"failed in 24 h: {failed}; sent but undelivered in 24 h: {undelivered}"
     )
     lines.append(f"curator: {coverage.organizations} orgs, {coverage.never_run} never run")
     lines.extend(

@@ -51,9 +51,9 @@ class MeteredSender:
         self.inner = inner
         self._metrics = metrics
 
-    async def send(self, row: OutboxRow, recipient: Recipient) -> None:
+    async def send(self, row: OutboxRow, recipient: Recipient) -> Sequence[str] | None:
         try:
-            await self.inner.send(row, recipient)
+            provider_ids = await self.inner.send(row, recipient)
         except SendError as exc:
             self._metrics.delivery("retry" if exc.retryable else "failed", exc.code)
             raise
@@ -61,6 +61,7 @@ class MeteredSender:
             self._metrics.delivery("error", "unexpected")
             raise
         self._metrics.delivery("sent")
+        return provider_ids
 
 
 def metered_model(model: Model, metrics: WorkerMetrics | None) -> Model:

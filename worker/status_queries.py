@@ -128,21 +128,34 @@ limit $1
 """
 
 
+# Sent, then reported failed by the provider (a receipt's error starts with Meta's code).
+LIST_UNDELIVERED = """
+select split_part(coalesce(error, 'unknown'), ' ', 1) as code, count(*) as count
+from outbox_receipts
+where status = 'failed' and updated_at > now() - interval '24 hours'
+group by 1 order by count(*) desc, 1
+limit $1
+"""
+
+
 @dataclass(frozen=True)
 class OutboxCounts:
     pending: int  # replies committed, not yet sent
     sending: int  # of those, claimed by a sender (the sweep fails abandoned ones)
     oldest_pending: datetime | None
     failed_24h: dict[str, int]  # failure code -> replies in the last 24 hours
+    undelivered_24h: dict[str, int]  # provider error code -> messages sent, then failed
 
 
 async def fetch_outbox_counts(conn: asyncpg.Connection, *, codes: int) -> OutboxCounts:
     row = await conn.fetchrow(FETCH_OUTBOX_PENDING)
     assert row is not None
     failures = await conn.fetch(LIST_OUTBOX_FAILURES, codes)
+    undelivered = await conn.fetch(LIST_UNDELIVERED, codes)
     return OutboxCounts(
         pending=int(row["pending"]),
         sending=int(row["sending"]),
         oldest_pending=row["oldest"],
         failed_24h={r["code"]: int(r["count"]) for r in failures},
+        undelivered_24h={r["code"]: int(r["count"]) for r in undelivered},
     )

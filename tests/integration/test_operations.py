@@ -270,7 +270,7 @@ async def test_status_shows_queue_workers_dead_letters_and_curator_runs(
     human = capsys.readouterr().out
     assert "workers alive: 0" in human and "dead letters: 1 total" in human
     assert after["outbox"]["pending"] == 0 and after["outbox"]["failed_24h"] == {}
-    assert "outbox: 0 pending, 0 sending; failed in 24 h: none" in human
+    assert "outbox: 0 pending, 0 sending; failed in 24 h: none; sent but undelivered" in human
 
 
 async def test_health_without_an_endpoint_or_a_worker_fails(

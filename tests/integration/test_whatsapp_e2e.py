@@ -20,6 +20,7 @@ from tests.whatsapp_payloads import (
 )
 from turn.queries import insert_agent
 from worker.settings import Settings
+from worker.status_queries import fetch_outbox_counts
 
 
 async def _outbox(db: asyncpg.Connection) -> list[tuple[str, int]]:
@@ -87,3 +88,76 @@ async def test_waha_message_is_answered_through_send_text_exactly_once(
     assert (session, chat_id) == ("loja", "5511912345678@c.us")
     assert text.strip()
     assert await _outbox(db) == [("sent", 1)]
+
+
+def _status(wamid: str, state: str, **extra: object) -> dict[str, object]:
+    return {
+        "id": wamid,
+        "status": state,
+        "timestamp": str(int(time.time())),
+        "recipient_id": "5511912345678",
+        **extra,
+    }
+
+
+async def test_a_replys_delivery_statuses_are_kept_for_its_org_and_never_move_back(
+    whatsapp_settings: Settings, db: asyncpg.Connection, fake_graph: FakeGraphApi
+) -> None:
+    org, other = await create_org(db, "Loja"), await create_org(db, "Outra loja")
+    await connect_number(db, org, ChannelKind.CLOUD_API, "106540352242922")
+    await connect_number(db, other, ChannelKind.CLOUD_API, "106540352249999")
+    message = cloud_text("wamid.in.1", "Oi!", sender="5511912345678", timestamp=int(time.time()))
+    async with running_webhook(whatsapp_settings) as hook:
+        await hook.post_cloud(cloud_delivery(cloud_value("106540352242922", [message])))
+    await run_burst(whatsapp_settings)
+    [(wamid, state)] = await _receipts(db, org)
+    assert state == "accepted"  # the Graph API's id for the reply, before any status
+
+    undeliverable = {"code": 131026, "title": "Message undeliverable"}
+    async with running_webhook(whatsapp_settings) as hook:
+        # Another org's number cannot touch this org's receipts, whatever id it names.
+        stranger = await hook.post_cloud(
+            cloud_delivery(
+                cloud_value(
+                    "106540352249999", statuses=[_status(wamid, "failed", errors=[undeliverable])]
+                )
+            )
+        )
+        assert stranger.body["statuses"] == 0
+        # Meta may post statuses out of order, several in one batch: the highest one wins.
+        both = await hook.post_cloud(
+            cloud_delivery(
+                cloud_value(
+                    "106540352242922", statuses=[_status(wamid, "read"), _status(wamid, "sent")]
+                )
+            )
+        )
+        assert both.body["statuses"] == 1
+        late = await hook.post_cloud(
+            cloud_delivery(cloud_value("106540352242922", statuses=[_status(wamid, "delivered")]))
+        )
+        assert late.body["statuses"] == 0
+    assert await _receipts(db, org) == [(wamid, "read")]
+    assert await _receipts(db, other) == []
+
+    # A later failure is final and keeps Meta's reason; `skillet status` counts it.
+    async with running_webhook(whatsapp_settings) as hook:
+        await hook.post_cloud(
+            cloud_delivery(
+                cloud_value(
+                    "106540352242922", statuses=[_status(wamid, "failed", errors=[undeliverable])]
+                )
+            )
+        )
+    error = await db.fetchval("select error from outbox_receipts where organization_id = $1", org)
+    assert error == "131026 Message undeliverable"
+    counts = await fetch_outbox_counts(db, codes=5)
+    assert counts.undelivered_24h == {"131026": 1}
+
+
+async def _receipts(db: asyncpg.Connection, org: object) -> list[tuple[str, str]]:
+    rows = await db.fetch(
+        "select provider_message_id, status from outbox_receipts where organization_id = $1",
+        org,
+    )
+    return [(r["provider_message_id"], r["status"]) for r in rows]

@@ -43,10 +43,13 @@ def test_cloud_api_batch_yields_every_text_of_every_entry_and_change() -> None:
     ]
     assert all(t.kind is ChannelKind.CLOUD_API for t in delivery.texts)
     assert delivery.texts[0].sent_at == datetime.fromtimestamp(1_764_000_000, UTC)
-    assert [s.reason for s in delivery.skipped] == ["status"]
+    assert delivery.skipped == []
+    assert [(s.address, s.provider_message_id, s.status) for s in delivery.statuses] == [
+        ("111", "wamid.out", "delivered")
+    ]
 
 
-def test_cloud_api_non_text_messages_are_described_and_statuses_skipped() -> None:
+def test_cloud_api_non_text_messages_are_described() -> None:
     messages = [
         cloud_message("m1", "image", {"id": "media1", "caption": "esse modelo tem no azul?"}),
         cloud_message("m2", "audio", {"id": "media2", "voice": True}),
@@ -77,7 +80,34 @@ def test_cloud_api_non_text_messages_are_described_and_statuses_skipped() -> Non
         ("m7", "sticker", "[figurinha]"),
         ("m8", "unsupported", "[mensagem não suportada] poll"),
     ]
-    assert [s.reason for s in delivery.skipped] == ["status"]
+    assert delivery.skipped == [] and len(delivery.statuses) == 1
+
+
+def test_cloud_api_statuses_keep_the_providers_reason_for_a_failure() -> None:
+    failed = {
+        "id": "wamid.out.2",
+        "status": "failed",
+        "timestamp": "1764000001",
+        "recipient_id": "5511999990000",
+        "errors": [
+            {
+                "code": 131026,
+                "title": "Message undeliverable",
+                "error_data": {"details": "Receiver is incapable of receiving this message"},
+            }
+        ],
+    }
+    statuses = [cloud_status("wamid.out.1", "read"), failed, cloud_status("x", "deleted")]
+    delivery = parse_cloud_api(cloud_delivery(cloud_value("111", statuses=statuses)), NOW)
+    assert [(s.provider_message_id, s.status, s.error) for s in delivery.statuses] == [
+        ("wamid.out.1", "read", None),
+        (
+            "wamid.out.2",
+            "failed",
+            "131026 Message undeliverable: Receiver is incapable of receiving this message",
+        ),
+    ]
+    assert [(s.reason, s.detail) for s in delivery.skipped] == [("status", "deleted")]
 
 
 def test_cloud_api_tapped_buttons_and_list_rows_are_typed_text() -> None:
