@@ -92,10 +92,10 @@ def build_worker(
     # the ticks another worker enqueued.
     functions = [function] if scheduled else [function, curator_function(settings)]
     cron_jobs = [curator_cron_job(settings)] if scheduled else []
-    if burst:
-        functions.append(outbox_function(settings))
-    else:
+    if not burst and settings.outbox_sweep_enabled:
         cron_jobs.append(outbox_cron_job(settings))
+    else:
+        functions.append(outbox_function(settings))
     metrics = WorkerMetrics()  # its own registry: several workers may share a process
     worker = ResilientWorker(
         functions=functions,

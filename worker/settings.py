@@ -144,6 +144,8 @@ class Settings(BaseSettings):
     curator_archive_after_days: int = Field(default=90, ge=1)
     curator_chunk_orgs: int = Field(default=1000, ge=1, le=10_000)
     curator_timeout_s: int = Field(default=300, ge=1)
+    # Long-running workers fail abandoned delivery claims every minute (worker/outbox_cron.py).
+    outbox_sweep_enabled: bool = True
     # Curator reports older than this are deleted (each org's newest kept); 0 keeps them all.
     curator_runs_keep_days: int = Field(default=180, ge=0)
 

@@ -204,6 +204,11 @@ async def test_only_long_running_enabled_workers_schedule_the_tick(settings: Set
     )
     assert [c.name for c in disabled.cron_jobs] == [OUTBOX_SWEEP]
     assert CURATOR_TICK in disabled.functions
+    neither = build_worker(
+        settings.model_copy(update={"curator_enabled": False, "outbox_sweep_enabled": False}),
+        handle_signals=False,
+    )
+    assert neither.cron_jobs == [] and OUTBOX_SWEEP in neither.functions
 
 
 async def test_a_running_worker_runs_the_curator_on_its_schedule(

@@ -54,6 +54,7 @@ def _ops_settings(settings: Settings, **overrides: object) -> Settings:
             "metrics_port": free_port(),
             "metrics_host": "127.0.0.1",
             "curator_enabled": False,  # the tick runs when a test enqueues it
+            "outbox_sweep_enabled": False,  # no cron job may sit deferred in the queue
             "heartbeat_interval_s": 0.2,
             "health_timeout_s": 1.0,
             **overrides,
