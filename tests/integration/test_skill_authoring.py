@@ -223,8 +223,10 @@ async def test_a_skill_created_in_a_turn_matches_from_the_next_turn(
     [second] = await enqueue(settings, payload(org, "t2", "quero a garantia estendida", contact))
     [third] = await enqueue(settings, payload(org, "t3", "e a garantia estendida?", contact))
     await run_burst(settings, model=model)
-    second_result = await result_of(settings, second)
-    assert [m["name"] for m in second_result["matched"]] == ["garantia-estendida"]
+    # t2 and t3 are one burst: whichever job took the conversation answers both.
+    results = [await result_of(settings, job) for job in (second, third)]
+    [answering] = [r for r in results if "t2" in r["answered"]]
+    assert [m["name"] for m in answering["matched"]] == ["garantia-estendida"]
     reply = await db.fetchval(
         "select r.body from messages i join messages r on r.id = i.answered_by "
         "where i.external_id = 't2'"
@@ -234,4 +236,4 @@ async def test_a_skill_created_in_a_turn_matches_from_the_next_turn(
     assert model.prefixes[0] == model.prefixes[1]  # same turn: before and after the tool call
     assert model.prefixes[2] != model.prefixes[0] and "garantia-estendida" in model.prefixes[2]
     assert len(set(model.prefixes[2:])) == 1
-    assert (await result_of(settings, third))["status"] in {"replied", "duplicate", "queued"}
+    assert sorted(r["status"] for r in results) in (["queued", "replied"], ["replied", "replied"])
