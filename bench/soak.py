@@ -56,6 +56,8 @@ async def _main(args: argparse.Namespace, base: Settings) -> int:
             kill_one_worker=True,
             restart_postgres=not args.no_restart,
             model_latency_ms=args.latency_ms,
+            round_gap_s=args.round_gap_s,
+            timeout_s=args.timeout_s,
         )
         started = time.perf_counter()
         report = await run_soak(settings, plan)
@@ -81,6 +83,8 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--latency-ms", type=int, default=20)
     parser.add_argument("--no-restart", action="store_true", help="skip the Postgres restart")
+    parser.add_argument("--round-gap-s", type=float, default=0.2)
+    parser.add_argument("--timeout-s", type=float, default=600.0)
     args = parser.parse_args()
     configure_logging(level="WARNING")
     with tempfile.TemporaryDirectory() as tmp:

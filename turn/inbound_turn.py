@@ -60,29 +60,29 @@ class _Persisted:
 
 
 async def run_inbound_turn(deps: TurnDeps, message: InboundMessage, *, job_id: str) -> TurnOutcome:
-    if not message.expects_reply:
-        # Once stored, such a message leaves the mailbox with nothing to show for it: a
-        # redelivery must not put it back, or a later burst would answer it as new.
-        async with org_connection(deps.pool, message.organization_id) as conn:
-            stored = await fetch_inbound_message_id(
-                conn, message.organization_id, message.channel, message.message_id
-            )
-        if stored is not None:
-            return TurnOutcome(status="duplicate", inbound_id=stored)
     key = ConversationKey(message.organization_id, message.channel, message.contact_id)
-    entry = MailboxEntry(
-        message.message_id,
-        message.text,
-        message.sent_at,
-        message.received_at or deps.clock(),
-        kind=message.kind,
-        expects_reply=message.expects_reply,
-    )
-    # The mailbox keeps the first arrival time (stamped at enqueue): persist that one, so the
-    # database and the mailbox agree on the order.
-    received_at = await deps.mailbox.add(key, entry)
+    stored = None if message.expects_reply else await _stored_id(deps, message)
+    if stored is None:
+        entry = MailboxEntry(
+            message.message_id,
+            message.text,
+            message.sent_at,
+            message.received_at or deps.clock(),
+            kind=message.kind,
+            expects_reply=message.expects_reply,
+        )
+        # The mailbox keeps the first arrival time (stamped at enqueue): persist that one, so
+        # the database and the mailbox agree on the order.
+        received_at = await deps.mailbox.add(key, entry)
+    else:
+        # Once stored, a message that expects no reply leaves the mailbox with nothing to
+        # show for it: a redelivery must not put it back, or a later burst would answer it
+        # as new. (Its row exists: this arrival time is not written.)
+        received_at = message.received_at or deps.clock()
     persisted = await _persist(deps, message, received_at)
     own = persisted.answered
+    if own is None and stored is not None:
+        own = TurnOutcome(status="duplicate", inbound_id=stored)
     own_row: InboundRow | None = None
     if own is None:
         own_row = InboundRow(
@@ -95,8 +95,8 @@ async def run_inbound_turn(deps: TurnDeps, message: InboundMessage, *, job_id: s
         )
     else:
         await deps.mailbox.remove(key, [message.message_id])
-        # A re-run of a holder killed mid-drain finds its own message answered, but the
-        # messages it left waiting were handed to it: answer them now, or nobody will.
+        # A re-run of a holder killed mid-drain finds its own message answered (or stored),
+        # but the messages it left waiting were handed to it: answer them now, or nobody will.
         if await deps.mailbox.size(key) == 0:
             return own
     for _ in range(deps.config.max_batches_per_job):
@@ -112,6 +112,13 @@ async def run_inbound_turn(deps: TurnDeps, message: InboundMessage, *, job_id: s
     if own is None and not message.expects_reply:
         return TurnOutcome(status="stored", inbound_id=persisted.inbound_id)
     return own or TurnOutcome(status="queued", inbound_id=persisted.inbound_id)
+
+
+async def _stored_id(deps: TurnDeps, message: InboundMessage) -> uuid.UUID | None:
+    async with org_connection(deps.pool, message.organization_id) as conn:
+        return await fetch_inbound_message_id(
+            conn, message.organization_id, message.channel, message.message_id
+        )
 
 
 async def _persist(deps: TurnDeps, message: InboundMessage, received_at: datetime) -> _Persisted:

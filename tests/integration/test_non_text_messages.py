@@ -4,12 +4,14 @@ only where their number says so; each number is answered by its own agent."""
 from __future__ import annotations
 
 import uuid
+from datetime import UTC, datetime
 from typing import Any
 
 import asyncpg
 
 from channels.models import ChannelKind
 from jobs.payloads import InboundMessagePayload
+from jobs.queue import open_queue
 from tests.integration.support import (
     create_org,
     enqueue,
@@ -20,6 +22,7 @@ from tests.integration.support import (
 )
 from tests.integration.webhook_support import connect_number, queued_payloads, running_webhook
 from tests.whatsapp_payloads import cloud_delivery, cloud_message, cloud_text, cloud_value
+from turn.mailbox import ConversationKey, Mailbox, MailboxEntry
 from turn.model import ModelRequest, ModelResponse
 from turn.queries import insert_agent
 from worker.settings import Settings
@@ -180,4 +183,30 @@ async def test_a_stored_photo_delivered_again_is_not_answered_as_new(
     assert (await result_of(settings, late))["status"] == "duplicate"
     [request] = model.requests
     assert _shown(request) == [("user", "[imagem] modelo azul"), ("user", "e o prazo?")]
+    assert [m["answered"] for m in await _inbound(db, org)] == [False, True]
+
+
+async def test_a_rerun_whose_own_photo_is_stored_still_answers_what_it_was_handed(
+    settings: Settings, db: asyncpg.Connection
+) -> None:
+    org = await create_org(db)
+    model = RecordingModel()
+    photo = _media(org, "img1", "[imagem]", reply=False)
+    await enqueue(settings, photo)
+    await run_burst(settings, model=model)
+    # The photo's job held the conversation and was killed: a text arrived meanwhile and its
+    # job left it in the mailbox for the holder (it returned "queued"). arq re-runs the holder.
+    question = payload(org, "t1", "tem no azul?", contact=CONTACT)
+    redis = await open_queue(settings.redis_url, settings.queue_name)
+    try:
+        key = ConversationKey(org, "whatsapp", CONTACT)
+        entry = MailboxEntry("t1", question.text, question.sent_at, datetime.now(UTC))
+        await Mailbox(redis).add(key, entry)
+    finally:
+        await redis.aclose()
+    rerun = await enqueue_raw(settings, photo.model_dump(mode="json"))
+    await run_burst(settings, model=model)
+    assert (await result_of(settings, rerun))["status"] == "duplicate"
+    [request] = model.requests
+    assert _shown(request) == [("user", "[imagem]"), ("user", "tem no azul?")]
     assert [m["answered"] for m in await _inbound(db, org)] == [False, True]
