@@ -219,6 +219,7 @@ update outbox_receipts r set
 from unnest($2::text[], $3::text[], $4::text[]) as s(provider_message_id, status, error)
 where r.organization_id = $1 and r.provider_message_id = s.provider_message_id
   and skillet_receipt_rank(r.status) < skillet_receipt_rank(s.status)
+returning r.provider_message_id, r.status
 """
 
 
@@ -226,13 +227,14 @@ async def update_receipts(
     conn: asyncpg.Connection,
     organization_id: uuid.UUID,
     statuses: Sequence[tuple[str, str, str | None]],
-) -> int:
-    """Apply (provider message id, status, error) updates; how many receipts moved."""
-    result: str = await conn.execute(
+) -> dict[str, str]:
+    """Apply (provider message id, status, error) updates; the receipts that moved, by
+    provider message id, with their new status."""
+    rows = await conn.fetch(
         UPDATE_RECEIPTS,
         organization_id,
         [s[0] for s in statuses],
         [s[1] for s in statuses],
         [s[2] for s in statuses],
     )
-    return int(result.split()[-1])
+    return {r["provider_message_id"]: r["status"] for r in rows}

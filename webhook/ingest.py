@@ -36,7 +36,7 @@ class IngestReport:
     unknown_channel: int = 0  # addressed to a number no org has connected
     invalid: int = 0  # a text the queue contract refuses (e.g. too long)
     statuses: int = 0  # receipts of our replies a status moved (sent, delivered, read, failed)
-    skipped: int = 0  # statuses, our own messages, groups, system notices, ...
+    skipped: int = 0  # statuses not recorded (deleted), our own messages, groups, notices, ...
 
     def as_json(self) -> dict[str, int]:
         return asdict(self)
@@ -106,15 +106,16 @@ async def _record_statuses(
     for organization_id, latest in by_org.items():
         rows = [(s.provider_message_id, s.status, s.error) for s in latest.values()]
         async with pool.acquire() as conn:
-            report.statuses += await update_receipts(conn, organization_id, rows)
-        failed = [s for s in latest.values() if s.status == "failed"]
-        for status in failed:
-            log.warning(
-                "webhook.reply_undelivered",
-                organization_id=str(organization_id),
-                provider_message_id=status.provider_message_id,
-                error=status.error,
-            )
+            moved = await update_receipts(conn, organization_id, rows)
+        report.statuses += len(moved)
+        for provider_id, state in moved.items():
+            if state == "failed":
+                log.warning(
+                    "webhook.reply_undelivered",
+                    organization_id=str(organization_id),
+                    provider_message_id=provider_id,
+                    error=latest[provider_id].error,
+                )
 
 
 async def _enqueue_text(
