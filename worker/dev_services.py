@@ -336,14 +336,29 @@ async def ensure_database(database_url: str) -> str:
         await conn.close()
 
 
-async def ensure_bucket(settings: Settings) -> str:
-    """Create the configured bucket if missing; 'created' or 'exists'."""
+STORE_PROBE_KEY = ".skillet-dev/probe"
+STORE_PROBE_TIMEOUT_S = 15.0
+
+
+async def ensure_bucket(
+    settings: Settings, *, probe_timeout_s: float = STORE_PROBE_TIMEOUT_S
+) -> str:
+    """Create the configured bucket if missing, then store a 2-byte object in it: a server
+    can answer and still fail to store (e.g. its data directory deleted under it), and the
+    demo would then fail half-way. 'created' or 'exists'."""
+    where = f"{settings.s3_bucket} at {settings.s3_endpoint_url}"
     try:
         async with s3_client(settings) as client:
-            created = await S3ObjectStore(client, settings.s3_bucket).ensure_bucket()
+            store = S3ObjectStore(client, settings.s3_bucket)
+            created = await store.ensure_bucket()
+            await asyncio.wait_for(store.put(STORE_PROBE_KEY, b"ok", "text/plain"), probe_timeout_s)
     except StorageError as exc:
-        where = f"{settings.s3_bucket} at {settings.s3_endpoint_url}"
         raise DevServicesError(f"cannot prepare bucket {where}: {exc.message}") from exc
+    except TimeoutError as exc:
+        raise DevServicesError(
+            f"S3 answers but stored nothing in {probe_timeout_s:g} s ({where}): stop that "
+            "server (`skillet dev down` if skillet started it) or set S3_ENDPOINT_URL"
+        ) from exc
     return "created" if created else "exists"
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import uuid
@@ -13,12 +14,14 @@ import aioboto3
 import asyncpg
 import pytest
 import pytest_asyncio
+from aiohttp import web
 from botocore.exceptions import ClientError
 from pydantic import SecretStr
 
+from webhook.server import start_site
 from worker.db import with_database
-from worker.dev_services import admin_database_url, down, status, up
-from worker.processes import free_port
+from worker.dev_services import admin_database_url, down, ensure_bucket, status, up
+from worker.processes import DevServicesError, free_port
 from worker.settings import Settings
 from worker.weed import WeedProcess, start_weed
 
@@ -136,3 +139,29 @@ async def test_up_starts_redis_when_none_answers(tmp_path: Path) -> None:
         stopped = await down(settings)
     assert stopped["redis"]["action"] == "stopped"
     assert (await status(settings))["redis"]["answers"] is False
+
+
+async def test_an_s3_that_answers_but_cannot_store_is_refused_with_a_clear_reason() -> None:
+    # Like a `weed` whose checkout was deleted under it: bucket checks answer, writes hang.
+    async def bucket(request: web.Request) -> web.Response:
+        return web.Response(status=200)
+
+    async def hang(request: web.Request) -> web.Response:
+        await asyncio.sleep(3600)
+        return web.Response(status=200)
+
+    app = web.Application()
+    app.router.add_route("HEAD", "/{bucket}", bucket)
+    app.router.add_put("/{bucket}/{key:.*}", hang)
+    runner, port = await start_site(app, "127.0.0.1", 0, shutdown_timeout_s=0.1)
+    try:
+        settings = Settings(
+            s3_endpoint_url=f"http://127.0.0.1:{port}",
+            aws_access_key_id="probe",
+            aws_secret_access_key=SecretStr("probe-secret-key"),
+            s3_bucket="probe",
+        )
+        with pytest.raises(DevServicesError, match="S3 answers but stored nothing in 1 s"):
+            await ensure_bucket(settings, probe_timeout_s=1)
+    finally:
+        await runner.cleanup()
