@@ -31,9 +31,19 @@ class ActivationRecorder:
     turn. Rows still pending at `close()` get a bounded time to flush.
     """
 
-    def __init__(self, write: BatchWriter, *, batch_size: int = 200, max_pending: int = 10_000):
+    def __init__(
+        self,
+        write: BatchWriter,
+        *,
+        batch_size: int = 200,
+        max_pending: int = 10_000,
+        linger_s: float = 0.0,
+    ):
         self._write = write
         self._batch_size = batch_size
+        # How long a batch waits for more rows after its first: each write costs a pooled
+        # connection and a few round trips, and turns record one row each.
+        self._linger_s = linger_s
         self._queue: asyncio.Queue[ActivationRow] = asyncio.Queue(maxsize=max_pending)
         self._task: asyncio.Task[None] | None = None
         self._closed = False
@@ -84,7 +94,10 @@ class ActivationRecorder:
     async def _run(self) -> None:
         while True:
             batch = [await self._queue.get()]
-            # Take what is already waiting: batches grow with load, latency stays low when idle.
+            self._in_flight = 1
+            if self._linger_s:
+                await asyncio.sleep(self._linger_s)
+            # Take what is waiting: batches grow with load, latency stays low when idle.
             while len(batch) < self._batch_size and not self._queue.empty():
                 batch.append(self._queue.get_nowait())
             self._in_flight = len(batch)

@@ -101,6 +101,7 @@ async def open_resources(
             metered_batches(write, metrics),
             batch_size=settings.activation_batch_size,
             max_pending=settings.activation_queue_max,
+            linger_s=settings.activation_linger_ms / 1000,
         )
         recorder.start()
         # Pushed after the pool: closes (and flushes) before the pool does.

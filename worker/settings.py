@@ -131,6 +131,8 @@ class Settings(BaseSettings):
 
     # Activation telemetry (fire-and-forget)
     activation_batch_size: int = Field(default=200, ge=1)
+    # A batch waits this long for more rows after its first (telemetry: nobody waits on it).
+    activation_linger_ms: int = Field(default=50, ge=0, le=5_000)
     activation_queue_max: int = Field(default=10_000, ge=1)
     activation_shutdown_flush_s: float = Field(default=5.0, ge=0)
 

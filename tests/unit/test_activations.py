@@ -86,6 +86,21 @@ async def test_rows_recorded_quickly_are_written_in_batches_exactly_once(
     assert (recorder.stats.failed, recorder.stats.dropped) == (0, 0)
 
 
+async def test_a_lingering_batch_collects_rows_recorded_one_turn_at_a_time(
+    recorders: list[ActivationRecorder],
+) -> None:
+    writer = FakeWriter()
+    recorder = ActivationRecorder(writer, batch_size=200, linger_s=0.5)  # type: ignore[arg-type]
+    recorders.append(recorder)
+    recorder.start()
+    recorded = rows(5)
+    for row in recorded:  # one row per turn, turns a few ms apart
+        recorder.record([row])
+        await asyncio.sleep(0.005)
+    await asyncio.wait_for(recorder.flush(), 5)
+    assert writer.batches == [recorded]
+
+
 async def test_an_idle_recorder_writes_a_single_row_without_waiting_for_a_full_batch(
     recorders: list[ActivationRecorder],
 ) -> None:
