@@ -1,4 +1,4 @@
-"""The webhook's HTTP surface (aiohttp): verify, parse, route, enqueue; nothing else.
+"""The webhook's HTTP surface (aiohttp): verify, parse, route, enqueue (and record statuses).
 
     GET  /webhooks/whatsapp   Cloud API verification handshake (hub.challenge echo)
     POST /webhooks/whatsapp   Cloud API deliveries, X-Hub-Signature-256 (HMAC-SHA256)

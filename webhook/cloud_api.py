@@ -1,4 +1,4 @@
-"""Meta WhatsApp Cloud API webhook payloads -> customer texts (pure: no I/O).
+"""Meta WhatsApp Cloud API webhook payloads -> customer messages and delivery statuses (pure).
 
 A POST holds a batch: entry[] -> changes[] -> value.messages[] (and value.statuses[] for
 delivery receipts of our own messages). The receiving number is
@@ -22,7 +22,8 @@ OBJECT = "whatsapp_business_account"
 
 def parse_cloud_api(document: Any, received_at: datetime) -> Delivery:
     """Every customer message of every entry and change (non-text ones described, see
-    webhook.non_text); statuses and everything else are skipped, with why."""
+    webhook.non_text) and every delivery status of our messages; the rest is skipped, with
+    why."""
     delivery = Delivery()
     if not isinstance(document, dict) or document.get("object") != OBJECT:
         delivery.skip("not_whatsapp", _get(document, "object"))

@@ -1,4 +1,4 @@
-"""WAHA webhook events -> customer texts (pure: no I/O).
+"""WAHA webhook events -> customer messages, non-text ones described (pure: no I/O).
 
 Only `message` events count (`message.any` would repeat them and add our own messages).
 The receiving number is the event's `session`; the customer is payload.from, plus the
