@@ -1,4 +1,4 @@
-"""What a verified webhook delivery holds once parsed: texts to enqueue, events skipped."""
+"""What a verified webhook delivery holds once parsed: messages to enqueue, statuses, skips."""
 
 from __future__ import annotations
 
