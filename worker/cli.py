@@ -26,15 +26,12 @@ log = structlog.get_logger(__name__)
 
 
 async def cmd_migrate(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
-    from worker.db import connect
+    from worker.db import connection
     from worker.migrate import DEFAULT_MIGRATIONS_DIR, apply_migrations
 
     directory = Path(settings.migrations_dir) if settings.migrations_dir else DEFAULT_MIGRATIONS_DIR
-    conn = await connect(settings.database_url)
-    try:
+    async with connection(settings.database_url) as conn:
         applied = await apply_migrations(conn, directory)
-    finally:
-        await conn.close()
     return {"applied": applied, "message": f"{len(applied)} migration(s) applied"}
 
 
@@ -73,14 +70,11 @@ async def cmd_worker(args: argparse.Namespace, settings: Settings) -> dict[str, 
 
 async def cmd_orgs_create(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     from turn.queries import insert_organization
-    from worker.db import connect
+    from worker.db import connection
 
     org_id = args.id or uuid.uuid4()
-    conn = await connect(settings.database_url)
-    try:
+    async with connection(settings.database_url) as conn:
         created = await insert_organization(conn, org_id, args.name)
-    finally:
-        await conn.close()
     if not created:
         raise CliError(f"organization {org_id} already exists", code="organization_exists")
     return {"id": str(org_id), "name": args.name, "message": f"organization {org_id} created"}

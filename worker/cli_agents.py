@@ -80,14 +80,13 @@ def check_model(provider: str | None, name: str | None) -> tuple[str | None, str
 async def cmd_add(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     from turn.agent_queries import create_agent
     from turn.queries import fetch_org_agent
-    from worker.db import connect
+    from worker.db import connection
 
     name = _name(args.name)
     prompt = _prompt(args)
     assert prompt is not None  # one of --prompt/--prompt-file is required
     provider, model_name = check_model(args.model_provider, args.model_name)
-    conn = await connect(settings.database_url)
-    try:
+    async with connection(settings.database_url) as conn:
         if await fetch_org_agent(conn, args.org) is None:
             raise CliError(f"organization {args.org} does not exist", code="organization_not_found")
         agent = await create_agent(
@@ -98,20 +97,15 @@ async def cmd_add(args: argparse.Namespace, settings: Settings) -> dict[str, Any
             model_provider=provider,
             model_name=model_name,
         )
-    finally:
-        await conn.close()
     return {**agent.as_json(), "message": f"agent created: {_line(agent)}"}
 
 
 async def cmd_list(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     from turn.agent_queries import list_agents
-    from worker.db import connect
+    from worker.db import connection
 
-    conn = await connect(settings.database_url)
-    try:
+    async with connection(settings.database_url) as conn:
         agents = await list_agents(conn, args.org)
-    finally:
-        await conn.close()
     lines = [f"agents ({len(agents)}; the first answers numbers without an agent):"]
     lines += [f"  {_line(a)}" for a in agents]
     return {"agents": [a.as_json() for a in agents], "message": "\n".join(lines)}
@@ -121,7 +115,7 @@ async def cmd_set(args: argparse.Namespace, settings: Settings) -> dict[str, Any
     from dataclasses import replace
 
     from turn.agent_queries import fetch_agent, update_agent
-    from worker.db import connect
+    from worker.db import connection
 
     if args.default_model and args.model_name is not None:
         raise CliError("--default-model takes no --model-name", code="invalid_model")
@@ -134,29 +128,25 @@ async def cmd_set(args: argparse.Namespace, settings: Settings) -> dict[str, Any
             "--model-name or --default-model",
             code="nothing_to_change",
         )
-    conn = await connect(settings.database_url)
-    try:
-        async with conn.transaction():
-            agent = await fetch_agent(conn, args.agent)
-            if agent is None:
-                raise CliError(f"agent {args.agent} does not exist", code="agent_not_found")
-            provider, model_name = agent.model_provider, agent.model_name
-            if args.default_model:
-                provider, model_name = None, None
-            elif args.model_provider:  # a new provider: the old model id means nothing to it
-                provider, model_name = check_model(args.model_provider, args.model_name)
-            elif args.model_name is not None:
-                provider, model_name = check_model(provider, args.model_name)
-            changed = replace(
-                agent,
-                name=name or agent.name,
-                system_prompt=prompt or agent.system_prompt,
-                model_provider=provider,
-                model_name=model_name,
-            )
-            agent = await update_agent(conn, changed)
-    finally:
-        await conn.close()
+    async with connection(settings.database_url) as conn, conn.transaction():
+        agent = await fetch_agent(conn, args.agent)
+        if agent is None:
+            raise CliError(f"agent {args.agent} does not exist", code="agent_not_found")
+        provider, model_name = agent.model_provider, agent.model_name
+        if args.default_model:
+            provider, model_name = None, None
+        elif args.model_provider:  # a new provider: the old model id means nothing to it
+            provider, model_name = check_model(args.model_provider, args.model_name)
+        elif args.model_name is not None:
+            provider, model_name = check_model(provider, args.model_name)
+        changed = replace(
+            agent,
+            name=name or agent.name,
+            system_prompt=prompt or agent.system_prompt,
+            model_provider=provider,
+            model_name=model_name,
+        )
+        agent = await update_agent(conn, changed)
     return {**agent.as_json(), "message": f"agent updated: {_line(agent)}"}
 
 

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import re
 import signal
-from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from channels.models import ChannelKind
 from worker.cli_args import CliError, uuid_arg
+from worker.db import connection
 from worker.settings import Settings
 
 if TYPE_CHECKING:
@@ -24,17 +23,6 @@ if TYPE_CHECKING:
 
 # Same rule as the `channels.address` check constraint (migrations/0004_channels.sql).
 _ADDRESS_RE = re.compile(r"^[0-9A-Za-z._:-]{1,128}$")
-
-
-@contextlib.asynccontextmanager
-async def _database(settings: Settings) -> AsyncIterator[asyncpg.Connection]:
-    from worker.db import connect
-
-    conn = await connect(settings.database_url)
-    try:
-        yield conn
-    finally:
-        await conn.close()
 
 
 def _line(channel: Channel) -> str:
@@ -62,7 +50,7 @@ async def cmd_add(args: argparse.Namespace, settings: Settings) -> dict[str, Any
         raise CliError(
             f"not a phone_number_id or session name: {args.address!r}", code="invalid_address"
         )
-    async with _database(settings) as conn:
+    async with connection(settings.database_url) as conn:
         if await fetch_org_agent(conn, args.org) is None:
             raise CliError(f"organization {args.org} does not exist", code="organization_not_found")
         if args.agent:
@@ -88,7 +76,7 @@ async def cmd_add(args: argparse.Namespace, settings: Settings) -> dict[str, Any
 async def cmd_list(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     from channels.queries import list_channels
 
-    async with _database(settings) as conn:
+    async with connection(settings.database_url) as conn:
         channels = await list_channels(conn, args.org)
     lines = [f"channels ({len(channels)}):", *(f"  {_line(c)}" for c in channels)]
     return {"channels": [c.as_json() for c in channels], "message": "\n".join(lines)}
@@ -104,7 +92,7 @@ async def cmd_set(args: argparse.Namespace, settings: Settings) -> dict[str, Any
             code="nothing_to_change",
         )
     kind = ChannelKind(args.kind)
-    async with _database(settings) as conn, conn.transaction():
+    async with connection(settings.database_url) as conn, conn.transaction():
         channel = await fetch_channel_by_address(conn, kind, args.address)
         if channel is None:
             raise CliError(f"{args.kind} {args.address} is not connected", code="channel_not_found")
@@ -122,7 +110,7 @@ async def cmd_set(args: argparse.Namespace, settings: Settings) -> dict[str, Any
 async def cmd_remove(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     from channels.queries import delete_channel
 
-    async with _database(settings) as conn:
+    async with connection(settings.database_url) as conn:
         channel = await delete_channel(conn, ChannelKind(args.kind), args.address)
     if channel is None:
         raise CliError(f"{args.kind} {args.address} is not connected", code="channel_not_found")

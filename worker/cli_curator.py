@@ -16,7 +16,7 @@ from skills.curator_run import PassOptions, run_curator, run_curator_all
 from skills.usage import UsageStore
 from worker.cli_args import aware_datetime_arg, uuid_arg
 from worker.curator_cron import curator_policy
-from worker.db import connect
+from worker.db import connection
 from worker.settings import Settings
 
 
@@ -29,14 +29,11 @@ async def cmd_curator_run(args: argparse.Namespace, settings: Settings) -> dict[
         dry_run=args.dry_run,
         chunk_orgs=settings.curator_chunk_orgs,
     )
-    conn = await connect(settings.database_url)
-    try:
+    async with connection(settings.database_url) as conn:
         if args.org is not None:
             reports = [await run_curator(conn, args.org, options)]
         else:
             reports = await run_curator_all(conn, options)
-    finally:
-        await conn.close()
     meta = {"ran_at": options.now.isoformat(), "dry_run": options.dry_run}
     if args.org is not None:
         return {**reports[0].to_json(), **meta, "message": _describe(reports, options.dry_run)}
@@ -66,11 +63,8 @@ async def cmd_skills_unpin(args: argparse.Namespace, settings: Settings) -> dict
 async def _set_pinned(
     args: argparse.Namespace, settings: Settings, *, pinned: bool
 ) -> dict[str, Any]:
-    conn = await connect(settings.database_url)
-    try:
+    async with connection(settings.database_url) as conn:
         record = await UsageStore(system_clock).set_pinned(conn, args.org, args.name, pinned)
-    finally:
-        await conn.close()
     word = "pinned" if pinned else "unpinned"
     return {
         "name": record.skill_name,
@@ -81,11 +75,8 @@ async def _set_pinned(
 
 
 async def cmd_skills_restore(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
-    conn = await connect(settings.database_url)
-    try:
+    async with connection(settings.database_url) as conn:
         restored = await UsageStore(system_clock).restore(conn, args.org, args.name)
-    finally:
-        await conn.close()
     record = restored.record
     return {
         "name": record.skill_name,

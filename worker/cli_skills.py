@@ -15,27 +15,15 @@ from typing import TYPE_CHECKING, Any
 from skills.catalog_seed import DEFAULT_CATALOG_DIR
 from worker import cli_curator
 from worker.cli_args import CliError, uuid_arg
+from worker.db import connection
 from worker.settings import Settings
 
 if TYPE_CHECKING:
-    import asyncpg
-
     from skills.catalog import SkillListing
     from skills.storage import S3ObjectStore
 
 # A package is at most 5 MiB uncompressed; its .zip is smaller. Reading more is pointless.
 MAX_UPLOAD_BYTES = 8 * 1024 * 1024
-
-
-@contextlib.asynccontextmanager
-async def _database(settings: Settings) -> AsyncIterator[asyncpg.Connection]:
-    from worker.db import connect
-
-    conn = await connect(settings.database_url)
-    try:
-        yield conn
-    finally:
-        await conn.close()
 
 
 @contextlib.asynccontextmanager
@@ -71,7 +59,7 @@ async def cmd_import(args: argparse.Namespace, settings: Settings) -> dict[str, 
     from skills.catalog import ImportStatus, import_skill_package
 
     data = _read_upload(args.file)
-    async with _database(settings) as conn, _store(settings) as store:
+    async with connection(settings.database_url) as conn, _store(settings) as store:
         result = await import_skill_package(conn, store, organization_id=args.org, data=data)
     if result.status is ImportStatus.UNCHANGED:
         message = f"{result.name}: unchanged (version {result.version_id} already has this content)"
@@ -85,7 +73,7 @@ async def cmd_import(args: argparse.Namespace, settings: Settings) -> dict[str, 
 async def cmd_install(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     from skills.catalog import install_catalog_skill
 
-    async with _database(settings) as conn, _store(settings) as store:
+    async with connection(settings.database_url) as conn, _store(settings) as store:
         result = await install_catalog_skill(conn, store, organization_id=args.org, name=args.name)
     return {
         "name": result.name,
@@ -98,7 +86,7 @@ async def cmd_install(args: argparse.Namespace, settings: Settings) -> dict[str,
 async def cmd_uninstall(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     from skills.catalog import uninstall_skill
 
-    async with _database(settings) as conn:
+    async with connection(settings.database_url) as conn:
         await uninstall_skill(conn, organization_id=args.org, name=args.name)
     return {"name": args.name, "message": f"{args.name}: uninstalled (its versions are kept)"}
 
@@ -116,7 +104,7 @@ def _listing_text(listing: SkillListing) -> str:
 async def cmd_list(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     from skills.catalog import list_skills
 
-    async with _database(settings) as conn:
+    async with connection(settings.database_url) as conn:
         listing = await list_skills(conn, organization_id=args.org)
     return {**listing.to_json(), "message": _listing_text(listing)}
 
@@ -124,7 +112,7 @@ async def cmd_list(args: argparse.Namespace, settings: Settings) -> dict[str, An
 async def cmd_catalog_seed(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     from skills.catalog_seed import seed_catalog
 
-    async with _database(settings) as conn, _store(settings) as store:
+    async with connection(settings.database_url) as conn, _store(settings) as store:
         seeded = await seed_catalog(conn, store, args.dir)
     lines = [f"{r.name}: {r.status} ({r.version_id})" for r in seeded.results]
     return {"seeded": [r.to_json() for r in seeded.results], "message": "\n".join(lines)}

@@ -57,19 +57,16 @@ async def _redis_status(settings: Settings) -> tuple[QueueSnapshot, list[WorkerB
 async def cmd_status(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     from skills.tenancy import BIND_SYSTEM
     from worker import status_queries as q
-    from worker.db import connect
+    from worker.db import connection
 
     queue, workers = await _redis_status(settings)
-    conn = await connect(settings.database_url)
-    try:
+    async with connection(settings.database_url) as conn:
         await conn.execute(BIND_SYSTEM)  # cross-org reads, even if the URL's user is not owner
         counts = await q.fetch_dead_letter_counts(conn, codes=DEAD_LETTER_CODES)
         recent = await q.list_recent_dead_letters(conn, limit=args.dead_letters)
         coverage = await q.fetch_curator_coverage(conn)
         runs = await q.list_last_curator_runs(conn, limit=args.orgs)
         outbox = await q.fetch_outbox_counts(conn, codes=DEAD_LETTER_CODES)
-    finally:
-        await conn.close()
     now = time.time()
     return {
         "queue": queue.to_json(),

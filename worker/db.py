@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -49,6 +51,16 @@ async def connect(database_url: str) -> asyncpg.Connection:
     conn = await asyncpg.connect(database_url)
     await _init_connection(conn)
     return conn
+
+
+@contextlib.asynccontextmanager
+async def connection(database_url: str) -> AsyncIterator[asyncpg.Connection]:
+    """One connection for the block (a CLI command), closed however the block ends."""
+    conn = await connect(database_url)
+    try:
+        yield conn
+    finally:
+        await conn.close()
 
 
 def with_database(database_url: str, name: str) -> str:
