@@ -125,16 +125,6 @@ async def delete_channel(
     return None if row is None else _channel(row)
 
 
-FETCH_AGENT_ORGANIZATION = "select organization_id from agents where id = $1"
-
-
-async def fetch_agent_organization(
-    conn: asyncpg.Connection, agent_id: uuid.UUID
-) -> uuid.UUID | None:
-    organization_id: uuid.UUID | None = await conn.fetchval(FETCH_AGENT_ORGANIZATION, agent_id)
-    return organization_id
-
-
 INSERT_INBOUND_ROUTE = """
 insert into inbound_routes (organization_id, external_id, channel_id)
 values ($1, $2, $3)
@@ -208,15 +198,20 @@ async def record_inbound(
     return contact_id
 
 
-# Provider statuses of sent replies, one statement per org and delivery (each message id at
-# most once: the caller keeps its highest status). A status for a message that is not one
-# of ours (sent from the phone itself) matches no receipt and changes nothing.
+# Provider statuses of sent replies, one statement per org and delivery; of several for one
+# message id the highest counts (an update matching a row twice would apply either). A
+# status for a message that is not one of ours (sent from the phone itself) matches no
+# receipt and changes nothing.
 UPDATE_RECEIPTS = """
 update outbox_receipts r set
     status = s.status,
     error = coalesce(s.error, r.error),
     updated_at = now()
-from unnest($2::text[], $3::text[], $4::text[]) as s(provider_message_id, status, error)
+from (
+    select distinct on (provider_message_id) provider_message_id, status, error
+    from unnest($2::text[], $3::text[], $4::text[]) as u(provider_message_id, status, error)
+    order by provider_message_id, skillet_receipt_rank(status) desc
+) s
 where r.organization_id = $1 and r.provider_message_id = s.provider_message_id
   and skillet_receipt_rank(r.status) < skillet_receipt_rank(s.status)
 returning r.provider_message_id, r.status

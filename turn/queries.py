@@ -9,6 +9,8 @@ from datetime import datetime
 
 import asyncpg
 
+from turn.agent_queries import create_agent
+
 
 @dataclass(frozen=True)
 class OrgAgent:
@@ -281,13 +283,9 @@ async def insert_organization(
     return await conn.fetchval(INSERT_ORGANIZATION, organization_id, name) is not None
 
 
-INSERT_AGENT = """
-insert into agents (organization_id, name, system_prompt) values ($1, $2, $3) returning id
-"""
-
-
 async def insert_agent(
     conn: asyncpg.Connection, organization_id: uuid.UUID, name: str, system_prompt: str
 ) -> uuid.UUID:
-    agent_id: uuid.UUID = await conn.fetchval(INSERT_AGENT, organization_id, name, system_prompt)
-    return agent_id
+    """An agent on the worker's default model; its id (see turn.agent_queries.create_agent)."""
+    agent = await create_agent(conn, organization_id, name=name, system_prompt=system_prompt)
+    return agent.id

@@ -14,7 +14,7 @@ from typing import Any
 from channels.contacts import contact_ids
 from channels.models import ChannelKind
 from jobs.payloads import MessageKind
-from webhook.events import STATUS_RANK, Delivery, InboundText, StatusUpdate, epoch_to_utc
+from webhook.events import RECEIPT_STATUSES, Delivery, InboundText, StatusUpdate, epoch_to_utc
 from webhook.non_text import describe, describe_location
 
 OBJECT = "whatsapp_business_account"
@@ -56,7 +56,7 @@ def _parse_status(status: Any, address: Any, delivery: Delivery) -> None:
         delivery.skip("no_phone_number_id")
     elif not isinstance(message_id, str) or not message_id or len(message_id) > 256:
         delivery.skip("malformed", "status id")
-    elif state not in STATUS_RANK:
+    elif state not in RECEIPT_STATUSES:
         delivery.skip("status", state)  # e.g. `deleted`: nothing to record
     else:
         update = StatusUpdate(ChannelKind.CLOUD_API, str(address), message_id, state)

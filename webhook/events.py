@@ -32,9 +32,9 @@ class Skipped:
     detail: str = ""
 
 
-# A status only ever moves up this ladder (`failed` is final), as in the database's
-# skillet_receipt_rank (migrations/0011_delivery_receipts.sql).
-STATUS_RANK = {"sent": 1, "delivered": 2, "read": 3, "failed": 4}
+# The statuses a receipt records; their order (a status never moves back, `failed` is final)
+# is the database's skillet_receipt_rank (migrations/0011_delivery_receipts.sql).
+RECEIPT_STATUSES = frozenset({"sent", "delivered", "read", "failed"})
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class StatusUpdate:
     kind: ChannelKind
     address: str  # the number it was sent from
     provider_message_id: str
-    status: str  # a key of STATUS_RANK
+    status: str  # one of RECEIPT_STATUSES
     error: str | None = None  # the provider's reason, for `failed`
 
 

@@ -21,7 +21,7 @@ from channels.queries import (
 from channels.waha_lids import LidResolver
 from jobs.payloads import InboundMessagePayload
 from jobs.queue import enqueue_inbound
-from webhook.events import STATUS_RANK, Delivery, InboundText, StatusUpdate
+from webhook.events import Delivery, InboundText, StatusUpdate
 from webhook.non_text import expects_reply
 
 log = structlog.get_logger(__name__)
@@ -92,29 +92,27 @@ class _ChannelCache:
 async def _record_statuses(
     pool: Any, channels: _ChannelCache, statuses: list[StatusUpdate], report: IngestReport
 ) -> None:
-    """Each status against its number's org only; per message id the highest one counts."""
-    by_org: dict[uuid.UUID, dict[str, StatusUpdate]] = {}
+    """Each status against its number's org only (one statement per org)."""
+    by_org: dict[uuid.UUID, list[StatusUpdate]] = {}
     for status in statuses:
         channel = await channels.get(status.kind, status.address)
         if channel is None:
             report.unknown_channel += 1
             continue
-        latest = by_org.setdefault(channel.organization_id, {})
-        seen = latest.get(status.provider_message_id)
-        if seen is None or STATUS_RANK[status.status] > STATUS_RANK[seen.status]:
-            latest[status.provider_message_id] = status
-    for organization_id, latest in by_org.items():
-        rows = [(s.provider_message_id, s.status, s.error) for s in latest.values()]
+        by_org.setdefault(channel.organization_id, []).append(status)
+    for organization_id, updates in by_org.items():
+        rows = [(s.provider_message_id, s.status, s.error) for s in updates]
         async with pool.acquire() as conn:
             moved = await update_receipts(conn, organization_id, rows)
         report.statuses += len(moved)
+        errors = {s.provider_message_id: s.error for s in updates if s.status == "failed"}
         for provider_id, state in moved.items():
             if state == "failed":
                 log.warning(
                     "webhook.reply_undelivered",
                     organization_id=str(organization_id),
                     provider_message_id=provider_id,
-                    error=latest[provider_id].error,
+                    error=errors.get(provider_id),
                 )
 
 

@@ -36,9 +36,10 @@ def _line(channel: Channel) -> str:
 
 
 async def _check_agent(conn: asyncpg.Connection, agent_id: uuid.UUID, org: uuid.UUID) -> None:
-    from channels.queries import fetch_agent_organization
+    from turn.agent_queries import fetch_agent
 
-    if await fetch_agent_organization(conn, agent_id) != org:
+    agent = await fetch_agent(conn, agent_id)
+    if agent is None or agent.organization_id != org:
         raise CliError(f"agent {agent_id} is not an agent of {org}", code="agent_not_found")
 
 
