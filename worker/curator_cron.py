@@ -107,10 +107,14 @@ async def curator_tick(ctx: dict[str, Any]) -> dict[str, Any]:
     return summary
 
 
+def within_turn_timeout(timeout_s: int, settings: Settings) -> int:
+    """A side job's timeout, never longer than a turn's: arq re-runs a crashed worker's jobs
+    only after the longest function timeout + 10 s, so a long one would delay every lost turn."""
+    return min(timeout_s, settings.job_timeout_s)
+
+
 def tick_timeout_s(settings: Settings) -> int:
-    """Never longer than a turn's timeout: arq re-runs a crashed worker's jobs only after the
-    longest function timeout + 10 s, so a long curator timeout would delay every lost turn."""
-    return min(settings.curator_timeout_s, settings.job_timeout_s)
+    return within_turn_timeout(settings.curator_timeout_s, settings)
 
 
 def curator_cron_job(settings: Settings) -> CronJob:

@@ -19,6 +19,7 @@ from arq.worker import Function
 
 from skills.tenancy import system_connection
 from turn.queries import fail_abandoned_claims
+from worker.curator_cron import within_turn_timeout
 from worker.metrics import WorkerMetrics
 from worker.settings import Settings
 
@@ -58,9 +59,7 @@ async def outbox_sweep(ctx: dict[str, Any]) -> dict[str, Any]:
 
 
 def _timeout_s(settings: Settings) -> int:
-    # Never above a turn's: arq waits for the longest function timeout before re-running a
-    # dead worker's jobs (see worker.curator_cron.tick_timeout_s).
-    return min(SWEEP_TIMEOUT_S, settings.job_timeout_s)
+    return within_turn_timeout(SWEEP_TIMEOUT_S, settings)
 
 
 def outbox_cron_job(settings: Settings) -> CronJob:
