@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import statistics
+import sys
 import time
 import uuid
+from pathlib import Path
 
 import aiohttp
 import asyncpg
@@ -28,36 +29,34 @@ from turn.queries import insert_organization
 from webhook.app import CLOUD_API_PATH, build_app
 from webhook.config import WebhookConfig
 from webhook.server import start_site
-from webhook.signatures import hmac_hex
 from worker.db import connect, with_database
 from worker.logging import configure_logging
 from worker.migrate import DEFAULT_MIGRATIONS_DIR, apply_migrations
 from worker.settings import Settings
+
+# The payload builders live beside the tests; make the repo importable.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tests.whatsapp_payloads import (
+    cloud_delivery,
+    cloud_signature,
+    cloud_text,
+    cloud_value,
+    encode,
+)
 
 SECRET = "bench-app-secret"
 PHONE_NUMBER_ID = "106540352242922"
 
 
 def _delivery(n: int) -> bytes:
-    """One text from one of 500 customers, as Meta sends it."""
-    message = {
-        "from": f"55119{n % 500:08d}",
-        "id": f"wamid.bench.{uuid.uuid4().hex}",
-        "timestamp": str(int(time.time())),
-        "type": "text",
-        "text": {"body": f"mensagem {n}: qual o prazo de entrega?"},
-    }
-    value = {
-        "messaging_product": "whatsapp",
-        "metadata": {"display_phone_number": "551140000000", "phone_number_id": PHONE_NUMBER_ID},
-        "contacts": [{"profile": {"name": "Cliente"}, "wa_id": message["from"]}],
-        "messages": [message],
-    }
-    document = {
-        "object": "whatsapp_business_account",
-        "entry": [{"id": "WABA", "changes": [{"field": "messages", "value": value}]}],
-    }
-    return json.dumps(document).encode()
+    """One text from one of 500 customers, as Meta sends it (the tests' payload builders)."""
+    message = cloud_text(
+        f"wamid.bench.{uuid.uuid4().hex}",
+        f"mensagem {n}: qual o prazo de entrega?",
+        sender=f"55119{n % 500:08d}",
+        timestamp=int(time.time()),
+    )
+    return encode(cloud_delivery(cloud_value(PHONE_NUMBER_ID, [message])))
 
 
 async def _bare(request: web.Request) -> web.Response:
@@ -80,7 +79,7 @@ async def _load(url: str, requests: int, concurrency: int) -> tuple[float, list[
                 body = queue.get_nowait()
                 headers = {
                     "Content-Type": "application/json",
-                    "X-Hub-Signature-256": "sha256=" + hmac_hex(SECRET, body, "sha256"),
+                    "X-Hub-Signature-256": cloud_signature(body, SECRET),
                 }
                 started = time.perf_counter()
                 async with http.post(url, data=body, headers=headers) as response:
