@@ -82,6 +82,20 @@ def settings(database_url: str, s3_server: WeedProcess) -> Settings:
     )
 
 
+@pytest.fixture
+def env(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Settings:
+    """The CLI reads its Settings from the environment: point it at this test's services."""
+    monkeypatch.setenv("DATABASE_URL", settings.database_url)
+    monkeypatch.setenv("REDIS_URL", settings.redis_url)
+    monkeypatch.setenv("S3_ENDPOINT_URL", settings.s3_endpoint_url)
+    monkeypatch.setenv("S3_BUCKET", settings.s3_bucket)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", settings.aws_access_key_id)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", settings.aws_secret_access_key.get_secret_value())
+    monkeypatch.setenv("SKILLET_QUEUE_NAME", settings.queue_name)
+    monkeypatch.setenv("SKILLET_POLL_DELAY_S", "0.01")
+    return settings
+
+
 @pytest_asyncio.fixture(loop_scope="session")
 async def db(settings: Settings) -> AsyncIterator[asyncpg.Connection]:
     """A connection to the test database; every table is emptied after the test."""

@@ -12,19 +12,6 @@ from worker.cli import main
 from worker.settings import Settings
 
 
-@pytest.fixture
-def env(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Settings:
-    monkeypatch.setenv("DATABASE_URL", settings.database_url)
-    monkeypatch.setenv("REDIS_URL", settings.redis_url)
-    monkeypatch.setenv("S3_ENDPOINT_URL", settings.s3_endpoint_url)
-    monkeypatch.setenv("S3_BUCKET", settings.s3_bucket)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", settings.aws_access_key_id)
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", settings.aws_secret_access_key.get_secret_value())
-    monkeypatch.setenv("SKILLET_QUEUE_NAME", settings.queue_name)
-    monkeypatch.setenv("SKILLET_POLL_DELAY_S", "0.01")
-    return settings
-
-
 def _json(capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
     out = capsys.readouterr().out.strip().splitlines()
     parsed: dict[str, object] = json.loads(out[-1])

@@ -25,14 +25,6 @@ class RecordingModel:
         return ModelResponse(text="oi!")
 
 
-@pytest.fixture
-def env(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Settings:
-    monkeypatch.setenv("DATABASE_URL", settings.database_url)
-    monkeypatch.setenv("REDIS_URL", settings.redis_url)
-    monkeypatch.setenv("SKILLET_QUEUE_NAME", settings.queue_name)
-    return settings
-
-
 def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, object]]:
     code = main([*args, "--json"])
     out = capsys.readouterr().out.strip().splitlines()

@@ -36,14 +36,6 @@ from worker.settings import Settings
 SKILLET = str(Path(sys.executable).parent / "skillet")
 
 
-@pytest.fixture
-def env(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Settings:
-    monkeypatch.setenv("DATABASE_URL", settings.database_url)
-    monkeypatch.setenv("REDIS_URL", settings.redis_url)
-    monkeypatch.setenv("SKILLET_QUEUE_NAME", settings.queue_name)
-    return settings
-
-
 def _json(capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
     parsed: dict[str, object] = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     return parsed

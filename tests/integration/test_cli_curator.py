@@ -19,12 +19,6 @@ from worker.cli_curator import add_usage_commands
 from worker.settings import Settings
 
 
-@pytest.fixture
-def env(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Settings:
-    monkeypatch.setenv("DATABASE_URL", settings.database_url)
-    return settings
-
-
 async def _main(*argv: str) -> int:
     """main() runs its own event loop (asyncio.run): give it a thread of its own."""
     return await asyncio.to_thread(main, list(argv))

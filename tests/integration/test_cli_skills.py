@@ -15,17 +15,6 @@ from worker.cli import main
 from worker.settings import Settings
 
 
-@pytest.fixture
-def env(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Settings:
-    monkeypatch.setenv("DATABASE_URL", settings.database_url)
-    monkeypatch.setenv("REDIS_URL", settings.redis_url)
-    monkeypatch.setenv("S3_ENDPOINT_URL", settings.s3_endpoint_url)
-    monkeypatch.setenv("S3_BUCKET", settings.s3_bucket)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", settings.aws_access_key_id)
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", settings.aws_secret_access_key.get_secret_value())
-    return settings
-
-
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, Any]]:
     code = main([*argv, "--json"])
     lines = capsys.readouterr().out.strip().splitlines()

@@ -194,20 +194,9 @@ async def test_health_follows_postgres_through_a_cut_link(settings: Settings) ->
 
 
 @pytest.fixture
-def cli_env(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Settings:
-    """The CLI reads its Settings from the environment: point it at this test's services."""
-    for name, env in (
-        ("database_url", "DATABASE_URL"),
-        ("redis_url", "REDIS_URL"),
-        ("s3_endpoint_url", "S3_ENDPOINT_URL"),
-        ("s3_bucket", "S3_BUCKET"),
-        ("aws_access_key_id", "AWS_ACCESS_KEY_ID"),
-    ):
-        monkeypatch.setenv(env, str(getattr(settings, name)))
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", settings.aws_secret_access_key.get_secret_value())
-    monkeypatch.setenv("SKILLET_QUEUE_NAME", settings.queue_name)
+def cli_env(env: Settings, monkeypatch: pytest.MonkeyPatch) -> Settings:
     monkeypatch.setenv("SKILLET_LOG_LEVEL", "WARNING")
-    return settings
+    return env
 
 
 async def _status(capsys: pytest.CaptureFixture[str]) -> Any:
