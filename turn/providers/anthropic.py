@@ -17,7 +17,14 @@ import aiohttp
 
 from turn.errors import ModelResponseInvalid
 from turn.model import ModelMessage, ModelRequest, ModelResponse, ToolCall, ToolDefinition
-from turn.providers.http import Jitter, JsonEndpoint, RetryPolicy, Sleep, post_json
+from turn.providers.http import (
+    Jitter,
+    JsonEndpoint,
+    RetryPolicy,
+    Sleep,
+    post_json,
+    token_count,
+)
 
 PROVIDER = "anthropic"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -147,15 +154,8 @@ def _usage(usage: object) -> dict[str, int]:
         return dict.fromkeys(_USAGE_FIELDS, 0)
     if not isinstance(usage, dict):
         raise ModelResponseInvalid(f"{PROVIDER} usage is not an object")
-    counts: dict[str, int] = {}
-    for name in _USAGE_FIELDS:
-        value = usage.get(name)  # the cache fields may be absent or null
-        if value is None:
-            value = 0
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise ModelResponseInvalid(f"{PROVIDER} usage.{name} is not a token count")
-        counts[name] = value
-    return counts
+    # The cache fields may be absent or null.
+    return {name: token_count(PROVIDER, usage.get(name), name) for name in _USAGE_FIELDS}
 
 
 def _str(block: dict[str, Any], key: str) -> str:

@@ -225,3 +225,12 @@ def _mask(text: str, secrets: Sequence[str]) -> str:
         if secret:
             text = text.replace(secret, "***")
     return text
+
+
+def token_count(provider: str, value: object, name: str) -> int:
+    """A usage field as a token count: absent or null is 0, anything but a count is refused."""
+    if value is None:
+        return 0
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ModelResponseInvalid(f"{provider} usage.{name} is not a token count")
+    return value

@@ -20,7 +20,14 @@ import structlog
 
 from turn.errors import ModelResponseInvalid
 from turn.model import ModelMessage, ModelRequest, ModelResponse, ToolCall, ToolDefinition
-from turn.providers.http import Jitter, JsonEndpoint, RetryPolicy, Sleep, post_json
+from turn.providers.http import (
+    Jitter,
+    JsonEndpoint,
+    RetryPolicy,
+    Sleep,
+    post_json,
+    token_count,
+)
 
 log = structlog.get_logger(__name__)
 
@@ -173,18 +180,10 @@ def _usage(usage: object) -> tuple[int, int, int]:
     if not isinstance(details, dict):
         raise ModelResponseInvalid(f"{PROVIDER} usage.prompt_tokens_details is not an object")
     return (
-        _count(usage.get("prompt_tokens"), "prompt_tokens"),
-        _count(usage.get("completion_tokens"), "completion_tokens"),
-        _count(details.get("cached_tokens"), "prompt_tokens_details.cached_tokens"),
+        token_count(PROVIDER, usage.get("prompt_tokens"), "prompt_tokens"),
+        token_count(PROVIDER, usage.get("completion_tokens"), "completion_tokens"),
+        token_count(PROVIDER, details.get("cached_tokens"), "prompt_tokens_details.cached_tokens"),
     )
-
-
-def _count(value: object, name: str) -> int:
-    if value is None:
-        return 0
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise ModelResponseInvalid(f"{PROVIDER} usage.{name} is not a token count")
-    return value
 
 
 class OpenAICompatModel:
