@@ -28,9 +28,9 @@ import asyncpg
 # Runnable as a script from the repo root without installing: put the repo on the path.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from core.db import connect, with_database
 from skills.curator import CuratorPolicy, CuratorReport, SkillRecord, plan_report
 from skills.curator_run import PassOptions, run_curator_all
-from worker.db import connect, with_database
 from worker.logging import configure_logging
 from worker.migrate import DEFAULT_MIGRATIONS_DIR, apply_migrations
 

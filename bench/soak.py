@@ -21,7 +21,7 @@ from pathlib import Path
 
 import asyncpg
 
-from worker.db import connect, with_database
+from core.db import connect, with_database
 from worker.logging import configure_logging
 from worker.migrate import DEFAULT_MIGRATIONS_DIR, apply_migrations
 from worker.processes import free_port

@@ -20,6 +20,7 @@ from arq import func
 from arq.connections import RedisSettings
 from arq.worker import Worker
 
+from core.db import connect, with_database
 from jobs import serialization
 from jobs.payloads import HANDLE_INBOUND_MESSAGE
 from jobs.queue import open_queue
@@ -27,7 +28,6 @@ from skills.models import FileKind, SkillMatcher
 from skills.publisher import SkillDraft, SkillFile, publish_skill_version
 from turn.queries import insert_agent, insert_organization
 from worker.app import build_worker
-from worker.db import connect, with_database
 from worker.migrate import DEFAULT_MIGRATIONS_DIR, apply_migrations
 from worker.processes import free_port
 from worker.resources import open_resources

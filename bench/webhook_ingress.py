@@ -24,12 +24,12 @@ from aiohttp import web
 
 from channels.models import ChannelKind
 from channels.queries import insert_channel
+from core.db import connect, with_database
 from jobs.queue import open_queue
 from turn.queries import insert_organization
 from webhook.app import CLOUD_API_PATH, build_app
 from webhook.config import WebhookConfig
 from webhook.server import start_site
-from worker.db import connect, with_database
 from worker.logging import configure_logging
 from worker.migrate import DEFAULT_MIGRATIONS_DIR, apply_migrations
 from worker.settings import Settings

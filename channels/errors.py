@@ -1,6 +1,6 @@
 """Why a reply could not be delivered: the `code` of the SendError that marks its row failed.
 
-SkilletError (skills.errors)
+SkilletError (core.errors)
 └── SendError (turn.errors)             retryable=True: the row stays pending for a later try
     └── raised here with retryable=False and one of the SendFailure codes below: the outbox
         row is marked failed and `last_error` keeps "<code>: <reason>"

@@ -5,31 +5,25 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-import asyncpg
 import structlog
 from arq import Retry
 from pydantic import ValidationError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from core.db_errors import TRANSIENT_DATABASE_ERRORS
+from core.errors import SkilletError
+from core.tenancy import system_connection
 from jobs.context import JobContext
 from jobs.payloads import HANDLE_INBOUND_MESSAGE, InboundMessagePayload
 from jobs.queries import insert_dead_letter
-from skills.errors import SkilletError
-from skills.tenancy import system_connection
 from turn.inbound_turn import InboundMessage, run_inbound_turn
 
 log = structlog.get_logger(__name__)
 
 # Failures where a later try can succeed: the database or network blinked.
 TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
-    asyncpg.PostgresConnectionError,
-    asyncpg.InterfaceError,
-    asyncpg.TooManyConnectionsError,
-    asyncpg.CannotConnectNowError,
-    ConnectionError,
-    OSError,
-    TimeoutError,
+    *TRANSIENT_DATABASE_ERRORS,
     RedisConnectionError,  # the conversation's mailbox and lease live in Redis
     RedisTimeoutError,
 )

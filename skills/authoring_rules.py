@@ -12,7 +12,7 @@ import re
 
 import yaml
 
-from skills.errors import SkilletError
+from core.errors import SkilletError
 from skills.models import FileKind, SkillMatcher
 from skills.package_errors import SkillPackageError
 from skills.package_limits import BYTES_PER_MIB, MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS

@@ -8,14 +8,14 @@
     └── CatalogFolderInvalid    catalog_folder_invalid: `catalog seed` found a bad folder
 
 None is retryable: each one needs a different command or a fixed input. A refused package is
-`skills.package.SkillPackageError`; a failing object store is `skills.errors.StorageError`.
+`skills.package.SkillPackageError`; a failing object store is `core.errors.StorageError`.
 """
 
 from __future__ import annotations
 
 import uuid
 
-from skills.errors import SkilletError
+from core.errors import SkilletError
 
 
 class OrganizationNotFound(SkilletError):

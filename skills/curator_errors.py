@@ -1,6 +1,6 @@
 """Errors of the usage store and the curator.
 
-SkilletError (skills.errors)
+SkilletError (core.errors)
 ├── UsageWriteError       a usage increment/pin/restore could not be written (retryable)
 ├── CuratorRunError       a curator pass failed to read or to persist (retryable); nothing
 │                         of the failing org chunk was saved, `.saved` lists the reports
@@ -14,9 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-import asyncpg
-
-from skills.errors import SkilletError
+from core.errors import SkilletError
 
 if TYPE_CHECKING:
     from skills.curator import CuratorReport
@@ -42,14 +40,3 @@ class SkillNotInstalled(SkilletError):
 
 class OrganizationNotFound(SkilletError):
     code = "organization_not_found"
-
-
-# What a failing Postgres call raises through asyncpg (server errors, a closed connection,
-# the network): translated into the errors above where we call it.
-DATABASE_ERRORS: tuple[type[BaseException], ...] = (
-    asyncpg.PostgresError,
-    asyncpg.InterfaceError,
-    OSError,
-    ConnectionError,
-    TimeoutError,
-)

@@ -22,8 +22,9 @@ from datetime import datetime
 import asyncpg
 import structlog
 
+from core.db_errors import DATABASE_ERRORS
 from skills.curator import CuratorPolicy, CuratorReport, report_from_json
-from skills.curator_errors import DATABASE_ERRORS, CuratorRunError, OrganizationNotFound
+from skills.curator_errors import CuratorRunError, OrganizationNotFound
 from skills.curator_queries import (
     PassRows,
     fetch_organization_exists,

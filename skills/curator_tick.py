@@ -11,8 +11,8 @@ from typing import Any, Literal
 import asyncpg
 import structlog
 
+from core.db_errors import DATABASE_ERRORS
 from skills.curator import CuratorReport
-from skills.curator_errors import DATABASE_ERRORS
 from skills.curator_queries import list_schedule_rows, try_lock_curator_tick, unlock_curator_tick
 from skills.curator_run import PassOptions, run_curator_for
 from skills.curator_schedule import RunTrigger, SchedulePolicy, due_trigger

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from skills.errors import SkilletError
+from core.errors import SkilletError
 
 
 class PackageErrorCode(StrEnum):

@@ -8,7 +8,7 @@ from typing import Any, Protocol
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from skills.errors import SkilletError, StorageError
+from core.errors import SkilletError, StorageError
 
 
 class ObjectNotFound(SkilletError):

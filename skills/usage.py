@@ -17,8 +17,9 @@ from enum import StrEnum
 import asyncpg
 import structlog
 
-from skills.clock import Clock
-from skills.curator_errors import DATABASE_ERRORS, SkillNotInstalled, UsageWriteError
+from core.clock import Clock
+from core.db_errors import DATABASE_ERRORS
+from skills.curator_errors import SkillNotInstalled, UsageWriteError
 from skills.usage_queries import (
     CounterDelta,
     UsageRecord,

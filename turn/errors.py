@@ -1,6 +1,6 @@
 """Errors of a turn.
 
-SkilletError (skills.errors)
+SkilletError (core.errors)
 ├── UnknownOrganization   the job names an org that does not exist (not retryable)
 ├── ModelError            the model provider failed: unreachable, 429/5xx after the retries
 │   │                     of one call (retryable: the job runs again later)
@@ -14,7 +14,7 @@ SkilletError (skills.errors)
 
 from __future__ import annotations
 
-from skills.errors import SkilletError
+from core.errors import SkilletError
 
 
 class UnknownOrganization(SkilletError):

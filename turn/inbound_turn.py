@@ -16,7 +16,7 @@ from datetime import datetime
 import asyncpg
 import structlog
 
-from skills.tenancy import org_connection
+from core.tenancy import org_connection
 from turn.conversation_queries import (
     InboundRow,
     PersistedInbound,

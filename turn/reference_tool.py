@@ -6,7 +6,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from skills.errors import StorageError
+from core.errors import StorageError
 from skills.models import LoadedSkill
 from skills.storage import ObjectNotFound, ObjectStore, object_key
 

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 
 import structlog
 
+from core.tenancy import org_connection
 from skills.authoring import SkillAuthor
 from skills.models import LoadedSkill
-from skills.tenancy import org_connection
 from turn.activation_writer import view_rows
 from turn.agent_loop import LoopOutcome, run_agent_loop
 from turn.conversation_queries import (

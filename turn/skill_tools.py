@@ -12,9 +12,9 @@ from typing import Any
 
 import structlog
 
+from core.errors import StorageError
 from skills.authoring import SkillAuthor
 from skills.authoring_rules import AuthoringError
-from skills.errors import StorageError
 from skills.models import FileKind, LoadedSkill
 from skills.storage import ObjectNotFound, ObjectStore, object_key
 from turn.model import ToolDefinition

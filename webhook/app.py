@@ -19,13 +19,13 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-import asyncpg
 import structlog
 from aiohttp import web
 from arq.connections import ArqRedis
 from redis.exceptions import RedisError
 
 from channels.waha_lids import LidResolver
+from core.db_errors import DATABASE_ERRORS
 from webhook.cloud_api import parse_cloud_api
 from webhook.config import WebhookConfig
 from webhook.events import Delivery
@@ -50,7 +50,7 @@ LIDS: web.AppKey[LidResolver | None] = web.AppKey("lids")
 CLOCK: web.AppKey[Clock] = web.AppKey("clock")
 
 # Our dependencies failing: answer 503 so the provider delivers again later.
-_UNAVAILABLE = (asyncpg.PostgresError, asyncpg.InterfaceError, RedisError, OSError, TimeoutError)
+_UNAVAILABLE: tuple[type[BaseException], ...] = (*DATABASE_ERRORS, RedisError)
 
 
 def _utc_now() -> datetime:

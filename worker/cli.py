@@ -16,7 +16,7 @@ import asyncpg
 import structlog
 from pydantic import ValidationError
 
-from skills.errors import SkilletError
+from core.errors import SkilletError
 from worker import cli_agents, cli_channels, cli_curator, cli_skills, cli_status
 from worker.cli_args import CliError, Command, aware_datetime_arg, uuid_arg
 from worker.logging import configure_logging
@@ -26,7 +26,7 @@ log = structlog.get_logger(__name__)
 
 
 async def cmd_migrate(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
-    from worker.db import connection
+    from core.db import connection
     from worker.migrate import DEFAULT_MIGRATIONS_DIR, apply_migrations
 
     directory = Path(settings.migrations_dir) if settings.migrations_dir else DEFAULT_MIGRATIONS_DIR
@@ -69,8 +69,8 @@ async def cmd_worker(args: argparse.Namespace, settings: Settings) -> dict[str, 
 
 
 async def cmd_orgs_create(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
+    from core.db import connection
     from turn.queries import insert_organization
-    from worker.db import connection
 
     org_id = args.id or uuid.uuid4()
     async with connection(settings.database_url) as conn:

@@ -78,9 +78,9 @@ def check_model(provider: str | None, name: str | None) -> tuple[str | None, str
 
 
 async def cmd_add(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
+    from core.db import connection
     from turn.agent_queries import create_agent
     from turn.queries import fetch_org_agent
-    from worker.db import connection
 
     name = _name(args.name)
     prompt = _prompt(args)
@@ -101,8 +101,8 @@ async def cmd_add(args: argparse.Namespace, settings: Settings) -> dict[str, Any
 
 
 async def cmd_list(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
+    from core.db import connection
     from turn.agent_queries import list_agents
-    from worker.db import connection
 
     async with connection(settings.database_url) as conn:
         agents = await list_agents(conn, args.org)
@@ -114,8 +114,8 @@ async def cmd_list(args: argparse.Namespace, settings: Settings) -> dict[str, An
 async def cmd_set(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     from dataclasses import replace
 
+    from core.db import connection
     from turn.agent_queries import fetch_agent, update_agent
-    from worker.db import connection
 
     if args.default_model and args.model_name is not None:
         raise CliError("--default-model takes no --model-name", code="invalid_model")

@@ -8,7 +8,7 @@ from collections.abc import Callable, Coroutine
 from datetime import datetime
 from typing import Any
 
-from skills.errors import SkilletError
+from core.errors import SkilletError
 from worker.settings import Settings
 
 # A command: parsed args + settings in, a JSON-able dict out (its "message" is the human line).

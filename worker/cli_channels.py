@@ -9,8 +9,8 @@ import signal
 from typing import TYPE_CHECKING, Any
 
 from channels.models import ChannelKind
+from core.db import connection
 from worker.cli_args import CliError, uuid_arg
-from worker.db import connection
 from worker.settings import Settings
 
 if TYPE_CHECKING:

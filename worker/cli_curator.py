@@ -10,13 +10,13 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
-from skills.clock import system_clock
+from core.clock import system_clock
+from core.db import connection
 from skills.curator import CuratorReport
 from skills.curator_run import PassOptions, run_curator, run_curator_all
 from skills.usage import UsageStore
 from worker.cli_args import aware_datetime_arg, uuid_arg
 from worker.curator_cron import curator_policy
-from worker.db import connection
 from worker.settings import Settings
 
 

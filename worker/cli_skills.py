@@ -12,10 +12,10 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from core.db import connection
 from skills.catalog_seed import DEFAULT_CATALOG_DIR
 from worker import cli_curator
 from worker.cli_args import CliError, uuid_arg
-from worker.db import connection
 from worker.settings import Settings
 
 if TYPE_CHECKING:

@@ -55,9 +55,9 @@ async def _redis_status(settings: Settings) -> tuple[QueueSnapshot, list[WorkerB
 
 
 async def cmd_status(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
-    from skills.tenancy import BIND_SYSTEM
+    from core.db import connection
+    from core.tenancy import BIND_SYSTEM
     from worker import status_queries as q
-    from worker.db import connection
 
     queue, workers = await _redis_status(settings)
     async with connection(settings.database_url) as conn:

@@ -16,13 +16,13 @@ from arq import cron, func
 from arq.cron import CronJob
 from arq.worker import Function
 
-from skills.clock import Clock, system_clock
+from core.clock import Clock, system_clock
+from core.tenancy import system_connection
 from skills.curator import CuratorPolicy
 from skills.curator_queries import prune_curator_runs
 from skills.curator_run import PassOptions
 from skills.curator_schedule import SchedulePolicy
 from skills.curator_tick import run_curator_tick
-from skills.tenancy import system_connection
 from worker.metrics import WorkerMetrics
 from worker.settings import Settings
 

@@ -7,12 +7,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from core.db import connect
 from jobs.payloads import HANDLE_INBOUND_MESSAGE, InboundMessagePayload
 from jobs.queue import enqueue_inbound, open_queue
 from skills.publisher import publish_skill_version
 from turn.queries import insert_agent, insert_organization
 from worker.app import build_worker
-from worker.db import connect
 from worker.demo_content import DEMO_MESSAGES, DEMO_PERSONA, DEMO_SKILLS
 from worker.migrate import DEFAULT_MIGRATIONS_DIR, apply_migrations
 from worker.report_queries import list_activations, list_replies

@@ -27,9 +27,9 @@ from urllib.parse import unquote, urlsplit
 
 import asyncpg
 
-from skills.errors import StorageError
+from core.db import quote_ident, with_database
+from core.errors import StorageError
 from skills.storage import S3ObjectStore
-from worker.db import quote_ident, with_database
 from worker.processes import (
     PROBE_TIMEOUT_S,
     READY_TIMEOUT_S,

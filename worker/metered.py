@@ -15,7 +15,7 @@ from typing import Any
 
 from arq import Retry
 
-from skills.errors import SkilletError
+from core.errors import SkilletError
 from turn.activations import BatchWriter
 from turn.errors import SendError
 from turn.model import Model, ModelRequest, ModelResponse

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import asyncpg
 
-from skills.errors import SkilletError
+from core.errors import SkilletError
 
 # Any constant works; it only has to be the same for every skillet process.
 MIGRATION_LOCK_KEY = 0x5C111E7

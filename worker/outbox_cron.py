@@ -17,7 +17,7 @@ from arq import cron, func
 from arq.cron import CronJob
 from arq.worker import Function
 
-from skills.tenancy import system_connection
+from core.tenancy import system_connection
 from turn.queries import fail_abandoned_claims
 from worker.curator_cron import within_turn_timeout
 from worker.metrics import WorkerMetrics

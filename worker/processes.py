@@ -18,7 +18,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from skills.errors import SkilletError
+from core.errors import SkilletError
 
 READY_TIMEOUT_S = 30.0
 PROBE_TIMEOUT_S = 2.0

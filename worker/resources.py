@@ -13,10 +13,11 @@ import structlog
 from aiobotocore.config import AioConfig
 from redis.asyncio import Redis
 
+from core.clock import system_clock
+from core.db import create_pool
+from core.tenancy import system_connection
 from jobs.queue import redis_settings
-from skills.clock import system_clock
 from skills.storage import S3ObjectStore
-from skills.tenancy import system_connection
 from skills.usage import UsageStore
 from turn.activation_writer import write_activation_batch
 from turn.activations import ActivationRecorder
@@ -29,7 +30,6 @@ from turn.outbox import Sender
 from turn.queries import ActivationRow
 from turn.skill_catalog import SkillCatalogCache
 from worker.channel_senders import build_sender, http_session
-from worker.db import create_pool
 from worker.metered import metered_batches, metered_model, metered_sender
 from worker.metrics import WorkerMetrics
 from worker.model_providers import build_model_registry, model_http

@@ -1,7 +1,7 @@
 """Read-only SQL for `skillet status`: dead letters and the curator's last run per org.
 
 Cross-org reads: the caller passes a connection with system access (the URL's owner, or a
-connection bound with skills.tenancy.BIND_SYSTEM). Payloads are never selected: they hold
+connection bound with core.tenancy.BIND_SYSTEM). Payloads are never selected: they hold
 the customer's message and phone number.
 """
 

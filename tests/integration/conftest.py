@@ -11,10 +11,10 @@ import pytest
 import pytest_asyncio
 from pydantic import SecretStr
 
+from core.db import connect, with_database
 from tests.integration.whatsapp_fakes import FakeGraphApi, FakeWaha
 from tests.whatsapp_payloads import ACCESS_TOKEN, WAHA_API_KEY
 from webhook.server import start_site
-from worker.db import connect, with_database
 from worker.migrate import DEFAULT_MIGRATIONS_DIR, apply_migrations
 from worker.processes import free_port
 from worker.resources import Resources, open_resources

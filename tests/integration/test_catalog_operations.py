@@ -10,6 +10,7 @@ from pathlib import Path
 import asyncpg
 import pytest
 
+from core.db import connect
 from skills.catalog import (
     ImportStatus,
     SkillSource,
@@ -32,7 +33,6 @@ from skills.queries import list_installed_skills
 from skills.storage import S3ObjectStore, object_key
 from tests.integration.support import create_org, publish
 from tests.package_builders import skill_md_text, skill_zip, zip_files
-from worker.db import connect
 from worker.resources import Resources
 from worker.settings import Settings
 

@@ -10,13 +10,13 @@ from pathlib import Path
 import asyncpg
 import pytest
 
+from core.errors import StorageError
 from skills.catalog import (
     import_skill_package,
     install_catalog_skill,
     list_skills,
 )
 from skills.catalog_seed import DEFAULT_CATALOG_DIR, seed_catalog
-from skills.errors import StorageError
 from skills.queries import list_installed_skills
 from skills.storage import S3ObjectStore, StoredObject
 from tests.integration.conftest import S3_ACCESS_KEY, S3_SECRET_KEY

@@ -10,12 +10,12 @@ import asyncpg
 import pytest
 from structlog.testing import capture_logs
 
+from core.db import connect
 from skills.curator_errors import CuratorRunError, OrganizationNotFound
 from skills.curator_run import run_curator, run_curator_all, run_curator_for
 from skills.usage import UsageBump, UsageEvent, UsageStore
 from tests.integration.curator_support import NOW, days_ago, install, options, states
 from tests.integration.support import create_org
-from worker.db import connect
 from worker.settings import Settings
 
 

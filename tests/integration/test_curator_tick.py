@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 
 import asyncpg
 
+from core.db import connect, create_pool
 from skills.curator_queries import TICK_LOCK_CLASS, TICK_LOCK_ID
 from skills.curator_run import PassOptions
 from skills.curator_schedule import SchedulePolicy
@@ -17,7 +18,6 @@ from tests.integration.curator_support import NOW, days_ago, install
 from tests.integration.support import create_org
 from worker.app import build_worker
 from worker.curator_cron import CURATOR_TICK, CuratorStats, curator_tick
-from worker.db import connect, create_pool
 from worker.outbox_cron import OUTBOX_SWEEP
 from worker.settings import Settings
 

@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import asyncpg
 
+from core.clock import system_clock
 from skills.catalog import ImportStatus, import_skill_package
-from skills.clock import system_clock
 from skills.curator_run import run_curator
 from skills.usage import UsageStore
 from tests.integration.curator_support import options, states

@@ -18,8 +18,8 @@ from aiohttp import web
 from botocore.exceptions import ClientError
 from pydantic import SecretStr
 
+from core.db import with_database
 from webhook.server import start_site
-from worker.db import with_database
 from worker.dev_services import admin_database_url, down, ensure_bucket, status, up
 from worker.processes import DevServicesError, free_port
 from worker.settings import Settings

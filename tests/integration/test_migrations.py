@@ -11,8 +11,8 @@ import asyncpg
 import pytest
 import pytest_asyncio
 
+from core.db import connect, with_database
 from tests.integration.conftest import ADMIN_DATABASE_URL
-from worker.db import connect, with_database
 from worker.migrate import DEFAULT_MIGRATIONS_DIR, MigrationError, apply_migrations
 
 

@@ -10,9 +10,9 @@ import asyncpg
 import pytest
 import pytest_asyncio
 
-from skills.tenancy import org_connection, system_connection
+from core.db import create_pool
+from core.tenancy import org_connection, system_connection
 from tests.integration.support import create_org, enqueue, payload, publish, run_burst
-from worker.db import create_pool
 from worker.resources import Resources
 from worker.settings import Settings
 

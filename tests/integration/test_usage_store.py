@@ -10,12 +10,12 @@ import asyncpg
 import pytest
 from structlog.testing import capture_logs
 
+from core.db import connect
 from skills.curator_errors import SkillNotInstalled, UsageWriteError
 from skills.curator_run import run_curator
 from skills.usage import UsageBump, UsageEvent, UsageStore
 from tests.integration.curator_support import NOW, days_ago, install, options, states
 from tests.integration.support import create_org
-from worker.db import connect
 from worker.settings import Settings
 
 UNKNOWN_ORG = uuid.UUID("00000000-0000-0000-0000-00000000dead")

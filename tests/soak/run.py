@@ -15,11 +15,11 @@ from pathlib import Path
 
 import asyncpg
 
+from core.db import connect
 from jobs.payloads import HANDLE_INBOUND_MESSAGE, InboundMessagePayload
 from jobs.queue import enqueue_inbound, open_queue
 from tests.integration.support import SKILLET, worker_env
 from turn.queries import insert_agent, insert_organization
-from worker.db import connect
 from worker.settings import Settings
 
 

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
-from skills.errors import SkilletError
+from core.errors import SkilletError
 from skills.models import FileKind, ManifestEntry
 from skills.package import (
     PackageErrorCode,

@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from skills.errors import StorageError
+from core.errors import StorageError
 from skills.models import FileKind, LoadedSkill, ManifestEntry
 from skills.storage import ObjectNotFound, StoredObject
 from turn.reference_tool import ToolResult, read_skill_reference

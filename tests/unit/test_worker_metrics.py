@@ -12,9 +12,9 @@ import pytest
 from arq import Retry
 from prometheus_client import generate_latest
 
+from core.errors import SkilletError
 from skills.curator import CuratorReport, Transition
 from skills.curator_tick import TickResult
-from skills.errors import SkilletError
 from tests.prometheus_samples import parse_samples, value
 from turn.activations import ActivationStats
 from turn.errors import SendError

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 
-from skills.tenancy import reset_bindings
+from core.tenancy import reset_bindings
 
 
 async def _init_connection(conn: asyncpg.Connection) -> None:

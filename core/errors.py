@@ -1,11 +1,16 @@
 """The error base every skillet package derives from.
 
 SkilletError (code, retryable)
-├── StorageError            skills.storage: the object store failed (retryable)
+├── StorageError            the object store failed (retryable)
+├── DatabaseUnavailable     a Postgres call failed for a transient reason (retryable)
+├── DatabaseRejected        Postgres refused a statement on its content; no retry mends it
 ├── SkillPackageError       skills.package: an uploaded package is refused
-├── (catalog refusals)      skills.catalog_errors: unknown org, already installed, not
-│                           installed, not in the catalog, bad catalog folder
-└── DatabaseUnavailable     a Postgres call failed for a transient reason (retryable)
+├── AuthoringError          skills.authoring_rules: a skill_manage/skill_view call refused
+├── DraftError              skills.drafts: a draft cannot be approved or rejected
+└── (catalog refusals)      skills.catalog_errors: unknown org, already installed, not
+                            installed, not in the catalog, bad catalog folder
+
+Driver errors are translated where we call the driver (`core.db_errors.db_errors`).
 """
 
 from __future__ import annotations
@@ -37,3 +42,8 @@ class StorageError(SkilletError):
 class DatabaseUnavailable(SkilletError):
     code = "database_unavailable"
     retryable = True
+
+
+class DatabaseRejected(SkilletError):
+    code = "database_rejected"
+    retryable = False
