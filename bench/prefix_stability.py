@@ -31,9 +31,10 @@ from turn.model import InjectedSkill, ModelMessage, ModelRequest, ToolCall
 from turn.prompt import build_prefix, prompt_cache_key, render_skill_context
 from turn.providers.anthropic import AnthropicConfig, AnthropicModel
 from turn.providers.http import model_http_session
-from turn.reference_tool import ToolResult, read_skill_reference
 from turn.skill_index import render_skill_index
-from turn.tool_definitions import turn_tools
+from turn.tools.base import ToolResult
+from turn.tools.read_skill_reference import read_skill_reference
+from turn.tools.registry import turn_tools
 
 SEED = 20_260_301
 ORG = uuid.UUID(int=7)

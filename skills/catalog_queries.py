@@ -16,7 +16,7 @@ import asyncpg
 
 from skills.models import ManifestEntry, SkillMatcher
 
-_VERSION_COLUMNS = """
+VERSION_COLUMNS = """
 v.id, v.name, v.description, v.body, v.matcher, v.manifest, v.content_sha256, v.created_by,
 v.forked_from_version_id
 """
@@ -37,7 +37,7 @@ class PointedVersion:
     forked_from_version_id: uuid.UUID | None
 
 
-def _pointed_version(row: asyncpg.Record) -> PointedVersion:
+def pointed_version_of(row: asyncpg.Record) -> PointedVersion:
     manifest: Any = row["manifest"] or []
     return PointedVersion(
         version_id=row["id"],
@@ -53,7 +53,7 @@ def _pointed_version(row: asyncpg.Record) -> PointedVersion:
 
 
 FETCH_ORG_POINTED_VERSION = f"""
-select {_VERSION_COLUMNS}
+select {VERSION_COLUMNS}
 from skill_pointers p join skill_versions v on v.id = p.version_id
 where p.organization_id = $1 and p.name = $2
 """
@@ -64,11 +64,11 @@ async def fetch_org_pointed_version(
 ) -> PointedVersion | None:
     """The org's installed version of `name` (archived or not), or None if not installed."""
     row = await conn.fetchrow(FETCH_ORG_POINTED_VERSION, organization_id, name)
-    return None if row is None else _pointed_version(row)
+    return None if row is None else pointed_version_of(row)
 
 
 FETCH_PLATFORM_POINTED_VERSION = f"""
-select {_VERSION_COLUMNS}
+select {VERSION_COLUMNS}
 from skill_pointers p join skill_versions v on v.id = p.version_id
 where p.organization_id is null and p.name = $1
 """
@@ -79,7 +79,7 @@ async def fetch_platform_pointed_version(
 ) -> PointedVersion | None:
     """The catalog's current version of `name`, or None if the catalog has no such skill."""
     row = await conn.fetchrow(FETCH_PLATFORM_POINTED_VERSION, name)
-    return None if row is None else _pointed_version(row)
+    return None if row is None else pointed_version_of(row)
 
 
 FETCH_ORGANIZATION_EXISTS = "select exists (select 1 from organizations where id = $1)"
@@ -201,3 +201,18 @@ UNLOCK_SKILL_CATALOG = "select pg_advisory_unlock($1)"
 
 async def unlock_skill_catalog(conn: asyncpg.Connection, organization_id: uuid.UUID | None) -> None:
     await conn.execute(UNLOCK_SKILL_CATALOG, catalog_lock_key(organization_id))
+
+
+FETCH_ORG_VERSION = f"""
+select {VERSION_COLUMNS}
+from skill_versions v
+where v.organization_id = $1 and v.id = $2
+"""
+
+
+async def fetch_org_version(
+    conn: asyncpg.Connection, organization_id: uuid.UUID, version_id: uuid.UUID
+) -> PointedVersion | None:
+    """One of the org's versions by id, pointed at or not (a draft, an old version)."""
+    row = await conn.fetchrow(FETCH_ORG_VERSION, organization_id, version_id)
+    return None if row is None else pointed_version_of(row)

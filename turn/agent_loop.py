@@ -7,9 +7,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
 from turn.model import Model, ModelMessage, ModelRequest, ModelUsage, ToolCall
-from turn.reference_tool import ToolResult
+from turn.tools.base import ToolResult
 
 ToolExecutor = Callable[[ToolCall], Awaitable[ToolResult]]
+
+# Tool calls run per model answer; the rest are answered with a refusal (every call needs a
+# result) so one answer cannot fan out into unbounded work.
+MAX_TOOL_CALLS_PER_ANSWER = 8
 
 OUT_OF_STEPS_REPLY = (
     "Desculpe, não consegui concluir sua solicitação agora. Um atendente vai continuar por aqui."
@@ -46,9 +50,11 @@ async def run_agent_loop(
     execute_tool: ToolExecutor,
     *,
     max_steps: int,
+    max_tool_calls: int = MAX_TOOL_CALLS_PER_ANSWER,
     clock: Callable[[], float] = time.monotonic,
 ) -> LoopOutcome:
-    """At most `max_steps` model calls; a model that never answers gets a polite fallback.
+    """At most `max_steps` model calls, each answer's first `max_tool_calls` tools run; a model
+    that never answers gets a polite fallback.
 
     `clock` (seconds, monotonic) times the model calls for the turn's usage record.
     """
@@ -67,8 +73,10 @@ async def run_agent_loop(
                 role="assistant", content=response.text or "", tool_calls=response.tool_calls
             )
         )
-        for call in response.tool_calls:
-            result = await execute_tool(call)
+        for index, call in enumerate(response.tool_calls):
+            result = (
+                await execute_tool(call) if index < max_tool_calls else _too_many(max_tool_calls)
+            )
             records.append(ToolCallRecord(call.name, dict(call.arguments), result.error_code))
             messages.append(
                 ModelMessage(
@@ -79,3 +87,11 @@ async def run_agent_loop(
                 )
             )
     return LoopOutcome(OUT_OF_STEPS_REPLY, max_steps, tuple(records), usage, True)
+
+
+def _too_many(max_tool_calls: int) -> ToolResult:
+    return ToolResult.error(
+        "too_many_tool_calls",
+        f"Só as primeiras {max_tool_calls} chamadas de ferramenta de cada resposta são "
+        "executadas; esta não foi. Peça menos de cada vez.",
+    )

@@ -11,7 +11,7 @@ from typing import Any, Literal
 from skills.storage import ObjectStore
 from skills.usage import UsageStore
 from turn.activations import ActivationRecorder
-from turn.agent_loop import ToolCallRecord
+from turn.agent_loop import MAX_TOOL_CALLS_PER_ANSWER, ToolCallRecord
 from turn.conversation_lease import ConversationLeases
 from turn.mailbox import Mailbox
 from turn.metrics import NO_TURN_METRICS, TurnMetrics
@@ -29,6 +29,9 @@ def utc_now() -> datetime:
 class TurnConfig:
     default_persona: str
     max_steps: int = 4
+    max_tool_calls_per_answer: int = MAX_TOOL_CALLS_PER_ANSWER
+    # skill_manage calls that store something, per turn (a burst's one model turn).
+    max_skill_writes: int = 5
     max_injected_skills: int = 3
     reference_max_bytes: int = 16_384
     history_limit: int = 10

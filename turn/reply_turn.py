@@ -9,9 +9,7 @@ from dataclasses import dataclass
 import structlog
 
 from core.tenancy import org_connection
-from skills.authoring import SkillAuthor
 from skills.models import LoadedSkill
-from turn.activation_writer import view_rows
 from turn.agent_loop import LoopOutcome, run_agent_loop
 from turn.conversation_queries import (
     InboundRow,
@@ -25,10 +23,9 @@ from turn.model import InjectedSkill, ModelMessage, ModelRequest, ToolCall
 from turn.outbox import Recipient, deliver_reply
 from turn.prompt import build_prefix, prefix_sha256, prompt_cache_key, render_skill_context
 from turn.queries import ActivationRow, OutboxRow
-from turn.reference_tool import ToolResult, read_skill_reference
 from turn.skill_catalog import CatalogSnapshot
-from turn.skill_tools import manage_skill, view_skill
-from turn.tool_definitions import turn_tools
+from turn.tools.base import ToolContext, ToolResult, TurnBudget
+from turn.tools.registry import default_registry, turn_tools
 
 log = structlog.get_logger(__name__)
 
@@ -129,57 +126,32 @@ async def _ask_model(
         cache_key=prompt_cache_key(conversation.organization_id, conversation.agent_id),
     )
 
-    async def execute(call: ToolCall) -> ToolResult:
-        return await _execute_tool(deps, conversation.organization_id, match, installed, call)
-
-    return await run_agent_loop(model, request, execute, max_steps=deps.config.max_steps)
-
-
-async def _execute_tool(
-    deps: TurnDeps,
-    organization_id: uuid.UUID,
-    match: MatchResult,
-    installed: Sequence[LoadedSkill],
-    call: ToolCall,
-) -> ToolResult:
-    if call.name == "read_skill_reference":
-        result = await _read_reference(deps, organization_id, match.matched, call)
-    elif call.name == "skill_view":
-        result, viewed = await view_skill(
-            deps.store,
-            organization_id=organization_id,
-            installed=installed,
-            arguments=call.arguments,
-            max_bytes=deps.config.reference_max_bytes,
-        )
-        if viewed is not None:  # usage telemetry, fire-and-forget: a view
-            deps.recorder.record(view_rows(organization_id, [viewed], viewed.name))
-    elif call.name == "skill_manage":
-        async with org_connection(deps.pool, organization_id) as conn:
-            author = SkillAuthor(conn, deps.store, deps.usage, organization_id)
-            result = await manage_skill(author, call.arguments)
-    else:
-        result = ToolResult.error("unknown_tool", f"A ferramenta {call.name!r} não existe.")
-    log.info("turn.tool_called", tool=call.name, error_code=result.error_code)
-    deps.metrics.tool_called(call.name, result.error_code)
-    return result
-
-
-async def _read_reference(
-    deps: TurnDeps, organization_id: uuid.UUID, matched: Sequence[LoadedSkill], call: ToolCall
-) -> ToolResult:
-    result = await read_skill_reference(
-        deps.store,
-        organization_id=organization_id,
-        matched=matched,
-        skill_name=call.arguments.get("skill_name"),
-        path=call.arguments.get("path"),
-        max_bytes=deps.config.reference_max_bytes,
+    context = ToolContext(
+        organization_id=conversation.organization_id,
+        pool=deps.pool,
+        store=deps.store,
+        usage=deps.usage,
+        recorder=deps.recorder,
+        matched=match.matched,
+        installed=installed,
+        max_read_bytes=deps.config.reference_max_bytes,
+        budget=TurnBudget(max_writes=deps.config.max_skill_writes),
+        conversation_id=conversation.conversation_id,
     )
-    if result.error_code is None:
-        # Usage telemetry (fire-and-forget, never awaited): a served reference is a view.
-        deps.recorder.record(view_rows(organization_id, matched, call.arguments.get("skill_name")))
-    return result
+
+    async def execute(call: ToolCall) -> ToolResult:
+        result = await default_registry().execute(context, call)
+        log.info("turn.tool_called", tool=call.name, error_code=result.error_code)
+        deps.metrics.tool_called(call.name, result.error_code)
+        return result
+
+    return await run_agent_loop(
+        model,
+        request,
+        execute,
+        max_steps=deps.config.max_steps,
+        max_tool_calls=deps.config.max_tool_calls_per_answer,
+    )
 
 
 async def _commit_reply(

@@ -17,7 +17,7 @@ import structlog
 from pydantic import ValidationError
 
 from core.errors import SkilletError
-from worker import cli_agents, cli_channels, cli_curator, cli_skills, cli_status
+from worker import cli_agents, cli_channels, cli_curator, cli_drafts, cli_skills, cli_status
 from worker.cli_args import CliError, Command, aware_datetime_arg, uuid_arg
 from worker.logging import configure_logging
 from worker.settings import Settings
@@ -126,6 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
     create.add_argument("--name", required=True)
     create.add_argument("--id", type=uuid_arg)
     create.set_defaults(handler=cmd_orgs_create)
+    cli_drafts.register_orgs_set(orgs, common)
 
     enqueue = sub.add_parser("enqueue", parents=[common], help="enqueue one inbound message")
     enqueue.add_argument("--org", type=uuid_arg, required=True)
@@ -135,7 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     enqueue.add_argument("--sent-at", type=aware_datetime_arg)
     enqueue.set_defaults(handler=cmd_enqueue)
 
-    for module in (cli_agents, cli_skills, cli_curator, cli_channels, cli_status):
+    for module in (cli_agents, cli_skills, cli_drafts, cli_curator, cli_channels, cli_status):
         module.register(sub, common)
     return parser
 

@@ -34,3 +34,15 @@ def aware_datetime_arg(value: str) -> datetime:
     if parsed.tzinfo is None:
         raise argparse.ArgumentTypeError("the datetime needs a timezone, e.g. 2026-11-30T10:00:00Z")
     return parsed
+
+
+def org_command(
+    group: argparse._SubParsersAction[argparse.ArgumentParser],
+    common: argparse.ArgumentParser,
+    name: str,
+    help_text: str,
+) -> argparse.ArgumentParser:
+    """A subcommand that acts on one organization (`--org`, always given by the operator)."""
+    parser = group.add_parser(name, parents=[common], help=help_text)
+    parser.add_argument("--org", type=uuid_arg, required=True, help="organization id")
+    return parser

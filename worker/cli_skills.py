@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from core.db import connection
 from skills.catalog_seed import DEFAULT_CATALOG_DIR
 from worker import cli_curator
-from worker.cli_args import CliError, uuid_arg
+from worker.cli_args import CliError, org_command
 from worker.settings import Settings
 
 if TYPE_CHECKING:
@@ -118,17 +118,6 @@ async def cmd_catalog_seed(args: argparse.Namespace, settings: Settings) -> dict
     return {"seeded": [r.to_json() for r in seeded.results], "message": "\n".join(lines)}
 
 
-def _org_command(
-    group: argparse._SubParsersAction[argparse.ArgumentParser],
-    common: argparse.ArgumentParser,
-    name: str,
-    help_text: str,
-) -> argparse.ArgumentParser:
-    parser = group.add_parser(name, parents=[common], help=help_text)
-    parser.add_argument("--org", type=uuid_arg, required=True, help="organization id")
-    return parser
-
-
 def register(
     sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
 ) -> None:
@@ -136,16 +125,16 @@ def register(
     skills = sub.add_parser("skills", help="an organization's skills").add_subparsers(
         dest="skills_command", required=True
     )
-    imported = _org_command(skills, common, "import", "import (or customize) a skill .zip")
+    imported = org_command(skills, common, "import", "import (or customize) a skill .zip")
     imported.add_argument("file", type=Path, help="the skill package (.zip)")
     imported.set_defaults(handler=cmd_import)
-    install = _org_command(skills, common, "install", "install a skill from the catalog")
+    install = org_command(skills, common, "install", "install a skill from the catalog")
     install.add_argument("name")
     install.set_defaults(handler=cmd_install)
-    uninstall = _org_command(skills, common, "uninstall", "uninstall a skill (history is kept)")
+    uninstall = org_command(skills, common, "uninstall", "uninstall a skill (history is kept)")
     uninstall.add_argument("name")
     uninstall.set_defaults(handler=cmd_uninstall)
-    _org_command(skills, common, "list", "installed skills and the catalog").set_defaults(
+    org_command(skills, common, "list", "installed skills and the catalog").set_defaults(
         handler=cmd_list
     )
     cli_curator.add_usage_commands(skills, common)

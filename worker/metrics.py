@@ -18,7 +18,7 @@ from prometheus_client.gc_collector import GCCollector
 from prometheus_client.process_collector import ProcessCollector
 from prometheus_client.registry import Collector
 
-from turn.tool_definitions import turn_tools
+from turn.tools.registry import turn_tools
 
 if TYPE_CHECKING:
     from skills.curator_tick import TickResult

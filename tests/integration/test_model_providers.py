@@ -21,9 +21,10 @@ from turn.prompt import build_prefix, prompt_cache_key, render_skill_context
 from turn.providers.anthropic import AnthropicConfig, AnthropicModel
 from turn.providers.http import RetryPolicy, model_http_session
 from turn.providers.openai_compat import OpenAICompatModel, OpenAIConfig
-from turn.reference_tool import ToolResult, read_skill_reference
 from turn.skill_index import render_skill_index
-from turn.tool_definitions import turn_tools
+from turn.tools.base import ToolResult
+from turn.tools.read_skill_reference import read_skill_reference
+from turn.tools.registry import turn_tools
 from worker.processes import free_port
 
 ANTHROPIC_KEY = "sk-ant-api03-chave-secreta-de-teste"

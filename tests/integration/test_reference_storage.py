@@ -11,7 +11,7 @@ from skills.models import LoadedSkill
 from skills.queries import list_installed_skills
 from skills.storage import S3ObjectStore
 from tests.integration.support import create_org, publish
-from turn.reference_tool import read_skill_reference
+from turn.tools.read_skill_reference import read_skill_reference
 from worker.processes import free_port
 from worker.resources import Resources, s3_client
 from worker.settings import Settings

@@ -1,4 +1,5 @@
-"""skill_manage and skill_view on real Postgres and S3, and inside a real turn."""
+"""skill_manage and skill_view on real Postgres and S3, and inside a real turn (auto mode:
+the agent publishes at once; drafts under review have tests of their own)."""
 
 from __future__ import annotations
 
@@ -10,23 +11,56 @@ import pytest_asyncio
 
 from skills.authoring import SkillAuthor
 from skills.authoring_rules import AuthoringError
+from skills.draft_queries import AuthoringMode
+from skills.drafts import set_agent_authoring
+from skills.models import LoadedSkill
 from skills.queries import list_installed_skills
 from skills.storage import object_key
 from skills.usage import UsageStore
 from tests.integration.support import create_org, enqueue, payload, publish, result_of, run_burst
 from turn.model import ModelRequest, ModelResponse, ToolCall
-from turn.skill_tools import manage_skill, view_skill
+from turn.tools.base import ToolContext, ToolResult, TurnBudget
+from turn.tools.registry import default_registry
 from worker.resources import Resources
 from worker.settings import Settings
 
 
 def _author(db: asyncpg.Connection, resources: Resources, org: uuid.UUID) -> SkillAuthor:
-    return SkillAuthor(db, resources.store, UsageStore(resources.turn_deps.clock), org)
+    return SkillAuthor(
+        db, resources.store, UsageStore(resources.turn_deps.clock), org, mode=AuthoringMode.AUTO
+    )
+
+
+def tool_context(
+    resources: Resources,
+    org: uuid.UUID,
+    installed: list[LoadedSkill] | None = None,
+    *,
+    max_writes: int = 5,
+) -> ToolContext:
+    """What a turn hands its tools, on the worker's real pool, store and recorder."""
+    return ToolContext(
+        organization_id=org,
+        pool=resources.pool,
+        store=resources.store,
+        usage=resources.turn_deps.usage,
+        recorder=resources.recorder,
+        matched=(),
+        installed=installed or [],
+        max_read_bytes=1000,
+        budget=TurnBudget(max_writes=max_writes),
+    )
+
+
+async def call_tool(context: ToolContext, tool: str, **arguments: object) -> ToolResult:
+    return await default_registry().execute(context, ToolCall("c1", tool, arguments))
 
 
 @pytest_asyncio.fixture(loop_scope="session")
 async def org(db: asyncpg.Connection) -> AsyncIterator[uuid.UUID]:
-    yield await create_org(db)
+    created = await create_org(db)
+    await set_agent_authoring(db, organization_id=created, mode=AuthoringMode.AUTO, actor="test")
+    yield created
 
 
 async def _versions(db: asyncpg.Connection, org: uuid.UUID, name: str) -> list[asyncpg.Record]:
@@ -86,7 +120,7 @@ async def test_refusals_teach_and_write_nothing(
     await publish(db, resources.store, org, "da-empresa", keywords=["pix"])
     await _author(db, resources, org).create("minha", "Minha skill", "Texto único.", ["x"])
     before = await db.fetchval("select count(*) from skill_versions")
-    author = _author(db, resources, org)
+    context = tool_context(resources, org, max_writes=100)
     cases = [
         ({"action": "patch", "name": "da-empresa", "old": "a", "new": "b"}, "skill_read_only"),
         (
@@ -130,10 +164,12 @@ async def test_refusals_teach_and_write_nothing(
             },
             "skill_keywords_invalid",
         ),
-        ({"action": "delete", "name": "minha"}, "action_invalid"),
+        ({"action": "delete", "name": "minha"}, "tool_arguments_invalid"),
+        ({"action": "patch", "name": "minha", "old": 3, "new": "x"}, "tool_arguments_invalid"),
+        ({"action": "patch", "name": "minha", "org": str(uuid.uuid4())}, "tool_arguments_invalid"),
     ]
     for arguments, code in cases:
-        result = await manage_skill(author, arguments)
+        result = await call_tool(context, "skill_manage", **arguments)
         assert result.error_code == code, arguments
         assert result.content.startswith(f"[erro {code}]")
     assert await db.fetchval("select count(*) from skill_versions") == before
@@ -150,14 +186,11 @@ async def test_an_org_cannot_touch_or_view_another_orgs_skill(
     except AuthoringError as exc:
         assert exc.code == "skill_not_found"
     installed = await list_installed_skills(db, other)
-    result, _ = await view_skill(
-        resources.store,
-        organization_id=other,
-        installed=installed,
-        arguments={"name": "segredo"},
-        max_bytes=1000,
-    )
-    assert result.error_code == "skill_not_found"
+    for draft in (False, True):
+        result = await call_tool(
+            tool_context(resources, other, installed), "skill_view", name="segredo", draft=draft
+        )
+        assert result.error_code == "skill_not_found"
 
 
 async def test_skill_view_shows_body_files_and_text_but_describes_binaries(
@@ -170,13 +203,7 @@ async def test_skill_view_shows_body_files_and_text_but_describes_binaries(
     installed = await list_installed_skills(db, org)
 
     async def view(**arguments: str) -> str:
-        result, _ = await view_skill(
-            resources.store,
-            organization_id=org,
-            installed=installed,
-            arguments=arguments,
-            max_bytes=1000,
-        )
+        result = await call_tool(tool_context(resources, org, installed), "skill_view", **arguments)
         return result.content
 
     overview = await view(name="manual")

@@ -16,8 +16,9 @@ from turn.model import (
     ModelResponse,
     ToolCall,
 )
-from turn.reference_tool import ToolResult, read_skill_reference
-from turn.tool_definitions import turn_tools
+from turn.tools.base import ToolResult
+from turn.tools.read_skill_reference import read_skill_reference
+from turn.tools.registry import turn_tools
 
 USER = ModelMessage(role="user", content="Oi! Preciso do boleto.")
 
@@ -198,3 +199,17 @@ async def test_local_model_reads_the_reference_through_the_real_tool_then_answer
         ),
     )
     assert outcome.text == "Envio a segunda via pelo link seguro.\nReemissao em ate 30 dias."
+
+
+async def test_an_answer_runs_at_most_eight_tools_and_refuses_the_rest_one_by_one() -> None:
+    calls = tuple(ToolCall(f"c{i}", "skill_view", {"name": f"s{i}"}) for i in range(12))
+    model = ScriptedModel([ModelResponse(text=None, tool_calls=calls), ModelResponse(text="ok")])
+    tools = RecordingTools()
+    outcome = await run_agent_loop(model, base_request(), tools, max_steps=4)
+    assert [c.id for c in tools.calls] == [f"c{i}" for i in range(8)]
+    # Every call gets a result (providers require one per call), the extra ones a refusal.
+    results = [m for m in model.requests[1].messages if m.role == "tool"]
+    assert [m.tool_call_id for m in results] == [c.id for c in calls]
+    assert [m.is_error for m in results] == [False] * 8 + [True] * 4
+    assert results[-1].content.startswith("[erro too_many_tool_calls]")
+    assert [r.error_code for r in outcome.tool_calls][8:] == ["too_many_tool_calls"] * 4

@@ -6,7 +6,7 @@ from turn.local_model import NO_SKILL_REPLY, LocalModel
 from turn.model import InjectedSkill, ModelMessage, ModelRequest, ToolCall
 from turn.prompt import build_prefix, render_skill_context
 from turn.skill_index import render_skill_index
-from turn.tool_definitions import turn_tools
+from turn.tools.registry import turn_tools
 
 USER = ModelMessage(role="user", content="Preciso da segunda via do boleto")
 BOLETO = InjectedSkill(

@@ -1,4 +1,4 @@
-"""Unit tests of turn.prompt and turn.tool_definitions: a byte-stable, cacheable prefix."""
+"""Unit tests of turn.prompt and the tool registry: a byte-stable, cacheable prefix."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ from turn.matcher import match_skills
 from turn.model import InjectedSkill, ToolDefinition
 from turn.prompt import build_prefix, prefix_sha256, render_skill_context
 from turn.skill_index import render_skill_index
-from turn.tool_definitions import READ_SKILL_REFERENCE, turn_tools
+from turn.tools.registry import turn_tools
+
+READ_SKILL_REFERENCE = next(t for t in turn_tools() if t.name == "read_skill_reference")
 
 PERSONA = "Você é a Bia, assistente da Loja Exemplo."
 MESSAGE = "Preciso da segunda via do boleto, por favor"

@@ -12,7 +12,7 @@ from turn.errors import ModelResponseInvalid
 from turn.model import InjectedSkill, ModelMessage, ModelRequest, ToolCall
 from turn.prompt import build_prefix, prompt_cache_key, render_skill_context
 from turn.providers import anthropic, openai_compat
-from turn.tool_definitions import turn_tools
+from turn.tools.registry import turn_tools
 
 PREFIX = build_prefix("Você é a Bia, da Loja Teste.", turn_tools(), "# Skills instaladas\n- a: b\n")
 SKILL = InjectedSkill("segunda-via", "Envio a segunda via.", ("references/prazos.md",))

@@ -9,7 +9,8 @@ import pytest
 from core.errors import StorageError
 from skills.models import FileKind, LoadedSkill, ManifestEntry
 from skills.storage import ObjectNotFound, StoredObject
-from turn.reference_tool import ToolResult, read_skill_reference
+from turn.tools.base import ToolResult
+from turn.tools.read_skill_reference import read_skill_reference
 
 ORG = uuid.UUID("11111111-1111-4111-8111-111111111111")
 OTHER_ORG = uuid.UUID("22222222-2222-4222-8222-222222222222")

@@ -4,26 +4,40 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from core.errors import StorageError
 from skills.models import LoadedSkill
 from skills.storage import ObjectNotFound, ObjectStore, object_key
-
-
-@dataclass(frozen=True)
-class ToolResult:
-    """What goes back to the model; `error_code` set means `content` is a teaching message."""
-
-    content: str
-    error_code: str | None = None
-
-    @classmethod
-    def error(cls, code: str, message: str) -> ToolResult:
-        return cls(content=f"[erro {code}] {message}", error_code=code)
-
+from turn.activation_writer import view_rows
+from turn.tools.base import Tool, ToolContext, ToolResult
 
 TRUNCATION_NOTICE = "\n\n[arquivo truncado em {max_bytes} bytes; o restante não foi incluído]"
+
+
+class Args(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    skill_name: str = Field(description="Nome da skill ativada.", max_length=64)
+    path: str = Field(description="Caminho do arquivo, ex.: references/tabela.md", max_length=255)
+
+
+async def run(context: ToolContext, args: Args) -> ToolResult:
+    result = await read_skill_reference(
+        context.store,
+        organization_id=context.organization_id,
+        matched=context.matched,
+        skill_name=args.skill_name,
+        path=args.path,
+        max_bytes=context.max_read_bytes,
+    )
+    if result.error_code is None:
+        # Usage telemetry (fire-and-forget, never awaited): a served reference is a view.
+        context.recorder.record(
+            view_rows(context.organization_id, context.matched, args.skill_name)
+        )
+    return result
 
 
 async def read_skill_reference(
@@ -68,3 +82,14 @@ async def read_skill_reference(
         # A multi-byte character may have been cut at the cap: 'replace' keeps it readable.
         text += TRUNCATION_NOTICE.format(max_bytes=max_bytes)
     return ToolResult(content=text)
+
+
+TOOL = Tool(
+    name="read_skill_reference",
+    description=(
+        "Lê um arquivo de referência (references/...) de uma skill ativada nesta conversa. "
+        "Use apenas caminhos listados junto da skill."
+    ),
+    args=Args,
+    run=run,
+)

@@ -1,0 +1,76 @@
+"""What a tool is: a name, a description, a pydantic `Args` model and an async `run`.
+
+A tool never raises for anything the model did: a refusal is a `ToolResult.error` whose
+pt-BR message names the rule, so the model can correct itself in the same turn.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel
+
+from skills.models import LoadedSkill
+from skills.storage import ObjectStore
+from skills.usage import UsageStore
+from turn.activations import ActivationRecorder
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What goes back to the model; `error_code` set means `content` is a teaching message."""
+
+    content: str
+    error_code: str | None = None
+
+    @classmethod
+    def error(cls, code: str, message: str) -> ToolResult:
+        return cls(content=f"[erro {code}] {message}", error_code=code)
+
+
+@dataclass
+class TurnBudget:
+    """What one turn may still spend on writes (skill_manage calls that store something)."""
+
+    max_writes: int
+    writes: int = 0
+
+    def take_write(self) -> bool:
+        """Count one write; False once the turn has used them all."""
+        if self.writes >= self.max_writes:
+            return False
+        self.writes += 1
+        return True
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """One turn's view for its tools. The org comes from the job row, never the model."""
+
+    organization_id: uuid.UUID
+    pool: Any  # asyncpg.Pool
+    store: ObjectStore
+    usage: UsageStore
+    recorder: ActivationRecorder
+    matched: Sequence[LoadedSkill]  # skills injected this turn (read_skill_reference)
+    installed: Sequence[LoadedSkill]  # the org's index (skill_view)
+    max_read_bytes: int  # one file served to the model
+    budget: TurnBudget
+    conversation_id: uuid.UUID | None = None
+    job_id: str = ""
+
+
+ArgsT = TypeVar("ArgsT", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Tool(Generic[ArgsT]):
+    """One tool. Its module defines `TOOL = Tool(...)`; the registry finds it there."""
+
+    name: str
+    description: str
+    args: type[ArgsT]
+    run: Callable[[ToolContext, ArgsT], Awaitable[ToolResult]]

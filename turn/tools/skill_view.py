@@ -1,0 +1,135 @@
+"""`skill_view`: an installed skill in depth (instructions, file list, one file), or the
+agent's own pending draft of it.
+
+A draft is shown only here, marked as not in use: it is never in the index, the matcher or
+`read_skill_reference` until a person approves it. Viewing an installed skill counts as a
+view (usage telemetry); viewing a draft does not (drafts are not curator activity).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from core.errors import StorageError
+from core.tenancy import org_connection
+from skills.draft_queries import fetch_pending_draft
+from skills.models import FileKind, LoadedSkill, ManifestEntry
+from skills.storage import ObjectNotFound, ObjectStore, object_key
+from turn.activation_writer import view_rows
+from turn.tools.base import Tool, ToolContext, ToolResult
+from turn.tools.read_skill_reference import TRUNCATION_NOTICE
+
+DRAFT_BANNER = (
+    "[rascunho seu, aguardando aprovação da empresa: ainda não está em uso nas conversas]\n"
+)
+_TEXT_KINDS = frozenset({FileKind.REFERENCE, FileKind.TEMPLATE, FileKind.SCRIPT})
+
+
+class Args(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(description="Nome da skill.", max_length=64)
+    file_path: str | None = Field(
+        default=None, description="Ex.: references/precos.md", max_length=255
+    )
+    draft: bool = Field(
+        default=False, description="true: mostra o seu rascunho pendente desta skill."
+    )
+
+
+class Viewable(Protocol):
+    @property
+    def version_id(self) -> uuid.UUID: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def body(self) -> str: ...
+    @property
+    def manifest(self) -> tuple[ManifestEntry, ...]: ...
+
+
+async def run(context: ToolContext, args: Args) -> ToolResult:
+    installed = next((s for s in context.installed if s.name == args.name), None)
+    if args.draft or installed is None:
+        async with org_connection(context.pool, context.organization_id) as conn:
+            draft = await fetch_pending_draft(conn, context.organization_id, args.name)
+        if draft is not None:
+            result = await view_skill(context, draft.version, args.file_path)
+            return ToolResult(DRAFT_BANNER + result.content, result.error_code)
+        if installed is None:
+            return _not_installed(args.name, context.installed)
+    assert installed is not None
+    result = await view_skill(context, installed, args.file_path)
+    if result.error_code is None:  # usage telemetry, fire-and-forget: a view
+        context.recorder.record(view_rows(context.organization_id, [installed], installed.name))
+    return result
+
+
+async def view_skill(context: ToolContext, skill: Viewable, path: str | None) -> ToolResult:
+    """The skill's body and file list, or one of its files (text only, capped)."""
+    if path is None:
+        return ToolResult(content=_overview(skill))
+    entry = next((e for e in skill.manifest if e.path == path), None)
+    if entry is None:
+        listed = ", ".join(e.path for e in skill.manifest) or "nenhum"
+        return ToolResult.error(
+            "skill_file_not_found", f"{path!r} não é um arquivo da skill. Arquivos: {listed}."
+        )
+    if entry.kind not in _TEXT_KINDS:
+        return ToolResult(
+            content=f"{entry.path}: arquivo binário ({entry.kind}, {entry.size} bytes), "
+            "não exibido."
+        )
+    return await _read_text(
+        context.store,
+        object_key(context.organization_id, skill.name, skill.version_id, entry.path),
+        context.max_read_bytes,
+    )
+
+
+async def _read_text(store: ObjectStore, key: str, max_bytes: int) -> ToolResult:
+    try:
+        stored = await store.get(key, max_bytes=max_bytes)
+    except ObjectNotFound:
+        return ToolResult.error("skill_file_not_found", "O arquivo não está disponível.")
+    except StorageError:
+        return ToolResult.error(
+            "storage_unavailable", "O armazenamento não respondeu; siga sem esse arquivo."
+        )
+    text = stored.data.decode("utf-8", errors="replace")
+    if stored.truncated:
+        text += TRUNCATION_NOTICE.format(max_bytes=max_bytes)
+    return ToolResult(content=text)
+
+
+def _not_installed(name: str, installed: Sequence[LoadedSkill]) -> ToolResult:
+    names = ", ".join(s.name for s in installed) or "nenhuma"
+    return ToolResult.error(
+        "skill_not_found", f"Não há skill instalada chamada {name!r}. Instaladas: {names}."
+    )
+
+
+def _overview(skill: Viewable) -> str:
+    files = "\n".join(f"- {e.path} ({e.kind}, {e.size} bytes)" for e in skill.manifest)
+    return (
+        f"# {skill.name}\n{skill.description}\n\n{skill.body.strip()}\n\n"
+        f"Arquivos de apoio:\n{files or '(nenhum)'}"
+    )
+
+
+TOOL = Tool(
+    name="skill_view",
+    description=(
+        "Mostra uma skill instalada: sem file_path, as instruções completas e a lista de "
+        "arquivos de apoio; com file_path, o conteúdo daquele arquivo. Com draft=true, o seu "
+        "rascunho pendente dessa skill."
+    ),
+    args=Args,
+    run=run,
+)
