@@ -1,11 +1,45 @@
-"""The typed arq context the worker's startup fills and jobs read."""
+"""The typed arq context the worker's startup fills and every job reads (the inbound turn
+and the two cron jobs alike)."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, TypedDict
+from typing import Any, Protocol, TypedDict
 
+from core.clock import Clock
+from skills.curator import CuratorPolicy
+from skills.curator_schedule import SchedulePolicy
+from skills.curator_tick import TickResult
 from turn.inbound_turn import TurnDeps
+
+
+class CronMetrics(Protocol):
+    """What the cron jobs report to the worker's metrics."""
+
+    def curator_ticked(self, result: TickResult) -> None: ...
+
+    def curator_failed(self) -> None: ...
+
+    def delivery(self, result: str, code: str | None = None) -> None: ...
+
+
+@dataclass(frozen=True)
+class CuratorConfig:
+    policy: CuratorPolicy
+    schedule: SchedulePolicy
+    chunk_orgs: int
+    runs_keep_days: int  # 0: reports are kept forever
+
+
+@dataclass
+class CuratorStats:
+    ticks: int = 0
+    busy: int = 0  # another worker's tick held the lock
+    runs: int = 0  # org passes committed
+    transitioned: int = 0
+    failures: int = 0
 
 
 class JobContext(TypedDict, total=False):
@@ -19,3 +53,14 @@ class JobContext(TypedDict, total=False):
     pool: Any
     max_tries: int
     retry_defer_s: float
+    clock: Clock
+    metrics: CronMetrics
+    curator: CuratorConfig
+    curator_stats: CuratorStats  # kept across ticks of one worker
+    outbox_abandoned_after_s: float  # a claim older than this belongs to no live send
+
+
+def arq_job(job: Callable[[JobContext], Awaitable[Any]]) -> Any:
+    """A job for arq's `func`/`cron`, which type the context as `dict[str, Any]`: ours is the
+    same dict, typed (a TypedDict is not a dict subtype to mypy, hence the one cast here)."""
+    return job

@@ -14,11 +14,11 @@ from jobs.payloads import HANDLE_INBOUND_MESSAGE
 from jobs.queue import redis_settings
 from turn.model import Model
 from turn.outbox import Sender
-from worker.curator_cron import curator_cron_job, curator_function
+from worker.curator_cron import curator_config, curator_cron_job, curator_function
 from worker.metered import metered_turn
 from worker.metrics import WorkerMetrics
 from worker.ops_server import Operations
-from worker.outbox_cron import outbox_cron_job, outbox_function
+from worker.outbox_cron import abandoned_after_s, outbox_cron_job, outbox_function
 from worker.resilient_worker import ResilientWorker
 from worker.resources import Resources, open_resources_with_retry
 from worker.settings import Settings
@@ -52,6 +52,9 @@ async def startup(ctx: dict[str, Any]) -> None:
     ctx["pool"] = resources.pool
     ctx["max_tries"] = settings.max_tries
     ctx["retry_defer_s"] = settings.retry_defer_s
+    ctx["clock"] = resources.turn_deps.clock
+    ctx["curator"] = curator_config(settings)
+    ctx["outbox_abandoned_after_s"] = abandoned_after_s(settings)
     log.info("worker.started", queue=settings.queue_name, max_jobs=settings.max_jobs)
 
 

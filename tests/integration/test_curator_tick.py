@@ -6,10 +6,14 @@ import asyncio
 import contextlib
 import uuid
 from datetime import datetime, timedelta
+from typing import Any
 
 import asyncpg
 
 from core.db import connect, create_pool
+from jobs.context import JobContext
+from jobs.curator_tick import CURATOR_TICK, curator_tick
+from jobs.outbox_sweep import OUTBOX_SWEEP
 from skills.curator_queries import TICK_LOCK_CLASS, TICK_LOCK_ID
 from skills.curator_run import PassOptions
 from skills.curator_schedule import SchedulePolicy
@@ -17,8 +21,7 @@ from skills.curator_tick import TickResult, run_curator_tick
 from tests.integration.curator_support import NOW, days_ago, install
 from tests.integration.support import create_org
 from worker.app import build_worker
-from worker.curator_cron import CURATOR_TICK, CuratorStats, curator_tick
-from worker.outbox_cron import OUTBOX_SWEEP
+from worker.curator_cron import curator_config
 from worker.settings import Settings
 
 SCHEDULE = SchedulePolicy(idle_s=300, floor_s=3600, every_s=21_600)
@@ -125,13 +128,18 @@ async def test_concurrent_ticks_yield_exactly_one_run_per_trigger(
     assert sorted(o for o, _, _ in await _runs(db)) == sorted(orgs)
 
 
+def _context(settings: Settings, pool: Any) -> JobContext:
+    """What the worker's startup gives the tick, with a fixed clock."""
+    return {"curator": curator_config(settings), "pool": pool, "clock": lambda: NOW}
+
+
 async def test_the_cron_job_never_raises_and_counts_failures(
     db: asyncpg.Connection, settings: Settings
 ) -> None:
     org = await create_org(db)
     await install(db, org, "old", last_activity_at=days_ago(45))
     pool = await create_pool(settings.database_url, min_size=1, max_size=2)
-    ctx = {"settings": settings, "pool": pool, "clock": lambda: NOW}
+    ctx = _context(settings, pool)
     try:
         summary = await curator_tick(ctx)
     finally:
@@ -147,7 +155,7 @@ async def test_the_cron_job_never_raises_and_counts_failures(
     # The same job with its pool gone: a logged, counted failure, not an exception.
     failed = await curator_tick(ctx)
     assert failed["status"] == "failed"
-    stats: CuratorStats = ctx["curator_stats"]  # type: ignore[assignment]
+    stats = ctx["curator_stats"]
     assert (stats.ticks, stats.runs, stats.transitioned, stats.failures) == (2, 1, 1, 1)
 
 
@@ -173,7 +181,7 @@ async def test_a_tick_prunes_old_reports_but_keeps_each_orgs_newest(
     await report(quiet, 300)  # its only scheduled run: kept however old
     pool = await create_pool(settings.database_url, min_size=1, max_size=2)
     try:
-        summary = await curator_tick({"settings": settings, "pool": pool, "clock": lambda: NOW})
+        summary = await curator_tick(_context(settings, pool))
     finally:
         await pool.close()
     assert summary["pruned"] == 3
@@ -187,7 +195,7 @@ async def test_a_tick_prunes_old_reports_but_keeps_each_orgs_newest(
     await report(busy, 500)
     pool = await create_pool(settings.database_url, min_size=1, max_size=2)
     try:
-        again = await curator_tick({"settings": keep_all, "pool": pool, "clock": lambda: NOW})
+        again = await curator_tick(_context(keep_all, pool))
     finally:
         await pool.close()
     assert again["pruned"] == 0

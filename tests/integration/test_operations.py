@@ -14,6 +14,7 @@ from urllib.parse import urlsplit, urlunsplit
 import asyncpg
 import pytest
 
+from jobs.curator_tick import CURATOR_TICK
 from jobs.queue import open_queue
 from tests.integration.curator_support import install
 from tests.integration.ops_support import (
@@ -29,7 +30,6 @@ from tests.integration.tcp_proxy import TcpProxy
 from turn.local_model import LocalModel
 from turn.model import ModelRequest, ModelResponse
 from worker.cli import main
-from worker.curator_cron import CURATOR_TICK
 from worker.processes import free_port
 from worker.resources import Resources
 from worker.settings import Settings

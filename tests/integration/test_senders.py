@@ -18,6 +18,8 @@ from channels.dispatch import ChannelSender
 from channels.http import RetryPolicy
 from channels.models import ChannelKind
 from channels.queries import insert_inbound_route
+from jobs.context import JobContext
+from jobs.outbox_sweep import outbox_sweep
 from tests.integration.support import create_org
 from tests.integration.webhook_support import connect_number
 from tests.integration.whatsapp_fakes import Answer, FakeGraphApi, FakeWaha
@@ -26,7 +28,7 @@ from turn.errors import SendError
 from turn.outbox import LoggingSender, Recipient, Sender, deliver_reply
 from turn.queries import OutboxRow
 from worker.channel_senders import build_sender, http_session
-from worker.outbox_cron import abandoned_after_s, outbox_sweep
+from worker.outbox_cron import abandoned_after_s
 from worker.processes import free_port
 from worker.resources import Resources
 from worker.settings import Settings
@@ -330,7 +332,10 @@ async def test_the_sweep_fails_claims_older_than_any_send_and_status_counts_them
     before = await fetch_outbox_counts(db, codes=5)
     assert (before.pending, before.sending, before.failed_24h) == (3, 2, {})
 
-    ctx = {"pool": resources.pool, "settings": settings}  # the worker's RLS-bound pool
+    ctx: JobContext = {  # the worker's RLS-bound pool
+        "pool": resources.pool,
+        "outbox_abandoned_after_s": abandoned_after_s(settings),
+    }
     assert await outbox_sweep(ctx) == {"status": "ok", "failed": 1}
     swept = await _outbox(db, abandoned)
     assert swept["status"] == "failed"

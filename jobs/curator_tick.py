@@ -1,0 +1,61 @@
+"""arq job `curator_tick`: one scheduler tick of the curator over every org.
+
+The job never raises: a failing tick is logged and counted (ctx["curator_stats"]) and the
+next tick tries again. Only one tick runs at a time across workers (arq's unique cron job id
+per tick, plus the tick's Postgres advisory lock for ticks that overlap).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import structlog
+
+from core.clock import system_clock
+from core.tenancy import system_connection
+from jobs.context import CuratorStats, JobContext
+from skills.curator_queries import prune_curator_runs
+from skills.curator_run import PassOptions
+from skills.curator_tick import run_curator_tick
+
+log = structlog.get_logger(__name__)
+
+CURATOR_TICK = "curator_tick"
+# Old reports deleted per tick at most: a backlog drains over a few ticks, each one short.
+PRUNE_BATCH = 5_000
+
+
+async def curator_tick(ctx: JobContext) -> dict[str, Any]:
+    """Run one tick; returns a JSON summary. Never raises (a failure is logged and counted)."""
+    stats = ctx.setdefault("curator_stats", CuratorStats())
+    stats.ticks += 1
+    metrics = ctx.get("metrics")  # None: called outside a worker
+    try:
+        config = ctx["curator"]
+        clock = ctx.get("clock") or system_clock
+        options = PassOptions(now=clock(), policy=config.policy, chunk_orgs=config.chunk_orgs)
+        # Every org in one pass: deliberate system work under row-level security.
+        async with system_connection(ctx["pool"]) as conn:
+            result = await run_curator_tick(
+                conn, now=options.now, schedule=config.schedule, options=options
+            )
+            pruned = 0
+            if result.status == "ran" and config.runs_keep_days:
+                pruned = await prune_curator_runs(conn, config.runs_keep_days, PRUNE_BATCH)
+    except Exception as exc:  # the worker must outlive any curator failure: log and count
+        stats.failures += 1
+        if metrics is not None:
+            metrics.curator_failed()
+        code = getattr(exc, "code", type(exc).__name__)
+        log.error("curator.tick_failed", error_code=code, error=repr(exc)[:300], **vars(stats))
+        return {"status": "failed", "error": code}
+    summary = {**result.summary(), "pruned": pruned}
+    if metrics is not None:
+        metrics.curator_ticked(result)
+    if result.status == "busy":
+        stats.busy += 1
+    stats.runs += summary["runs"]
+    stats.transitioned += summary["transitioned"]
+    if summary["runs"] or pruned:
+        log.info("curator.tick", **summary)
+    return summary

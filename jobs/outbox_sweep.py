@@ -1,0 +1,45 @@
+"""arq job `outbox_sweep`: replies whose send was interrupted after its claim become `failed`.
+
+A reply is claimed before it is sent (at most once through a channel), so a worker killed
+mid-send, or a job cancelled by its timeout, leaves a `pending` row that nobody will send
+again. Once the claim is older than any send can last, the row is marked failed with
+`delivery_unknown` (it may or may not have arrived), so it shows up in `skillet status` and
+the outbox metrics instead of sitting pending forever. Never raises; one tick at a time
+across workers (arq's unique cron job id per tick; the update itself is idempotent).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import structlog
+
+from core.tenancy import system_connection
+from jobs.context import JobContext
+from turn.queries import fail_abandoned_claims
+
+log = structlog.get_logger(__name__)
+
+OUTBOX_SWEEP = "outbox_sweep"
+
+
+async def outbox_sweep(ctx: JobContext) -> dict[str, Any]:
+    """Fail the abandoned claims of every org; returns a JSON summary."""
+    metrics = ctx.get("metrics")
+    try:
+        async with system_connection(ctx["pool"]) as conn:
+            failed = await fail_abandoned_claims(conn, ctx["outbox_abandoned_after_s"])
+    except Exception as exc:  # the worker must outlive a failing sweep: the next one retries
+        log.error("outbox.sweep_failed", error=repr(exc)[:300])
+        return {"status": "failed", "error": type(exc).__name__}
+    for outbox_id, organization_id in failed:
+        log.error(
+            "outbox.failed",
+            outbox_id=str(outbox_id),
+            organization_id=str(organization_id),
+            code="delivery_unknown",
+            error="send interrupted after its claim; not re-sent",
+        )
+        if metrics is not None:
+            metrics.delivery("failed", "delivery_unknown")
+    return {"status": "ok", "failed": len(failed)}
