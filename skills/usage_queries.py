@@ -50,33 +50,11 @@ class CounterDelta:
     patches: int = 0
 
 
-# One statement per batch. Increments happen inside the row update, so concurrent writers
-# never lose a count; `greatest` ignores NULLs, so a stamp only moves forward. created_by of a
-# new row comes from the version the org has installed under that name.
+# One statement per batch; the increment itself lives in SQL (migration 0016,
+# `skillet_bump_usage`), which the reply commit calls too.
 UPSERT_USAGE_COUNTERS = """
-insert into skill_usage as u (
-    organization_id, skill_name, created_by, use_count, view_count, patch_count,
-    last_used_at, last_viewed_at, last_patched_at, last_activity_at)
-select d.organization_id, d.skill_name,
-       coalesce((select v.created_by from skill_pointers p
-                 join skill_versions v on v.id = p.version_id
-                 where p.organization_id = d.organization_id and p.name = d.skill_name), 'user'),
-       d.uses, d.views, d.patches,
-       case when d.uses > 0 then $6::timestamptz end,
-       case when d.views > 0 then $6::timestamptz end,
-       case when d.patches > 0 then $6::timestamptz end,
-       $6::timestamptz
-from unnest($1::uuid[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[])
-     with ordinality as d(organization_id, skill_name, uses, views, patches, n)
-order by d.n
-on conflict (organization_id, skill_name) do update set
-    use_count = u.use_count + excluded.use_count,
-    view_count = u.view_count + excluded.view_count,
-    patch_count = u.patch_count + excluded.patch_count,
-    last_used_at = greatest(u.last_used_at, excluded.last_used_at),
-    last_viewed_at = greatest(u.last_viewed_at, excluded.last_viewed_at),
-    last_patched_at = greatest(u.last_patched_at, excluded.last_patched_at),
-    last_activity_at = greatest(u.last_activity_at, excluded.last_activity_at)
+select skillet_bump_usage($1::uuid[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[],
+                          $6::timestamptz)
 """
 
 

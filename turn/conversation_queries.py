@@ -184,8 +184,19 @@ async def upsert_inbound(
 
 
 COMMIT_REPLY = """
-select outcome, outbox_id, reply_id from skillet_commit_reply($1, $2, $3, $4, $5, $6)
+select outcome, outbox_id, reply_id
+from skillet_commit_reply($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
 """
+
+
+@dataclass(frozen=True)
+class TurnCounts:
+    """A turn's durable counts, written by its reply's commit (migration 0016): a use per
+    injected skill, a view per file read, and the day's activations by trigger."""
+
+    used: tuple[str, ...] = ()
+    viewed: tuple[str, ...] = ()
+    activations: tuple[tuple[str, str], ...] = ()  # (skill, 'hard' | 'probe' | 'capped')
 
 
 @dataclass(frozen=True)
@@ -204,8 +215,11 @@ async def commit_reply(
     batch_ids: Sequence[uuid.UUID],
     first_received_at: datetime,
     body: str,
+    counts: TurnCounts,
+    at: datetime,
 ) -> CommittedReply:
-    """The fenced reply commit (see skillet_commit_reply in migration 0005)."""
+    """The fenced reply commit with the turn's counts (skillet_commit_reply, migrations 0005,
+    0008, 0016): one statement, one transaction."""
     row = await conn.fetchrow(
         COMMIT_REPLY,
         organization_id,
@@ -214,5 +228,10 @@ async def commit_reply(
         list(batch_ids),
         first_received_at,
         body,
+        list(counts.used),
+        list(counts.viewed),
+        [name for name, _ in counts.activations],
+        [trigger for _, trigger in counts.activations],
+        at,
     )
     return CommittedReply(**dict(row))

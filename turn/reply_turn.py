@@ -13,6 +13,7 @@ from skills.models import LoadedSkill
 from turn.agent_loop import LoopOutcome, run_agent_loop
 from turn.conversation_queries import (
     InboundRow,
+    TurnCounts,
     UnansweredRow,
     commit_reply,
     list_unanswered_before,
@@ -24,7 +25,7 @@ from turn.outbox import Recipient, deliver_reply
 from turn.prompt import build_prefix, prefix_sha256, prompt_cache_key, render_skill_context
 from turn.queries import ActivationRow, OutboxRow
 from turn.skill_catalog import CatalogSnapshot
-from turn.tools.base import ToolContext, ToolResult, TurnBudget
+from turn.tools.base import ToolContext, ToolResult, TurnLedger
 from turn.tools.registry import default_registry, turn_tools
 
 log = structlog.get_logger(__name__)
@@ -76,14 +77,23 @@ async def answer_batch(
     match = snapshot.matcher.match(text, max_matched=deps.config.max_injected_skills)
     deps.metrics.skills_matched(len(match.matched), len(match.probes))
     prefix = build_prefix(conversation.persona, turn_tools(), snapshot.index_text)
-    loop = await _ask_model(deps, conversation, batch, history, match, prefix, snapshot.skills)
+    ledger = TurnLedger(max_writes=deps.config.max_skill_writes)
+    loop = await _ask_model(
+        deps, conversation, batch, history, match, prefix, snapshot.skills, ledger
+    )
+    activations = _activation_rows(conversation.organization_id, match, job_id)
+    counts = TurnCounts(
+        used=tuple(s.name for s in match.matched),
+        viewed=tuple(ledger.viewed),
+        activations=tuple((r.skill_name, r.trigger) for r in activations),
+    )
     try:
-        reply = await _commit_reply(deps, conversation, batch, loop.text)
+        reply = await _commit_reply(deps, conversation, batch, loop.text, counts)
     except _Overtaken as exc:
         return BatchResult(outcome=None, earlier=exc.earlier)
     except _AlreadyAnswered:
         return BatchResult(outcome=None, earlier=[])
-    deps.recorder.record(_activation_rows(conversation.organization_id, match, job_id))
+    deps.recorder.record(activations)  # raw rows: telemetry, fire-and-forget
     outcome = TurnOutcome(
         status="replied",
         inbound_id=batch[-1].id,
@@ -108,6 +118,7 @@ async def _ask_model(
     match: MatchResult,
     prefix: str,
     installed: Sequence[LoadedSkill],
+    ledger: TurnLedger,
 ) -> LoopOutcome:
     model = deps.models.resolve(conversation.model_provider, conversation.model_name)
     injected = tuple(InjectedSkill(s.name, s.body, s.reference_paths) for s in match.matched)
@@ -131,11 +142,10 @@ async def _ask_model(
         pool=deps.pool,
         store=deps.store,
         usage=deps.usage,
-        recorder=deps.recorder,
         matched=match.matched,
         installed=installed,
         max_read_bytes=deps.config.reference_max_bytes,
-        budget=TurnBudget(max_writes=deps.config.max_skill_writes),
+        ledger=ledger,
         conversation_id=conversation.conversation_id,
     )
 
@@ -155,9 +165,14 @@ async def _ask_model(
 
 
 async def _commit_reply(
-    deps: TurnDeps, conversation: Conversation, batch: Sequence[InboundRow], text: str
+    deps: TurnDeps,
+    conversation: Conversation,
+    batch: Sequence[InboundRow],
+    text: str,
+    counts: TurnCounts,
 ) -> str:
-    """Reply + outbox row + 'answered' marks in one fenced statement, then delivery."""
+    """Reply + outbox row + 'answered' marks + the turn's counts in one fenced statement,
+    then delivery."""
     first_received = batch[0].received_at or deps.clock()
     async with org_connection(deps.pool, conversation.organization_id) as conn:
         committed = await commit_reply(
@@ -168,6 +183,8 @@ async def _commit_reply(
             batch_ids=[row.id for row in batch],
             first_received_at=first_received,
             body=text,
+            counts=counts,
+            at=deps.clock(),
         )
         if committed.outcome == "overtaken":
             earlier = await list_unanswered_before(
@@ -197,4 +214,5 @@ def _activation_rows(
         ActivationRow(organization_id, s.name, s.version_id, "hard", job_id) for s in match.matched
     ]
     probes = [ActivationRow(organization_id, name, None, "probe", job_id) for name in match.probes]
-    return hard + probes
+    capped = [ActivationRow(organization_id, n, None, "capped", job_id) for n in match.capped]
+    return hard + probes + capped

@@ -95,7 +95,7 @@ async def open_resources(
         async def write(rows: Sequence[ActivationRow]) -> None:
             # A batch spans orgs: deliberate system work under row-level security.
             async with system_connection(pool) as conn:
-                await write_activation_batch(conn, rows, usage)
+                await write_activation_batch(conn, rows)
 
         recorder = ActivationRecorder(
             metered_batches(write, metrics),

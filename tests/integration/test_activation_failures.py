@@ -1,4 +1,5 @@
-"""Activation telemetry never breaks a turn, even when every insert fails."""
+"""Activation telemetry never breaks a turn, even when every insert fails, and loses no count
+the curator judges by or a business reads: those are written by the reply's commit."""
 
 from __future__ import annotations
 
@@ -44,6 +45,55 @@ async def test_turns_reply_while_activation_inserts_fail(
     )
     assert sent == 3
     assert await db.fetchval("select count(*) from skill_activations") == 0
+    # Uses and the day's counts came with the replies, not with the failed telemetry.
+    usage = await db.fetchrow(
+        "select use_count, last_used_at from skill_usage where organization_id = $1", org
+    )
+    assert usage["use_count"] == 2 and usage["last_used_at"] is not None
+    daily = await db.fetchrow(
+        "select hard_count, probe_count, capped_count, day = (now() at time zone 'UTC')::date "
+        "as today from skill_activation_daily where organization_id = $1 and skill_name = 'frete'",
+        org,
+    )
+    assert tuple(daily.values()) == (2, 1, 0, True)
+
+
+async def test_matches_cut_by_the_injection_cap_are_counted_as_capped_not_as_probes(
+    settings: Settings, db: asyncpg.Connection, resources: Resources
+) -> None:
+    org = await create_org(db)
+    for name in ("a-pix", "b-pix", "c-pix", "d-pix"):
+        await publish(db, resources.store, org, name, keywords=["pix"])
+    await enqueue(settings, payload(org, "m", "aceita pix?"))
+    await run_burst(settings)  # its shutdown flushes the raw rows
+    raw = await db.fetch(
+        "select skill_name, trigger from skill_activations where organization_id = $1 "
+        "order by skill_name",
+        org,
+    )
+    assert [tuple(r.values()) for r in raw][-1] == ("d-pix", "capped")
+    daily = await db.fetch(
+        "select skill_name, hard_count, probe_count, capped_count from skill_activation_daily "
+        "where organization_id = $1 order by skill_name",
+        org,
+    )
+    # Three injected (the default cap), the fourth cut: demand a skill served, not unmet.
+    assert [tuple(r.values()) for r in daily] == [
+        ("a-pix", 1, 0, 0),
+        ("b-pix", 1, 0, 0),
+        ("c-pix", 1, 0, 0),
+        ("d-pix", 0, 0, 1),
+    ]
+    used = await db.fetch(
+        "select skill_name, use_count from skill_usage where organization_id = $1 "
+        "order by skill_name",
+        org,
+    )
+    assert [(r["skill_name"], r["use_count"]) for r in used] == [
+        ("a-pix", 1),
+        ("b-pix", 1),
+        ("c-pix", 1),
+    ]
 
 
 async def test_pending_activations_are_flushed_on_shutdown(

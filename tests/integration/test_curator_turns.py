@@ -36,7 +36,7 @@ async def _seed(db: asyncpg.Connection, resources: Resources) -> uuid.UUID:
 
 async def _turn(settings: Settings, org: uuid.UUID, text: str) -> dict[str, object]:
     [job] = await enqueue(settings, payload(org, f"m-{uuid.uuid4()}", text))
-    await run_burst(settings)  # its shutdown flushes the activation/usage recorder
+    await run_burst(settings)  # uses and views are counted by each reply's commit
     result: dict[str, object] = await result_of(settings, job)
     return result
 

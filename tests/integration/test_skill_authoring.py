@@ -19,7 +19,7 @@ from skills.storage import object_key
 from skills.usage import UsageStore
 from tests.integration.support import create_org, enqueue, payload, publish, result_of, run_burst
 from turn.model import ModelRequest, ModelResponse, ToolCall
-from turn.tools.base import ToolContext, ToolResult, TurnBudget
+from turn.tools.base import ToolContext, ToolResult, TurnLedger
 from turn.tools.registry import default_registry
 from worker.resources import Resources
 from worker.settings import Settings
@@ -44,11 +44,10 @@ def tool_context(
         pool=resources.pool,
         store=resources.store,
         usage=resources.turn_deps.usage,
-        recorder=resources.recorder,
         matched=(),
         installed=installed or [],
         max_read_bytes=1000,
-        budget=TurnBudget(max_writes=max_writes),
+        ledger=TurnLedger(max_writes=max_writes),
     )
 
 

@@ -10,7 +10,7 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
 from turn.model import ToolCall
-from turn.tools.base import Tool, ToolContext, ToolResult, TurnBudget
+from turn.tools.base import Tool, ToolContext, ToolResult, TurnLedger
 from turn.tools.registry import ToolRegistry, default_registry, turn_tools
 from turn.tools.schema import ToolSchemaError, flat_schema
 
@@ -92,11 +92,10 @@ def _context() -> ToolContext:
         pool=None,
         store=None,  # type: ignore[arg-type]
         usage=None,  # type: ignore[arg-type]
-        recorder=None,  # type: ignore[arg-type]
         matched=(),
         installed=(),
         max_read_bytes=100,
-        budget=TurnBudget(max_writes=1),
+        ledger=TurnLedger(max_writes=1),
     )
 
 
@@ -132,6 +131,6 @@ def test_two_tools_with_one_name_are_refused() -> None:
         ToolRegistry([ECHO, ECHO])
 
 
-def test_a_turn_budget_counts_writes() -> None:
-    budget = TurnBudget(max_writes=2)
-    assert [budget.take_write() for _ in range(3)] == [True, True, False]
+def test_a_turn_ledger_counts_writes() -> None:
+    ledger = TurnLedger(max_writes=2)
+    assert [ledger.take_write() for _ in range(3)] == [True, True, False]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
@@ -16,7 +16,6 @@ from pydantic import BaseModel
 from skills.models import LoadedSkill
 from skills.storage import ObjectStore
 from skills.usage import UsageStore
-from turn.activations import ActivationRecorder
 
 
 @dataclass(frozen=True)
@@ -32,11 +31,13 @@ class ToolResult:
 
 
 @dataclass
-class TurnBudget:
-    """What one turn may still spend on writes (skill_manage calls that store something)."""
+class TurnLedger:
+    """What one turn's tools did: writes spent (skill_manage calls that store something) and
+    skills whose files were read (counted as views by the reply's commit)."""
 
     max_writes: int
     writes: int = 0
+    viewed: list[str] = field(default_factory=list)
 
     def take_write(self) -> bool:
         """Count one write; False once the turn has used them all."""
@@ -54,11 +55,10 @@ class ToolContext:
     pool: Any  # asyncpg.Pool
     store: ObjectStore
     usage: UsageStore
-    recorder: ActivationRecorder
     matched: Sequence[LoadedSkill]  # skills injected this turn (read_skill_reference)
     installed: Sequence[LoadedSkill]  # the org's index (skill_view)
     max_read_bytes: int  # one file served to the model
-    budget: TurnBudget
+    ledger: TurnLedger
     conversation_id: uuid.UUID | None = None
     job_id: str = ""
 

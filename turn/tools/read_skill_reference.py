@@ -10,7 +10,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from core.errors import StorageError
 from skills.models import LoadedSkill
 from skills.storage import ObjectNotFound, ObjectStore, object_key
-from turn.activation_writer import view_rows
 from turn.tools.base import Tool, ToolContext, ToolResult
 
 TRUNCATION_NOTICE = "\n\n[arquivo truncado em {max_bytes} bytes; o restante não foi incluído]"
@@ -33,10 +32,7 @@ async def run(context: ToolContext, args: Args) -> ToolResult:
         max_bytes=context.max_read_bytes,
     )
     if result.error_code is None:
-        # Usage telemetry (fire-and-forget, never awaited): a served reference is a view.
-        context.recorder.record(
-            view_rows(context.organization_id, context.matched, args.skill_name)
-        )
+        context.ledger.viewed.append(args.skill_name)  # a view, counted by the reply's commit
     return result
 
 

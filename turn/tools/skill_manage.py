@@ -2,7 +2,7 @@
 
 What a write does depends on the org's `agent_authoring` mode (skills.authoring): a draft
 (`review`, the default), published at once (`auto`) or refused (`off`). Each turn may write
-at most `TurnBudget.max_writes` times; every refusal is a teaching message.
+at most `TurnLedger.max_writes` times; every refusal is a teaching message.
 """
 
 from __future__ import annotations
@@ -46,10 +46,10 @@ class Args(BaseModel):
 
 
 async def run(context: ToolContext, args: Args) -> ToolResult:
-    if not context.budget.take_write():
+    if not context.ledger.take_write():
         return ToolResult.error(
             "write_limit_reached",
-            f"Esta mensagem já fez {context.budget.max_writes} alterações de skills, o limite "
+            f"Esta mensagem já fez {context.ledger.max_writes} alterações de skills, o limite "
             "por mensagem; não faça outras agora.",
         )
     try:

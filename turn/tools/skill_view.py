@@ -3,7 +3,7 @@ agent's own pending draft of it.
 
 A draft is shown only here, marked as not in use: it is never in the index, the matcher or
 `read_skill_reference` until a person approves it. Viewing an installed skill counts as a
-view (usage telemetry); viewing a draft does not (drafts are not curator activity).
+view (written with the reply); viewing a draft does not (drafts are not curator activity).
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from core.tenancy import org_connection
 from skills.draft_queries import fetch_pending_draft
 from skills.models import FileKind, LoadedSkill, ManifestEntry
 from skills.storage import ObjectNotFound, ObjectStore, object_key
-from turn.activation_writer import view_rows
 from turn.tools.base import Tool, ToolContext, ToolResult
 from turn.tools.read_skill_reference import TRUNCATION_NOTICE
 
@@ -66,8 +65,8 @@ async def run(context: ToolContext, args: Args) -> ToolResult:
             return _not_installed(args.name, context.installed)
     assert installed is not None
     result = await view_skill(context, installed, args.file_path)
-    if result.error_code is None:  # usage telemetry, fire-and-forget: a view
-        context.recorder.record(view_rows(context.organization_id, [installed], installed.name))
+    if result.error_code is None:
+        context.ledger.viewed.append(installed.name)  # a view, counted by the reply's commit
     return result
 
 
