@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from skills.models import FileKind, LoadedSkill, ManifestEntry, SkillMatcher
 from skills.storage import ObjectNotFound, StoredObject
 from tests.model_fakes import FakeAnthropic
+from tests.tool_support import read_reference, reference_context
 from turn.agent_loop import run_agent_loop
 from turn.matcher import compile_matcher
 from turn.model import InjectedSkill, ModelMessage, ModelRequest, ToolCall
@@ -33,7 +34,6 @@ from turn.providers.anthropic import AnthropicConfig, AnthropicModel
 from turn.providers.http import model_http_session
 from turn.skill_index import render_skill_index
 from turn.tools.base import ToolResult
-from turn.tools.read_skill_reference import read_skill_reference
 from turn.tools.registry import turn_tools
 
 SEED = 20_260_301
@@ -136,7 +136,7 @@ class ReferenceStore:
     async def put(self, key: str, data: bytes, content_type: str) -> None:
         raise AssertionError("a turn never writes")
 
-    async def get(self, key: str, *, max_bytes: int) -> StoredObject:
+    async def get(self, key: str, *, max_bytes: int, offset: int = 0) -> StoredObject:
         if not key.endswith("/references/detalhes.md"):
             raise ObjectNotFound(key)
         skill = key.split("/")[1]
@@ -174,13 +174,10 @@ async def run(fake: FakeAnthropic) -> tuple[list[str], list[tuple[str, ...]]]:
             async def execute(
                 call: ToolCall, matched: list[LoadedSkill] = match.matched
             ) -> ToolResult:
-                return await read_skill_reference(
-                    ReferenceStore(),
-                    organization_id=ORG,
-                    matched=matched,
-                    skill_name=call.arguments.get("skill_name"),
-                    path=call.arguments.get("path"),
-                    max_bytes=4096,
+                return await read_reference(
+                    reference_context(ReferenceStore(), ORG, matched, max_bytes=4096),
+                    call.arguments.get("skill_name"),
+                    call.arguments.get("path"),
                 )
 
             outcome = await run_agent_loop(model, request, execute, max_steps=4)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import mimetypes
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import asyncpg
@@ -107,6 +107,9 @@ class SkillAuthor:
     mode: AuthoringMode = AuthoringMode.REVIEW
     limits: AuthoringLimits = AuthoringLimits()
     conversation_id: uuid.UUID | None = None
+    # (sha256, size) -> whether the model saw that file content whole in this turn; None: no
+    # such check (a person or a test writing directly).
+    read_whole: Callable[[str, int], bool] | None = None
 
     async def create(
         self,
@@ -183,6 +186,19 @@ class SkillAuthor:
         self, base: _Base, path: str, kind: FileKind, content: object
     ) -> AuthoredVersion:
         data = check_file_content(content)
+        replaced = next((e for e in base.current.manifest if e.path == path), None)
+        if (
+            replaced is not None
+            and self.read_whole is not None
+            and not self.read_whole(replaced.sha256, replaced.size)
+        ):
+            raise AuthoringError(
+                f"{path} já existe ({replaced.size} bytes) e write_file o substitui inteiro; "
+                "leia-o todo nesta mensagem com skill_view (file_path, draft=true se houver "
+                "rascunho, e offset para os trechos seguintes) ou mude só um trecho com "
+                "action=patch.",
+                code="file_not_read",
+            )
         kept = tuple(e for e in base.current.manifest if e.path != path)
         added = (SkillFile(path, data, kind),)
         return await self._write(base, _Change(_skill_of(base.current), kept, added))

@@ -36,7 +36,9 @@ class StoredObject:
 class ObjectStore(Protocol):
     async def put(self, key: str, data: bytes, content_type: str) -> None: ...
 
-    async def get(self, key: str, *, max_bytes: int) -> StoredObject: ...
+    async def get(self, key: str, *, max_bytes: int, offset: int = 0) -> StoredObject:
+        """At most `max_bytes` from byte `offset`; `truncated`: more exists after them."""
+        ...
 
     async def copy(self, source_key: str, dest_key: str) -> None:
         """Server-side copy within the bucket (the bytes never pass through us)."""
@@ -44,6 +46,7 @@ class ObjectStore(Protocol):
 
 
 _MISSING_CODES = {"NoSuchKey", "404", "NotFound"}
+_PAST_THE_END_CODES = {"InvalidRange", "416"}
 
 
 class S3ObjectStore:
@@ -61,18 +64,21 @@ class S3ObjectStore:
         except (BotoCoreError, ClientError) as exc:
             raise StorageError(f"could not store {key}: {exc}") from exc
 
-    async def get(self, key: str, *, max_bytes: int) -> StoredObject:
-        """At most `max_bytes` of the object; `truncated` says whether more exists."""
+    async def get(self, key: str, *, max_bytes: int, offset: int = 0) -> StoredObject:
+        """At most `max_bytes` from byte `offset`; `truncated` says whether more exists."""
         try:
             # One byte past the cap tells us whether the object is longer, without reading it all.
             response = await self._client.get_object(
-                Bucket=self._bucket, Key=key, Range=f"bytes=0-{max_bytes}"
+                Bucket=self._bucket, Key=key, Range=f"bytes={offset}-{offset + max_bytes}"
             )
             async with response["Body"] as body:
                 data: bytes = await body.read()
         except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") in _MISSING_CODES:
+            code = exc.response.get("Error", {}).get("Code")
+            if code in _MISSING_CODES:
                 raise ObjectNotFound(f"no object at {key}") from exc
+            if code in _PAST_THE_END_CODES:  # an offset at or past the end: nothing more
+                return StoredObject(data=b"", truncated=False)
             raise StorageError(f"could not read {key}: {exc}") from exc
         except BotoCoreError as exc:
             raise StorageError(f"could not read {key}: {exc}") from exc

@@ -25,7 +25,7 @@ class NoFiles:
     async def put(self, key: str, data: bytes, content_type: str) -> None:
         raise AssertionError("these skills have no files")
 
-    async def get(self, key: str, *, max_bytes: int) -> Any:
+    async def get(self, key: str, *, max_bytes: int, offset: int = 0) -> Any:
         raise AssertionError("these skills have no files")
 
 

@@ -24,6 +24,8 @@ from skills.usage import UsageStore
 from tests.integration.support import create_org, enqueue, payload, publish, result_of, run_burst
 from tests.integration.test_skill_authoring import call_tool, tool_context
 from turn.model import ModelRequest, ModelResponse, ToolCall
+from turn.tools.base import ToolContext, ToolResult
+from turn.tools.skill_view import DRAFT_BANNER
 from worker.cli import main
 from worker.resources import Resources
 from worker.settings import Settings
@@ -329,3 +331,49 @@ async def test_changing_the_mode_is_audited(
         ("settings.agent_authoring", "t", {"from": "auto", "to": "off"}),
         ("settings.agent_authoring", "cli", {"from": "review", "to": "auto"}),
     ]
+
+
+async def test_write_file_replaces_only_a_file_the_model_read_whole_in_this_turn(
+    db: asyncpg.Connection, resources: Resources, org: uuid.UUID
+) -> None:
+    long_text = "linha de referência\n" * 100  # ~2 KiB: several pages of 1000 bytes
+
+    async def manage(context: ToolContext, **arguments: object) -> ToolResult:
+        return await call_tool(context, "skill_manage", name="guia", **arguments)
+
+    first_turn = tool_context(resources, org)
+    await manage(
+        first_turn, action="create", description="Guia", body="Leia.", any_keywords=["guia"]
+    )
+    await manage(first_turn, action="write_file", path="references/g.md", content=long_text)
+    # The model wrote it in this turn: it knows it whole, and may replace it.
+    again = await manage(first_turn, action="write_file", path="references/g.md", content=long_text)
+    assert again.error_code is None
+
+    later = tool_context(resources, org)
+    blind = await manage(later, action="write_file", path="references/g.md", content="curto")
+    assert blind.error_code == "file_not_read" and "skill_view" in blind.content
+
+    async def view(offset: int) -> ToolResult:
+        return await call_tool(
+            later, "skill_view", name="guia", draft=True, file_path="references/g.md", offset=offset
+        )
+
+    page = await view(0)
+    assert "offset=" in page.content
+    half = await manage(later, action="write_file", path="references/g.md", content="curto")
+    assert half.error_code == "file_not_read"  # one page is not the whole file
+    offset, texts = 0, []
+    while True:
+        page = await view(offset)
+        body, _, notice = page.content.removeprefix(DRAFT_BANNER).partition("\n\n[trecho")
+        texts.append(body)
+        if "offset=" not in notice:
+            break
+        offset = int(notice.rsplit("offset=", 1)[1].rstrip("]"))
+    assert "".join(texts) == long_text
+    replaced = await manage(later, action="write_file", path="references/g.md", content="curto")
+    assert replaced.error_code is None
+    # A new file needs no read.
+    fresh = await manage(later, action="write_file", path="references/novo.md", content="x")
+    assert fresh.error_code is None

@@ -42,7 +42,7 @@ class StopServerAfterFirstPut:
         self.puts += 1
         await self._store.put(key, data, content_type)
 
-    async def get(self, key: str, *, max_bytes: int) -> StoredObject:
+    async def get(self, key: str, *, max_bytes: int, offset: int = 0) -> StoredObject:
         return await self._store.get(key, max_bytes=max_bytes)
 
     async def copy(self, source_key: str, dest_key: str) -> None:

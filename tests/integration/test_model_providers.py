@@ -14,6 +14,7 @@ from structlog.testing import capture_logs
 from skills.models import FileKind, LoadedSkill, ManifestEntry
 from skills.storage import ObjectNotFound, StoredObject
 from tests.model_fakes import Answer, FakeAnthropic, FakeOpenAI
+from tests.tool_support import read_reference, reference_context
 from turn.agent_loop import run_agent_loop
 from turn.errors import ModelError, ModelRequestRejected, ModelResponseInvalid
 from turn.model import InjectedSkill, Model, ModelMessage, ModelRequest, ToolCall
@@ -23,7 +24,6 @@ from turn.providers.http import RetryPolicy, model_http_session
 from turn.providers.openai_compat import OpenAICompatModel, OpenAIConfig
 from turn.skill_index import render_skill_index
 from turn.tools.base import ToolResult
-from turn.tools.read_skill_reference import read_skill_reference
 from turn.tools.registry import turn_tools
 from worker.processes import free_port
 
@@ -56,20 +56,17 @@ class PrazosStore:
     async def put(self, key: str, data: bytes, content_type: str) -> None:
         raise AssertionError("a turn never writes")
 
-    async def get(self, key: str, *, max_bytes: int) -> StoredObject:
+    async def get(self, key: str, *, max_bytes: int, offset: int = 0) -> StoredObject:
         if key != f"{ORG}/segunda-via/{SKILL.version_id}/references/prazos.md":
             raise ObjectNotFound(key)
         return StoredObject(PRAZOS.encode(), truncated=False)
 
 
-async def read_reference(call: ToolCall) -> ToolResult:
-    return await read_skill_reference(
-        PrazosStore(),
-        organization_id=ORG,
-        matched=[SKILL],
-        skill_name=call.arguments.get("skill_name"),
-        path=call.arguments.get("path"),
-        max_bytes=4096,
+async def serve_reference(call: ToolCall) -> ToolResult:
+    return await read_reference(
+        reference_context(PrazosStore(), ORG, [SKILL], max_bytes=4096),
+        call.arguments.get("skill_name"),
+        call.arguments.get("path"),
     )
 
 
@@ -137,7 +134,7 @@ async def test_anthropic_round_trip_reads_the_reference_and_accounts_the_cache(
     http: aiohttp.ClientSession, fake_anthropic: FakeAnthropic
 ) -> None:
     model = claude(http, fake_anthropic.base_url, Sleeps())
-    outcome = await run_agent_loop(model, turn_request(), read_reference, max_steps=4)
+    outcome = await run_agent_loop(model, turn_request(), serve_reference, max_steps=4)
 
     assert outcome.text == f"Segundo a referência: {PRAZOS.splitlines()[0]}"
     assert [(c.name, c.error_code) for c in outcome.tool_calls] == [("read_skill_reference", None)]
@@ -176,7 +173,7 @@ async def test_openai_round_trip_with_prompt_cache_key_and_cached_tokens(
     http: aiohttp.ClientSession, fake_openai: FakeOpenAI
 ) -> None:
     model = gpt(http, fake_openai.base_url, Sleeps())
-    outcome = await run_agent_loop(model, turn_request(), read_reference, max_steps=4)
+    outcome = await run_agent_loop(model, turn_request(), serve_reference, max_steps=4)
 
     assert outcome.text == f"Segundo a referência: {PRAZOS.splitlines()[0]}"
     first, second = fake_openai.received

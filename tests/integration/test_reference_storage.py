@@ -11,7 +11,7 @@ from skills.models import LoadedSkill
 from skills.queries import list_installed_skills
 from skills.storage import S3ObjectStore
 from tests.integration.support import create_org, publish
-from turn.tools.read_skill_reference import read_skill_reference
+from tests.tool_support import read_reference, reference_context
 from worker.processes import free_port
 from worker.resources import Resources, s3_client
 from worker.settings import Settings
@@ -23,7 +23,7 @@ async def _installed(db: asyncpg.Connection, org: uuid.UUID) -> list[LoadedSkill
     return await list_installed_skills(db, org)
 
 
-async def test_reads_listed_reference_and_truncates_over_the_cap(
+async def test_reads_a_listed_reference_page_by_page_from_real_storage(
     db: asyncpg.Connection, resources: Resources
 ) -> None:
     org = await create_org(db)
@@ -36,26 +36,24 @@ async def test_reads_listed_reference_and_truncates_over_the_cap(
         references={"references/curto.md": "Prazo: 3 dias.", "references/longo.md": LONG},
     )
     matched = await _installed(db, org)
-    short = await read_skill_reference(
-        resources.store,
-        organization_id=org,
-        matched=matched,
-        skill_name="manual",
-        path="references/curto.md",
-        max_bytes=1024,
+    short = await read_reference(
+        reference_context(resources.store, org, matched, max_bytes=1024),
+        "manual",
+        "references/curto.md",
     )
     assert short.error_code is None and short.content == "Prazo: 3 dias."
-    long = await read_skill_reference(
-        resources.store,
-        organization_id=org,
-        matched=matched,
-        skill_name="manual",
-        path="references/longo.md",
-        max_bytes=1024,
-    )
-    assert long.error_code is None
-    assert "truncado em 1024 bytes" in long.content
-    assert len(long.content.split("\n\n[arquivo truncado")[0].encode()) <= 1024 + 3
+    context = reference_context(resources.store, org, matched, max_bytes=1024)
+    offset, pages = 0, []
+    while True:  # S3 range reads, as the model follows the offsets each page names
+        page = await read_reference(context, "manual", "references/longo.md", offset)
+        assert page.error_code is None
+        body, _, notice = page.content.partition("\n\n[trecho")
+        assert len(body.encode()) <= 1024
+        pages.append(body)
+        if "offset=" not in notice:
+            break
+        offset = int(notice.rsplit("offset=", 1)[1].rstrip("]"))
+    assert "".join(pages) == LONG and len(pages) > 1
 
 
 async def test_another_orgs_reference_is_unreachable(
@@ -73,13 +71,10 @@ async def test_another_orgs_reference_is_unreachable(
     )
     a_skills = await _installed(db, org_a)
     # Even handed A's skill as if it matched, B's turn builds keys under B's own prefix.
-    result = await read_skill_reference(
-        resources.store,
-        organization_id=org_b,
-        matched=a_skills,
-        skill_name="manual",
-        path="references/segredo.md",
-        max_bytes=1024,
+    result = await read_reference(
+        reference_context(resources.store, org_b, a_skills, max_bytes=1024),
+        "manual",
+        "references/segredo.md",
     )
     assert result.error_code == "reference_not_found"
     assert "segredo da org A" not in result.content
@@ -100,13 +95,10 @@ async def test_storage_down_is_a_teaching_message(
     matched = await _installed(db, org)
     dead = settings.model_copy(update={"s3_endpoint_url": f"http://127.0.0.1:{free_port()}"})
     async with s3_client(dead) as client:
-        result = await read_skill_reference(
-            S3ObjectStore(client, dead.s3_bucket),
-            organization_id=org,
-            matched=matched,
-            skill_name="manual",
-            path="references/a.md",
-            max_bytes=1024,
+        result = await read_reference(
+            reference_context(S3ObjectStore(client, dead.s3_bucket), org, matched, max_bytes=1024),
+            "manual",
+            "references/a.md",
         )
     assert result.error_code == "storage_unavailable"
 
@@ -117,7 +109,7 @@ async def test_storage_down_is_a_teaching_message(
         ("nao-casada", "references/a.md", "skill_not_active"),
         ("manual", "references/outro.md", "reference_not_found"),
         ("manual", "../../outra-org/x.md", "reference_not_found"),
-        ("manual", None, "reference_not_found"),
+        ("manual", None, "tool_arguments_invalid"),
     ],
 )
 async def test_refusals_name_the_rule(
@@ -132,12 +124,9 @@ async def test_refusals_name_the_rule(
         keywords=["manual"],
         references={"references/a.md": "texto"},
     )
-    result = await read_skill_reference(
-        resources.store,
-        organization_id=org,
-        matched=await _installed(db, org),
-        skill_name=skill_name,
-        path=path,
-        max_bytes=1024,
+    result = await read_reference(
+        reference_context(resources.store, org, await _installed(db, org), max_bytes=1024),
+        skill_name,
+        path,
     )
     assert result.error_code == code

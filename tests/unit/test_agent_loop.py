@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from skills.models import FileKind, LoadedSkill, ManifestEntry
 from skills.storage import ObjectNotFound, StoredObject
+from tests.tool_support import read_reference, reference_context
 from turn.agent_loop import OUT_OF_STEPS_REPLY, ToolCallRecord, run_agent_loop
 from turn.local_model import LocalModel
 from turn.model import (
@@ -17,7 +18,6 @@ from turn.model import (
     ToolCall,
 )
 from turn.tools.base import ToolResult
-from turn.tools.read_skill_reference import read_skill_reference
 from turn.tools.registry import turn_tools
 
 USER = ModelMessage(role="user", content="Oi! Preciso do boleto.")
@@ -174,19 +174,16 @@ async def test_local_model_reads_the_reference_through_the_real_tool_then_answer
         async def put(self, key: str, data: bytes, content_type: str) -> None:
             raise AssertionError("a turn never writes")
 
-        async def get(self, wanted: str, *, max_bytes: int) -> StoredObject:
+        async def get(self, wanted: str, *, max_bytes: int, offset: int = 0) -> StoredObject:
             if wanted != key:
                 raise ObjectNotFound(wanted)
             return StoredObject(b"Reemissao em ate 30 dias.", truncated=False)
 
     async def execute(tool_call: ToolCall) -> ToolResult:
-        return await read_skill_reference(
-            OneObjectStore(),
-            organization_id=org,
-            matched=[skill],
-            skill_name=tool_call.arguments.get("skill_name"),
-            path=tool_call.arguments.get("path"),
-            max_bytes=1024,
+        return await read_reference(
+            reference_context(OneObjectStore(), org, [skill], max_bytes=1024),
+            tool_call.arguments.get("skill_name"),
+            tool_call.arguments.get("path"),
         )
 
     injected = (InjectedSkill(skill.name, skill.body, skill.reference_paths),)

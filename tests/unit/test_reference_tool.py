@@ -9,8 +9,8 @@ import pytest
 from core.errors import StorageError
 from skills.models import FileKind, LoadedSkill, ManifestEntry
 from skills.storage import ObjectNotFound, StoredObject
+from tests.tool_support import read_reference, reference_context
 from turn.tools.base import ToolResult
-from turn.tools.read_skill_reference import read_skill_reference
 
 ORG = uuid.UUID("11111111-1111-4111-8111-111111111111")
 OTHER_ORG = uuid.UUID("22222222-2222-4222-8222-222222222222")
@@ -24,26 +24,28 @@ class MemoryStore:
         self.objects = objects
         self.fail = fail
         self.gets: list[tuple[str, int]] = []
+        self.offsets: list[tuple[int, int]] = []
 
     async def put(self, key: str, data: bytes, content_type: str) -> None:
         self.objects[key] = data
 
-    async def get(self, key: str, *, max_bytes: int) -> StoredObject:
+    async def get(self, key: str, *, max_bytes: int, offset: int = 0) -> StoredObject:
         self.gets.append((key, max_bytes))
+        self.offsets.append((offset, max_bytes))
         if self.fail is not None:
             raise self.fail
         if key not in self.objects:
             raise ObjectNotFound(f"no object at {key}")
-        data = self.objects[key]
+        data = self.objects[key][offset:]
         return StoredObject(data=data[:max_bytes], truncated=len(data) > max_bytes)
 
 
-def boleto(version_id: uuid.UUID | None = None) -> LoadedSkill:
+def boleto(version_id: uuid.UUID | None = None, size: int = len(PRAZOS)) -> LoadedSkill:
     return LoadedSkill(
         name="segunda-via-boleto",
         body="Envio a segunda via.",
         manifest=(
-            ManifestEntry("references/prazos.md", len(PRAZOS), "0" * 64, FileKind.REFERENCE),
+            ManifestEntry("references/prazos.md", size, "0" * 64, FileKind.REFERENCE),
             ManifestEntry("assets/logo.png", 10, "1" * 64, FileKind.ASSET),
         ),
         version_id=version_id or uuid.uuid4(),
@@ -62,15 +64,10 @@ async def read(
     *,
     organization_id: uuid.UUID = ORG,
     max_bytes: int = 4096,
+    offset: int | None = None,
 ) -> ToolResult:
-    return await read_skill_reference(
-        store,
-        organization_id=organization_id,
-        matched=matched,
-        skill_name=skill_name,
-        path=path,
-        max_bytes=max_bytes,
-    )
+    context = reference_context(store, organization_id, matched, max_bytes=max_bytes)
+    return await read_reference(context, skill_name, path, offset)
 
 
 async def test_a_listed_reference_of_a_matched_skill_is_returned() -> None:
@@ -81,7 +78,7 @@ async def test_a_listed_reference_of_a_matched_skill_is_returned() -> None:
 
 
 async def test_the_key_is_built_from_the_trusted_org_and_the_matched_version() -> None:
-    skill = boleto()
+    skill = boleto(size=len("desta org"))
     other_version = boleto()
     store = MemoryStore(
         {
@@ -100,7 +97,7 @@ async def test_the_key_is_built_from_the_trusted_org_and_the_matched_version() -
     result = await read(
         store, [skill], "segunda-via-boleto", "references/prazos.md", organization_id=OTHER_ORG
     )
-    assert result.content == "de outra org"
+    assert result.content.startswith("de outra org")
     assert [k for k, _ in store.gets] == [key(OTHER_ORG, skill, "references/prazos.md")]
 
 
@@ -139,15 +136,26 @@ async def test_a_path_not_listed_as_a_reference_is_not_found(path: str) -> None:
     assert store.gets == []
 
 
-async def test_content_over_the_cap_is_cut_and_says_so() -> None:
-    skill = boleto()
-    store = MemoryStore({key(ORG, skill, "references/prazos.md"): b"a" * 1000})
-    result = await read(store, [skill], skill.name, "references/prazos.md", max_bytes=300)
-    assert result.error_code is None
-    body, notice = result.content.split("\n\n", 1)
+async def test_a_long_file_is_read_page_by_page_from_the_offset_each_page_names() -> None:
+    skill = boleto(size=700)
+    store = MemoryStore({key(ORG, skill, "references/prazos.md"): b"a" * 400 + b"b" * 300})
+    first = await read(store, [skill], skill.name, "references/prazos.md", max_bytes=300)
+    body, notice = first.content.split("\n\n", 1)
     assert body == "a" * 300
-    assert "truncado" in notice and "300 bytes" in notice
-    assert store.gets[0][1] == 300
+    assert notice == (
+        "[trecho: bytes 0 a 300 de 700; para ler o restante, chame de novo com offset=300]"
+    )
+    second = await read(
+        store, [skill], skill.name, "references/prazos.md", max_bytes=300, offset=300
+    )
+    assert second.content.startswith("a" * 100 + "b" * 200 + "\n\n[trecho: bytes 300 a 600")
+    last = await read(store, [skill], skill.name, "references/prazos.md", max_bytes=300, offset=600)
+    assert last.content == "b" * 100 + "\n\n[trecho final: bytes 600 a 700 de 700]"
+    past = await read(
+        store, [skill], skill.name, "references/prazos.md", max_bytes=300, offset=5000
+    )
+    assert past.error_code is None and past.content.startswith("\n\n[trecho final")
+    assert [offset for offset, _ in store.offsets] == [0, 300, 600, 5000]
 
 
 async def test_content_at_the_cap_has_no_notice() -> None:
@@ -157,13 +165,13 @@ async def test_content_at_the_cap_has_no_notice() -> None:
     assert result.content == "a" * 300
 
 
-async def test_a_multibyte_character_cut_at_the_cap_stays_readable() -> None:
-    skill = boleto()
-    store = MemoryStore({key(ORG, skill, "references/prazos.md"): "ação".encode() * 10})
+async def test_a_page_never_cuts_a_character_and_goes_on_after_the_last_whole_one() -> None:
+    data = "ação".encode() * 10
+    skill = boleto(size=len(data))
+    store = MemoryStore({key(ORG, skill, "references/prazos.md"): data})
     result = await read(store, [skill], skill.name, "references/prazos.md", max_bytes=2)
-    body = result.content.split("\n\n", 1)[0]
-    assert len(body.encode("utf-8")) <= 2 + 3  # "a" + one replacement character at most
-    assert body.startswith("a")
+    body, notice = result.content.split("\n\n", 1)
+    assert body == "a" and notice.endswith("offset=1]")
 
 
 async def test_a_storage_failure_is_reported_as_storage_unavailable() -> None:
@@ -189,10 +197,10 @@ async def test_non_string_arguments_from_the_model_get_teaching_errors(bad: obje
     store = MemoryStore({key(ORG, skill, "references/prazos.md"): PRAZOS.encode()})
 
     as_name = await read(store, [skill], bad, "references/prazos.md")
-    assert as_name.error_code == "skill_not_active"
-    assert "segunda-via-boleto" in as_name.content
+    assert as_name.error_code == "tool_arguments_invalid"
+    assert "skill_name: precisa ser texto" in as_name.content
 
     as_path = await read(store, [skill], skill.name, bad)
-    assert as_path.error_code == "reference_not_found"
-    assert "references/prazos.md" in as_path.content
+    assert as_path.error_code == "tool_arguments_invalid"
+    assert "path: precisa ser texto" in as_path.content
     assert store.gets == []

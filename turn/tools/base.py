@@ -38,6 +38,17 @@ class TurnLedger:
     max_writes: int
     writes: int = 0
     viewed: list[str] = field(default_factory=list)
+    # A file's content (sha256) -> bytes of it shown contiguously from its start: by content,
+    # so a file carried unchanged into the next version stays read.
+    read_until: dict[str, int] = field(default_factory=dict)
+
+    def record_read(self, sha256: str, start: int, end: int) -> None:
+        if start <= self.read_until.get(sha256, 0):
+            self.read_until[sha256] = max(self.read_until.get(sha256, 0), end)
+
+    def read_whole(self, sha256: str, size: int) -> bool:
+        """Whether this turn showed the model (or the model wrote) every byte of that file."""
+        return self.read_until.get(sha256, 0) >= size
 
     def take_write(self) -> bool:
         """Count one write; False once the turn has used them all."""

@@ -7,6 +7,7 @@ at most `TurnLedger.max_writes` times; every refusal is a teaching message.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Literal
 
 import structlog
@@ -62,6 +63,7 @@ async def run(context: ToolContext, args: Args) -> ToolResult:
                 context.organization_id,
                 mode=mode or AuthoringMode.OFF,
                 conversation_id=context.conversation_id,
+                read_whole=context.ledger.read_whole,
             )
             done = await _apply(author, args)
     except AuthoringError as exc:
@@ -70,6 +72,9 @@ async def run(context: ToolContext, args: Args) -> ToolResult:
         return ToolResult.error(
             "storage_unavailable", "O armazenamento não respondeu; nada foi alterado."
         )
+    if args.action == "write_file" and args.content is not None:
+        written = args.content.encode("utf-8")  # the model knows what it just wrote
+        context.ledger.record_read(hashlib.sha256(written).hexdigest(), 0, len(written))
     log.info(
         "turn.skill_written",
         action=args.action,

@@ -14,13 +14,12 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from core.errors import StorageError
 from core.tenancy import org_connection
 from skills.draft_queries import fetch_pending_draft
 from skills.models import FileKind, LoadedSkill, ManifestEntry
-from skills.storage import ObjectNotFound, ObjectStore, object_key
+from skills.storage import object_key
 from turn.tools.base import Tool, ToolContext, ToolResult
-from turn.tools.read_skill_reference import TRUNCATION_NOTICE
+from turn.tools.stored_text import read_stored_text
 
 DRAFT_BANNER = (
     "[rascunho seu, aguardando aprovação da empresa: ainda não está em uso nas conversas]\n"
@@ -37,6 +36,9 @@ class Args(BaseModel):
     )
     draft: bool = Field(
         default=False, description="true: mostra o seu rascunho pendente desta skill."
+    )
+    offset: int = Field(
+        default=0, ge=0, description="Byte de onde continuar a leitura de um arquivo longo."
     )
 
 
@@ -59,18 +61,20 @@ async def run(context: ToolContext, args: Args) -> ToolResult:
         async with org_connection(context.pool, context.organization_id) as conn:
             draft = await fetch_pending_draft(conn, context.organization_id, args.name)
         if draft is not None:
-            result = await view_skill(context, draft.version, args.file_path)
+            result = await view_skill(context, draft.version, args.file_path, args.offset)
             return ToolResult(DRAFT_BANNER + result.content, result.error_code)
         if installed is None:
             return _not_installed(args.name, context.installed)
     assert installed is not None
-    result = await view_skill(context, installed, args.file_path)
+    result = await view_skill(context, installed, args.file_path, args.offset)
     if result.error_code is None:
         context.ledger.viewed.append(installed.name)  # a view, counted by the reply's commit
     return result
 
 
-async def view_skill(context: ToolContext, skill: Viewable, path: str | None) -> ToolResult:
+async def view_skill(
+    context: ToolContext, skill: Viewable, path: str | None, offset: int = 0
+) -> ToolResult:
     """The skill's body and file list, or one of its files (text only, capped)."""
     if path is None:
         return ToolResult(content=_overview(skill))
@@ -85,26 +89,15 @@ async def view_skill(context: ToolContext, skill: Viewable, path: str | None) ->
             content=f"{entry.path}: arquivo binário ({entry.kind}, {entry.size} bytes), "
             "não exibido."
         )
-    return await _read_text(
-        context.store,
+    return await read_stored_text(
+        context,
         object_key(context.organization_id, skill.name, skill.version_id, entry.path),
-        context.max_read_bytes,
+        sha256=entry.sha256,
+        path=entry.path,
+        size=entry.size,
+        offset=offset,
+        missing_code="skill_file_not_found",
     )
-
-
-async def _read_text(store: ObjectStore, key: str, max_bytes: int) -> ToolResult:
-    try:
-        stored = await store.get(key, max_bytes=max_bytes)
-    except ObjectNotFound:
-        return ToolResult.error("skill_file_not_found", "O arquivo não está disponível.")
-    except StorageError:
-        return ToolResult.error(
-            "storage_unavailable", "O armazenamento não respondeu; siga sem esse arquivo."
-        )
-    text = stored.data.decode("utf-8", errors="replace")
-    if stored.truncated:
-        text += TRUNCATION_NOTICE.format(max_bytes=max_bytes)
-    return ToolResult(content=text)
 
 
 def _not_installed(name: str, installed: Sequence[LoadedSkill]) -> ToolResult:
