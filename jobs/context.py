@@ -53,6 +53,7 @@ class JobContext(TypedDict, total=False):
     pool: Any
     max_tries: int
     retry_defer_s: float
+    turn_deadline_s: float  # a turn's own deadline, inside arq's job timeout
     clock: Clock
     metrics: CronMetrics
     curator: CuratorConfig
@@ -60,7 +61,7 @@ class JobContext(TypedDict, total=False):
     outbox_abandoned_after_s: float  # a claim older than this belongs to no live send
 
 
-def arq_job(job: Callable[[JobContext], Awaitable[Any]]) -> Any:
+def arq_job(job: Callable[..., Awaitable[Any]]) -> Any:
     """A job for arq's `func`/`cron`, which type the context as `dict[str, Any]`: ours is the
     same dict, typed (a TypedDict is not a dict subtype to mypy, hence the one cast here)."""
     return job

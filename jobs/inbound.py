@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import datetime
 from typing import Any
 
+import asyncpg
 import structlog
 from arq import Retry
 from pydantic import ValidationError
@@ -17,6 +19,7 @@ from core.tenancy import system_connection
 from jobs.context import JobContext
 from jobs.payloads import HANDLE_INBOUND_MESSAGE, InboundMessagePayload
 from jobs.queries import insert_dead_letter
+from jobs.serialization import UNDECODABLE_JOB
 from turn.inbound_turn import InboundMessage, run_inbound_turn
 
 log = structlog.get_logger(__name__)
@@ -43,13 +46,24 @@ async def handle_inbound_message(ctx: JobContext, payload: dict[str, Any]) -> di
     with structlog.contextvars.bound_contextvars(
         job_id=job_id, job_try=tries, organization_id=str(message.organization_id)
     ):
+        deadline = asyncio.timeout(ctx.get("turn_deadline_s"))
         try:
             turn_message = _to_turn(message, ctx.get("enqueue_time"))
-            outcome = await run_inbound_turn(ctx["turn_deps"], turn_message, job_id=job_id)
+            async with deadline:
+                outcome = await run_inbound_turn(ctx["turn_deps"], turn_message, job_id=job_id)
         except SkilletError as exc:
             return await _handle_failure(ctx, payload, exc.code, str(exc), exc.retryable)
+        except TimeoutError as exc:
+            if deadline.expired():  # ours, inside arq's timeout: a retry or a dead letter
+                return await _handle_failure(ctx, payload, "turn_deadline", repr(exc), True)
+            return await _handle_failure(ctx, payload, "transient_error", repr(exc), True)
         except TRANSIENT_ERRORS as exc:
             return await _handle_failure(ctx, payload, "transient_error", repr(exc), True)
+        except asyncpg.PostgresError as exc:  # refused on content (e.g. DataError): final
+            return await _handle_failure(ctx, payload, "database_rejected", repr(exc), False)
+        except Exception as exc:  # a bug: never an arq-only failure with no trace of its own
+            log.exception("turn.unexpected_error")
+            return await _handle_failure(ctx, payload, "unexpected_error", repr(exc), True)
         log.info(
             "turn.finished",
             status=outcome.status,
@@ -87,6 +101,15 @@ def _to_turn(message: InboundMessagePayload, received_at: datetime | None) -> In
     )
 
 
+async def undecodable_job(ctx: JobContext, kept: str) -> dict[str, Any]:
+    """A job whose bytes were not a JSON job (jobs.serialization): dead-lettered at once."""
+    log.error("job.undecodable", job_id=ctx.get("job_id", ""))
+    await _dead_letter(
+        ctx, {"undecodable": kept}, "undecodable_job", "not a JSON job", UNDECODABLE_JOB
+    )
+    return {"status": "rejected", "code": "undecodable_job"}
+
+
 async def _handle_failure(
     ctx: JobContext, payload: dict[str, Any], code: str, error: str, retryable: bool
 ) -> dict[str, Any]:
@@ -99,13 +122,19 @@ async def _handle_failure(
     return {"status": "failed", "code": code}
 
 
-async def _dead_letter(ctx: JobContext, payload: Any, code: str, error: str) -> None:
+async def _dead_letter(
+    ctx: JobContext,
+    payload: Any,
+    code: str,
+    error: str,
+    function: str = HANDLE_INBOUND_MESSAGE,
+) -> None:
     try:
         async with system_connection(ctx["pool"]) as conn:
             await insert_dead_letter(
                 conn,
                 job_id=ctx.get("job_id", ""),
-                function=HANDLE_INBOUND_MESSAGE,
+                function=function,
                 payload=payload,
                 error_code=code,
                 error=error,

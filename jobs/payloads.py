@@ -6,7 +6,7 @@ import hashlib
 import uuid
 from typing import Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 
 HANDLE_INBOUND_MESSAGE = "handle_inbound_message"
 
@@ -44,6 +44,12 @@ class InboundMessagePayload(BaseModel):
     expects_reply: bool = True
     # The agent that answers the receiving number (None: the org's first agent).
     agent_id: uuid.UUID | None = None
+
+    @field_validator("text", "message_id", mode="before")
+    @classmethod
+    def _without_nul(cls, value: object) -> object:
+        # Postgres text cannot hold U+0000: a customer's NUL would fail every retry.
+        return value.replace("\x00", "") if isinstance(value, str) else value
 
     @property
     def job_id(self) -> str:

@@ -6,7 +6,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from skills.storage import ObjectStore
 from skills.usage import UsageStore
@@ -16,6 +16,7 @@ from turn.conversation_lease import ConversationLeases
 from turn.mailbox import Mailbox
 from turn.metrics import NO_TURN_METRICS, TurnMetrics
 from turn.model import ModelUsage
+from turn.model_input import InputCaps
 from turn.outbox import Sender
 from turn.providers.registry import ModelRegistry
 from turn.skill_catalog import SkillCatalogCache
@@ -34,9 +35,27 @@ class TurnConfig:
     max_skill_writes: int = 5
     max_injected_skills: int = 3
     reference_max_bytes: int = 16_384
+    input_caps: InputCaps = field(default_factory=InputCaps)
     history_limit: int = 10
     # Bursts one job answers before it leaves the rest to the conversation's next job.
     max_batches_per_job: int = 20
+
+
+class DeadLetters(Protocol):
+    """Where a turn leaves what it could not do, for an operator to look at (and requeue)."""
+
+    async def record(
+        self, *, organization_id: uuid.UUID, function: str, payload: Any, code: str, error: str
+    ) -> None: ...
+
+
+class NoDeadLetters:
+    """Logs only (unit tests, benchmarks)."""
+
+    async def record(
+        self, *, organization_id: uuid.UUID, function: str, payload: Any, code: str, error: str
+    ) -> None:
+        return None
 
 
 @dataclass
@@ -53,6 +72,7 @@ class TurnDeps:
     usage: UsageStore
     clock: Callable[[], datetime] = utc_now
     metrics: TurnMetrics = NO_TURN_METRICS
+    dead_letters: DeadLetters = field(default_factory=NoDeadLetters)
 
 
 @dataclass(frozen=True)

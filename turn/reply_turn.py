@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import structlog
 
+from core.errors import SkilletError
 from core.tenancy import org_connection
 from skills.models import LoadedSkill
 from turn.agent_loop import LoopOutcome, run_agent_loop
@@ -19,8 +20,10 @@ from turn.conversation_queries import (
     list_unanswered_before,
 )
 from turn.deps import TurnDeps, TurnOutcome
+from turn.errors import ModelRequestRejected
 from turn.matcher import MatchResult
-from turn.model import InjectedSkill, ModelMessage, ModelRequest, ToolCall
+from turn.model import InjectedSkill, ModelMessage, ModelRequest, ModelUsage, ToolCall
+from turn.model_input import cap_burst, cap_history
 from turn.outbox import Recipient, deliver_reply
 from turn.prompt import build_prefix, prefix_sha256, prompt_cache_key, render_skill_context
 from turn.queries import ActivationRow, OutboxRow
@@ -29,6 +32,10 @@ from turn.tools.base import ToolContext, ToolResult, TurnLedger
 from turn.tools.registry import default_registry, turn_tools
 
 log = structlog.get_logger(__name__)
+
+REJECTED_REPLY = (
+    "Desculpe, não consegui processar sua mensagem. Um atendente vai continuar por aqui."
+)
 
 
 @dataclass(frozen=True)
@@ -78,9 +85,14 @@ async def answer_batch(
     deps.metrics.skills_matched(len(match.matched), len(match.probes))
     prefix = build_prefix(conversation.persona, turn_tools(), snapshot.index_text)
     ledger = TurnLedger(max_writes=deps.config.max_skill_writes)
-    loop = await _ask_model(
-        deps, conversation, batch, history, match, prefix, snapshot.skills, ledger
-    )
+    try:
+        loop = await _ask_model(
+            deps, conversation, batch, history, match, prefix, snapshot.skills, ledger
+        )
+    except ModelRequestRejected as exc:
+        if exc.code != ModelRequestRejected.code:
+            raise  # a key or account problem (model_unauthorized): every turn would fail
+        loop = await _rejected(deps, conversation, batch, exc)
     activations = _activation_rows(conversation.organization_id, match, job_id)
     counts = TurnCounts(
         used=tuple(s.name for s in match.matched),
@@ -121,6 +133,7 @@ async def _ask_model(
     ledger: TurnLedger,
 ) -> LoopOutcome:
     model = deps.models.resolve(conversation.model_provider, conversation.model_name)
+    caps = deps.config.input_caps
     injected = tuple(InjectedSkill(s.name, s.body, s.reference_paths) for s in match.matched)
     request = ModelRequest(
         prefix=prefix,
@@ -128,9 +141,12 @@ async def _ask_model(
         messages=(
             *(
                 ModelMessage(role="user" if d == "inbound" else "assistant", content=body)
-                for d, body in history
+                for d, body in cap_history(history, caps)
             ),
-            *(ModelMessage(role="user", content=row.body) for row in batch),
+            *(
+                ModelMessage(role="user", content=text)
+                for text in cap_burst([row.body for row in batch], caps)
+            ),
         ),
         tools=turn_tools(),
         injected_skills=injected,
@@ -162,6 +178,27 @@ async def _ask_model(
         max_steps=deps.config.max_steps,
         max_tool_calls=deps.config.max_tool_calls_per_answer,
     )
+
+
+async def _rejected(
+    deps: TurnDeps, conversation: Conversation, batch: Sequence[InboundRow], exc: SkilletError
+) -> LoopOutcome:
+    """The provider refuses this burst for good: retrying cannot help, and leaving it
+    unanswered would hold back every later message of the conversation. It gets a handoff
+    reply, and a dead letter tells an operator what was refused."""
+    log.error("turn.model_rejected", code=exc.code, error=exc.message[:300], messages=len(batch))
+    await deps.dead_letters.record(
+        organization_id=conversation.organization_id,
+        function="model_rejected",
+        payload={
+            "organization_id": str(conversation.organization_id),
+            "conversation_id": str(conversation.conversation_id),
+            "message_ids": [row.external_id for row in batch],
+        },
+        code=exc.code,
+        error=exc.message,
+    )
+    return LoopOutcome(REJECTED_REPLY, 1, (), ModelUsage(), True)
 
 
 async def _commit_reply(

@@ -9,9 +9,11 @@ from arq import func
 from arq.worker import Worker
 
 from jobs import serialization
-from jobs.inbound import handle_inbound_message
+from jobs.context import arq_job
+from jobs.inbound import handle_inbound_message, undecodable_job
 from jobs.payloads import HANDLE_INBOUND_MESSAGE
 from jobs.queue import redis_settings
+from jobs.serialization import UNDECODABLE_JOB
 from turn.model import Model
 from turn.outbox import Sender
 from worker.curator_cron import curator_config, curator_cron_job, curator_function
@@ -52,6 +54,7 @@ async def startup(ctx: dict[str, Any]) -> None:
     ctx["pool"] = resources.pool
     ctx["max_tries"] = settings.max_tries
     ctx["retry_defer_s"] = settings.retry_defer_s
+    ctx["turn_deadline_s"] = turn_deadline_s(settings.job_timeout_s)
     ctx["clock"] = resources.turn_deps.clock
     ctx["curator"] = curator_config(settings)
     ctx["outbox_abandoned_after_s"] = abandoned_after_s(settings)
@@ -71,6 +74,15 @@ async def shutdown(ctx: dict[str, Any]) -> None:
         log.info("worker.stopped", activations=vars(resources.recorder.stats))
     except Exception as exc:
         log.error("worker.shutdown_failed", error=repr(exc)[:300])
+
+
+# Kept between a turn's own deadline and arq's job timeout: enough to record the failure
+# (a retry or a dead letter) before arq cancels the job with no trace of its own.
+DEADLINE_MARGIN_S = 10.0
+
+
+def turn_deadline_s(job_timeout_s: float) -> float:
+    return max(job_timeout_s - DEADLINE_MARGIN_S, job_timeout_s * 0.8)
 
 
 def build_worker(
@@ -93,7 +105,10 @@ def build_worker(
     scheduled = settings.curator_enabled and not burst
     # A cron job brings its own function; a worker that does not schedule one still runs
     # the ticks another worker enqueued.
-    functions = [function] if scheduled else [function, curator_function(settings)]
+    undecodable = func(arq_job(undecodable_job), name=UNDECODABLE_JOB, max_tries=1)
+    functions = [function, undecodable]
+    if not scheduled:
+        functions.append(curator_function(settings))
     cron_jobs = [curator_cron_job(settings)] if scheduled else []
     if not burst and settings.outbox_sweep_enabled:
         cron_jobs.append(outbox_cron_job(settings))

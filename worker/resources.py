@@ -16,6 +16,7 @@ from redis.asyncio import Redis
 from core.clock import system_clock
 from core.db import create_pool
 from core.tenancy import system_connection
+from jobs.dead_letters import DatabaseDeadLetters
 from jobs.queue import redis_settings
 from skills.storage import S3ObjectStore
 from skills.usage import UsageStore
@@ -26,6 +27,7 @@ from turn.inbound_turn import TurnConfig, TurnDeps
 from turn.mailbox import Mailbox
 from turn.metrics import NO_TURN_METRICS
 from turn.model import Model
+from turn.model_input import InputCaps
 from turn.outbox import Sender
 from turn.queries import ActivationRow
 from turn.skill_catalog import SkillCatalogCache
@@ -133,11 +135,17 @@ async def open_resources(
             max_steps=settings.model_max_steps,
             max_injected_skills=settings.max_injected_skills,
             reference_max_bytes=settings.reference_max_bytes,
+            input_caps=InputCaps(
+                max_message_chars=settings.max_message_chars,
+                max_burst_chars=settings.max_burst_chars,
+                max_history_chars=settings.max_history_chars,
+            ),
         ),
         mailbox=Mailbox(redis),
         leases=ConversationLeases(redis, ttl_ms=settings.conversation_lease_ms),
         usage=usage,
         metrics=metrics or NO_TURN_METRICS,
+        dead_letters=DatabaseDeadLetters(pool),
     )
     return Resources(
         pool=pool,

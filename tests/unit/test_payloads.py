@@ -50,10 +50,14 @@ def test_the_serializer_writes_json_never_pickle() -> None:
     assert serialization.loads(data) == job
 
 
-def test_the_serializer_refuses_a_pickled_job() -> None:
+def test_a_pickled_job_is_never_unpickled_but_becomes_a_dead_letter_call() -> None:
     evil = pickle.dumps({"f": "handle_inbound_message"})
-    with pytest.raises(ValueError):  # json.JSONDecodeError or UnicodeDecodeError
-        serialization.loads(evil)
+    job = serialization.loads(evil)
+    assert job["f"] == serialization.UNDECODABLE_JOB
+    assert job["k"] == {} and job["t"] == 1
+    [kept] = job["a"]
+    assert isinstance(kept, str) and "handle_inbound_message" in kept
+    assert len(serialization.loads(b"\xff" * 100_000)["a"][0]) == serialization.MAX_KEPT_CHARS
 
 
 def test_the_serializer_stores_an_exception_result_as_text() -> None:

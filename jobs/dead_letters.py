@@ -1,0 +1,35 @@
+"""The dead-letter table as the turn's `DeadLetters`: what a turn could not do, kept for an
+operator (written under deliberate system scope; the org is in the payload)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import structlog
+
+from core.tenancy import system_connection
+from jobs.queries import insert_dead_letter
+
+log = structlog.get_logger(__name__)
+
+
+class DatabaseDeadLetters:
+    def __init__(self, pool: Any) -> None:
+        self._pool = pool
+
+    async def record(
+        self, *, organization_id: uuid.UUID, function: str, payload: Any, code: str, error: str
+    ) -> None:
+        job_id = str(structlog.contextvars.get_contextvars().get("job_id", ""))
+        async with system_connection(self._pool) as conn:
+            await insert_dead_letter(
+                conn,
+                job_id=job_id,
+                function=function,
+                payload=payload,
+                error_code=code,
+                error=error,
+                tries=1,
+            )
+        log.warning("job.dead_lettered", function=function, code=code)

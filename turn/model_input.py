@@ -1,0 +1,60 @@
+"""Bounds on what a conversation sends to the model: per message, per burst, for history.
+
+Pure: texts in, texts out. What a customer writes is hostile input: however long the
+messages, the request the model gets (and its cost) stays under named caps.
+- A message longer than `max_message_chars` keeps its start and says how much was cut.
+- A burst over `max_burst_chars` keeps its newest messages whole (what the customer asked
+  last matters most); older ones are replaced by a one-line note.
+- History keeps the newest exchange within `max_history_chars`; older turns are dropped.
+Counts are in characters (code points), the unit the caps are documented in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+CUT_NOTICE = "\n[… mensagem cortada: {cut} caracteres omitidos]"
+OMITTED_NOTICE = "[mensagem anterior omitida: {chars} caracteres]"
+
+
+@dataclass(frozen=True)
+class InputCaps:
+    max_message_chars: int = 4_000
+    max_burst_chars: int = 12_000
+    max_history_chars: int = 16_000
+
+
+def cap_message(text: str, max_chars: int) -> str:
+    if len(text) <= max_chars:
+        return text
+    return text[:max_chars] + CUT_NOTICE.format(cut=len(text) - max_chars)
+
+
+def cap_burst(texts: Sequence[str], caps: InputCaps) -> list[str]:
+    """Each message capped, then the newest kept whole while they fit; never empty for a
+    non-empty burst (the newest message always stays)."""
+    capped = [cap_message(t, caps.max_message_chars) for t in texts]
+    kept: list[str] = []
+    used = 0
+    for index in range(len(capped) - 1, -1, -1):
+        text = capped[index]
+        if kept and used + len(text) > caps.max_burst_chars:
+            kept.extend(OMITTED_NOTICE.format(chars=len(texts[i])) for i in range(index, -1, -1))
+            break
+        kept.append(text)
+        used += len(text)
+    return kept[::-1]
+
+
+def cap_history(turns: Sequence[tuple[str, str]], caps: InputCaps) -> list[tuple[str, str]]:
+    """`turns` oldest first, as (direction, body); the newest that fit, each message capped."""
+    kept: list[tuple[str, str]] = []
+    used = 0
+    for direction, body in reversed(turns):
+        text = cap_message(body, caps.max_message_chars)
+        if used + len(text) > caps.max_history_chars:
+            break
+        kept.append((direction, text))
+        used += len(text)
+    return kept[::-1]
