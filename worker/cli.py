@@ -81,7 +81,9 @@ async def cmd_orgs_create(args: argparse.Namespace, settings: Settings) -> dict[
 
 
 async def cmd_enqueue(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
+    from core.db import connection
     from jobs.payloads import InboundMessagePayload
+    from jobs.queries import fetch_inbound_contact_id
     from jobs.queue import enqueue_inbound, open_queue
 
     payload = InboundMessagePayload(
@@ -91,6 +93,15 @@ async def cmd_enqueue(args: argparse.Namespace, settings: Settings) -> dict[str,
         text=args.text,
         sent_at=args.sent_at or datetime.now(UTC),
     )
+    async with connection(settings.database_url) as conn:
+        owner = await fetch_inbound_contact_id(
+            conn, payload.organization_id, payload.channel, payload.message_id
+        )
+    if owner is not None and owner != payload.contact_id:
+        # Another contact's stored message: refused like the webhook refuses it.
+        log.warning("enqueue.duplicate_foreign_contact", job_id=payload.job_id)
+        message = f"duplicate: {payload.job_id} (message id already stored for another contact)"
+        return {"job_id": payload.job_id, "status": "duplicate", "message": message}
     redis = await open_queue(settings.redis_url, settings.queue_name)
     try:
         job = await enqueue_inbound(redis, payload, coalesce_ms=settings.coalesce_ms)
