@@ -17,7 +17,7 @@ import structlog
 from pydantic import ValidationError
 
 from core.errors import SkilletError
-from worker import cli_agents, cli_channels, cli_curator, cli_skills, cli_status
+from worker import cli_agents, cli_channels, cli_curator, cli_pipes, cli_skills, cli_status
 from worker.cli_args import CliError, Command, aware_datetime_arg, uuid_arg
 from worker.logging import configure_logging
 from worker.settings import Settings
@@ -169,6 +169,18 @@ def _print_error(code: str, message: str, as_json: bool) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; its exit code. A reader that went away ends it quietly (cli_pipes)."""
+    try:
+        try:
+            return _main(argv)
+        finally:
+            # Here, not at interpreter exit, where a closed pipe would only print noise.
+            sys.stdout.flush()
+    except BrokenPipeError:
+        return cli_pipes.quiet_exit()
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     as_json = bool(getattr(args, "json", False))
     try:
@@ -190,6 +202,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _print_error("database_error", str(exc), as_json)
         return 1
     except (OSError, ConnectionError) as exc:
+        if isinstance(exc, BrokenPipeError) and cli_pipes.reader_gone(sys.stdout):
+            raise  # the command was printing (the demo's transcript) to a closed pipe
         _print_error("service_unavailable", str(exc), as_json)
         return 1
     except KeyboardInterrupt:
