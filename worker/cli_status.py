@@ -60,6 +60,7 @@ async def cmd_status(args: argparse.Namespace, settings: Settings) -> dict[str, 
     from worker import status_queries as q
 
     queue, workers = await _redis_status(settings)
+    queue = queue.with_owners(workers, time.time())
     async with connection(settings.database_url) as conn:
         await conn.execute(BIND_SYSTEM)  # cross-org reads, even if the URL's user is not owner
         counts = await q.fetch_dead_letter_counts(conn, codes=DEAD_LETTER_CODES)
@@ -121,11 +122,14 @@ def _status_text(
     now: float,
 ) -> str:
     oldest = "" if queue.oldest_waiting_s is None else f" (oldest {queue.oldest_waiting_s:g} s)"
+    orphaned = f", {len(queue.orphaned)} orphaned" if queue.orphaned else ""
     lines = [
-        f"queue {queue.name}: {queue.waiting} waiting{oldest}, {queue.in_progress} in progress, "
-        f"{queue.deferred} deferred",
-        f"workers alive: {len(workers)}",
+        f"queue {queue.name}: {queue.waiting} waiting{oldest}, {queue.in_progress} in progress"
+        f"{orphaned}, {queue.deferred} deferred",
     ]
+    # A killed worker's job: nobody runs it until arq's in-progress key expires.
+    lines.extend(f"  orphaned (no live worker runs it): {job_id}" for job_id in queue.orphaned)
+    lines.append(f"workers alive: {len(workers)}")
     for w in workers:
         health = {True: "healthy", False: "UNHEALTHY", None: "unchecked"}[w.healthy]
         drain = ", draining" if w.draining else ""
