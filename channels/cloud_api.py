@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
@@ -36,7 +36,7 @@ TEXT_MAX_CHARS = 4096  # Cloud API limit on text.body
 @dataclass(frozen=True)
 class CloudApiConfig:
     base_url: str  # https://graph.facebook.com/v23.0 (tests: a local fake)
-    access_token: str | None
+    access_token: str | None = field(repr=False)  # never printed
     reply_context: bool = False  # quote the customer's message in the first part
     max_text_chars: int = TEXT_MAX_CHARS
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
@@ -23,7 +23,8 @@ TEXT_MAX_CHARS = 65_536  # WhatsApp's own cap on one text message
 @dataclass(frozen=True)
 class WahaConfig:
     base_url: str  # e.g. http://waha:3000
-    api_key: str | None  # sent as X-Api-Key when set (WAHA_API_KEY on the WAHA side)
+    # Sent as X-Api-Key when set (WAHA_API_KEY on the WAHA side). Never printed.
+    api_key: str | None = field(repr=False)
     reply_context: bool = False  # quote the customer's message in the first part
     max_text_chars: int = TEXT_MAX_CHARS
 

@@ -71,7 +71,7 @@ async def handle_inbound_message(ctx: JobContext, payload: dict[str, Any]) -> di
             probes=list(outcome.probes),
             steps=outcome.steps,
             prefix_sha256=outcome.prefix_sha256,
-            # Nested: the log redactor drops top-level keys containing "token".
+            # Its `*_tokens` keys are counts: the log redactor keeps those.
             usage=outcome.usage.to_json() if outcome.usage else None,
         )
         return {

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import fields, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -23,15 +23,24 @@ REDIS_RETRY_ATTEMPTS = 40
 REDIS_RETRY_MAX_DELAY_S = 2.0
 
 
+class _RedisSettings(RedisSettings):
+    """arq's settings, whose generated repr would print the password: this one masks it."""
+
+    def __repr__(self) -> str:
+        return RedisSettings.__repr__(replace(self, password="***" if self.password else None))
+
+
 def redis_settings(redis_url: str) -> RedisSettings:
     """arq's connection settings for `redis_url`, reconnecting through restarts."""
-    return replace(
-        RedisSettings.from_dsn(redis_url),
+    parsed = RedisSettings.from_dsn(redis_url)  # builds arq's own class, whatever `cls` is
+    values = {f.name: getattr(parsed, f.name) for f in fields(RedisSettings) if f.init}
+    values.update(
         retry_on_error=[RedisConnectionError, RedisTimeoutError],
         retry=Retry(
             ExponentialBackoff(cap=REDIS_RETRY_MAX_DELAY_S, base=0.05), REDIS_RETRY_ATTEMPTS
         ),
     )
+    return _RedisSettings(**values)
 
 
 async def open_queue(redis_url: str, queue_name: str) -> ArqRedis:

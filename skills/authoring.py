@@ -38,7 +38,7 @@ from skills.authoring_rules import (
     render_skill_md,
     replace_unique,
 )
-from skills.catalog import catalog_lock
+from skills.catalog import catalog_lock, reactivate_installed_skill
 from skills.catalog_queries import (
     PointedVersion,
     fetch_org_pointed_version,
@@ -261,6 +261,8 @@ class SkillAuthor:
                 return AuthoredVersion(skill.name, version_id, draft_id)
             if current is None:
                 await insert_skill_pointer(self.conn, self.organization_id, skill.name, version_id)
+                # A name the curator archived before an uninstall starts afresh.
+                await reactivate_installed_skill(self.conn, self.organization_id, skill.name)
             else:
                 await upsert_skill_pointer(self.conn, self.organization_id, skill.name, version_id)
             bump = UsageBump(self.organization_id, skill.name, UsageEvent.PATCH)

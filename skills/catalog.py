@@ -67,6 +67,7 @@ __all__ = [
     "install_catalog_skill",
     "list_skills",
     "publish_package",
+    "reactivate_installed_skill",
     "skill_source",
     "uninstall_skill",
 ]
@@ -155,13 +156,29 @@ async def publish_package(
     return ImportResult(package.name, version_id, ImportStatus.IMPORTED, previous)
 
 
+async def reactivate_installed_skill(
+    conn: asyncpg.Connection, organization_id: uuid.UUID, name: str
+) -> str | None:
+    """Installing, importing or approving the org's skill `name` is activity: a usage row the
+    curator left 'stale' or 'archived' (perhaps by an earlier install of that name) is active
+    again, so the next turn loads it. Returns the state it left, or None when there was
+    nothing to change (no usage row yet, or already active).
+
+    Call it in the transaction that moves the org's pointer, so pointer and state change
+    together. It takes the org's curator lock (transaction-scoped; taking it twice is fine),
+    so a curator pass cannot undo it mid-way. Without an open transaction it opens its own.
+    """
+    async with conn.transaction():
+        await lock_curator_orgs(conn, [organization_id])
+        return await reactivate_usage(conn, organization_id, name)
+
+
 async def _reactivate(
     conn: asyncpg.Connection, organization_id: uuid.UUID | None, name: str
 ) -> str | None:
-    """Call under the curator's lock, so a pass over the org cannot undo it mid-way."""
     if organization_id is None:
         return None  # platform skills have no usage of their own
-    return await reactivate_usage(conn, organization_id, name)
+    return await reactivate_installed_skill(conn, organization_id, name)
 
 
 async def import_skill_package(
@@ -184,7 +201,8 @@ async def install_catalog_skill(
 ) -> InstallResult:
     """Fork-on-install: a new org version copied from the catalog's, objects copied server-side
     to the org's prefix, then version + pointer in one transaction. Refused if the org already
-    has `name` (installed, customized or archived)."""
+    has `name` (installed, customized or archived). Like an import, an install is activity:
+    a usage row left stale/archived under that name (reactivate_installed_skill) is active."""
     await require_organization(conn, organization_id)
     async with catalog_lock(conn, organization_id):
         if await fetch_org_pointed_version(conn, organization_id, name) is not None:
@@ -198,8 +216,8 @@ async def install_catalog_skill(
                 object_key(None, name, platform.version_id, entry.path),
                 object_key(organization_id, name, version_id, entry.path),
             )
-        await _insert_fork(conn, organization_id, platform, version_id)
-    return InstallResult(name, version_id, platform.version_id)
+        previous = await _insert_fork(conn, organization_id, platform, version_id)
+    return InstallResult(name, version_id, platform.version_id, previous)
 
 
 async def _insert_fork(
@@ -207,7 +225,8 @@ async def _insert_fork(
     organization_id: uuid.UUID,
     platform: PointedVersion,
     version_id: uuid.UUID,
-) -> None:
+) -> str | None:
+    """Version, pointer and usage state in one transaction; the state the usage left."""
     async with conn.transaction():
         await _lock_against_curator(conn, organization_id)
         await insert_skill_version(
@@ -227,6 +246,7 @@ async def _insert_fork(
         # and this transaction, version row included, rolls back.
         if not await insert_skill_pointer(conn, organization_id, platform.name, version_id):
             raise SkillAlreadyInstalled(platform.name)
+        return await reactivate_installed_skill(conn, organization_id, platform.name)
 
 
 async def uninstall_skill(

@@ -45,6 +45,16 @@ class InstallResult:
     name: str
     version_id: uuid.UUID
     forked_from_version_id: uuid.UUID
+    # 'stale' or 'archived' when an earlier usage row of the name was made active again.
+    reactivated_from: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "version_id": str(self.version_id),
+            "forked_from_version_id": str(self.forked_from_version_id),
+            "reactivated_from": self.reactivated_from,
+        }
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ import asyncpg
 
 from core.errors import SkilletError
 from skills.audit_queries import AuditEntry, insert_audit
-from skills.catalog import catalog_lock
+from skills.catalog import catalog_lock, reactivate_installed_skill
 from skills.catalog_queries import fetch_org_pointed_version
 from skills.curator_queries import lock_curator_orgs
 from skills.draft_diff import DraftDiff, diff_versions
@@ -37,7 +37,6 @@ from skills.draft_queries import (
 )
 from skills.queries import upsert_skill_pointer
 from skills.usage import UsageBump, UsageEvent, UsageStore
-from skills.usage_queries import reactivate_usage
 
 
 class DraftError(SkilletError):
@@ -91,7 +90,7 @@ async def approve_draft(
                 )
             await upsert_skill_pointer(conn, organization_id, name, draft.version.version_id)
             await update_draft_decided(conn, organization_id, draft.id, DraftStatus.APPROVED, actor)
-            previous = await reactivate_usage(conn, organization_id, name)
+            previous = await reactivate_installed_skill(conn, organization_id, name)
             await usage.record(conn, [UsageBump(organization_id, name, UsageEvent.PATCH)])
             decision = Decision(
                 name,

@@ -18,10 +18,14 @@ class InboundRow:
     received_at: datetime | None
     answered_by: uuid.UUID | None
     expects_reply: bool = True
+    # The conversation the message is stored in: another contact's when its id came again
+    # from someone else (never answered in this one).
+    conversation_id: uuid.UUID | None = None
 
 
 LIST_INBOUND_BY_EXTERNAL_IDS = """
-select id, external_id, body, received_at, answered_by, expects_reply from messages
+select id, external_id, body, received_at, answered_by, expects_reply, conversation_id
+from messages
 where organization_id = $1 and channel = $2 and direction = 'inbound'
   and external_id = any($3::text[])
 """
@@ -112,6 +116,7 @@ with existing as (
 )
 select conv.id as conversation_id,
        coalesce((select id from ins), m.id) as inbound_id,
+       m.conversation_id as stored_conversation_id,
        o.id as outbox_id, o.message_id as reply_id, o.body as reply_body,
        o.status as outbox_status,
        agent.id as agent_id, agent.system_prompt, agent.model_provider, agent.model_name
@@ -142,6 +147,15 @@ class PersistedInbound:
     agent_id: uuid.UUID | None = None
     model_provider: str | None = None
     model_name: str | None = None
+    # Where the message was already stored (None: stored by this call). Another conversation
+    # than conversation_id means its id came before from another contact.
+    stored_conversation_id: uuid.UUID | None = None
+
+    @property
+    def foreign(self) -> bool:
+        """The message id belongs to another contact's conversation."""
+        stored = self.stored_conversation_id
+        return stored is not None and stored != self.conversation_id
 
 
 async def upsert_inbound(

@@ -55,7 +55,8 @@ class InboundMessage:
 class _Persisted:
     conversation: Conversation
     inbound_id: uuid.UUID
-    # Set when this message already had its reply (a duplicate, or a re-run after a crash).
+    # Set when this message already had its reply (a duplicate, or a re-run after a crash),
+    # or when its id is stored in another contact's conversation (a refused duplicate).
     answered: TurnOutcome | None = None
 
 
@@ -147,7 +148,11 @@ async def _persist(deps: TurnDeps, message: InboundMessage, received_at: datetim
             # The number's agent was deleted or belongs elsewhere: answer with the org's.
             log.warning("turn.channel_agent_missing", agent_id=str(message.agent_id))
         answered = None
-        if persisted.outbox_id is not None:
+        if persisted.foreign:
+            # Neither answered here nor its reply re-sent here: that is another contact's.
+            log.warning("turn.duplicate_foreign_contact", message_id=message.message_id)
+            answered = TurnOutcome(status="duplicate", inbound_id=persisted.inbound_id)
+        elif persisted.outbox_id is not None:
             answered = await _already_answered(deps, conn, message, persisted)
     persona = persisted.system_prompt or deps.config.default_persona
     conversation = Conversation(
@@ -255,9 +260,13 @@ async def _pending_rows(
                     expects_reply=entry.expects_reply,
                 )
             rows = await list_inbound_by_external_ids(conn, key.organization_id, key.channel, ids)
-    answered = [i for i in ids if rows[i].answered_by is not None]
-    await deps.mailbox.remove(key, answered)
-    return [rows[i] for i in ids if rows[i].answered_by is None]
+    # An id stored in another contact's conversation is theirs: it leaves this mailbox.
+    foreign = [i for i in ids if rows[i].conversation_id != conversation.conversation_id]
+    if foreign:
+        log.warning("turn.duplicate_foreign_contact", message_ids=foreign)
+    done = set(foreign).union(i for i in ids if rows[i].answered_by is not None)
+    await deps.mailbox.remove(key, [i for i in ids if i in done])
+    return [rows[i] for i in ids if i not in done]
 
 
 async def _readmit(deps: TurnDeps, key: ConversationKey, earlier: list[UnansweredRow]) -> None:

@@ -20,6 +20,7 @@ from channels.queries import (
 )
 from channels.waha_lids import LidResolver
 from jobs.payloads import InboundMessagePayload
+from jobs.queries import fetch_inbound_contact_id
 from jobs.queue import enqueue_inbound
 from webhook.events import Delivery, InboundText, StatusUpdate
 from webhook.non_text import expects_reply
@@ -32,7 +33,9 @@ class IngestReport:
     """The webhook's answer body: what became of each event of the delivery."""
 
     enqueued: int = 0
-    duplicates: int = 0  # already queued, running or recently finished (same message id)
+    # Already queued, running or recently finished (same message id), or an id another
+    # contact's message is stored under (refused).
+    duplicates: int = 0
     unknown_channel: int = 0  # addressed to a number no org has connected
     invalid: int = 0  # a text the queue contract refuses (e.g. too long)
     statuses: int = 0  # receipts of our replies a status moved (sent, delivered, read, failed)
@@ -149,6 +152,18 @@ async def _enqueue_text(
         contact_id = await record_inbound(
             conn, channel.organization_id, sender, text.message_id, channel.id
         )
+        owner = await fetch_inbound_contact_id(
+            conn, channel.organization_id, payload.channel, text.message_id
+        )
+    if owner is not None and owner != contact_id:
+        # The id is another contact's stored message: answering or re-sending anything for
+        # it here would cross conversations. (A race before either is stored is caught by
+        # the turn, which refuses a message stored in another conversation.)
+        report.duplicates += 1
+        log.warning(
+            "webhook.duplicate_foreign_contact", job_id=payload.job_id, message_id=text.message_id
+        )
+        return
     # A normalized WhatsApp id always fits the contract's contact_id: no re-validation.
     payload = payload.model_copy(update={"contact_id": contact_id})
     job = await enqueue_inbound(queue, payload, coalesce_ms=coalesce_ms)

@@ -17,7 +17,15 @@ import structlog
 from pydantic import ValidationError
 
 from core.errors import SkilletError
-from worker import cli_agents, cli_channels, cli_curator, cli_drafts, cli_skills, cli_status
+from worker import (
+    cli_agents,
+    cli_channels,
+    cli_curator,
+    cli_drafts,
+    cli_pipes,
+    cli_skills,
+    cli_status,
+)
 from worker.cli_args import CliError, Command, aware_datetime_arg, uuid_arg
 from worker.logging import configure_logging
 from worker.settings import Settings
@@ -81,7 +89,9 @@ async def cmd_orgs_create(args: argparse.Namespace, settings: Settings) -> dict[
 
 
 async def cmd_enqueue(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
+    from core.db import connection
     from jobs.payloads import InboundMessagePayload
+    from jobs.queries import fetch_inbound_contact_id
     from jobs.queue import enqueue_inbound, open_queue
 
     payload = InboundMessagePayload(
@@ -91,6 +101,15 @@ async def cmd_enqueue(args: argparse.Namespace, settings: Settings) -> dict[str,
         text=args.text,
         sent_at=args.sent_at or datetime.now(UTC),
     )
+    async with connection(settings.database_url) as conn:
+        owner = await fetch_inbound_contact_id(
+            conn, payload.organization_id, payload.channel, payload.message_id
+        )
+    if owner is not None and owner != payload.contact_id:
+        # Another contact's stored message: refused like the webhook refuses it.
+        log.warning("enqueue.duplicate_foreign_contact", job_id=payload.job_id)
+        message = f"duplicate: {payload.job_id} (message id already stored for another contact)"
+        return {"job_id": payload.job_id, "status": "duplicate", "message": message}
     redis = await open_queue(settings.redis_url, settings.queue_name)
     try:
         job = await enqueue_inbound(redis, payload, coalesce_ms=settings.coalesce_ms)
@@ -159,6 +178,18 @@ def _print_error(code: str, message: str, as_json: bool) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; its exit code. A reader that went away ends it quietly (cli_pipes)."""
+    try:
+        try:
+            return _main(argv)
+        finally:
+            # Here, not at interpreter exit, where a closed pipe would only print noise.
+            sys.stdout.flush()
+    except BrokenPipeError:
+        return cli_pipes.quiet_exit()
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     as_json = bool(getattr(args, "json", False))
     try:
@@ -180,6 +211,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _print_error("database_error", str(exc), as_json)
         return 1
     except (OSError, ConnectionError) as exc:
+        if isinstance(exc, BrokenPipeError) and cli_pipes.reader_gone(sys.stdout):
+            raise  # the command was printing (the demo's transcript) to a closed pipe
         _print_error("service_unavailable", str(exc), as_json)
         return 1
     except KeyboardInterrupt:

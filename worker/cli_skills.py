@@ -75,12 +75,10 @@ async def cmd_install(args: argparse.Namespace, settings: Settings) -> dict[str,
 
     async with connection(settings.database_url) as conn, _store(settings) as store:
         result = await install_catalog_skill(conn, store, organization_id=args.org, name=args.name)
-    return {
-        "name": result.name,
-        "version_id": str(result.version_id),
-        "forked_from_version_id": str(result.forked_from_version_id),
-        "message": f"{result.name}: installed from the catalog as version {result.version_id}",
-    }
+    message = f"{result.name}: installed from the catalog as version {result.version_id}"
+    if result.reactivated_from:
+        message += f" (was {result.reactivated_from}: active again)"
+    return {**result.to_json(), "message": message}
 
 
 async def cmd_uninstall(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:

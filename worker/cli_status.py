@@ -60,6 +60,7 @@ async def cmd_status(args: argparse.Namespace, settings: Settings) -> dict[str, 
     from worker import status_queries as q
 
     queue, workers = await _redis_status(settings)
+    queue = queue.with_owners(workers, time.time())
     async with connection(settings.database_url) as conn:
         await conn.execute(BIND_SYSTEM)  # cross-org reads, even if the URL's user is not owner
         counts = await q.fetch_dead_letter_counts(conn, codes=DEAD_LETTER_CODES)
@@ -121,11 +122,14 @@ def _status_text(
     now: float,
 ) -> str:
     oldest = "" if queue.oldest_waiting_s is None else f" (oldest {queue.oldest_waiting_s:g} s)"
+    orphaned = f", {len(queue.orphaned)} orphaned" if queue.orphaned else ""
     lines = [
-        f"queue {queue.name}: {queue.waiting} waiting{oldest}, {queue.in_progress} in progress, "
-        f"{queue.deferred} deferred",
-        f"workers alive: {len(workers)}",
+        f"queue {queue.name}: {queue.waiting} waiting{oldest}, {queue.in_progress} in progress"
+        f"{orphaned}, {queue.deferred} deferred",
     ]
+    # A killed worker's job: nobody runs it until arq's in-progress key expires.
+    lines.extend(f"  orphaned (no live worker runs it): {job_id}" for job_id in queue.orphaned)
+    lines.append(f"workers alive: {len(workers)}")
     for w in workers:
         health = {True: "healthy", False: "UNHEALTHY", None: "unchecked"}[w.healthy]
         drain = ", draining" if w.draining else ""
@@ -157,6 +161,26 @@ def _iso(when: datetime | None) -> str | None:
     return None if when is None else when.isoformat()
 
 
+def unreachable_reason(exc: BaseException, timeout_s: float) -> str:
+    """Why no usable answer came, in a few words: never a library's repr."""
+    import aiohttp
+
+    if isinstance(exc, TimeoutError):  # aiohttp's ServerTimeoutError is one too
+        return f"no answer within {timeout_s:g} s"
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        if isinstance(exc.os_error, ConnectionRefusedError):
+            return "connection refused"
+        return exc.os_error.strerror or type(exc.os_error).__name__
+    if isinstance(exc, aiohttp.ServerDisconnectedError):
+        return "the connection closed without an answer"
+    if isinstance(exc, aiohttp.InvalidURL):
+        return "not a valid URL (check --host and --port)"
+    if isinstance(exc, ValueError):
+        return "the answer is not JSON (is that port a skillet worker's?)"
+    first_line = next(iter(str(exc).strip().splitlines()), "")
+    return f"{type(exc).__name__}: {first_line}" if first_line else type(exc).__name__
+
+
 async def cmd_health(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     """Exit 0 when the worker on this host answers /healthz with 200 (a container healthcheck)."""
     import aiohttp
@@ -168,13 +192,17 @@ async def cmd_health(args: argparse.Namespace, settings: Settings) -> dict[str, 
             code="health_endpoint_off",
         )
     url = f"http://{args.host}:{port}/healthz"
-    timeout = aiohttp.ClientTimeout(total=args.timeout or settings.health_timeout_s + 3)
+    timeout_s = args.timeout or settings.health_timeout_s + 3
     try:
-        async with aiohttp.ClientSession(timeout=timeout) as http, http.get(url) as response:
+        async with (
+            aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout_s)) as http,
+            http.get(url) as response,
+        ):
             status = response.status
             body: dict[str, Any] = await response.json(content_type=None)
     except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
-        raise CliError(f"no worker answers at {url}: {exc!r}", code="worker_unreachable") from exc
+        reason = unreachable_reason(exc, timeout_s)
+        raise CliError(f"no worker answers at {url}: {reason}", code="worker_unreachable") from exc
     checks = body.get("checks", {})
     summary = ", ".join(
         f"{name} {'ok' if c.get('ok') else c.get('error') or 'down'}" for name, c in checks.items()

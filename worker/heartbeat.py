@@ -50,14 +50,19 @@ class WorkerBeat:
     draining: bool
     healthy: bool | None  # None: not checked yet
     metrics_port: int | None
+    # The jobs it was running when the beat was written (arq job ids), and how long arq's
+    # in-progress key of a job lives (None: a worker that does not say; see job_owners).
+    job_ids: tuple[str, ...] = ()
+    in_progress_ttl_s: float | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return {**asdict(self), "job_ids": list(self.job_ids)}
 
     @classmethod
     def from_json(cls, raw: str | bytes) -> WorkerBeat:
         data = json.loads(raw)
-        return cls(**{k: data.get(k) for k in cls.__dataclass_fields__})
+        fields = {k: data.get(k) for k in cls.__dataclass_fields__}
+        return cls(**{**fields, "job_ids": tuple(data.get("job_ids") or ())})
 
 
 async def write_beat(redis: Any, queue_name: str, beat: WorkerBeat, ttl_s: float) -> None:

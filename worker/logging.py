@@ -1,26 +1,57 @@
-"""structlog set-up: JSON lines in production, console in development, secrets dropped."""
+"""structlog set-up: JSON lines in production, console in development, secrets dropped
+(at any depth of the event's dicts and lists, up to MAX_REDACT_DEPTH)."""
 
 from __future__ import annotations
 
 import logging
 import re
 import sys
-from collections.abc import MutableMapping
+from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 import structlog
 
-_SECRET_KEY = re.compile(r"(pass(word)?|secret|token|authorization|api_?key|credential)", re.I)
+_SECRET_KEY = re.compile(r"(pass(word)?|secret|token|authorization|api[_-]?key|credential)", re.I)
+# `input_tokens`, `max_tokens`, ...: counts, not tokens (a usage summary stays readable).
+_TOKEN_COUNT = re.compile(r"_tokens$", re.I)
 _BODY_KEYS = frozenset({"text", "body", "reply", "message_text"})
+# Levels of dicts/lists/tuples looked into below the event itself; anything deeper (or a
+# cycle) is cut, since what it holds was not checked.
+MAX_REDACT_DEPTH = 8
+_TRUNCATED = "[truncated]"
+
+
+def _is_secret_key(key: object) -> bool:
+    name = str(key)
+    return bool(_SECRET_KEY.search(name)) and not _TOKEN_COUNT.search(name)
+
+
+def _redacted(key: object, value: Any, log_bodies: bool, depth: int) -> Any:
+    """`value` as it may be logged under `key`: copies, never the caller's objects changed."""
+    if _is_secret_key(key):
+        return "[redacted]"
+    if key in _BODY_KEYS and not log_bodies:
+        return "[omitted]"
+    return _redacted_value(value, log_bodies, depth)
+
+
+def _redacted_value(value: Any, log_bodies: bool, depth: int) -> Any:
+    if isinstance(value, Mapping):
+        if depth >= MAX_REDACT_DEPTH:
+            return _TRUNCATED
+        return {k: _redacted(k, v, log_bodies, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        if depth >= MAX_REDACT_DEPTH:
+            return _TRUNCATED
+        items = [_redacted_value(v, log_bodies, depth + 1) for v in value]
+        return items if isinstance(value, list) else tuple(items)
+    return value
 
 
 def _make_redactor(log_bodies: bool) -> Any:
     def redact(_: Any, __: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
-        for key in list(event):
-            if _SECRET_KEY.search(key):
-                event[key] = "[redacted]"
-            elif key in _BODY_KEYS and not log_bodies:
-                event[key] = "[omitted]"
+        for key, value in list(event.items()):
+            event[key] = _redacted(key, value, log_bodies, 0)
         return event
 
     return redact

@@ -95,6 +95,8 @@ class Operations:
             started_at=self._started_at,
             seen_at=time.time(),
             jobs_in_progress=self._state.jobs_in_progress(),
+            job_ids=self._state.running_job_ids(),
+            in_progress_ttl_s=self._state.in_progress_ttl_s(),
             draining=self._state.draining(),
             healthy=report.healthy,
             metrics_port=self.port,

@@ -203,6 +203,6 @@ class Settings(BaseSettings):
 
     def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
         for name, value in super().__repr_args__():
-            if name in {"database_url", "redis_url"} and isinstance(value, str):
+            if name is not None and name.endswith("_url") and isinstance(value, str):
                 value = mask_password(value)
             yield name, value

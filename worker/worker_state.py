@@ -10,6 +10,10 @@ from arq.worker import Worker
 class WorkerState(Protocol):
     def jobs_in_progress(self) -> int: ...
 
+    def running_job_ids(self) -> tuple[str, ...]: ...
+
+    def in_progress_ttl_s(self) -> float | None: ...
+
     def draining(self) -> bool: ...
 
 
@@ -23,6 +27,13 @@ class ArqWorkerState:
     def jobs_in_progress(self) -> int:
         return sum(not task.done() for task in self._worker.tasks.values())
 
+    def running_job_ids(self) -> tuple[str, ...]:
+        return tuple(sorted(job_id for job_id, t in self._worker.tasks.items() if not t.done()))
+
+    def in_progress_ttl_s(self) -> float | None:
+        """What arq gives each job's in-progress key (its longest job timeout + 10 s)."""
+        return float(self._worker.in_progress_timeout_s)
+
     def draining(self) -> bool:
         main = self._worker.main_task
         return not self._worker.allow_pick_jobs or (main is not None and main.done())
@@ -33,6 +44,12 @@ class IdleWorkerState:
 
     def jobs_in_progress(self) -> int:
         return 0
+
+    def running_job_ids(self) -> tuple[str, ...]:
+        return ()
+
+    def in_progress_ttl_s(self) -> float | None:
+        return None
 
     def draining(self) -> bool:
         return False

@@ -18,8 +18,10 @@ import pytest_asyncio
 
 from skills.authoring import AuthoringLimits, SkillAuthor
 from skills.authoring_rules import AuthoringError
+from skills.catalog import uninstall_skill
 from skills.draft_queries import AuthoringMode, DraftStatus, fetch_pending_draft, list_drafts
 from skills.drafts import DraftError, approve_draft, reject_draft, set_agent_authoring, show_draft
+from skills.queries import list_installed_skills
 from skills.usage import UsageStore
 from tests.integration.support import create_org, enqueue, payload, publish, result_of, run_burst
 from tests.integration.test_skill_authoring import call_tool, tool_context
@@ -377,3 +379,39 @@ async def test_write_file_replaces_only_a_file_the_model_read_whole_in_this_turn
     # A new file needs no read.
     fresh = await manage(later, action="write_file", path="references/novo.md", content="x")
     assert fresh.error_code is None
+
+
+async def test_a_name_the_curator_archived_starts_afresh_when_recreated_or_approved(
+    db: asyncpg.Connection, resources: Resources, org: uuid.UUID
+) -> None:
+    async def archive_and_uninstall(name: str) -> None:
+        await db.execute(
+            "update skill_usage set state = 'archived', archived_at = now() "
+            "where organization_id = $1 and skill_name = $2",
+            org,
+            name,
+        )
+        await uninstall_skill(db, organization_id=org, name=name)
+
+    async def state(name: str) -> str:
+        return str(
+            await db.fetchval(
+                "select state from skill_usage where organization_id = $1 and skill_name = $2",
+                org,
+                name,
+            )
+        )
+
+    auto = _author(db, resources, org, AuthoringMode.AUTO)
+    await auto.create("velha", "Velha", "Texto.", ["velha"])
+    await archive_and_uninstall("velha")
+    await auto.create("velha", "Velha de novo", "Texto novo.", ["velha"])
+    assert await state("velha") == "active"
+    assert [s.name for s in await list_installed_skills(db, org)] == ["velha"]
+
+    await archive_and_uninstall("velha")
+    await _author(db, resources, org).create("velha", "Rascunho", "Outro.", ["velha"])
+    decision = await approve_draft(
+        db, _usage(resources), organization_id=org, name="velha", actor="t"
+    )
+    assert decision.reactivated_from == "archived" and await state("velha") == "active"

@@ -63,6 +63,31 @@ def test_org_enqueue_worker_flow(
     assert _json(capsys)["jobs_complete"] == 1
 
 
+def test_enqueue_refuses_a_stored_message_id_from_another_contact(
+    env: Settings,
+    db: asyncpg.Connection,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("SKILLET_KEEP_RESULT_S", "0")  # the job id is free again once run
+    org = str(uuid.uuid4())
+    assert main(["orgs", "create", "--name", "Padaria", "--id", org]) == 0
+    base = ["enqueue", "--org", org, "--message-id", "w1", "--json"]
+    assert main([*base, "--from", "5511912345678", "--text", "oi"]) == 0
+    assert main(["worker", "--burst"]) == 0
+    capsys.readouterr()
+
+    assert main([*base, "--from", "5511987654321", "--text", "tudo bem?"]) == 0
+    refused = _json(capsys)
+    assert refused["status"] == "duplicate"
+    assert "another contact" in str(refused["message"])
+    assert main(["worker", "--burst", "--json"]) == 0
+    assert _json(capsys)["jobs_complete"] == 0
+    # The first contact's own redelivery is not refused (its job finds it answered).
+    assert main([*base, "--from", "5511912345678", "--text", "oi"]) == 0
+    assert _json(capsys)["status"] == "enqueued"
+
+
 def test_errors_are_one_line_and_non_zero(
     env: Settings, capsys: pytest.CaptureFixture[str]
 ) -> None:

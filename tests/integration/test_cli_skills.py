@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import Any
 import asyncpg
 import pytest
 
+from tests.integration.support import create_org
 from tests.package_builders import skill_md_text, skill_zip, zip_files
 from worker.cli import main
 from worker.settings import Settings
@@ -21,6 +23,11 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str,
     assert len(lines) == 1, lines
     parsed: dict[str, Any] = json.loads(lines[0])
     return code, parsed
+
+
+async def _main(*argv: str) -> int:
+    """main() runs its own event loop (asyncio.run): give it a thread of its own."""
+    return await asyncio.to_thread(main, list(argv))
 
 
 def _error_line(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
@@ -73,6 +80,14 @@ def test_import_list_install_uninstall(
 
     code, installed = _run(capsys, "skills", "install", "agendamento", "--org", org)
     assert code == 0 and installed["name"] == "agendamento"
+    assert set(installed) == {
+        "name",
+        "version_id",
+        "forked_from_version_id",
+        "reactivated_from",
+        "message",
+    }
+    assert installed["reactivated_from"] is None
 
     code, listing = _run(capsys, "skills", "list", "--org", org)
     assert code == 0
@@ -135,3 +150,37 @@ def test_refusals_are_one_line_with_code_and_pt_br_message(
         f"error: organization_not_found: A organização {stranger} não existe. Confira o id ou "
         "crie a organização com `skillet orgs create`."
     )
+
+
+async def test_install_over_an_archived_usage_row_says_it_is_active_again(
+    env: Settings, db: asyncpg.Connection, capsys: pytest.CaptureFixture[str]
+) -> None:
+    org = str(await create_org(db))
+    for argv in (
+        ["catalog", "seed"],
+        ["skills", "install", "agendamento", "--org", org],
+        ["skills", "uninstall", "agendamento", "--org", org],
+    ):
+        assert await _main(*argv) == 0
+    # What a curator pass over an earlier (agent-authored) skill of that name leaves behind.
+    await db.execute(
+        "insert into skill_usage (organization_id, skill_name, created_by, state, archived_at) "
+        "values ($1, 'agendamento', 'agent', 'archived', now())",
+        uuid.UUID(org),
+    )
+    capsys.readouterr()
+
+    assert await _main("skills", "install", "objecao-preco", "--org", org, "--json") == 0
+    assert json.loads(capsys.readouterr().out)["reactivated_from"] is None
+    assert await _main("skills", "install", "agendamento", "--org", org, "--json") == 0
+    installed = json.loads(capsys.readouterr().out)
+    assert installed["reactivated_from"] == "archived"
+    assert installed["message"].endswith("(was archived: active again)")
+    state = await db.fetchval(
+        "select state from skill_usage where organization_id = $1 and skill_name = 'agendamento'",
+        uuid.UUID(org),
+    )
+    assert state == "active"
+    assert await _main("skills", "list", "--org", org) == 0
+    listed = capsys.readouterr().out
+    assert "agendamento  catalog" in listed and "[archived]" not in listed

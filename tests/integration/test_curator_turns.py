@@ -8,7 +8,14 @@ from datetime import UTC, datetime, timedelta
 import asyncpg
 
 from core.clock import system_clock
-from skills.catalog import ImportStatus, import_skill_package
+from skills.catalog import (
+    ImportStatus,
+    import_skill_package,
+    install_catalog_skill,
+    list_skills,
+    uninstall_skill,
+)
+from skills.catalog_seed import DEFAULT_CATALOG_DIR, seed_catalog
 from skills.curator_run import run_curator
 from skills.usage import UsageStore
 from tests.integration.curator_support import options, states
@@ -114,3 +121,27 @@ async def test_importing_an_archived_skill_again_brings_it_back_to_the_next_turn
     # The same upload again changes nothing: no new version, nothing to reactivate.
     again = await import_skill_package(db, resources.store, organization_id=org, data=package)
     assert (again.status, again.reactivated_from) == (ImportStatus.UNCHANGED, None)
+
+
+async def test_installing_from_the_catalog_over_an_archived_usage_row_is_active_at_once(
+    settings: Settings, db: asyncpg.Connection, resources: Resources
+) -> None:
+    # The org's own agent-authored "agendamento" goes idle, is archived, then uninstalled.
+    org = await create_org(db)
+    await publish(db, resources.store, org, "agendamento", keywords=["marcar"], created_by="agent")
+    await _turn(settings, org, "quero marcar um horário")
+    await run_curator(db, org, options(datetime.now(UTC) + timedelta(days=100)))
+    assert await states(db, org) == {"agendamento": "archived"}
+    await uninstall_skill(db, organization_id=org, name="agendamento")
+
+    # The platform's skill of the same name, installed later, answers from the next turn on.
+    await seed_catalog(db, resources.store, DEFAULT_CATALOG_DIR)
+    installed = await install_catalog_skill(
+        db, resources.store, organization_id=org, name="agendamento"
+    )
+    assert installed.reactivated_from == "archived"
+    assert await states(db, org) == {"agendamento": "active"}
+    listing = await list_skills(db, organization_id=org)
+    assert [(s.name, s.state) for s in listing.installed] == [("agendamento", "active")]
+    back = await _turn(settings, org, "Oi, queria marcar uma consulta pra amanhã")
+    assert [m["name"] for m in back["matched"]] == ["agendamento"]  # type: ignore[attr-defined]

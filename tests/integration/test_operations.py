@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import uuid
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -272,3 +273,29 @@ async def test_health_without_an_endpoint_or_a_worker_fails(
     assert "health_endpoint_off" in capsys.readouterr().err
     assert await asyncio.to_thread(main, ["health", "--port", str(free_port()), "--json"]) == 1
     assert json.loads(capsys.readouterr().out)["error"] == "worker_unreachable"
+
+
+async def test_health_against_a_dead_port_or_a_silent_one_is_one_clear_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    port = free_port()
+    assert await asyncio.to_thread(main, ["health", "--port", str(port)]) == 1
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert line == (
+        f"error: worker_unreachable: no worker answers at http://127.0.0.1:{port}/healthz: "
+        "connection refused"
+    )
+
+    # Something listens but never answers (a hung process): said so, not a repr.
+    silent = socket.create_server(("127.0.0.1", 0))
+    try:
+        port = silent.getsockname()[1]
+        argv = ["health", "--port", str(port), "--timeout", "0.2"]
+        assert await asyncio.to_thread(main, argv) == 1
+    finally:
+        silent.close()
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert line == (
+        f"error: worker_unreachable: no worker answers at http://127.0.0.1:{port}/healthz: "
+        "no answer within 0.2 s"
+    )

@@ -9,11 +9,14 @@ import signal
 import subprocess
 import uuid
 from pathlib import Path
+from typing import Any
 
 import asyncpg
+import pytest
 
 from tests.integration.ops_support import eventually, http_get, scrape, value
 from tests.integration.support import SKILLET, create_org, enqueue, payload, worker_env
+from worker.cli import main
 from worker.processes import free_port
 from worker.settings import Settings
 
@@ -135,3 +138,47 @@ async def test_a_draining_worker_says_so_until_its_running_turn_finishes(
             worker.kill()
             worker.wait()
     assert await db.fetchval(SENT, org) == 1  # the running turn finished before the exit
+
+
+async def test_status_shows_a_killed_workers_job_as_orphaned(
+    env: Settings, db: asyncpg.Connection, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    async def status() -> dict[str, Any]:
+        capsys.readouterr()
+        assert await asyncio.to_thread(main, ["status", "--json"]) == 0
+        parsed: dict[str, Any] = json.loads(capsys.readouterr().out)
+        return parsed
+
+    org = await create_org(db)
+    worker_env_ = _env(env, free_port()) | {"SKILLET_LOCAL_MODEL_LATENCY_MS": "60000"}
+    worker = _start(worker_env_, tmp_path / "worker.log")
+    try:
+        [job_id] = await enqueue(env, payload(org, f"k-{uuid.uuid4()}", "boleto"))
+
+        async def running() -> bool:
+            now = await status()
+            workers = now["workers"]
+            return bool(workers and workers[0]["job_ids"] == [job_id])
+
+        await eventually(running, timeout_s=30)
+        owned = (await status())["queue"]
+        assert (owned["in_progress"], owned["orphaned"], owned["orphaned_jobs"]) == (1, 0, [])
+        worker.kill()  # SIGKILL mid-turn: arq's in-progress key outlives it
+        await asyncio.to_thread(worker.wait, 30)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.wait()
+
+    async def heartbeat_expired() -> bool:
+        return (await status())["workers"] == []
+
+    await eventually(heartbeat_expired, timeout_s=10)
+    queue = (await status())["queue"]
+    assert (queue["in_progress"], queue["orphaned"], queue["orphaned_jobs"]) == (0, 1, [job_id])
+    assert queue["waiting"] == 0  # nobody may take it before the key expires
+    capsys.readouterr()
+    assert await asyncio.to_thread(main, ["status"]) == 0
+    human = capsys.readouterr().out
+    assert "0 in progress, 1 orphaned" in human
+    assert f"orphaned (no live worker runs it): {job_id}" in human

@@ -40,3 +40,49 @@ def test_arq_job_lines_with_arguments_are_silenced_by_default() -> None:
     assert not logging.getLogger("arq.worker").isEnabledFor(logging.INFO)
     configure_logging(log_format="json", log_bodies=True)
     assert logging.getLogger("arq.worker").isEnabledFor(logging.INFO)
+
+
+SECRET = "sk-live-n40-1mpr1m1r"
+
+
+def test_secrets_inside_nested_dicts_and_lists_are_redacted_at_any_depth(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    configure_logging(log_format="json")
+    headers = {"Authorization": f"Bearer {SECRET}", "accept": "application/json"}
+    structlog.get_logger("t").warning(
+        "model.request",
+        request={"headers": headers, "attempts": [{"x-api-key": SECRET, "status": 429}]},
+        batch=[{"id": "m1", "text": "meu CPF é 123"}, ("ok", {"client_secret": SECRET})],
+        usage={"input_tokens": 12, "cache_read_tokens": 3},  # counts, not secrets
+    )
+    event = _last_event(capsys)
+    assert SECRET not in json.dumps(event) and "123" not in json.dumps(event)
+    assert event["request"] == {
+        "headers": {"Authorization": "[redacted]", "accept": "application/json"},
+        "attempts": [{"x-api-key": "[redacted]", "status": 429}],
+    }
+    assert event["batch"] == [
+        {"id": "m1", "text": "[omitted]"},
+        ["ok", {"client_secret": "[redacted]"}],
+    ]
+    assert event["usage"] == {"input_tokens": 12, "cache_read_tokens": 3}
+    # The caller's own objects are left as they were.
+    assert headers["Authorization"] == f"Bearer {SECRET}"
+
+
+def test_nesting_past_the_bound_and_cycles_are_cut_not_followed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    configure_logging(log_format="json")
+    deep: dict[str, object] = {"token": SECRET}
+    for _ in range(50):
+        deep = {"inner": deep}
+    cyclic: dict[str, object] = {"name": "loop"}
+    cyclic["self"] = cyclic
+    structlog.get_logger("t").info("debug.dump", deep=deep, cyclic=cyclic)
+    event = _last_event(capsys)
+    assert SECRET not in json.dumps(event)
+    assert "[truncated]" in json.dumps(event["deep"]) and "[truncated]" in json.dumps(
+        event["cyclic"]
+    )

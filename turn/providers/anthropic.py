@@ -35,7 +35,7 @@ CACHE_BREAKPOINT = {"type": "ephemeral"}
 @dataclass(frozen=True)
 class AnthropicConfig:
     model: str
-    api_key: str
+    api_key: str = field(repr=False)  # never printed (logs, tracebacks, debuggers)
     base_url: str = DEFAULT_BASE_URL
     api_version: str = API_VERSION
     max_tokens: int = 1024

@@ -16,7 +16,7 @@ import asyncio
 import json
 import random
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -86,9 +86,9 @@ class JsonEndpoint:
 
     provider: str
     url: str
-    headers: Mapping[str, str]
+    headers: Mapping[str, str] = field(repr=False)  # carry the key: never printed
     policy: RetryPolicy
-    secrets: Sequence[str] = ()  # masked wherever a message could echo them
+    secrets: Sequence[str] = field(default=(), repr=False)  # masked wherever echoed
     auth_hint: str = ""  # what to check on 401/403, e.g. "check SKILLET_ANTHROPIC_API_KEY"
 
 

@@ -39,7 +39,8 @@ MaxTokensField = Literal["max_completion_tokens", "max_tokens"]
 @dataclass(frozen=True)
 class OpenAIConfig:
     model: str
-    api_key: str | None = None  # local servers (vLLM, Ollama) may need none
+    # Local servers (vLLM, Ollama) may need none. Never printed.
+    api_key: str | None = field(default=None, repr=False)
     base_url: str = DEFAULT_BASE_URL
     max_tokens: int = 1024
     # OpenAI's current name; Ollama reads only `max_tokens` (and ignores the other).
