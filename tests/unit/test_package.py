@@ -29,6 +29,7 @@ from skills.package import (
 from skills.package_limits import (
     ASSET_EXTENSIONS,
     BYTES_PER_MIB,
+    MAX_ARCHIVE_ENTRIES,
     MAX_BODY_LINES,
     MAX_DESCRIPTION_CHARS,
     MAX_FILE_BYTES,
@@ -671,6 +672,29 @@ def test_file_count_at_the_limit_counts_skill_md_and_not_directories() -> None:
 
 def test_file_count_over_the_limit_is_refused() -> None:
     assert refused(_with_references(MAX_FILES)) == "skill_too_many_files"
+
+
+def _with_ignored_entries(count: int) -> bytes:
+    """SKILL.md plus `count - 1` ignored entries: AppleDouble twins and directories."""
+    files: dict[str, bytes | str] = {"SKILL.md": skill_md()}
+    files.update({f"__MACOSX/d{i}/" if i % 2 else f"__MACOSX/._{i}": b"" for i in range(count - 1)})
+    return make_zip(files)
+
+
+def test_ignored_entries_count_toward_the_entry_limit() -> None:
+    assert parse_skill_package(_with_ignored_entries(MAX_ARCHIVE_ENTRIES)).files == ()
+    with pytest.raises(SkillPackageError) as caught:
+        parse_skill_package(_with_ignored_entries(MAX_ARCHIVE_ENTRIES + 1))
+    assert caught.value.code == "skill_too_many_files"
+    assert "__MACOSX" in caught.value.message and str(MAX_ARCHIVE_ENTRIES) in caught.value.message
+
+
+def test_entry_limit_is_checked_before_zipfile_reads_the_directory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    data = _with_ignored_entries(MAX_ARCHIVE_ENTRIES + 1)
+    monkeypatch.setattr(zipfile, "ZipFile", None)  # any use would raise TypeError
+    assert refused(data) == "skill_too_many_files"
 
 
 # --- sizes: declared, then actually decompressed ---------------------------------------------
