@@ -5,8 +5,9 @@
     POST /webhooks/waha       WAHA events, X-Webhook-Hmac (HMAC-SHA512)
     GET  /healthz             liveness
 
-Answers: 200 once a delivery is handled (including events that start no turn and numbers no
-org connected: a retry would not change that), 401 bad signature, 400 malformed JSON, 413
+Answers: 200 once a delivery is handled (including events that start no turn, numbers no
+org connected and events the parser could not read, logged as `webhook.skipped` with reason
+`unparseable`: a retry would not change any of that), 401 bad signature, 400 malformed JSON, 413
 over the size cap, 503 when the endpoint has no secret configured or Postgres/Redis failed
 (the provider retries later; enqueueing is idempotent per message id).
 """

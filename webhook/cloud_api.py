@@ -23,18 +23,24 @@ OBJECT = "whatsapp_business_account"
 def parse_cloud_api(document: Any, received_at: datetime) -> Delivery:
     """Every customer message of every entry and change (non-text ones described, see
     webhook.non_text) and every delivery status of our messages; the rest is skipped, with
-    why."""
+    why. Never raises: a message or status the parser fails on is skipped as `unparseable`
+    (see Delivery.unparseable_skipped) and the rest of the batch still counts."""
     delivery = Delivery()
+    with delivery.unparseable_skipped():
+        _parse_document(document, received_at, delivery)
+    return delivery
+
+
+def _parse_document(document: Any, received_at: datetime, delivery: Delivery) -> None:
     if not isinstance(document, dict) or document.get("object") != OBJECT:
         delivery.skip("not_whatsapp", _get(document, "object"))
-        return delivery
+        return
     for entry in _items(document.get("entry")):
         for change in _items(_get(entry, "changes")):
             if _get(change, "field") != "messages":
                 delivery.skip("field", _get(change, "field"))
                 continue
             _parse_value(_get(change, "value"), received_at, delivery)
-    return delivery
 
 
 def _parse_value(value: Any, received_at: datetime, delivery: Delivery) -> None:
@@ -42,12 +48,14 @@ def _parse_value(value: Any, received_at: datetime, delivery: Delivery) -> None:
         delivery.skip("error")
     address = _get(_get(value, "metadata"), "phone_number_id")
     for status in _items(_get(value, "statuses")):
-        _parse_status(status, address, delivery)
+        with delivery.unparseable_skipped():
+            _parse_status(status, address, delivery)
     for message in _items(_get(value, "messages")):
         if not isinstance(address, str | int) or not str(address):
             delivery.skip("no_phone_number_id")
             continue
-        _parse_message(message, str(address), received_at, delivery)
+        with delivery.unparseable_skipped():
+            _parse_message(message, str(address), received_at, delivery)
 
 
 def _parse_status(status: Any, address: Any, delivery: Delivery) -> None:
@@ -56,7 +64,7 @@ def _parse_status(status: Any, address: Any, delivery: Delivery) -> None:
         delivery.skip("no_phone_number_id")
     elif not isinstance(message_id, str) or not message_id or len(message_id) > 256:
         delivery.skip("malformed", "status id")
-    elif state not in RECEIPT_STATUSES:
+    elif not isinstance(state, str) or state not in RECEIPT_STATUSES:  # a list is unhashable
         delivery.skip("status", state)  # e.g. `deleted`: nothing to record
     else:
         update = StatusUpdate(ChannelKind.CLOUD_API, str(address), message_id, state)
@@ -113,6 +121,8 @@ _NOT_MESSAGES = frozenset({"system", "request_welcome", "ephemeral"})
 def _content(message: Any) -> tuple[MessageKind, str] | str:
     """(kind, text) of one message, or why it is skipped."""
     kind = _get(message, "type")
+    if not isinstance(kind, str):  # `in` on the tables below raises on a list or a dict
+        return "unsupported", describe("unsupported", kind)
     if kind == "text":
         return _typed("text", _get(_get(message, "text"), "body"))
     if kind == "interactive":

@@ -19,7 +19,15 @@ from webhook.non_text import describe, describe_location, vcard_names
 
 
 def parse_waha(document: Any, received_at: datetime) -> Delivery:
+    """The event's message, or why it is skipped. Never raises: an event the parser fails on
+    is skipped as `unparseable` (see Delivery.unparseable_skipped)."""
     delivery = Delivery()
+    with delivery.unparseable_skipped():
+        _parse_event(document, received_at, delivery)
+    return delivery
+
+
+def _parse_event(document: Any, received_at: datetime, delivery: Delivery) -> None:
     event = _get(document, "event")
     session = _get(document, "session")
     payload = _get(document, "payload")
@@ -33,7 +41,6 @@ def parse_waha(document: Any, received_at: datetime) -> Delivery:
         delivery.skip("not_a_person", payload.get("from"))  # group, broadcast, newsletter
     else:
         _parse_message(session, payload, received_at, delivery)
-    return delivery
 
 
 def _parse_message(
