@@ -14,7 +14,15 @@ from typing import Any
 from channels.contacts import contact_ids
 from channels.models import ChannelKind
 from jobs.payloads import MessageKind
-from webhook.events import RECEIPT_STATUSES, Delivery, InboundText, StatusUpdate, epoch_to_utc
+from webhook.events import (
+    RECEIPT_STATUSES,
+    Delivery,
+    InboundText,
+    StatusUpdate,
+    epoch_to_utc,
+    storable_id,
+    storable_text,
+)
 from webhook.non_text import describe, describe_location
 
 OBJECT = "whatsapp_business_account"
@@ -46,28 +54,29 @@ def _parse_document(document: Any, received_at: datetime, delivery: Delivery) ->
 def _parse_value(value: Any, received_at: datetime, delivery: Delivery) -> None:
     for _ in _items(_get(value, "errors")):
         delivery.skip("error")
-    address = _get(_get(value, "metadata"), "phone_number_id")
+    raw_address = _get(_get(value, "metadata"), "phone_number_id")
+    address = storable_id(str(raw_address) if isinstance(raw_address, int) else raw_address)
     for status in _items(_get(value, "statuses")):
         with delivery.unparseable_skipped():
             _parse_status(status, address, delivery)
     for message in _items(_get(value, "messages")):
-        if not isinstance(address, str | int) or not str(address):
+        if address is None:
             delivery.skip("no_phone_number_id")
             continue
         with delivery.unparseable_skipped():
-            _parse_message(message, str(address), received_at, delivery)
+            _parse_message(message, address, received_at, delivery)
 
 
-def _parse_status(status: Any, address: Any, delivery: Delivery) -> None:
-    message_id, state = _get(status, "id"), _get(status, "status")
-    if not isinstance(address, str | int) or not str(address):
+def _parse_status(status: Any, address: str | None, delivery: Delivery) -> None:
+    message_id, state = storable_id(_get(status, "id")), _get(status, "status")
+    if address is None:
         delivery.skip("no_phone_number_id")
-    elif not isinstance(message_id, str) or not message_id or len(message_id) > 256:
+    elif message_id is None:
         delivery.skip("malformed", "status id")
     elif not isinstance(state, str) or state not in RECEIPT_STATUSES:  # a list is unhashable
         delivery.skip("status", state)  # e.g. `deleted`: nothing to record
     else:
-        update = StatusUpdate(ChannelKind.CLOUD_API, str(address), message_id, state)
+        update = StatusUpdate(ChannelKind.CLOUD_API, address, message_id, state)
         if state == "failed":
             update = dataclasses.replace(update, error=_status_error(_get(status, "errors")))
         delivery.statuses.append(update)
@@ -79,14 +88,14 @@ def _status_error(errors: Any) -> str:
     details = _get(_get(error, "error_data"), "details") or _get(error, "message")
     words = [str(w) for w in (_get(error, "code"), _get(error, "title")) if w]
     reason = " ".join(words) or "failed"
-    return (f"{reason}: {details}" if details else reason)[:500]
+    return storable_text(f"{reason}: {details}" if details else reason)[:500]
 
 
 def _parse_message(message: Any, address: str, received_at: datetime, delivery: Delivery) -> None:
-    message_id = _get(message, "id")
+    message_id = storable_id(_get(message, "id"))
     sender = contact_ids([_get(message, "from")])
     content = _content(message)
-    if not isinstance(message_id, str) or not message_id:
+    if message_id is None:
         delivery.skip("malformed", "id")
     elif sender is None:
         delivery.skip("no_sender")
@@ -100,7 +109,7 @@ def _parse_message(message: Any, address: str, received_at: datetime, delivery: 
                 address=address,
                 message_id=message_id,
                 sender=sender,
-                text=text,
+                text=storable_text(text),
                 sent_at=epoch_to_utc(_get(message, "timestamp"), received_at),
                 message_kind=message_kind,
             )

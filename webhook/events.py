@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -35,6 +36,12 @@ class Skipped:
     reason: str
     detail: str = ""
 
+
+# Postgres text holds neither NUL nor a lone surrogate (asyncpg cannot even encode one), and
+# JSON carries both (`\u0000`, `\ud800`): a provider id holding one would be refused by the
+# database on every retry (503 forever), a text by the worker that stores it.
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+MAX_ID_CHARS = 256  # the queue contract's message_id cap
 
 # The reason of an event the parser raised on: the provider gets 200 (a retry would fail the
 # same way, and a 500 makes it retry until it gives up, losing the message), and the log
@@ -76,6 +83,19 @@ class Delivery:
             yield
         except Exception as exc:  # any parser failure, by design: see UNPARSEABLE
             self.skip(UNPARSEABLE, failure_site(exc))
+
+
+def storable_id(value: object) -> str | None:
+    """A provider's id or address (message id, session, phone_number_id) as we can store and
+    look it up: 1 to MAX_ID_CHARS characters, no NUL or lone surrogate; else None."""
+    if isinstance(value, str) and 0 < len(value) <= MAX_ID_CHARS and not _UNSTORABLE.search(value):
+        return value
+    return None
+
+
+def storable_text(text: str) -> str:
+    """The customer's text with what Postgres cannot store replaced by U+FFFD."""
+    return _UNSTORABLE.sub("\ufffd", text)
 
 
 def failure_site(exc: BaseException) -> str:

@@ -24,7 +24,7 @@ from tests.whatsapp_payloads import (
 )
 from webhook import non_text
 from webhook.cloud_api import parse_cloud_api
-from webhook.events import UNPARSEABLE, Delivery, Skipped
+from webhook.events import UNPARSEABLE, Delivery, Skipped, storable_id, storable_text
 from webhook.waha import parse_waha
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -45,7 +45,8 @@ _WORDS = st.sampled_from(
         "nfm_reply", "vcard", "multi_vcard", "chat", "ptt", "FN", "FN;CHARSET=UTF-8",
         "FN:Ana", "BEGIN:VCARD\nFN\nEND:VCARD", "failed", "delivered", "messages",
         "whatsapp_business_account", "5511999990000@c.us", "123@lid", "123@g.us",
-        "image/jpeg", "", " ", "\u2028", "\x00", "9" * 30, "-1", "1e400", "NaN",
+        "image/jpeg", "", " ", "\u2028", "\x00", "a\x00b", "\ud800", "9" * 30, "-1", "1e400",
+        "NaN",
     ]
 )  # fmt: skip
 _SCALARS = st.one_of(
@@ -124,8 +125,13 @@ def _check(delivery: Delivery) -> None:
     assert isinstance(delivery, Delivery)
     assert [s for s in delivery.skipped if s.reason == UNPARSEABLE] == []
     for text in delivery.texts:
-        assert isinstance(text.message_id, str) and text.message_id
-        assert isinstance(text.text, str) and isinstance(text.address, str)
+        # Postgres stores every id and text: none holds a NUL or a lone surrogate.
+        assert storable_id(text.message_id) == text.message_id
+        assert storable_id(text.address) == text.address
+        assert isinstance(text.text, str) and storable_text(text.text) == text.text
+    for status in delivery.statuses:
+        assert storable_id(status.provider_message_id) == status.provider_message_id
+        assert status.error is None or storable_text(status.error) == status.error
     for skipped in delivery.skipped:
         assert isinstance(skipped, Skipped) and len(skipped.detail) <= 100
 
