@@ -3,7 +3,8 @@
 Pure: every check returns the value or raises AuthoringError, whose pt-BR message names the
 rule broken, because the model reads it and must be able to correct itself. A SKILL.md the
 agent writes or patches must also pass the same SKILL.md rules as an uploaded package
-(frontmatter, keywords, at most 200 body lines), on top of the 100,000-character cap.
+(frontmatter, keywords, at most 200 body lines, the 100,000-character cap of
+skills.package_limits); the cap is checked here first, so the model reads `skill_md_too_long`.
 """
 
 from __future__ import annotations
@@ -15,10 +16,14 @@ import yaml
 from core.errors import SkilletError
 from skills.models import FileKind, SkillMatcher
 from skills.package_errors import SkillPackageError
-from skills.package_limits import BYTES_PER_MIB, MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS
+from skills.package_limits import (
+    BYTES_PER_MIB,
+    MAX_DESCRIPTION_CHARS,
+    MAX_NAME_CHARS,
+    MAX_SKILL_MD_CHARS,
+)
 from skills.package_skill_md import SkillMd, parse_skill_md
 
-MAX_SKILL_MD_CHARS = 100_000
 MAX_SUPPORT_FILE_BYTES = 1 * BYTES_PER_MIB
 MAX_SUPPORT_PATH_CHARS = 255
 SKILL_MD = "SKILL.md"

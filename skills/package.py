@@ -4,13 +4,18 @@ A package is `SKILL.md` (YAML frontmatter + body, checked by skills.package_skil
 `references/` (UTF-8 text) and `assets/` (media), either at the archive root or inside exactly
 one top-level folder, which is stripped. Every refusal raises `SkillPackageError` (from
 skills.package_errors) whose `code` is a `PackageErrorCode` value and whose pt-BR message says
-what to fix. Limits live in skills.package_limits. Order of checks: archive opens -> every
-entry's path and flags -> layout -> file count -> folders/extensions -> declared sizes ->
-SKILL.md decompressed (capped) and validated -> support files decompressed (capped).
+what to fix. Limits live in skills.package_limits. Order of checks: central directory records
+counted on the raw bytes (skills.package_central_directory) -> archive opens -> every entry's
+path and flags -> layout -> file count -> folders/extensions -> declared sizes -> SKILL.md
+decompressed (capped) and validated -> support files decompressed (capped).
 
 Decisions where issue 3 is silent:
-- The file limit counts SKILL.md; ignored entries (`__MACOSX/`, `.DS_Store`, directories) do
-  not count and are never decompressed. Paths are checked on every entry, ignored ones too.
+- Every zip entry counts toward MAX_ARCHIVE_ENTRIES, ignored ones (`__MACOSX/`, `.DS_Store`,
+  directories) too, and that count is taken before zipfile reads a single entry: an earlier
+  choice let ignored entries go uncounted, and 100,000 `__MACOSX` records then cost seconds
+  and tens of MiB before any limit applied ("Hardening", parsers that cannot be made to
+  spin). The file limit (MAX_FILES) still counts only kept files, SKILL.md included; ignored
+  entries are never decompressed. Paths are checked on every entry, ignored ones too.
 - A file outside SKILL.md/references/assets (`scripts/run.sh`, `README.md`) or with an extension
   not allowed in its folder is `skill_extension_not_allowed` (a content-policy refusal);
   `skill_unsafe_path` is kept for attack-shaped entries: `..`, `.` or empty segments,
@@ -48,10 +53,12 @@ from pathlib import PurePosixPath
 from typing import IO
 
 from skills.models import FileKind, ManifestEntry, SkillMatcher
+from skills.package_central_directory import count_records
 from skills.package_errors import PackageErrorCode, SkillPackageError
 from skills.package_limits import (
     ASSET_EXTENSIONS,
     BYTES_PER_MIB,
+    MAX_ARCHIVE_ENTRIES,
     MAX_FILE_BYTES,
     MAX_FILES,
     MAX_PATH_CHARS,
@@ -140,6 +147,7 @@ class _Entry:
 
 def parse_skill_package(data: bytes) -> SkillPackage:
     """Validate an untrusted .zip; raise SkillPackageError with a pt-BR fix on any refusal."""
+    _check_entry_count(data)
     with _open_archive(data) as archive:
         entries = _strip_top_folder(_kept_entries(archive.infolist()))
         if len(entries) > MAX_FILES:
@@ -174,15 +182,34 @@ def _shown(path: str) -> str:
     return repr(path)
 
 
+def _not_a_zip() -> SkillPackageError:
+    return _error(
+        PackageErrorCode.NOT_A_ZIP,
+        "O arquivo enviado não é um .zip válido. Compacte a pasta da skill em formato .zip e "
+        "envie de novo.",
+    )
+
+
+def _check_entry_count(data: bytes) -> None:
+    """Refuse on the central directory's record count, before zipfile builds any entry."""
+    count = count_records(data, stop_after=MAX_ARCHIVE_ENTRIES)
+    if count is None:
+        raise _not_a_zip()  # zipfile would find no readable central directory either
+    if count > MAX_ARCHIVE_ENTRIES:
+        raise _error(
+            PackageErrorCode.TOO_MANY_FILES,
+            f"O .zip tem mais de {MAX_ARCHIVE_ENTRIES} entradas; o máximo é "
+            f"{MAX_ARCHIVE_ENTRIES}, contando pastas e itens ignorados (__MACOSX, .DS_Store). "
+            "Gere o .zip só com os arquivos da skill, sem pastas __MACOSX nem arquivos "
+            ".DS_Store.",
+        )
+
+
 def _open_archive(data: bytes) -> zipfile.ZipFile:
     try:
         return zipfile.ZipFile(io.BytesIO(data))
     except _ZIP_ERRORS as exc:
-        raise _error(
-            PackageErrorCode.NOT_A_ZIP,
-            "O arquivo enviado não é um .zip válido. Compacte a pasta da skill em formato "
-            ".zip e envie de novo.",
-        ) from exc
+        raise _not_a_zip() from exc
 
 
 # --- entries: which ones we keep, and whether their names are safe ---------------------------

@@ -1,11 +1,15 @@
 """Validate a package's SKILL.md bytes: YAML frontmatter (name, description, matcher) and body.
 
-Refusals are `skill_frontmatter_invalid` (not UTF-8, no `---` block, bad YAML or fields, empty
-body) or `skill_body_too_long`. A leading UTF-8 BOM is tolerated. Unknown top-level keys are
-ignored (Agent Skills' `license`, `metadata`, ...); unknown keys under `matcher` are refused,
-since a typo there would silently drop keywords. `description` and keywords are
-whitespace-stripped. The body has CRLF/CR normalized to LF and surrounding whitespace stripped
-before its lines are counted.
+Order of checks, cheapest bound first: UTF-8 (a leading BOM is tolerated) -> at most
+MAX_SKILL_MD_CHARS characters in all (`skill_body_too_long`: the frontmatter is capped far
+below that, so the excess is body) -> the `---` block -> the frontmatter's YAML, loaded with
+bounded work by skills.package_yaml -> fields -> body lines. Refusals are
+`skill_frontmatter_invalid` (not UTF-8, no `---` block, bad YAML or fields, empty body) or
+`skill_body_too_long`. Unknown top-level keys are ignored (Agent Skills' `license`,
+`metadata`, ...); unknown keys under `matcher` are refused, since a typo there would silently
+drop keywords. `description` and keywords are whitespace-stripped. The body has CRLF/CR
+normalized to LF and surrounding whitespace stripped; its lines are counted as
+str.splitlines() counts them, so U+2028, form feeds and the like cannot hide lines.
 """
 
 from __future__ import annotations
@@ -14,24 +18,20 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
-
 from skills.models import SkillMatcher
 from skills.package_errors import PackageErrorCode, SkillPackageError
 from skills.package_limits import (
     MAX_BODY_LINES,
     MAX_DESCRIPTION_CHARS,
-    MAX_FRONTMATTER_BYTES,
     MAX_KEYWORD_CHARS,
     MAX_KEYWORDS,
     MAX_NAME_CHARS,
+    MAX_SKILL_MD_CHARS,
 )
+from skills.package_yaml import load_frontmatter
 
 _NAME_PATTERN = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 _MATCHER_KEYS = frozenset({"any_keywords", "probe_keywords"})
-# safe_load raises more than YAMLError on hostile input: RecursionError on deep nesting,
-# ValueError on impossible dates such as 2024-13-45.
-_YAML_ERRORS = (yaml.YAMLError, RecursionError, ValueError, TypeError, OverflowError)
 
 
 @dataclass(frozen=True)
@@ -47,13 +47,22 @@ def parse_skill_md(raw: bytes) -> SkillMd:
         text = raw.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:
         raise _invalid("O SKILL.md não está em UTF-8. Salve-o com a codificação UTF-8.") from exc
+    if len(text) > MAX_SKILL_MD_CHARS:
+        raise _body_too_long(
+            f"O SKILL.md tem {len(text)} caracteres; o máximo é {MAX_SKILL_MD_CHARS}. Mova "
+            "detalhes do corpo para arquivos em references/."
+        )
     frontmatter, body = _split_frontmatter(text)
-    meta = _load_frontmatter(frontmatter)
+    meta = load_frontmatter(frontmatter)
     return SkillMd(_name(meta), _description(meta), _matcher(meta), _checked_body(body))
 
 
 def _invalid(message: str) -> SkillPackageError:
     return SkillPackageError(message, code=PackageErrorCode.FRONTMATTER_INVALID)
+
+
+def _body_too_long(message: str) -> SkillPackageError:
+    return SkillPackageError(message, code=PackageErrorCode.BODY_TOO_LONG)
 
 
 def _split_frontmatter(text: str) -> tuple[str, str]:
@@ -66,26 +75,6 @@ def _split_frontmatter(text: str) -> tuple[str, str]:
         "O SKILL.md precisa começar com um frontmatter YAML entre duas linhas '---' "
         "(com name, description e matcher) e depois trazer as instruções."
     )
-
-
-def _load_frontmatter(frontmatter: str) -> dict[Any, Any]:
-    if len(frontmatter.encode("utf-8")) > MAX_FRONTMATTER_BYTES:
-        raise _invalid(
-            f"O frontmatter do SKILL.md passa de {MAX_FRONTMATTER_BYTES} bytes. Deixe nele só "
-            "name, description e matcher; as instruções vão no corpo."
-        )
-    try:
-        meta = yaml.safe_load(frontmatter)
-    except _YAML_ERRORS as exc:
-        raise _invalid(
-            "O frontmatter do SKILL.md não é um YAML válido. Confira a indentação e use "
-            "aspas em textos com ':' ou '#'."
-        ) from exc
-    if not isinstance(meta, dict):
-        raise _invalid(
-            "O frontmatter do SKILL.md precisa ser um mapa YAML com name, description e matcher."
-        )
-    return meta
 
 
 def _name(meta: dict[Any, Any]) -> str:
@@ -152,11 +141,11 @@ def _checked_body(body: str) -> str:
         raise _invalid(
             "O SKILL.md precisa de instruções depois do frontmatter; o corpo está vazio."
         )
-    line_count = body.count("\n") + 1
+    line_count = len(body.splitlines())
     if line_count > MAX_BODY_LINES:
-        raise SkillPackageError(
-            f"O corpo do SKILL.md tem {line_count} linhas; o máximo é {MAX_BODY_LINES}. Mova "
-            "detalhes para arquivos em references/.",
-            code=PackageErrorCode.BODY_TOO_LONG,
+        raise _body_too_long(
+            f"O corpo do SKILL.md tem {line_count} linhas; o máximo é {MAX_BODY_LINES} (quebras "
+            "de linha invisíveis, como U+2028, também contam). Mova detalhes para arquivos em "
+            "references/."
         )
     return body

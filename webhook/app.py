@@ -2,20 +2,29 @@
 
     GET  /webhooks/whatsapp   Cloud API verification handshake (hub.challenge echo)
     POST /webhooks/whatsapp   Cloud API deliveries, X-Hub-Signature-256 (HMAC-SHA256)
-    POST /webhooks/waha       WAHA events, X-Webhook-Hmac (HMAC-SHA512)
+    POST /webhooks/waha       WAHA events, X-Webhook-Hmac (HMAC-SHA512) with the key of the
+                              event's session (its channel's own, else the global fallback)
     GET  /healthz             liveness
 
-Answers: 200 once a delivery is handled (including events that start no turn and numbers no
-org connected: a retry would not change that), 401 bad signature, 400 malformed JSON, 413
-over the size cap, 503 when the endpoint has no secret configured or Postgres/Redis failed
-(the provider retries later; enqueueing is idempotent per message id).
+Answers: 200 once a delivery is handled (including events that start no turn, numbers no
+org connected and events the parser could not read, logged as `webhook.skipped` with reason
+`unparseable`: a retry would not change any of that), 401 bad signature, 400 malformed JSON, 413
+over the size cap, 503 when the endpoint (or the WAHA session) has no secret configured or
+Postgres/Redis failed (the provider retries later; enqueueing is idempotent per message id).
+
+Order of checks. Cloud API: size cap -> signature over the raw bytes -> JSON -> parse, so
+nothing unauthenticated is parsed. WAHA: size cap -> JSON (bounded: the capped body, its
+nesting by the decoder's recursion limit) -> the key of the session the event names, looked
+up through `skillet_waha_channel_key` -> signature over the raw bytes -> parse. The key
+depends on the session, so the body is decoded before it is authenticated; nothing is
+parsed into a message, stored or enqueued before the signature holds.
 """
 
 from __future__ import annotations
 
 import hmac
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -28,10 +37,11 @@ from channels.waha_lids import LidResolver
 from core.db_errors import DATABASE_ERRORS
 from webhook.cloud_api import parse_cloud_api
 from webhook.config import WebhookConfig
-from webhook.events import Delivery
+from webhook.events import Delivery, storable_id
 from webhook.ingest import ingest
 from webhook.signatures import cloud_api_signature_ok, waha_signature_ok
 from webhook.waha import parse_waha
+from webhook.waha_keys import waha_key_for
 
 log = structlog.get_logger(__name__)
 
@@ -40,8 +50,6 @@ WAHA_PATH = "/webhooks/waha"
 HEALTH_PATH = "/healthz"
 
 Clock = Callable[[], datetime]
-Verifier = Callable[[str, bytes, Mapping[str, str]], bool]
-Parser = Callable[[Any, datetime], Delivery]
 
 CONFIG = web.AppKey("config", WebhookConfig)
 POOL = web.AppKey("pool", object)  # asyncpg.Pool (untyped library)
@@ -99,56 +107,74 @@ async def cloud_api_handshake(request: web.Request) -> web.Response:
 
 
 async def cloud_api_delivery(request: web.Request) -> web.Response:
-    secret = request.app[CONFIG].app_secret
-    return await _receive(request, "cloud_api", secret, _verify_cloud_api, parse_cloud_api)
-
-
-async def waha_delivery(request: web.Request) -> web.Response:
-    secret = request.app[CONFIG].waha_hmac_key
-    return await _receive(request, "waha", secret, _verify_waha, parse_waha)
-
-
-def _verify_cloud_api(secret: str, body: bytes, headers: Mapping[str, str]) -> bool:
-    return cloud_api_signature_ok(secret, body, headers.get("X-Hub-Signature-256"))
-
-
-def _verify_waha(secret: str, body: bytes, headers: Mapping[str, str]) -> bool:
-    return waha_signature_ok(
-        secret, body, headers.get("X-Webhook-Hmac"), headers.get("X-Webhook-Hmac-Algorithm")
-    )
-
-
-async def _receive(
-    request: web.Request, source: str, secret: str | None, verify: Verifier, parse: Parser
-) -> web.Response:
-    """Size cap -> signature over the raw bytes -> JSON -> parse -> ingest; in that order,
-    so nothing unauthenticated is ever parsed."""
-    with structlog.contextvars.bound_contextvars(webhook=source):
+    with structlog.contextvars.bound_contextvars(webhook="cloud_api"):
+        secret = request.app[CONFIG].app_secret
         if not secret:
-            return _refuse(503, "not_configured", f"no secret configured for {source}")
+            return _refuse(503, "not_configured", "no secret configured for cloud_api")
         body = await _read_body(request)
         if isinstance(body, web.Response):
             return body
-        if not verify(secret, body, request.headers):
+        signature = request.headers.get("X-Hub-Signature-256")
+        if not cloud_api_signature_ok(secret, body, signature):
             return _refuse(401, "bad_signature", "signature missing or wrong")
+        document = _decoded(body)
+        if isinstance(document, web.Response):
+            return document
+        return await _ingested(request, parse_cloud_api(document, request.app[CLOCK]()))
+
+
+async def waha_delivery(request: web.Request) -> web.Response:
+    with structlog.contextvars.bound_contextvars(webhook="waha"):
+        body = await _read_body(request)
+        if isinstance(body, web.Response):
+            return body
+        document = _decoded(body)
+        if isinstance(document, web.Response):
+            return document
+        session = document.get("session") if isinstance(document, dict) else None
         try:
-            document = json.loads(body)
-        except (ValueError, RecursionError):
-            return _refuse(400, "malformed_json", "body is not JSON")
-        delivery = parse(document, request.app[CLOCK]())
-        try:
-            report = await ingest(
-                request.app[POOL],
-                request.app[QUEUE],
-                delivery,
-                coalesce_ms=request.app[CONFIG].coalesce_ms,
-                lids=request.app[LIDS],
+            key = await waha_key_for(
+                request.app[POOL], storable_id(session), request.app[CONFIG].waha_hmac_key
             )
         except _UNAVAILABLE as exc:
-            log.error("webhook.unavailable", error=repr(exc)[:300])
-            return _refuse(503, "unavailable", "try again later")
-        log.info("webhook.handled", **report.as_json())
-        return web.json_response(report.as_json())
+            return _unavailable(exc)
+        if key is None:
+            return _refuse(503, "not_configured", "no WAHA key for this session, nor a global one")
+        headers = request.headers
+        if not waha_signature_ok(
+            key, body, headers.get("X-Webhook-Hmac"), headers.get("X-Webhook-Hmac-Algorithm")
+        ):
+            return _refuse(401, "bad_signature", "signature missing or wrong")
+        return await _ingested(request, parse_waha(document, request.app[CLOCK]()))
+
+
+def _decoded(body: bytes) -> Any:
+    """The body's JSON, or a 400; the body is already capped, deep nesting is refused by the
+    decoder's recursion limit."""
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError):
+        return _refuse(400, "malformed_json", "body is not JSON")
+
+
+async def _ingested(request: web.Request, delivery: Delivery) -> web.Response:
+    try:
+        report = await ingest(
+            request.app[POOL],
+            request.app[QUEUE],
+            delivery,
+            coalesce_ms=request.app[CONFIG].coalesce_ms,
+            lids=request.app[LIDS],
+        )
+    except _UNAVAILABLE as exc:
+        return _unavailable(exc)
+    log.info("webhook.handled", **report.as_json())
+    return web.json_response(report.as_json())
+
+
+def _unavailable(exc: BaseException) -> web.Response:
+    log.error("webhook.unavailable", error=repr(exc)[:300])
+    return _refuse(503, "unavailable", "try again later")
 
 
 async def _read_body(request: web.Request) -> bytes | web.Response:

@@ -14,7 +14,15 @@ from typing import Any
 from channels.contacts import contact_ids
 from channels.models import ChannelKind
 from jobs.payloads import MessageKind
-from webhook.events import RECEIPT_STATUSES, Delivery, InboundText, StatusUpdate, epoch_to_utc
+from webhook.events import (
+    RECEIPT_STATUSES,
+    Delivery,
+    InboundText,
+    StatusUpdate,
+    epoch_to_utc,
+    storable_id,
+    storable_text,
+)
 from webhook.non_text import describe, describe_location
 
 OBJECT = "whatsapp_business_account"
@@ -23,43 +31,52 @@ OBJECT = "whatsapp_business_account"
 def parse_cloud_api(document: Any, received_at: datetime) -> Delivery:
     """Every customer message of every entry and change (non-text ones described, see
     webhook.non_text) and every delivery status of our messages; the rest is skipped, with
-    why."""
+    why. Never raises: a message or status the parser fails on is skipped as `unparseable`
+    (see Delivery.unparseable_skipped) and the rest of the batch still counts."""
     delivery = Delivery()
+    with delivery.unparseable_skipped():
+        _parse_document(document, received_at, delivery)
+    return delivery
+
+
+def _parse_document(document: Any, received_at: datetime, delivery: Delivery) -> None:
     if not isinstance(document, dict) or document.get("object") != OBJECT:
         delivery.skip("not_whatsapp", _get(document, "object"))
-        return delivery
+        return
     for entry in _items(document.get("entry")):
         for change in _items(_get(entry, "changes")):
             if _get(change, "field") != "messages":
                 delivery.skip("field", _get(change, "field"))
                 continue
             _parse_value(_get(change, "value"), received_at, delivery)
-    return delivery
 
 
 def _parse_value(value: Any, received_at: datetime, delivery: Delivery) -> None:
     for _ in _items(_get(value, "errors")):
         delivery.skip("error")
-    address = _get(_get(value, "metadata"), "phone_number_id")
+    raw_address = _get(_get(value, "metadata"), "phone_number_id")
+    address = storable_id(str(raw_address) if isinstance(raw_address, int) else raw_address)
     for status in _items(_get(value, "statuses")):
-        _parse_status(status, address, delivery)
+        with delivery.unparseable_skipped():
+            _parse_status(status, address, delivery)
     for message in _items(_get(value, "messages")):
-        if not isinstance(address, str | int) or not str(address):
+        if address is None:
             delivery.skip("no_phone_number_id")
             continue
-        _parse_message(message, str(address), received_at, delivery)
+        with delivery.unparseable_skipped():
+            _parse_message(message, address, received_at, delivery)
 
 
-def _parse_status(status: Any, address: Any, delivery: Delivery) -> None:
-    message_id, state = _get(status, "id"), _get(status, "status")
-    if not isinstance(address, str | int) or not str(address):
+def _parse_status(status: Any, address: str | None, delivery: Delivery) -> None:
+    message_id, state = storable_id(_get(status, "id")), _get(status, "status")
+    if address is None:
         delivery.skip("no_phone_number_id")
-    elif not isinstance(message_id, str) or not message_id or len(message_id) > 256:
+    elif message_id is None:
         delivery.skip("malformed", "status id")
-    elif state not in RECEIPT_STATUSES:
+    elif not isinstance(state, str) or state not in RECEIPT_STATUSES:  # a list is unhashable
         delivery.skip("status", state)  # e.g. `deleted`: nothing to record
     else:
-        update = StatusUpdate(ChannelKind.CLOUD_API, str(address), message_id, state)
+        update = StatusUpdate(ChannelKind.CLOUD_API, address, message_id, state)
         if state == "failed":
             update = dataclasses.replace(update, error=_status_error(_get(status, "errors")))
         delivery.statuses.append(update)
@@ -71,14 +88,14 @@ def _status_error(errors: Any) -> str:
     details = _get(_get(error, "error_data"), "details") or _get(error, "message")
     words = [str(w) for w in (_get(error, "code"), _get(error, "title")) if w]
     reason = " ".join(words) or "failed"
-    return (f"{reason}: {details}" if details else reason)[:500]
+    return storable_text(f"{reason}: {details}" if details else reason)[:500]
 
 
 def _parse_message(message: Any, address: str, received_at: datetime, delivery: Delivery) -> None:
-    message_id = _get(message, "id")
+    message_id = storable_id(_get(message, "id"))
     sender = contact_ids([_get(message, "from")])
     content = _content(message)
-    if not isinstance(message_id, str) or not message_id:
+    if message_id is None:
         delivery.skip("malformed", "id")
     elif sender is None:
         delivery.skip("no_sender")
@@ -92,7 +109,7 @@ def _parse_message(message: Any, address: str, received_at: datetime, delivery: 
                 address=address,
                 message_id=message_id,
                 sender=sender,
-                text=text,
+                text=storable_text(text),
                 sent_at=epoch_to_utc(_get(message, "timestamp"), received_at),
                 message_kind=message_kind,
             )
@@ -113,6 +130,8 @@ _NOT_MESSAGES = frozenset({"system", "request_welcome", "ephemeral"})
 def _content(message: Any) -> tuple[MessageKind, str] | str:
     """(kind, text) of one message, or why it is skipped."""
     kind = _get(message, "type")
+    if not isinstance(kind, str):  # `in` on the tables below raises on a list or a dict
+        return "unsupported", describe("unsupported", kind)
     if kind == "text":
         return _typed("text", _get(_get(message, "text"), "body"))
     if kind == "interactive":

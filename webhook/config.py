@@ -11,7 +11,8 @@ class WebhookConfig:
     app_secret: str | None = field(default=None, repr=False)
     # The token typed into Meta's webhook settings, echoed back by the GET handshake.
     verify_token: str | None = field(default=None, repr=False)
-    # WAHA's webhook hmac.key: X-Webhook-Hmac of every WAHA POST. None: endpoint refuses (503).
+    # WAHA's webhook hmac.key for the sessions whose channel has no key of its own (those are
+    # in the database, see webhook.waha_keys). None: such sessions are refused (503).
     waha_hmac_key: str | None = field(default=None, repr=False)
     max_body_bytes: int = 1_048_576  # larger bodies get 413 before anything is parsed
     # Each job starts this long after its message arrived: a burst gets one reply.

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import re
+import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import PurePath
 
 from channels.contacts import ContactIds
 from channels.models import ChannelKind
@@ -32,6 +37,17 @@ class Skipped:
     detail: str = ""
 
 
+# Postgres text holds neither NUL nor a lone surrogate (asyncpg cannot even encode one), and
+# JSON carries both (`\u0000`, `\ud800`): a provider id holding one would be refused by the
+# database on every retry (503 forever), a text by the worker that stores it.
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+MAX_ID_CHARS = 256  # the queue contract's message_id cap
+
+# The reason of an event the parser raised on: the provider gets 200 (a retry would fail the
+# same way, and a 500 makes it retry until it gives up, losing the message), and the log
+# says where the parser failed, never what the content was.
+UNPARSEABLE = "unparseable"
+
 # The statuses a receipt records; their order (a status never moves back, `failed` is final)
 # is the database's skillet_receipt_rank (migrations/0011_delivery_receipts.sql).
 RECEIPT_STATUSES = frozenset({"sent", "delivered", "read", "failed"})
@@ -55,7 +71,38 @@ class Delivery:
     skipped: list[Skipped] = field(default_factory=list)
 
     def skip(self, reason: str, detail: object = "") -> None:
-        self.skipped.append(Skipped(reason, str(detail)[:100]))
+        # Only scalars are shown: str() of a deeply nested list raises RecursionError.
+        shown = detail if isinstance(detail, str | int | float | None) else type(detail).__name__
+        self.skipped.append(Skipped(reason, str(shown)[:100]))
+
+    @contextmanager
+    def unparseable_skipped(self) -> Iterator[None]:
+        """Parse one event inside: whatever it raises (content we cannot read, or a parser
+        bug that content hits) is recorded as one skipped `unparseable` event instead."""
+        try:
+            yield
+        except Exception as exc:  # any parser failure, by design: see UNPARSEABLE
+            self.skip(UNPARSEABLE, failure_site(exc))
+
+
+def storable_id(value: object) -> str | None:
+    """A provider's id or address (message id, session, phone_number_id) as we can store and
+    look it up: 1 to MAX_ID_CHARS characters, no NUL or lone surrogate; else None."""
+    if isinstance(value, str) and 0 < len(value) <= MAX_ID_CHARS and not _UNSTORABLE.search(value):
+        return value
+    return None
+
+
+def storable_text(text: str) -> str:
+    """The customer's text with what Postgres cannot store replaced by U+FFFD."""
+    return _UNSTORABLE.sub("\ufffd", text)
+
+
+def failure_site(exc: BaseException) -> str:
+    """`IndexError at non_text.py:67`: where a parser failed, with nothing of the content."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" at {PurePath(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
+    return f"{type(exc).__name__}{where}"
 
 
 def epoch_to_utc(value: object, fallback: datetime) -> datetime:

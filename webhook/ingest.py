@@ -22,7 +22,7 @@ from channels.waha_lids import LidResolver
 from jobs.payloads import InboundMessagePayload
 from jobs.queries import fetch_inbound_contact_id
 from jobs.queue import enqueue_inbound
-from webhook.events import Delivery, InboundText, StatusUpdate
+from webhook.events import UNPARSEABLE, Delivery, InboundText, StatusUpdate
 from webhook.non_text import expects_reply
 
 log = structlog.get_logger(__name__)
@@ -40,6 +40,7 @@ class IngestReport:
     invalid: int = 0  # a text the queue contract refuses (e.g. too long)
     statuses: int = 0  # receipts of our replies a status moved (sent, delivered, read, failed)
     skipped: int = 0  # statuses not recorded (deleted), our own messages, groups, notices, ...
+    unparseable: int = 0  # of those skipped, events the parser failed on (a bug to look at)
 
     def as_json(self) -> dict[str, int]:
         return asdict(self)
@@ -59,7 +60,11 @@ async def ingest(
     org's replies only. Database/Redis failures propagate (the caller answers 503)."""
     report = IngestReport(skipped=len(delivery.skipped))
     for skipped in delivery.skipped:
-        log.info("webhook.skipped", reason=skipped.reason, detail=skipped.detail)
+        if skipped.reason == UNPARSEABLE:
+            report.unparseable += 1
+            log.warning("webhook.skipped", reason=skipped.reason, detail=skipped.detail)
+        else:
+            log.info("webhook.skipped", reason=skipped.reason, detail=skipped.detail)
     # A pooled connection is held per statement only, never across Redis or HTTP calls:
     # a burst of deliveries would otherwise queue for connections behind the enqueues.
     channels = _ChannelCache(pool)

@@ -55,15 +55,18 @@ def describe_location(
 
 
 def vcard_names(vcards: Iterable[object]) -> list[str]:
-    """The FN (formatted name) line of each vCard text."""
+    """The FN (formatted name) line of each vCard text; a card without one (or whose FN line
+    has no `:`, which a vCard must have) gives no name."""
     names: list[str] = []
     for card in vcards:
         if not isinstance(card, str):
             continue
         for line in card.splitlines():
-            if line.upper().startswith("FN:") or line.upper().startswith("FN;"):
-                names.append(line.split(":", 1)[1].strip())
-                break
+            if line.upper().startswith(("FN:", "FN;")):
+                _, colon, name = line.partition(":")
+                if colon:
+                    names.append(name.strip())
+                    break
     return names
 
 

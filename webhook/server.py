@@ -78,7 +78,8 @@ async def serve(webhook: WebhookConfig, server: ServerConfig, stop: asyncio.Even
             host=server.host,
             port=port,
             cloud_api=webhook.app_secret is not None,
-            waha=webhook.waha_hmac_key is not None,
+            # WAHA channels with a key of their own are served without the global one.
+            waha_global_key=webhook.waha_hmac_key is not None,
         )
         await stop.wait()
         log.info("webhook.stopping")

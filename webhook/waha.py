@@ -14,18 +14,26 @@ from typing import Any
 from channels.contacts import contact_ids, normalize_whatsapp_id
 from channels.models import ChannelKind
 from jobs.payloads import MessageKind
-from webhook.events import Delivery, InboundText, epoch_to_utc
+from webhook.events import Delivery, InboundText, epoch_to_utc, storable_id, storable_text
 from webhook.non_text import describe, describe_location, vcard_names
 
 
 def parse_waha(document: Any, received_at: datetime) -> Delivery:
+    """The event's message, or why it is skipped. Never raises: an event the parser fails on
+    is skipped as `unparseable` (see Delivery.unparseable_skipped)."""
     delivery = Delivery()
+    with delivery.unparseable_skipped():
+        _parse_event(document, received_at, delivery)
+    return delivery
+
+
+def _parse_event(document: Any, received_at: datetime, delivery: Delivery) -> None:
     event = _get(document, "event")
-    session = _get(document, "session")
+    session = storable_id(_get(document, "session"))
     payload = _get(document, "payload")
     if event != "message":
         delivery.skip("event", event)
-    elif not isinstance(session, str) or not session or not isinstance(payload, dict):
+    elif session is None or not isinstance(payload, dict):
         delivery.skip("malformed", "session/payload")
     elif payload.get("fromMe") is True:
         delivery.skip("from_me")
@@ -33,16 +41,15 @@ def parse_waha(document: Any, received_at: datetime) -> Delivery:
         delivery.skip("not_a_person", payload.get("from"))  # group, broadcast, newsletter
     else:
         _parse_message(session, payload, received_at, delivery)
-    return delivery
 
 
 def _parse_message(
     session: str, payload: dict[str, Any], received_at: datetime, delivery: Delivery
 ) -> None:
-    message_id = payload.get("id")
+    message_id = storable_id(payload.get("id"))
     sender = contact_ids(_sender_candidates(payload))
     content = _content(payload)
-    if not isinstance(message_id, str) or not message_id:
+    if message_id is None:
         delivery.skip("malformed", "id")
     elif sender is None:
         delivery.skip("no_sender")
@@ -56,7 +63,7 @@ def _parse_message(
                 address=session,
                 message_id=message_id,
                 sender=sender,
-                text=text,
+                text=storable_text(text),
                 sent_at=epoch_to_utc(payload.get("timestamp"), received_at),
                 message_kind=message_kind,
             )

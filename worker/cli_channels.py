@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import re
 import signal
+import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from channels.models import ChannelKind
@@ -83,16 +86,47 @@ async def cmd_list(args: argparse.Namespace, settings: Settings) -> dict[str, An
     return {"channels": [c.as_json() for c in channels], "message": "\n".join(lines)}
 
 
+def _waha_key(args: argparse.Namespace) -> str | None:
+    """The key given by --waha-hmac-key, --waha-hmac-key-file (`-`: stdin) or
+    --waha-hmac-key-env (the last two keep it out of shell history and `ps`)."""
+    from channels.waha_key_queries import MAX_KEY_CHARS, MIN_KEY_CHARS
+
+    if args.waha_hmac_key is not None:
+        raw = args.waha_hmac_key
+    elif args.waha_hmac_key_file is not None:
+        path = args.waha_hmac_key_file
+        raw = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    elif args.waha_hmac_key_env is not None:
+        raw = os.environ.get(args.waha_hmac_key_env)
+        if raw is None:
+            raise CliError(f"{args.waha_hmac_key_env} is not set", code="invalid_waha_hmac_key")
+    else:
+        return None
+    key: str = raw.strip()  # a file's trailing newline is not part of the key
+    if not MIN_KEY_CHARS <= len(key) <= MAX_KEY_CHARS:
+        raise CliError(
+            f"the WAHA HMAC key must have {MIN_KEY_CHARS} to {MAX_KEY_CHARS} characters "
+            f"(got {len(key)})",
+            code="invalid_waha_hmac_key",
+        )
+    return key
+
+
 async def cmd_set(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     from channels.queries import UNCHANGED, fetch_channel_by_address, update_channel
 
-    if args.agent is None and not args.no_agent and args.reply_to_non_text is None:
+    key = _waha_key(args)
+    changes_key = key is not None or args.no_waha_hmac_key
+    changes_channel = args.agent is not None or args.no_agent or args.reply_to_non_text is not None
+    if not changes_channel and not changes_key:
         raise CliError(
-            "nothing to change: give --agent, --no-agent, --reply-to-non-text or "
-            "--no-reply-to-non-text",
+            "nothing to change: give --agent, --no-agent, --reply-to-non-text, "
+            "--no-reply-to-non-text, --waha-hmac-key(-file/-env) or --no-waha-hmac-key",
             code="nothing_to_change",
         )
     kind = ChannelKind(args.kind)
+    if changes_key and kind is not ChannelKind.WAHA:
+        raise CliError("only WAHA channels have a webhook HMAC key", code="not_a_waha_channel")
     async with connection(settings.database_url) as conn, conn.transaction():
         channel = await fetch_channel_by_address(conn, kind, args.address)
         if channel is None:
@@ -104,8 +138,32 @@ async def cmd_set(args: argparse.Namespace, settings: Settings) -> dict[str, Any
         updated = await update_channel(
             conn, kind, args.address, agent_id=agent, reply_to_non_text=reply
         )
-    assert updated is not None  # same transaction as the lookup
-    return {**updated.as_json(), "message": f"updated: {_line(updated)}"}
+        assert updated is not None  # same transaction as the lookup
+        own_key = await _set_waha_key(conn, updated, key, remove=args.no_waha_hmac_key)
+    answer: dict[str, Any] = {**updated.as_json(), "message": f"updated: {_line(updated)}"}
+    if own_key is not None:  # never the key itself: only whether the channel has one
+        answer["waha_hmac_key"] = "own" if own_key else "global"
+        answer["message"] += "  own WAHA key" if own_key else "  global WAHA key"
+    return answer
+
+
+async def _set_waha_key(
+    conn: asyncpg.Connection, channel: Channel, key: str | None, *, remove: bool
+) -> bool | None:
+    """Whether the channel now has its own key; None for a channel that is not WAHA."""
+    from channels.waha_key_queries import (
+        delete_waha_channel_key,
+        fetch_has_waha_channel_key,
+        upsert_waha_channel_key,
+    )
+
+    if channel.kind is not ChannelKind.WAHA:
+        return None
+    if key is not None:
+        await upsert_waha_channel_key(conn, channel, key)
+    elif remove:
+        await delete_waha_channel_key(conn, channel.id)
+    return await fetch_has_waha_channel_key(conn, channel.id)
 
 
 async def cmd_remove(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
@@ -131,9 +189,8 @@ def webhook_config(settings: Settings) -> WebhookConfig:
         max_body_bytes=settings.webhook_max_body_bytes,
         coalesce_ms=settings.coalesce_ms,
         # Only where WAHA sends us events: ask it for the phone behind a new `@lid`.
-        waha_base_url=settings.waha_base_url
-        if settings.waha_hmac_key and settings.waha_lid_lookup
-        else None,
+        # (WAHA channels may have keys of their own and no global one: not a WAHA signal.)
+        waha_base_url=settings.waha_base_url if settings.waha_lid_lookup else None,
         waha_api_key=secret(settings.waha_api_key),
     )
 
@@ -201,6 +258,22 @@ def register(
         "--reply-to-non-text",
         action=argparse.BooleanOptionalAction,
         help="answer images, audios, locations, ... too",
+    )
+    keys = change.add_mutually_exclusive_group()
+    keys.add_argument(
+        "--waha-hmac-key",
+        metavar="KEY",
+        help="this WAHA session's own webhook hmac.key (visible in shell history: prefer "
+        "--waha-hmac-key-file or --waha-hmac-key-env)",
+    )
+    keys.add_argument(
+        "--waha-hmac-key-file", metavar="PATH", help="read the key from a file (-: stdin)"
+    )
+    keys.add_argument("--waha-hmac-key-env", metavar="VAR", help="read the key from an env var")
+    keys.add_argument(
+        "--no-waha-hmac-key",
+        action="store_true",
+        help="drop this session's own key (it falls back to SKILLET_WAHA_HMAC_KEY)",
     )
     change.set_defaults(handler=cmd_set)
     listing = channels.add_parser("list", parents=[common], help="connected numbers")

@@ -85,6 +85,7 @@ async def test_a_signed_batch_enqueues_every_text_for_the_org_owning_each_number
         "unknown_channel": 0,
         "invalid": 0,
         "skipped": 0,
+        "unparseable": 0,
         "statuses": 0,  # a status of a message that is not one of our replies: nothing moves
     }
     queued = {p["message_id"]: p for p in await queued_payloads(settings)}

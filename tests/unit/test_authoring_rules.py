@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from skills.authoring_rules import (
-    MAX_SKILL_MD_CHARS,
     MAX_SUPPORT_FILE_BYTES,
     AuthoringError,
     check_description,
@@ -17,6 +16,7 @@ from skills.authoring_rules import (
     replace_unique,
 )
 from skills.models import FileKind, SkillMatcher
+from skills.package_limits import MAX_SKILL_MD_CHARS
 
 
 def _code(call: object, *args: object) -> str:

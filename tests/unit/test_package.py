@@ -29,15 +29,18 @@ from skills.package import (
 from skills.package_limits import (
     ASSET_EXTENSIONS,
     BYTES_PER_MIB,
+    MAX_ARCHIVE_ENTRIES,
     MAX_BODY_LINES,
     MAX_DESCRIPTION_CHARS,
     MAX_FILE_BYTES,
     MAX_FILES,
     MAX_FRONTMATTER_BYTES,
+    MAX_FRONTMATTER_DEPTH,
     MAX_KEYWORD_CHARS,
     MAX_KEYWORDS,
     MAX_NAME_CHARS,
     MAX_PATH_CHARS,
+    MAX_SKILL_MD_CHARS,
     MAX_TOTAL_BYTES,
     READ_CHUNK_BYTES,
     REFERENCE_EXTENSIONS,
@@ -453,6 +456,48 @@ def test_frontmatter_size_at_and_over_the_limit() -> None:
     assert refused_md(over) == "skill_frontmatter_invalid"
 
 
+def _nested(depth: int) -> Any:
+    """`depth` collections: the root map holds `metadata`, so `depth - 1` below it."""
+    value: Any = "x"
+    for level in range(depth - 1):
+        value = {"k": value} if level % 2 else [value]
+    return value
+
+
+def test_frontmatter_nesting_at_and_over_the_depth_limit() -> None:
+    at_limit = skill_md(metadata=_nested(MAX_FRONTMATTER_DEPTH))
+    assert parse_skill_package(make_zip({"SKILL.md": at_limit})).name == "frete-gratis"
+    over = skill_md(metadata=_nested(MAX_FRONTMATTER_DEPTH + 1))
+    assert refused_md(over) == "skill_frontmatter_invalid"
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        "base: &base {a: 1}",
+        "base: &base 1\ncopia: *base",
+        "lista: [&item x]",
+        "outro: {<<: {a: 1}}",
+        "<<: {a: 1}",
+        "outro: {!!merge mescla: {a: 1}}",
+    ],
+    ids=["anchor", "alias", "anchored-scalar", "merge-key", "root-merge", "merge-tag"],
+)
+def test_frontmatter_anchors_aliases_and_merge_keys_are_refused(extra: str) -> None:
+    text = skill_md().replace("---\nname:", f"---\n{extra}\nname:", 1)
+    with pytest.raises(SkillPackageError) as caught:
+        parse_skill_package(make_zip({"SKILL.md": text}))
+    assert caught.value.code == "skill_frontmatter_invalid"
+    assert "&" in caught.value.message or "<<" in caught.value.message
+
+
+def test_quoted_ampersand_asterisk_and_merge_text_are_plain_text() -> None:
+    text = skill_md(description="Perguntas & respostas *importantes*", notes="<<")
+    assert "'<<'" in text  # safe_dump quotes it, so it is text, not a merge key
+    package = parse_skill_package(make_zip({"SKILL.md": text}))
+    assert package.description == "Perguntas & respostas *importantes*"
+
+
 # --- skill_body_too_long ---------------------------------------------------------------------
 
 
@@ -467,6 +512,23 @@ def test_body_lines_at_and_over_the_limit() -> None:
 def test_blank_lines_inside_the_body_count() -> None:
     over = "a" + "\n" * MAX_BODY_LINES + "b"
     assert refused_md(skill_md(body=over)) == "skill_body_too_long"
+
+
+@pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\x0b", "\x0c", "\x85", "\x1e"])
+def test_every_line_break_python_knows_counts_as_a_line(separator: str) -> None:
+    at_limit = separator.join(["linha"] * MAX_BODY_LINES)
+    assert parse_skill_package(make_zip({"SKILL.md": skill_md(body=at_limit)})).body == at_limit
+    over = separator.join(["linha"] * (MAX_BODY_LINES + 1))
+    assert refused_md(skill_md(body=over)) == "skill_body_too_long"
+
+
+def test_skill_md_characters_at_and_over_the_limit() -> None:
+    overhead = len(skill_md(body=""))  # everything but the body
+    at_limit = skill_md(body="é" * (MAX_SKILL_MD_CHARS - overhead))
+    assert len(at_limit) == MAX_SKILL_MD_CHARS
+    assert len(parse_skill_package(make_zip({"SKILL.md": at_limit})).body) > 90_000
+    over = skill_md(body="é" * (MAX_SKILL_MD_CHARS - overhead + 1))
+    assert refused_md(over) == "skill_body_too_long"
 
 
 # --- skill_unsafe_path -----------------------------------------------------------------------
@@ -610,6 +672,29 @@ def test_file_count_at_the_limit_counts_skill_md_and_not_directories() -> None:
 
 def test_file_count_over_the_limit_is_refused() -> None:
     assert refused(_with_references(MAX_FILES)) == "skill_too_many_files"
+
+
+def _with_ignored_entries(count: int) -> bytes:
+    """SKILL.md plus `count - 1` ignored entries: AppleDouble twins and directories."""
+    files: dict[str, bytes | str] = {"SKILL.md": skill_md()}
+    files.update({f"__MACOSX/d{i}/" if i % 2 else f"__MACOSX/._{i}": b"" for i in range(count - 1)})
+    return make_zip(files)
+
+
+def test_ignored_entries_count_toward_the_entry_limit() -> None:
+    assert parse_skill_package(_with_ignored_entries(MAX_ARCHIVE_ENTRIES)).files == ()
+    with pytest.raises(SkillPackageError) as caught:
+        parse_skill_package(_with_ignored_entries(MAX_ARCHIVE_ENTRIES + 1))
+    assert caught.value.code == "skill_too_many_files"
+    assert "__MACOSX" in caught.value.message and str(MAX_ARCHIVE_ENTRIES) in caught.value.message
+
+
+def test_entry_limit_is_checked_before_zipfile_reads_the_directory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    data = _with_ignored_entries(MAX_ARCHIVE_ENTRIES + 1)
+    monkeypatch.setattr(zipfile, "ZipFile", None)  # any use would raise TypeError
+    assert refused(data) == "skill_too_many_files"
 
 
 # --- sizes: declared, then actually decompressed ---------------------------------------------
