@@ -17,6 +17,13 @@ Rules, the contract the turn and the tests rely on:
   word characters (``""``, ``"!!"``) never matches, nor does one of more than
   ``MAX_PHRASE_WORDS`` (32) words (a package keyword has at most 64 characters, so at most 32
   words).
+- Abbreviations: after normalization, a word of ``ABBREVIATIONS`` is read as the word it
+  stands for, in keywords and messages alike: ``vc``/``vce`` -> ``voce``, ``q`` -> ``que``,
+  ``pq`` -> ``porque``, ``tb``/``tbm`` -> ``tambem``, ``mt``/``mto`` -> ``muito``, ``ta``/``tah``
+  (tá) -> ``esta`` (está), ``to``/``tou`` (tô) -> ``estou``, ``pra`` -> ``para``, ``n``/``naum``
+  -> ``nao``, ``hj`` -> ``hoje``, ... So the keyword ``tá salgado`` matches ``está salgado``
+  and ``ta salgado``, and ``muito puxado`` matches ``mto puxado``. Only whole words are
+  replaced, one word by one word; ``esta`` (this) and ``está`` already compared equal.
 - One filler word: a keyword of ``MIN_GAPPED_PHRASE_WORDS`` (3) or more words also matches
   when exactly one extra word stands between two of its consecutive words, once, anywhere
   inside the phrase: ``fora do orçamento`` matches ``fora do meu orçamento`` and ``fora, do
@@ -57,9 +64,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from types import MappingProxyType
 
 from skills.models import LoadedSkill, SkillMatcher
 from skills.package_limits import BYTES_PER_KIB, MAX_KEYWORD_CHARS
@@ -80,6 +88,36 @@ MAX_PHRASE_WORDS = (MAX_KEYWORD_CHARS + 1) // 2
 _PHRASES_PER_GROUP = 64
 
 _WORD_RE = re.compile(r"\w+")
+# WhatsApp abbreviations (normalized) -> the normalized word they stand for (one word each).
+ABBREVIATIONS: Mapping[str, str] = MappingProxyType(
+    {
+        "vc": "voce",
+        "vce": "voce",
+        "vcs": "voces",
+        "q": "que",
+        "pq": "porque",
+        "tb": "tambem",
+        "tbm": "tambem",
+        "mt": "muito",
+        "mto": "muito",
+        "mta": "muita",
+        "ta": "esta",
+        "tah": "esta",
+        "to": "estou",
+        "tou": "estou",
+        "pra": "para",
+        "n": "nao",
+        "naum": "nao",
+        "hj": "hoje",
+        "qnd": "quando",
+        "qdo": "quando",
+        "qto": "quanto",
+        "msm": "mesmo",
+        "td": "tudo",
+        "agr": "agora",
+        "dps": "depois",
+    }
+)
 # Last letters whose plural is "+es"; and those whose plural is not a plain "+s".
 _ES_PLURAL_ENDINGS = frozenset("rzs")
 _NOT_PLAIN_S_ENDINGS = frozenset("xlmrzs")
@@ -127,6 +165,11 @@ def normalize_text(text: str) -> str:
     if decomposed.isascii():
         return decomposed
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+def words_of(text: str) -> list[str]:
+    """The words keywords and messages are compared by: normalized, abbreviations expanded."""
+    return [ABBREVIATIONS.get(w, w) for w in _WORD_RE.findall(normalize_text(text))]
 
 
 def _is_word_part(ch: str) -> bool:
@@ -206,7 +249,7 @@ def _phrases(keywords: Sequence[str]) -> tuple[Phrase, ...]:
     """Normalized, deduplicated phrases of keywords, in first-seen order; empty ones dropped."""
     phrases: dict[Phrase, None] = {}  # a dict keeps first-seen order, unlike a set
     for keyword in keywords:
-        phrase = tuple(_WORD_RE.findall(normalize_text(keyword)))
+        phrase = tuple(words_of(keyword))
         if phrase:
             phrases[phrase] = None
     return tuple(phrases)
@@ -361,7 +404,7 @@ class _KeywordIndex:
         self.automaton = _Automaton({**self.hard, **self.probe})
 
     def scan(self, text: str) -> tuple[set[Phrase], ScanWork]:
-        words = _WORD_RE.findall(normalize_text(matched_text(text)))
+        words = words_of(matched_text(text))
         found, steps = self.automaton.scan(words)
         longest, widest = self.automaton.longest, self.automaton.widest
         bound = len(words) * (longest + 2) * widest

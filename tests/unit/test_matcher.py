@@ -9,6 +9,7 @@ import pytest
 
 from skills.models import LoadedSkill, SkillMatcher
 from turn.matcher import (
+    ABBREVIATIONS,
     MAX_MATCHED_TEXT_BYTES,
     MAX_PHRASE_WORDS,
     MatchResult,
@@ -18,6 +19,7 @@ from turn.matcher import (
     normalize_text,
     plural_forms,
     singular_forms,
+    words_of,
 )
 
 
@@ -531,3 +533,45 @@ def test_many_phrases_sharing_a_first_word_each_match_their_own_skill() -> None:
     skills = [skill(f"s{i:03d}", [f"frete {i}"]) for i in range(200)]
     assert matched_names(match_skills(skills, "o frete 150, por favor")) == ["s150"]
     assert matched_names(match_skills(skills, "fretes 7 e 199")) == ["s007"]
+
+
+# --- abbreviations -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("keyword", "text"),
+    [
+        ("tá salgado", "ta salgado"),
+        ("tá salgado", "está salgado"),
+        ("tá salgado", "TAH SALGADO"),
+        ("está caro", "tá caro"),
+        ("muito puxado", "mto puxado"),
+        ("muito puxado", "mt puxado"),
+        ("você faz", "vc faz"),
+        ("vocês fazem", "vcs fazem"),
+        ("que eu fecho", "q eu fecho"),
+        ("porque", "pq?"),
+        ("também", "tb"),
+        ("tô sem grana", "to sem grana"),
+        ("para hoje", "pra hj"),
+        ("não dá", "n da"),
+        ("vc faz", "você faz"),  # the keyword side is read the same way
+    ],
+)
+def test_abbreviations_read_as_the_word_they_stand_for(keyword: str, text: str) -> None:
+    assert hits(keyword, text)
+
+
+@pytest.mark.parametrize(
+    ("keyword", "text"),
+    [("vc", "vca"), ("ta", "tatu"), ("pra", "praia"), ("muito", "mtos"), ("q", "qq")],
+)
+def test_abbreviations_are_whole_words_only(keyword: str, text: str) -> None:
+    assert not hits(keyword, text)
+
+
+def test_abbreviations_expand_to_one_normalized_word_each() -> None:
+    # One word for one word keeps phrase lengths (and the filler rule) unchanged.
+    for short, full in ABBREVIATIONS.items():
+        assert words_of(short) == [full]
+        assert words_of(full) == [full]  # never chained

@@ -9,20 +9,32 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skills.models import LoadedSkill, SkillMatcher
-from turn.matcher import compile_matcher, match_skills, plural_forms
+from turn.matcher import (
+    ABBREVIATIONS,
+    compile_matcher,
+    match_skills,
+    normalize_text,
+    plural_forms,
+)
 
 PROPERTIES = settings(max_examples=400, deadline=None, database=None, derandomize=True)
 
 # Words whose plurals are other words of the list ("a"/"as"/"ases", "papel"/"papeis"), so
 # one message word often stands for two keyword words.
+# "ta"/"esta"/"tá"/"vc" exercise the abbreviations on both sides.
 VOCABULARY = ["a", "as", "ases", "b", "bs", "papel", "papeil", "papeis", "mes", "meses", "pix"]
+VOCABULARY += ["ta", "tá", "esta", "vc", "voces"]
 SEPARATORS = [" ", ", ", "-", " ... "]
 
 
 def occurs(phrase: list[str], words: list[str]) -> bool:
     """The rules, spelled out: consecutive words, or one filler inside a 3+ word phrase."""
 
+    def read(word: str) -> str:
+        return ABBREVIATIONS.get(normalize_text(word), normalize_text(word))
+
     def same(message_word: str, keyword_word: str) -> bool:
+        message_word, keyword_word = read(message_word), read(keyword_word)
         return message_word == keyword_word or message_word in plural_forms(keyword_word)
 
     def exact_at(start: int, part: list[str]) -> bool:
