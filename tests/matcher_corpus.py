@@ -20,6 +20,14 @@ from turn.matcher import compile_matcher
 CORPUS_PATH = Path(__file__).resolve().parent / "data" / "matcher_corpus.jsonl"
 SPLITS = ("tune", "measure")
 
+# The targets per skill on the `measure` part.
+MIN_RECALL = 0.9
+MAX_FALSE_HIT_RATE = 0.03
+# What the shipped keywords measure there (bench/catalog_recall.py), below the targets: a
+# keyword edit that loses recall or adds false hits fails the test and the bench.
+MEASURED_RECALL = {"agendamento": 0.69, "objecao-preco": 0.56}
+MEASURED_FALSE_HIT_RATE = {"agendamento": 0.01, "objecao-preco": 0.01}
+
 
 @dataclass(frozen=True)
 class Message:
@@ -45,6 +53,17 @@ class SkillScore:
     @property
     def false_hit_rate(self) -> float:
         return len(self.false_hits) / self.others
+
+    @property
+    def meets_targets(self) -> bool:
+        return self.recall >= MIN_RECALL and self.false_hit_rate <= MAX_FALSE_HIT_RATE
+
+    @property
+    def keeps_measured(self) -> bool:
+        return (
+            self.recall >= MEASURED_RECALL[self.name]
+            and self.false_hit_rate <= MEASURED_FALSE_HIT_RATE[self.name]
+        )
 
 
 def load_corpus(split: str) -> list[Message]:
