@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from datetime import datetime
 from typing import Any
 
@@ -47,9 +48,9 @@ async def handle_inbound_message(ctx: JobContext, payload: dict[str, Any]) -> di
             turn_message = _to_turn(message, ctx.get("enqueue_time"))
             outcome = await run_inbound_turn(ctx["turn_deps"], turn_message, job_id=job_id)
         except SkilletError as exc:
-            return await _handle_failure(ctx, payload, exc.code, str(exc), exc.retryable)
+            return await _handle_failure(ctx, payload, message, exc.code, str(exc), exc.retryable)
         except TRANSIENT_ERRORS as exc:
-            return await _handle_failure(ctx, payload, "transient_error", repr(exc), True)
+            return await _handle_failure(ctx, payload, message, "transient_error", repr(exc), True)
         log.info(
             "turn.finished",
             status=outcome.status,
@@ -88,18 +89,30 @@ def _to_turn(message: InboundMessagePayload, received_at: datetime | None) -> In
 
 
 async def _handle_failure(
-    ctx: JobContext, payload: dict[str, Any], code: str, error: str, retryable: bool
+    ctx: JobContext,
+    payload: dict[str, Any],
+    message: InboundMessagePayload,
+    code: str,
+    error: str,
+    retryable: bool,
 ) -> dict[str, Any]:
     tries = ctx.get("job_try", 1)
     if retryable and tries < ctx.get("max_tries", 5):
         log.warning("turn.retrying", code=code, error=error[:300])
         raise Retry(defer=ctx.get("retry_defer_s", 2.0) * tries)
     log.error("turn.failed", code=code, error=error[:300])
-    await _dead_letter(ctx, payload, code, error)
+    await _dead_letter(ctx, payload, code, error, message.organization_id)
     return {"status": "failed", "code": code}
 
 
-async def _dead_letter(ctx: JobContext, payload: Any, code: str, error: str) -> None:
+async def _dead_letter(
+    ctx: JobContext,
+    payload: Any,
+    code: str,
+    error: str,
+    organization_id: uuid.UUID | None = None,
+) -> None:
+    """`organization_id` only from a payload that validated: that org may then see the row."""
     try:
         async with system_connection(ctx["pool"]) as conn:
             await insert_dead_letter(
@@ -110,6 +123,7 @@ async def _dead_letter(ctx: JobContext, payload: Any, code: str, error: str) -> 
                 error_code=code,
                 error=error,
                 tries=ctx.get("job_try", 1),
+                organization_id=organization_id,
             )
     except TRANSIENT_ERRORS as exc:
         # Without a dead-letter row the job must stay visible: let arq retry it.

@@ -17,7 +17,15 @@ import structlog
 from pydantic import ValidationError
 
 from core.errors import SkilletError
-from worker import cli_agents, cli_channels, cli_curator, cli_drafts, cli_skills, cli_status
+from worker import (
+    cli_agents,
+    cli_api,
+    cli_channels,
+    cli_curator,
+    cli_drafts,
+    cli_skills,
+    cli_status,
+)
 from worker.cli_args import CliError, Command, aware_datetime_arg, uuid_arg
 from worker.logging import configure_logging
 from worker.settings import Settings
@@ -136,7 +144,8 @@ def build_parser() -> argparse.ArgumentParser:
     enqueue.add_argument("--sent-at", type=aware_datetime_arg)
     enqueue.set_defaults(handler=cmd_enqueue)
 
-    for module in (cli_agents, cli_skills, cli_drafts, cli_curator, cli_channels, cli_status):
+    modules = (cli_agents, cli_skills, cli_drafts, cli_curator, cli_channels, cli_status, cli_api)
+    for module in modules:
         module.register(sub, common)
     return parser
 
