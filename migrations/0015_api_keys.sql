@@ -69,3 +69,11 @@ create policy org_read on dead_letters for select
 create policy org_requeue on dead_letters for update
     using (organization_id = skillet_current_org())
     with check (organization_id = skillet_current_org());
+
+-- An org's admin key changes the org's own settings (today `agent_authoring`) and nothing
+-- else of its row; 0006's policy lets only system work write organizations.
+create policy org_settings on organizations for update
+    using (id = skillet_current_org())
+    with check (id = skillet_current_org());
+revoke update on organizations from skillet_app;
+grant update (agent_authoring) on organizations to skillet_app;
