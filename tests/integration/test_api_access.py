@@ -13,8 +13,9 @@ import asyncpg
 import pytest
 import pytest_asyncio
 
-from api.app import ROUTES, build_app
+from api.app import build_app
 from api.keys import Role, role_allows
+from api.route_table import ROUTES
 from skills.authoring import AuthoringLimits, SkillAuthor
 from skills.draft_queries import AuthoringMode
 from skills.usage import UsageStore
