@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import re
 import uuid
-from typing import Any
+from datetime import datetime
+from typing import Any, Protocol
 
 import asyncpg
 from aiohttp import web
@@ -16,6 +17,7 @@ from api.bodies import read_json
 from api.errors import conflict, invalid, not_found
 from api.key_queries import insert_api_key, list_api_keys, update_api_key_revoked
 from api.keys import Role, mint_key
+from api.pagination import page_sorted
 from api.routing import Principal, Reply, org_db
 from channels.models import ChannelKind
 from channels.queries import (
@@ -33,6 +35,23 @@ _ADDRESS_RE = re.compile(r"^[0-9A-Za-z._:-]{1,128}$")
 MINT_ATTEMPTS = 5  # prefixes are 36^8: a collision is rare, five in a row never happens
 
 
+class _Created(Protocol):
+    @property
+    def created_at(self) -> datetime: ...
+
+    @property
+    def id(self) -> uuid.UUID: ...
+
+
+def _created(row: _Created) -> tuple[datetime, uuid.UUID]:
+    """The order the queries read these lists in (created_at, id), as a keyset."""
+    return row.created_at, row.id
+
+
+def _created_keyset(values: list[Any]) -> tuple[datetime, uuid.UUID]:
+    return datetime.fromisoformat(values[0]), uuid.UUID(values[1])
+
+
 def _audit(principal: Principal, action: str, **detail: Any) -> AuditEntry:
     return AuditEntry(principal.organization_id, principal.prefix, action, detail=detail)
 
@@ -40,7 +59,8 @@ def _audit(principal: Principal, action: str, **detail: Any) -> AuditEntry:
 async def list_keys(request: web.Request, principal: Principal) -> Reply:
     async with org_db(request, principal) as conn:
         keys = await list_api_keys(conn, principal.organization_id)
-    return {"items": [k.to_json() for k in keys], "next": None}
+    page = page_sorted(keys, request.query, "api_keys", _created, _created_keyset)
+    return {"items": [k.to_json() for k in page.items], "next": page.next}
 
 
 class KeyRequest(BaseModel):
@@ -82,7 +102,8 @@ async def revoke_key(request: web.Request, principal: Principal) -> Reply:
 async def list_agents_route(request: web.Request, principal: Principal) -> Reply:
     async with org_db(request, principal) as conn:
         agents = await list_agents(conn, principal.organization_id)
-    return {"items": [a.as_json() for a in agents], "next": None}
+    page = page_sorted(agents, request.query, "agents", _created, _created_keyset)
+    return {"items": [a.as_json() for a in page.items], "next": page.next}
 
 
 def _agent_id(request: web.Request) -> uuid.UUID:
@@ -114,7 +135,8 @@ async def update_agent_route(request: web.Request, principal: Principal) -> Repl
 async def list_channels_route(request: web.Request, principal: Principal) -> Reply:
     async with org_db(request, principal) as conn:
         channels = await list_channels(conn, principal.organization_id)
-    return {"items": [c.as_json() for c in channels], "next": None}
+    page = page_sorted(channels, request.query, "channels", _created, _created_keyset)
+    return {"items": [c.as_json() for c in page.items], "next": page.next}
 
 
 class ChannelRequest(BaseModel):

@@ -83,3 +83,22 @@ def read_cursor(kind: str, query: Mapping[str, str], parse: Callable[[list[Any]]
         return parse(keyset)
     except (ValueError, TypeError, IndexError, KeyError):
         raise _bad_cursor() from None
+
+
+def page_sorted(
+    rows: Sequence[T],
+    query: Mapping[str, str],
+    kind: str,
+    keyset: Callable[[T], Sequence[Any]],
+    parse: Callable[[list[Any]], Sequence[Any]],
+) -> Page[T]:
+    """One page of a short list already read whole and sorted by `keyset` (an org's agents,
+    numbers, keys, catalog): the same `limit`/`cursor` contract as the keyset queries."""
+    limit = parse_limit(query)
+    after = read_cursor(kind, query, lambda k: tuple(parse(k)))
+    left = [r for r in rows if after is None or tuple(keyset(r)) > after]
+    return page_of(left[: limit + 1], limit, kind, lambda r: [_json_value(v) for v in keyset(r)])
+
+
+def _json_value(value: Any) -> Any:
+    return value.isoformat() if hasattr(value, "isoformat") else str(value)

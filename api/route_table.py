@@ -23,6 +23,7 @@ ROUTES: tuple[Route, ...] = (
         skills.list_catalog,
         V,
         "skills do catálogo não instaladas",
+        query=PAGED,
         tags=("skills",),
     ),
     Route(
@@ -213,6 +214,7 @@ ROUTES: tuple[Route, ...] = (
         admin.list_agents_route,
         V,
         "agentes: persona e modelo",
+        query=PAGED,
         tags=("admin",),
     ),
     Route(
@@ -226,7 +228,13 @@ ROUTES: tuple[Route, ...] = (
         tags=("admin",),
     ),
     Route(
-        "GET", "/v1/channels", admin.list_channels_route, V, "números de WhatsApp", tags=("admin",)
+        "GET",
+        "/v1/channels",
+        admin.list_channels_route,
+        V,
+        "números de WhatsApp",
+        query=PAGED,
+        tags=("admin",),
     ),
     Route(
         "POST",
@@ -250,7 +258,13 @@ ROUTES: tuple[Route, ...] = (
         tags=("admin",),
     ),
     Route(
-        "GET", "/v1/api-keys", admin.list_keys, A, "chaves de API da organização", tags=("admin",)
+        "GET",
+        "/v1/api-keys",
+        admin.list_keys,
+        A,
+        "chaves de API da organização",
+        query=PAGED,
+        tags=("admin",),
     ),
     Route(
         "POST",

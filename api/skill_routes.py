@@ -12,7 +12,7 @@ from aiohttp import web
 from api.activation_summary import SERIES_DAYS, summarize_activations
 from api.bodies import read_upload
 from api.errors import ApiError, not_found
-from api.pagination import page_of, parse_limit, read_cursor
+from api.pagination import page_of, page_sorted, parse_limit, read_cursor
 from api.routing import Principal, Reply, deps_of, org_db
 from api.skill_queries import InstalledRow, list_activation_days, list_installed_page
 from skills.audit_queries import AuditEntry, insert_audit
@@ -30,7 +30,10 @@ from skills.catalog_queries import fetch_org_pointed_version
 async def list_catalog(request: web.Request, principal: Principal) -> Reply:
     async with org_db(request, principal) as conn:
         listing = await list_skills(conn, organization_id=principal.organization_id)
-    return {"items": [s.to_json() for s in listing.catalog], "next": None}
+    page = page_sorted(
+        listing.catalog, request.query, "catalog", lambda s: [s.name], lambda k: [str(k[0])]
+    )
+    return {"items": [s.to_json() for s in page.items], "next": page.next}
 
 
 def _installed_json(row: InstalledRow) -> dict[str, Any]:

@@ -69,6 +69,16 @@ async def test_pagination_walks_120_drafts_and_120_audit_rows_without_gaps_or_re
     # Exactly one page: no empty page after it.
     assert len(await api.walk("/v1/audit", key, limit=DRAFTS)) == 1
 
+    # Short lists read whole (agents, numbers, keys, catalog) page the same way.
+    for n in range(5):
+        await create_agent(db, org, name=f"Agente {n}", system_prompt="Persona.")
+    agents = await api.walk("/v1/agents", key, limit=2)
+    assert [[a["name"] for a in page] for page in agents] == [
+        ["Agente 0", "Agente 1"],
+        ["Agente 2", "Agente 3"],
+        ["Agente 4"],
+    ]
+
     first = await api.get("/v1/drafts?limit=2", key)
     foreign = await api.get(f"/v1/audit?cursor={first.body['next']}", key)
     assert (foreign.status, foreign.code) == (400, "invalid_cursor")

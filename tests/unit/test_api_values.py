@@ -12,7 +12,7 @@ from api.activation_summary import summarize_activations
 from api.agent_change import AgentChange, apply_agent_change
 from api.errors import ApiError
 from api.keys import Role, hash_key, mint_key, parse_bearer, parse_key, role_allows
-from api.pagination import encode_cursor, page_of, parse_limit, read_cursor
+from api.pagination import encode_cursor, page_of, page_sorted, parse_limit, read_cursor
 from api.skill_queries import ActivationDay
 from turn.agent_queries import Agent
 
@@ -80,6 +80,21 @@ def test_a_page_has_a_next_cursor_only_when_a_row_is_left() -> None:
     page = page_of([1, 2, 3, 4], 3, "n", lambda n: [n])
     assert page.items == [1, 2, 3]
     assert read_cursor("n", {"cursor": page.next or ""}, lambda k: k[0]) == 3
+
+
+def test_a_short_sorted_list_pages_by_its_keyset_not_by_position() -> None:
+    start = datetime(2026, 11, 30, tzinfo=UTC)
+    rows = [(start + timedelta(seconds=n), uuid.UUID(int=n)) for n in range(5)]
+
+    def parse(k: list[str]) -> tuple[datetime, uuid.UUID]:
+        return datetime.fromisoformat(k[0]), uuid.UUID(k[1])
+
+    first = page_sorted(rows, {"limit": "2"}, "t", lambda r: r, parse)
+    assert first.items == rows[:2] and first.next is not None
+    # A row added before the cursor does not shift the next page.
+    grown = [(start - timedelta(seconds=1), uuid.UUID(int=99)), *rows]
+    second = page_sorted(grown, {"limit": "2", "cursor": first.next}, "t", lambda r: r, parse)
+    assert second.items == rows[2:4]
 
 
 @pytest.mark.parametrize("text", ["0", "201", "-1", "x", "1.5"])
