@@ -370,6 +370,13 @@ async def test_openapi_documents_exactly_the_routes_served(api: ApiClient) -> No
         if route.method != "HEAD" and route.resource is not None
     }
     assert documented == routed
+    operation_ids = [
+        o["operationId"]
+        for ops in answer.body["paths"].values()
+        for o in ops.values()
+        if "operationId" in o
+    ]
+    assert len(operation_ids) == len(set(operation_ids)) == len(ROUTES)
     for path, operations in answer.body["paths"].items():
         for operation in operations.values():
             if path.startswith("/v1/"):
