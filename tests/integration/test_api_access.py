@@ -339,6 +339,20 @@ async def test_the_api_role_cannot_read_key_hashes_or_other_orgs_keys(
     org_a, org_b = await create_org(db, "A"), await create_org(db, "B")
     await create_key(db, org_a, Role.ADMIN)
     await create_key(db, org_b, Role.ADMIN)
+    lookup = await db.fetchrow(
+        "select prosecdef, proconfig, pg_get_userbyid(proowner) as owner, "
+        "has_function_privilege('public', oid, 'execute') as public_may "
+        "from pg_proc where proname = 'skillet_api_key_lookup'"
+    )
+    assert lookup is not None and lookup["prosecdef"] and not lookup["public_may"]
+    assert lookup["proconfig"] == ["search_path=public, pg_temp"]
+    assert lookup["owner"] == await db.fetchval("select current_user")  # the migration's
+    for org in (org_a, org_b, None):
+        await db.execute(
+            "insert into dead_letters (job_id, function, payload, error_code, error, tries, "
+            "organization_id) values ('j', 'f', '{}', 'c', 'e', 1, $1)",
+            org,
+        )
     pool = api.deps.pool
     async with pool.acquire() as conn:  # unbound: before any org is known
         assert await conn.fetchval("select count(*) from api_keys") == 0
@@ -353,6 +367,12 @@ async def test_the_api_role_cannot_read_key_hashes_or_other_orgs_keys(
         assert orgs == {org_a}
         with pytest.raises(asyncpg.InsufficientPrivilegeError):
             await conn.execute("update api_keys set role = 'admin'")
+        # Dead letters: its own only (not another org's, not the operators' without an org).
+        letters = await conn.fetch("select organization_id from dead_letters")
+        assert [r["organization_id"] for r in letters] == [org_a]
+        assert await conn.execute("update dead_letters set requeued_at = now()") == "UPDATE 1"
+        with pytest.raises(asyncpg.InsufficientPrivilegeError):
+            await conn.execute("update organizations set name = 'tomada'")
 
 
 async def test_openapi_documents_exactly_the_routes_served(api: ApiClient) -> None:
