@@ -54,9 +54,16 @@ async def open_queue(redis_url: str, queue_name: str) -> ArqRedis:
 
 
 async def enqueue_inbound(
-    redis: ArqRedis, payload: InboundMessagePayload, *, coalesce_ms: int = 0
+    redis: ArqRedis,
+    payload: InboundMessagePayload,
+    *,
+    coalesce_ms: int = 0,
+    job_id: str | None = None,
 ) -> Any:
     """Enqueue one inbound message; None when the same message is already queued/running/kept.
+
+    `job_id` replaces the message's own (`payload.job_id`) for a deliberate second run: a
+    requeued dead letter, whose first job's result arq still keeps under the original id.
 
     The message enters its conversation's mailbox first, stamped with its arrival time:
     that is the order replies follow, whichever job runs first. The job itself starts
@@ -75,6 +82,6 @@ async def enqueue_inbound(
     return await redis.enqueue_job(
         HANDLE_INBOUND_MESSAGE,
         payload.model_dump(mode="json"),
-        _job_id=payload.job_id,
+        _job_id=job_id or payload.job_id,
         _defer_by=timedelta(milliseconds=coalesce_ms) if coalesce_ms else None,
     )
