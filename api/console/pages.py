@@ -31,7 +31,7 @@ ROLE_NAMES = {Role.VIEWER: "leitura", Role.EDITOR: "edição", Role.ADMIN: "admi
 # (path, label, the API read the page needs): a link shows only if the key may follow it.
 NAV = (
     ("/marketplace", "Marketplace", "list_catalog"),
-    ("/skills", "Skills instaladas", "list_installed"),
+    ("/skills", "Skills", "list_installed"),
     ("/enviar", "Enviar .zip", "upload_skill"),
     ("/rascunhos", "Rascunhos", "list_drafts_route"),
     ("/agente", "Agente", "list_agents_route"),

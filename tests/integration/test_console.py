@@ -4,14 +4,17 @@ sessions end with their key, forms need their CSRF token, a viewer cannot decide
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from collections.abc import AsyncIterator
 
 import asyncpg
+import pytest
 import pytest_asyncio
 from playwright.async_api import Browser, BrowserContext
 
 from api.keys import Role
+from core.tenancy import org_connection
 from skills.authoring import AuthoringLimits, SkillAuthor
 from skills.draft_queries import AuthoringMode
 from skills.usage import UsageStore
@@ -25,6 +28,7 @@ from tests.integration.api_support import (
 from tests.integration.console_support import csrf_of, launched_chromium, shot, sign_in
 from tests.integration.support import create_org, enqueue, payload, publish, result_of, run_burst
 from tests.package_builders import skill_md_text, zip_files
+from turn.agent_queries import create_agent
 from worker.resources import Resources
 from worker.settings import Settings
 
@@ -161,7 +165,7 @@ async def test_a_business_installs_refuses_a_hostile_zip_and_approves_a_draft(
     await run_burst(settings)
     assert [m["name"] for m in (await result_of(settings, job))["matched"]] == ["troca"]
 
-    await page.click("a:has-text('Skills instaladas')")
+    await page.click("header nav a:has-text('Skills')")
     usage = page.locator("tr", has_text="troca").locator("td.num")
     assert await usage.all_inner_texts() == ["1", "0", "0"]  # used once, in 30 days
     await page.click("a:has-text('Auditoria')")
@@ -217,10 +221,48 @@ async def test_a_key_made_on_the_keys_page_signs_in_and_its_revocation_ends_the_
         assert answer.status == 303
     finally:
         await other.close()
+    await page.click("a:has-text('Agente')")
+    await page.select_option("#agent_authoring", "auto")
+    await page.click("button:has-text('Salvar')")
+    await page.wait_for_url(f"{api.base_url}/console/agente?ok=update_settings")
+    assert await db.fetchval("select agent_authoring from organizations where id = $1", org) == (
+        "auto"
+    )
     assert [(r["action"], r["actor"], r["detail"]) for r in await audit_rows(db, org)] == [
         ("api_key.create", admin[:12], {"prefix": made[:12], "role": "editor"}),
         ("api_key.revoke", admin[:12], {"prefix": made[:12]}),
+        ("settings.agent_authoring", admin[:12], {"from": "review", "to": "auto"}),
     ]
+
+
+async def test_sessions_are_hashed_org_scoped_and_the_api_role_cannot_change_them(
+    api: ApiClient, db: asyncpg.Connection, context: BrowserContext
+) -> None:
+    org, other = await create_org(db, "A"), await create_org(db, "B")
+    page = await context.new_page()
+    await sign_in(page, api.base_url, await create_key(db, org, Role.VIEWER))
+    [cookie] = [c for c in await context.cookies() if c["name"] == "skillet_sessao"]
+    assert hashlib.sha256(cookie["value"].encode()).digest() == await db.fetchval(
+        "select session_hash from console_sessions where organization_id = $1", org
+    )
+    pool = api.deps.pool  # skillet_app, as `skillet api` runs
+    async with pool.acquire() as conn:  # no org bound: nothing
+        assert await conn.fetchval("select count(*) from console_sessions") == 0
+    async with org_connection(pool, other) as conn:
+        assert await conn.fetchval("select count(*) from console_sessions") == 0
+        assert await conn.execute("delete from console_sessions") == "DELETE 0"
+    async with org_connection(pool, org) as conn:
+        assert await conn.fetchval("select count(*) from console_sessions") == 1
+        with pytest.raises(asyncpg.InsufficientPrivilegeError):
+            await conn.execute("update console_sessions set expires_at = now() + interval '1 year'")
+    definer = await db.fetchrow(
+        "select prosecdef, proconfig from pg_proc where proname = 'skillet_console_session_lookup'"
+    )
+    assert definer["prosecdef"] and "search_path=public, pg_temp" in definer["proconfig"]
+    # An expired session opens nothing, even with its key live.
+    await db.execute("update console_sessions set expires_at = now() - interval '1 second'")
+    await page.reload()
+    assert page.url == f"{api.base_url}/console/entrar?motivo=sessao"
 
 
 async def test_a_post_without_its_csrf_token_is_refused_and_changes_nothing(
@@ -303,3 +345,43 @@ async def test_a_viewer_reads_a_draft_but_cannot_approve_it(
         "refused",
         {"code": "forbidden"},
     )
+
+
+async def test_the_reading_pages_show_the_orgs_agent_curator_reports_and_drafts(
+    api: ApiClient,
+    db: asyncpg.Connection,
+    resources: Resources,
+    context: BrowserContext,
+) -> None:
+    org = await create_org(db, "Padaria")
+    await create_agent(
+        db, org, name="Atendente", system_prompt="Você é a atendente da padaria. <b>Seja breve</b>."
+    )
+    await db.execute(
+        "insert into curator_runs (organization_id, trigger, ran_at, stale_cutoff, "
+        "archive_cutoff, transitioned, skipped) values ($1, 'manual', now(), now(), now(), "
+        """'[{"name": "promo-natal", "from": "stale", "to": "archived"}]', '[]')""",
+        org,
+    )
+    await _author(db, resources, org).create(
+        "bolo", "Encomendas de bolo", "Pergunte o sabor.", ["bolo"]
+    )
+    page = await context.new_page()
+    await sign_in(page, api.base_url, await create_key(db, org, Role.VIEWER))
+
+    await page.click("a:has-text('Agente')")
+    persona = await page.locator("pre.texto").inner_text()
+    assert "<b>Seja breve</b>" in persona and await page.locator("main b").count() == 0
+    assert "Revisão" in await page.locator("main").inner_text()
+    assert await page.locator("form[action='/console/agente/autoria']").count() == 0  # admin
+    await shot(page, "10-agente")
+    await page.click("a:has-text('Curador')")
+    assert "promo-natal: parada → arquivada" in await page.locator("main").inner_text()
+    await shot(page, "11-curador")
+    await page.click("a:has-text('Rascunhos')")
+    assert "Encomendas de bolo" in await page.locator("tr", has_text="bolo").inner_text()
+    await shot(page, "12-rascunhos")
+    missing = await page.goto(f"{api.base_url}/console/conversas/{uuid.uuid4()}")
+    assert missing is not None and missing.status == 404
+    assert "conversation_not_found" in await page.locator(".aviso.erro").inner_text()
+    await shot(page, "13-nao-encontrada")
