@@ -47,6 +47,18 @@ def _authoring(form: Form) -> dict[str, Any]:
     return {"agent_authoring": form.get("agent_authoring")}
 
 
+def _persona(form: Form) -> dict[str, Any]:
+    return {"name": form.get("name"), "system_prompt": form.get("system_prompt")}
+
+
+def _model(form: Form) -> dict[str, Any]:
+    """The model form: no provider chosen hands the agent back to the service's default."""
+    provider, name = form.get("model_provider"), form.get("model_name")
+    if not provider:
+        return {"default_model": True}
+    return {"model_provider": provider, "model_name": name if name else None}
+
+
 @dataclass(frozen=True)
 class Action:
     path: str  # the console's POST path (its {name}/{prefix} are the API route's)
@@ -68,6 +80,8 @@ ACTIONS: tuple[Action, ...] = (
     Action(f"{P}/rascunhos/{{name}}/aprovar", "approve_draft_route", pages.draft, "/rascunhos"),
     Action(f"{P}/rascunhos/{{name}}/rejeitar", "reject_draft_route", pages.draft, "/rascunhos"),
     Action(f"{P}/agente/autoria", "update_settings", pages.agent, "/agente", _authoring),
+    Action(f"{P}/agente/{{id}}/persona", "update_agent_route", pages.agent, "/agente", _persona),
+    Action(f"{P}/agente/{{id}}/modelo", "update_agent_route", pages.agent, "/agente", _model),
     Action(f"{P}/chaves", "create_key", pages.keys, "/chaves", _new_key, carries_key=True),
     Action(f"{P}/chaves/{{prefix}}/revogar", "revoke_key", pages.keys, "/chaves"),
 )

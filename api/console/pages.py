@@ -22,6 +22,7 @@ from api.keys import Role, parse_key
 from api.route_table import ROUTES
 from api.routing import Reply, Route
 from core.errors import SkilletError
+from turn.model_choice import PROVIDERS
 
 API: dict[str, Route] = {r.operation_id: r for r in ROUTES}
 PageData = tuple[str, dict[str, Any]]  # template, its context
@@ -52,6 +53,7 @@ NOTICES = {
     "reject_draft_route": "Rascunho recusado (fica registrado).",
     "revoke_key": "Chave revogada: as sessões abertas com ela terminaram.",
     "update_settings": "Configuração salva.",
+    "update_agent_route": "Agente atualizado: vale a partir da próxima mensagem.",
 }
 
 
@@ -181,6 +183,7 @@ async def agent(request: web.Request, visit: Visit) -> PageData:
         "items": agents["items"],
         "next": agents["next"],
         "authoring": settings["agent_authoring"],
+        "providers": PROVIDERS,
     }
 
 

@@ -13,6 +13,7 @@ import pytest
 import pytest_asyncio
 from playwright.async_api import Browser, BrowserContext
 
+from api.app import build_app
 from api.keys import Role
 from core.tenancy import org_connection
 from skills.authoring import AuthoringLimits, SkillAuthor
@@ -221,9 +222,23 @@ async def test_a_key_made_on_the_keys_page_signs_in_and_its_revocation_ends_the_
         assert answer.status == 303
     finally:
         await other.close()
+    agent = await create_agent(db, org, name="Atendente", system_prompt="Seja gentil.")
     await page.click("a:has-text('Agente')")
+    await page.fill(f"#prompt-{agent.id}", "Seja gentil e breve.")
+    await page.click("button:has-text('Salvar persona')")
+    await page.wait_for_url(f"{api.base_url}/console/agente?ok=update_agent_route")
+    await page.select_option(f"#provider-{agent.id}", "anthropic")  # without a model id
+    async with page.expect_response(f"{api.base_url}/console/agente/{agent.id}/modelo") as sent:
+        await page.click("button:has-text('Salvar modelo')")
+    assert (await sent.value).status == 422
+    assert "invalid_model" in await page.locator(".aviso.erro").inner_text()
+    await shot(page, "14-agente-admin")
+    saved = await db.fetchrow(
+        "select system_prompt, model_provider from agents where id = $1", agent.id
+    )
+    assert (saved["system_prompt"], saved["model_provider"]) == ("Seja gentil e breve.", None)
     await page.select_option("#agent_authoring", "auto")
-    await page.click("button:has-text('Salvar')")
+    await page.click("form[action='/console/agente/autoria'] button")
     await page.wait_for_url(f"{api.base_url}/console/agente?ok=update_settings")
     assert await db.fetchval("select agent_authoring from organizations where id = $1", org) == (
         "auto"
@@ -231,6 +246,12 @@ async def test_a_key_made_on_the_keys_page_signs_in_and_its_revocation_ends_the_
     assert [(r["action"], r["actor"], r["detail"]) for r in await audit_rows(db, org)] == [
         ("api_key.create", admin[:12], {"prefix": made[:12], "role": "editor"}),
         ("api_key.revoke", admin[:12], {"prefix": made[:12]}),
+        (
+            "agent.update",
+            admin[:12],
+            {"agent_id": str(agent.id), "fields": ["name", "system_prompt"]},
+        ),
+        ("agent.update", admin[:12], {"code": "invalid_model"}),
         ("settings.agent_authoring", admin[:12], {"from": "review", "to": "auto"}),
     ]
 
@@ -385,3 +406,38 @@ async def test_the_reading_pages_show_the_orgs_agent_curator_reports_and_drafts(
     assert missing is not None and missing.status == 404
     assert "conversation_not_found" in await page.locator(".aviso.erro").inner_text()
     await shot(page, "13-nao-encontrada")
+
+
+async def test_only_the_sign_in_page_and_static_files_answer_without_a_session(
+    api: ApiClient, db: asyncpg.Connection
+) -> None:
+    org = await create_org(db)
+    before = await org_snapshot(db, org)
+    open_paths = {"/console/entrar", "/console", "/console/"}
+    walked = 0
+    for route in build_app(api.deps).router.routes():
+        info = route.resource.get_info() if route.resource is not None else {}
+        path = info.get("formatter") or info.get("path") or ""
+        if not path.startswith("/console") or route.method == "HEAD" or path in open_paths:
+            continue
+        if "prefix" in info:  # the static directory
+            continue
+        url = path.replace("{name}", "frete").replace("{prefix}", "skt_aaaaaaaa")
+        url = url.replace("{id}", str(uuid.uuid4()))
+        async with api.http.request(
+            route.method, api.base_url + url, data={"csrf": "x"}, allow_redirects=False
+        ) as answer:
+            assert (answer.status, answer.headers.get("Location")) == (
+                303,
+                "/console/entrar?motivo=entrar",
+            ), url
+        walked += 1
+    assert walked >= 20
+    assert await org_snapshot(db, org) == before
+    async with api.http.get(f"{api.base_url}/console/static/console.css") as css:
+        assert css.status == 200 and "--marca" in await css.text()
+    async with api.http.get(f"{api.base_url}/console/entrar") as sign_in_page:
+        assert sign_in_page.status == 200
+        assert sign_in_page.headers["X-Frame-Options"] == "DENY"
+        assert "frame-ancestors 'none'" in sign_in_page.headers["Content-Security-Policy"]
+        assert sign_in_page.headers["Cache-Control"] == "no-store"
