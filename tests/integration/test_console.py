@@ -55,13 +55,18 @@ async def context(browser: Browser) -> AsyncIterator[BrowserContext]:
     await opened.close()
 
 
-def _author(db: asyncpg.Connection, resources: Resources, org: uuid.UUID) -> SkillAuthor:
+def _author(
+    db: asyncpg.Connection,
+    resources: Resources,
+    org: uuid.UUID,
+    mode: AuthoringMode = AuthoringMode.REVIEW,
+) -> SkillAuthor:
     return SkillAuthor(
         db,
         resources.store,
         UsageStore(resources.turn_deps.clock),
         org,
-        mode=AuthoringMode.REVIEW,
+        mode=mode,
         limits=AuthoringLimits(),
     )
 
@@ -384,8 +389,10 @@ async def test_the_reading_pages_show_the_orgs_agent_curator_reports_and_drafts(
         """'[{"name": "promo-natal", "from": "stale", "to": "archived"}]', '[]')""",
         org,
     )
-    await _author(db, resources, org).create(
-        "bolo", "Encomendas de bolo", "Pergunte o sabor.", ["bolo"]
+    installed = _author(db, resources, org, AuthoringMode.AUTO)
+    await installed.create("bolo", "Encomendas de bolo", "Pergunte o sabor.", ["bolo"])
+    await _author(db, resources, org).patch(
+        "bolo", "Pergunte o sabor.", "Pergunte o sabor e o peso."
     )
     page = await context.new_page()
     await sign_in(page, api.base_url, await create_key(db, org, Role.VIEWER))
@@ -402,6 +409,12 @@ async def test_the_reading_pages_show_the_orgs_agent_curator_reports_and_drafts(
     await page.click("a:has-text('Rascunhos')")
     assert "Encomendas de bolo" in await page.locator("tr", has_text="bolo").inner_text()
     await shot(page, "12-rascunhos")
+    await page.click("a:has-text('bolo')")
+    assert await page.locator("pre.diff .removed").all_inner_texts() == ["-Pergunte o sabor."]
+    assert await page.locator("pre.diff .added").all_inner_texts() == [
+        "+Pergunte o sabor e o peso."
+    ]
+    await shot(page, "12b-rascunho-mudanca")
     missing = await page.goto(f"{api.base_url}/console/conversas/{uuid.uuid4()}")
     assert missing is not None and missing.status == 404
     assert "conversation_not_found" in await page.locator(".aviso.erro").inner_text()
