@@ -1,5 +1,5 @@
 """SQL of the API's skill reads: the org's installed skills with state, pin and source, and
-its daily activation counts (`skill_activation_daily`, kept by the activation writer)."""
+its daily activation counts (`skill_activation_daily`, kept by each reply's commit)."""
 
 from __future__ import annotations
 
