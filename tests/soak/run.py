@@ -12,10 +12,13 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 
-from core.db import connect
+from core.db import connect, create_pool
+from core.db_errors import DATABASE_ERRORS
+from core.errors import DatabaseUnavailable
 from jobs.payloads import HANDLE_INBOUND_MESSAGE, InboundMessagePayload
 from jobs.queue import enqueue_inbound, open_queue
 from tests.integration.support import SKILLET, worker_env
@@ -147,6 +150,7 @@ async def _produce(
     """Deliver in rounds (one message per conversation each), a short gap between rounds,
     like customers typing: some messages coalesce into bursts, most get their own turn."""
     redis = await open_queue(settings.redis_url, settings.queue_name)
+    pool = await create_pool(settings.database_url, min_size=1, max_size=4)
     try:
         for n, (message, how) in enumerate(deliveries):
             if n and n % plan.conversations == 0:
@@ -158,9 +162,22 @@ async def _produce(
                     _job_id=f"late-{uuid.uuid4()}",
                 )
             else:
-                await enqueue_inbound(redis, message)
+                await _deliver(pool, redis, message)
     finally:
+        await pool.close()
         await redis.aclose()
+
+
+async def _deliver(pool: Any, redis: Any, message: InboundMessagePayload) -> None:
+    """Like WhatsApp redelivering after a 503: the message is stored before it is enqueued,
+    so while Postgres restarts the delivery is retried (idempotent) until it lands."""
+    for _ in range(600):
+        try:
+            await enqueue_inbound(pool, redis, message)
+            return
+        except (*DATABASE_ERRORS, DatabaseUnavailable):
+            await asyncio.sleep(0.1)
+    raise RuntimeError(f"message {message.message_id} could not be delivered in 60 s")
 
 
 # Answered means the reply reached the sender, not just that it was committed.
