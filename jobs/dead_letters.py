@@ -1,5 +1,5 @@
 """The dead-letter table as the turn's `DeadLetters`: what a turn could not do, kept for an
-operator (written under deliberate system scope; the org is in the payload)."""
+operator and the org's admins (written under deliberate system scope)."""
 
 from __future__ import annotations
 
@@ -31,5 +31,6 @@ class DatabaseDeadLetters:
                 error_code=code,
                 error=error,
                 tries=1,
+                organization_id=organization_id,
             )
         log.warning("job.dead_lettered", function=function, code=code)

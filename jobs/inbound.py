@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import uuid
 from datetime import datetime
 from typing import Any
 
@@ -57,18 +58,20 @@ async def handle_inbound_message(ctx: JobContext, payload: dict[str, Any]) -> di
             async with deadline:
                 outcome = await _run(ctx["turn_deps"], message, ctx.get("enqueue_time"), job_id)
         except SkilletError as exc:
-            return await _handle_failure(ctx, payload, exc.code, str(exc), exc.retryable)
+            return await _handle_failure(ctx, payload, message, exc.code, str(exc), exc.retryable)
         except TimeoutError as exc:
-            if deadline.expired():  # ours, inside arq's timeout: a retry or a dead letter
-                return await _handle_failure(ctx, payload, "turn_deadline", repr(exc), True)
-            return await _handle_failure(ctx, payload, "transient_error", repr(exc), True)
+            # Ours (inside arq's timeout), or a network one: a retry, then a dead letter.
+            code = "turn_deadline" if deadline.expired() else "transient_error"
+            return await _handle_failure(ctx, payload, message, code, repr(exc), True)
         except TRANSIENT_ERRORS as exc:
-            return await _handle_failure(ctx, payload, "transient_error", repr(exc), True)
+            return await _handle_failure(ctx, payload, message, "transient_error", repr(exc), True)
         except asyncpg.PostgresError as exc:  # refused on content (e.g. DataError): final
-            return await _handle_failure(ctx, payload, "database_rejected", repr(exc), False)
+            code = "database_rejected"
+            return await _handle_failure(ctx, payload, message, code, repr(exc), False)
         except Exception as exc:  # a bug: never an arq-only failure with no trace of its own
             log.exception("turn.unexpected_error")
-            return await _handle_failure(ctx, payload, "unexpected_error", repr(exc), True)
+            code = "unexpected_error"
+            return await _handle_failure(ctx, payload, message, code, repr(exc), True)
         log.info(
             "turn.finished",
             status=outcome.status,
@@ -125,20 +128,25 @@ async def undecodable_job(ctx: JobContext, kept: str) -> dict[str, Any]:
     """A job whose bytes were not a JSON job (jobs.serialization): dead-lettered at once."""
     log.error("job.undecodable", job_id=ctx.get("job_id", ""))
     await _dead_letter(
-        ctx, {"undecodable": kept}, "undecodable_job", "not a JSON job", UNDECODABLE_JOB
+        ctx, {"undecodable": kept}, "undecodable_job", "not a JSON job", function=UNDECODABLE_JOB
     )
     return {"status": "rejected", "code": "undecodable_job"}
 
 
 async def _handle_failure(
-    ctx: JobContext, payload: dict[str, Any], code: str, error: str, retryable: bool
+    ctx: JobContext,
+    payload: dict[str, Any],
+    message: ConversationPayload | InboundMessagePayload,
+    code: str,
+    error: str,
+    retryable: bool,
 ) -> dict[str, Any]:
     tries = ctx.get("job_try", 1)
     if retryable and tries < ctx.get("max_tries", 5):
         log.warning("turn.retrying", code=code, error=error[:300])
         raise Retry(defer=ctx.get("retry_defer_s", 2.0) * tries)
     log.error("turn.failed", code=code, error=error[:300])
-    await _dead_letter(ctx, payload, code, error)
+    await _dead_letter(ctx, payload, code, error, message.organization_id)
     return {"status": "failed", "code": code}
 
 
@@ -147,8 +155,10 @@ async def _dead_letter(
     payload: Any,
     code: str,
     error: str,
+    organization_id: uuid.UUID | None = None,
     function: str = HANDLE_INBOUND_MESSAGE,
 ) -> None:
+    """`organization_id` only from a payload that validated: that org may then see the row."""
     try:
         async with system_connection(ctx["pool"]) as conn:
             await insert_dead_letter(
@@ -159,6 +169,7 @@ async def _dead_letter(
                 error_code=code,
                 error=error,
                 tries=ctx.get("job_try", 1),
+                organization_id=organization_id,
             )
     except TRANSIENT_ERRORS as exc:
         # Without a dead-letter row the job must stay visible: let arq retry it.

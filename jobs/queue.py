@@ -63,6 +63,7 @@ async def enqueue_inbound(
     *,
     coalesce_ms: int = 0,
     received_at: datetime | None = None,
+    job_id: str | None = None,
 ) -> Any:
     """Store the message (its arrival is the order replies follow), then wake its
     conversation; None when there is nothing to do (a redelivery of a message answered or
@@ -70,7 +71,9 @@ async def enqueue_inbound(
 
     The job carries ids only and starts `coalesce_ms` later, so messages typed in quick
     succession are answered together. If the enqueue fails, the message is stored: the
-    conversation sweep wakes it.
+    conversation sweep wakes it. `job_id` replaces the message's own (`payload.job_id`) for
+    a deliberate second run: a requeued dead letter, whose first job's result arq still
+    keeps under the original id.
     """
     persisted = await persist_inbound(
         pool, payload.to_message(), received_at=received_at or datetime.now(UTC)
@@ -89,6 +92,6 @@ async def enqueue_inbound(
     return await redis.enqueue_job(
         HANDLE_INBOUND_MESSAGE,
         wakeup.model_dump(mode="json"),
-        _job_id=payload.job_id,
+        _job_id=job_id or payload.job_id,
         _defer_by=timedelta(milliseconds=coalesce_ms) if coalesce_ms else None,
     )

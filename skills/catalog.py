@@ -8,6 +8,8 @@ transaction that moves an org's pointer also takes the curator's org lock, so a 
 and a curator pass never interleave.
 Objects are always stored before the version row and pointer (skills.publisher), so a
 failure half-way leaves the previous version installed and the pointer unmoved.
+With an `actor` (the admin API passes its key's prefix), each change writes its audit row
+in the transaction that moves the pointer, so the row stands or falls with the change.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from collections.abc import AsyncIterator
 
 import asyncpg
 
+from skills.audit_queries import AuditEntry, insert_audit
 from skills.catalog_errors import (
     CatalogSkillNotFound,
     OrganizationNotFound,
@@ -128,6 +131,7 @@ async def publish_package(
     organization_id: uuid.UUID | None,
     package: SkillPackage,
     created_by: str,
+    actor: str | None = None,
 ) -> ImportResult:
     """A new version + pointer, unless the owner's current version has the same content.
 
@@ -135,11 +139,16 @@ async def publish_package(
     active again (its pointer and state change together)."""
     async with catalog_lock(conn, organization_id):
         current = await fetch_pointed_version(conn, organization_id, package.name)
+        before = None if current is None else current.version_id
         if current is not None and current.content_sha256 == package.content_sha256:
             async with conn.transaction():
                 await _lock_against_curator(conn, organization_id)
                 previous = await _reactivate(conn, organization_id, package.name)
-            return ImportResult(package.name, current.version_id, ImportStatus.UNCHANGED, previous)
+                result = ImportResult(
+                    package.name, current.version_id, ImportStatus.UNCHANGED, previous
+                )
+                await _audit_import(conn, organization_id, actor, before, result)
+            return result
         draft = draft_of(package)
         # Objects first: if an upload fails, nothing points at the new version.
         version_id = await store_skill_files(store, organization_id=organization_id, draft=draft)
@@ -153,7 +162,50 @@ async def publish_package(
                 created_by=created_by,
             )
             previous = await _reactivate(conn, organization_id, package.name)
-    return ImportResult(package.name, version_id, ImportStatus.IMPORTED, previous)
+            result = ImportResult(package.name, version_id, ImportStatus.IMPORTED, previous)
+            await _audit_import(conn, organization_id, actor, before, result)
+    return result
+
+
+async def _audit_import(
+    conn: asyncpg.Connection,
+    organization_id: uuid.UUID | None,
+    actor: str | None,
+    before: uuid.UUID | None,
+    result: ImportResult,
+) -> None:
+    detail: dict[str, object] = {"status": str(result.status)}
+    if result.reactivated_from is not None:
+        detail["reactivated_from"] = result.reactivated_from
+    await _audit(
+        conn, organization_id, actor, "skill.import", result.name, before, result.version_id, detail
+    )
+
+
+async def _audit(
+    conn: asyncpg.Connection,
+    organization_id: uuid.UUID | None,
+    actor: str | None,
+    action: str,
+    name: str,
+    before: uuid.UUID | None,
+    after: uuid.UUID | None,
+    detail: dict[str, object] | None = None,
+) -> None:
+    """One audit row in the caller's transaction; nothing without an actor (the CLI, the
+    catalog seed) or for the platform catalog."""
+    if actor is None or organization_id is None:
+        return
+    entry = AuditEntry(
+        organization_id,
+        actor,
+        action,
+        skill_name=name,
+        before_version_id=before,
+        after_version_id=after,
+        detail=detail or {},
+    )
+    await insert_audit(conn, entry)
 
 
 async def reactivate_installed_skill(
@@ -182,7 +234,12 @@ async def _reactivate(
 
 
 async def import_skill_package(
-    conn: asyncpg.Connection, store: ObjectStore, *, organization_id: uuid.UUID, data: bytes
+    conn: asyncpg.Connection,
+    store: ObjectStore,
+    *,
+    organization_id: uuid.UUID,
+    data: bytes,
+    actor: str | None = None,
 ) -> ImportResult:
     """Parse an uploaded .zip and publish it as the org's `name` (a customize if installed).
 
@@ -192,12 +249,22 @@ async def import_skill_package(
     package = parse_skill_package(data)
     await require_organization(conn, organization_id)
     return await publish_package(
-        conn, store, organization_id=organization_id, package=package, created_by="user"
+        conn,
+        store,
+        organization_id=organization_id,
+        package=package,
+        created_by="user",
+        actor=actor,
     )
 
 
 async def install_catalog_skill(
-    conn: asyncpg.Connection, store: ObjectStore, *, organization_id: uuid.UUID, name: str
+    conn: asyncpg.Connection,
+    store: ObjectStore,
+    *,
+    organization_id: uuid.UUID,
+    name: str,
+    actor: str | None = None,
 ) -> InstallResult:
     """Fork-on-install: a new org version copied from the catalog's, objects copied server-side
     to the org's prefix, then version + pointer in one transaction. Refused if the org already
@@ -216,7 +283,7 @@ async def install_catalog_skill(
                 object_key(None, name, platform.version_id, entry.path),
                 object_key(organization_id, name, version_id, entry.path),
             )
-        previous = await _insert_fork(conn, organization_id, platform, version_id)
+        previous = await _insert_fork(conn, organization_id, platform, version_id, actor)
     return InstallResult(name, version_id, platform.version_id, previous)
 
 
@@ -225,8 +292,10 @@ async def _insert_fork(
     organization_id: uuid.UUID,
     platform: PointedVersion,
     version_id: uuid.UUID,
+    actor: str | None,
 ) -> str | None:
-    """Version, pointer and usage state in one transaction; the state the usage left."""
+    """Version, pointer, usage state and audit row in one transaction; the state the usage
+    left."""
     async with conn.transaction():
         await _lock_against_curator(conn, organization_id)
         await insert_skill_version(
@@ -246,18 +315,33 @@ async def _insert_fork(
         # and this transaction, version row included, rolls back.
         if not await insert_skill_pointer(conn, organization_id, platform.name, version_id):
             raise SkillAlreadyInstalled(platform.name)
-        return await reactivate_installed_skill(conn, organization_id, platform.name)
+        previous = await reactivate_installed_skill(conn, organization_id, platform.name)
+        detail: dict[str, object] = {"forked_from_version_id": str(platform.version_id)}
+        if previous is not None:
+            detail["reactivated_from"] = previous
+        await _audit(
+            conn, organization_id, actor, "skill.install", platform.name, None, version_id, detail
+        )
+        return previous
 
 
 async def uninstall_skill(
-    conn: asyncpg.Connection, *, organization_id: uuid.UUID, name: str
+    conn: asyncpg.Connection,
+    *,
+    organization_id: uuid.UUID,
+    name: str,
+    actor: str | None = None,
 ) -> None:
     """Delete the org's pointer only: gone from the next turn; versions and objects stay."""
     await require_organization(conn, organization_id)
     async with conn.transaction():
         await _lock_against_curator(conn, organization_id)
-        if not await delete_skill_pointer(conn, organization_id, name):
+        current = await fetch_org_pointed_version(conn, organization_id, name)
+        if current is None or not await delete_skill_pointer(conn, organization_id, name):
             raise SkillNotInstalled(name)
+        await _audit(
+            conn, organization_id, actor, "skill.uninstall", name, current.version_id, None
+        )
 
 
 async def list_skills(conn: asyncpg.Connection, *, organization_id: uuid.UUID) -> SkillListing:

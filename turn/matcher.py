@@ -5,13 +5,32 @@ Rules, the contract the turn and the tests rely on:
 - A skill is *matched* (its body is injected) when one of its ``any_keywords`` occurs in the
   text. It is a *probe* (only recorded) when one of its ``probe_keywords`` occurs and none of
   its ``any_keywords`` does.
+- Only the first ``MAX_MATCHED_TEXT_BYTES`` (8 KiB of UTF-8) of the text are read: a burst
+  longer than that is matched on its start. When the cut falls inside a word, that partial
+  word is dropped too (``precoce`` cut to ``preco`` must not hit ``preço``).
 - Keywords and text are normalized alike: casefold, Unicode NFKD, combining marks dropped.
   So ``Não``/``nao``, ``preço``/``PRECO`` and ``2ª``/``2a`` compare equal.
 - Both are split into words (``\\w+`` after normalization). A keyword matches whole words
   only: ``cep`` never matches inside ``exceção``, ``frete`` never matches ``fretado``. A
-  multi-word keyword matches its words consecutively, in order, with any run of non-word
-  characters between them (``segunda via`` matches ``segunda-via`` and ``Segunda   via``).
-  A keyword with no word characters (``""``, ``"!!"``) never matches.
+  multi-word keyword matches its words in order, with any run of non-word characters between
+  them (``segunda via`` matches ``segunda-via`` and ``Segunda   via``). A keyword with no
+  word characters (``""``, ``"!!"``) never matches, nor does one of more than
+  ``MAX_PHRASE_WORDS`` (32) words (a package keyword has at most 64 characters, so at most 32
+  words).
+- Abbreviations: after normalization, a word of ``ABBREVIATIONS`` is read as the word it
+  stands for, in keywords and messages alike: ``vc``/``vce`` -> ``voce``, ``q`` -> ``que``,
+  ``pq`` -> ``porque``, ``tb``/``tbm`` -> ``tambem``, ``mt``/``mto`` -> ``muito``, ``ta``/``tah``
+  (tá) -> ``esta`` (está), ``to``/``tou`` (tô) -> ``estou``, ``pra`` -> ``para``, ``n``/``naum``
+  -> ``nao``, ``hj`` -> ``hoje``, ... So the keyword ``tá salgado`` matches ``está salgado``
+  and ``ta salgado``, and ``muito puxado`` matches ``mto puxado``. Only whole words are
+  replaced, one word by one word; ``esta`` (this) and ``está`` already compared equal.
+- One filler word: a keyword of ``MIN_GAPPED_PHRASE_WORDS`` (3) or more words also matches
+  when exactly one extra word stands between two of its consecutive words, once, anywhere
+  inside the phrase: ``fora do orçamento`` matches ``fora do meu orçamento`` and ``fora, do
+  meu... orçamento`` and ``fora mesmo do orçamento``, but not ``fora do meu próprio
+  orçamento`` (two extra words together), ``fora meu do seu orçamento`` (one in each of two
+  places) nor ``do fora orçamento`` (order). A keyword of one or two words never takes a
+  filler word: ``segunda via`` does not match ``segunda e via``.
 - Plurals: each keyword word also matches its simple Portuguese plural, derived from the
   normalized word: ``-ao`` -> ``-oes``/``-aes``/``-aos`` (cartão -> cartões, pão -> pães,
   mão -> mãos); ``-il`` -> ``-is``/``-eis`` (barril -> barris, fácil -> fáceis); other ``-l``
@@ -25,32 +44,56 @@ Rules, the contract the turn and the tests rely on:
   lists the rest, in the same order, in ``capped``. ``probes`` sorted by name. A skill name
   that appears twice in the input is taken from its first occurrence only.
 
-Speed: the keyword index maps each phrase's first word to its phrases; plurals are resolved
-on the message side (each message word also stands for its possible singulars), so building
-the index is one pass over the keywords. It depends only on the skills' names and matchers,
-so ``match_skills`` keeps it in a small LRU keyed by exactly that content; a call then costs
-one normalization and a few dict lookups per word of the message.
+Cost: linear in the message's words, whatever the keywords (turn.phrase_automaton: at most
+``words x (longest phrase + 2) x widest`` automaton steps, counted by
+``CompiledMatcher.scan_work``). The index is built once per skill set: ``compile_matcher``
+(cached with the catalog snapshot), or the LRU of ``match_skills`` keyed by exactly the skills'
+names and matchers.
 """
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 from skills.models import LoadedSkill, SkillMatcher
+from turn.matcher_words import (
+    ABBREVIATIONS,
+    MAX_MATCHED_TEXT_BYTES,
+    matched_text,
+    normalize_text,
+    plural_forms,
+    singular_forms,
+    words_of,
+)
+from turn.phrase_automaton import (
+    MAX_PHRASE_WORDS,
+    MIN_GAPPED_PHRASE_WORDS,
+    Phrase,
+    PhraseAutomaton,
+)
 
-# A phrase is a keyword as its normalized words, e.g. ("segunda", "via").
-Phrase = tuple[str, ...]
+__all__ = [
+    "ABBREVIATIONS",
+    "MAX_MATCHED_TEXT_BYTES",
+    "MAX_PHRASE_WORDS",
+    "MIN_GAPPED_PHRASE_WORDS",
+    "CompiledMatcher",
+    "MatchResult",
+    "ScanWork",
+    "compile_matcher",
+    "match_skills",
+    "matched_text",
+    "normalize_text",
+    "plural_forms",
+    "singular_forms",
+    "words_of",
+]
+
 # What the compiled index depends on: each input skill's (name, matcher), in input order.
 _ContentKey = tuple[tuple[str, SkillMatcher], ...]
 
-_WORD_RE = re.compile(r"\w+")
-# Last letters whose plural is "+es"; and those whose plural is not a plain "+s".
-_ES_PLURAL_ENDINGS = frozenset("rzs")
-_NOT_PLAIN_S_ENDINGS = frozenset("xlmrzs")
 # Distinct skill-sets (orgs) whose compiled index stays warm in this process.
 _INDEX_CACHE_SIZE = 16
 # Distinct matchers whose normalized phrases stay cached (platform skills repeat across orgs).
@@ -66,66 +109,24 @@ class MatchResult:
     capped: list[str] = field(default_factory=list)
 
 
-def normalize_text(text: str) -> str:
-    """Casefold, NFKD and drop combining marks: the form both keywords and messages take."""
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
-    if decomposed.isascii():
-        return decomposed
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+@dataclass(frozen=True)
+class ScanWork:
+    """What matching one text cost, in steps rather than seconds (bench/ measures seconds).
 
-
-def plural_forms(word: str) -> tuple[str, ...]:
-    """Simple Portuguese plurals of a normalized word (see the module docstring)."""
-    last = word[-1:]
-    if not last.isalpha() or last == "x":
-        return ()
-    if word.endswith("ao"):
-        stem = word[:-2]
-        return (stem + "oes", stem + "aes", stem + "aos")
-    if word.endswith("il"):
-        return (word[:-1] + "s", word[:-2] + "eis")
-    if last == "l":
-        return (word[:-1] + "is",)
-    if last == "m":
-        return (word[:-1] + "ns",)
-    if last in _ES_PLURAL_ENDINGS:
-        return (word + "es",)
-    return (word + "s",)
-
-
-def singular_forms(word: str) -> tuple[str, ...]:
-    """Every `s` with `word in plural_forms(s)`: the exact inverse of `plural_forms`.
-
-    Message words are mapped back to their possible singulars at match time, so the index
-    holds each keyword word once (no plural expansion) and stays cheap to build.
+    Invariant: ``steps <= step_bound = words x (longest phrase + 2) x widest start``.
     """
-    if not word.endswith("s"):
-        return ()
-    found: list[str] = []
-    if word.endswith(("oes", "aes", "aos")):
-        found.append(word[:-3] + "ao")  # cartoes, paes, maos
-    if word.endswith("is"):
-        found.append(word[:-1] + "l")  # barris -> barril
-        if word[-3:-2] != "i":  # "-il" words never take "-l" -> "-is"
-            found.append(word[:-2] + "l")  # papeis -> papel
-    if word.endswith("eis"):
-        found.append(word[:-3] + "il")  # faceis -> facil
-    if word.endswith("ns"):
-        found.append(word[:-2] + "m")  # itens -> item
-    if word.endswith("es") and word[-3:-2] in _ES_PLURAL_ENDINGS:
-        found.append(word[:-2])  # valores, luzes, meses
-    stem = word[:-1]
-    last = stem[-1:]
-    if last.isalpha() and last not in _NOT_PLAIN_S_ENDINGS and not stem.endswith("ao"):
-        found.append(stem)  # fretes, ceps
-    return tuple(found)
+
+    words: int  # message words read, after the 8 KiB cut
+    steps: int  # group updates, each a fixed handful of int operations of <= 2048 bits
+    hits: int  # distinct phrases found (each reported once)
+    step_bound: int
 
 
 def _phrases(keywords: Sequence[str]) -> tuple[Phrase, ...]:
     """Normalized, deduplicated phrases of keywords, in first-seen order; empty ones dropped."""
     phrases: dict[Phrase, None] = {}  # a dict keeps first-seen order, unlike a set
     for keyword in keywords:
-        phrase = tuple(_WORD_RE.findall(normalize_text(keyword)))
+        phrase = tuple(words_of(keyword))
         if phrase:
             phrases[phrase] = None
     return tuple(phrases)
@@ -160,43 +161,19 @@ class _KeywordIndex:
     pairs in the same order, whatever their bodies or version ids.
     """
 
-    __slots__ = ("by_pair", "hard", "names", "probe", "single")
+    __slots__ = ("automaton", "hard", "names", "probe")
 
     def __init__(self, key: _ContentKey) -> None:
         self.names = tuple(name for name, _ in key)
         self.hard, self.probe = _phrase_owners(key)
-        # One-word phrases by their word; longer ones by their first two words, so thousands
-        # of phrases sharing a first word ("servico 1", "servico 2", ...) cost one lookup.
-        self.single: set[str] = set()
-        self.by_pair: dict[tuple[str, str], list[Phrase]] = {}
-        for phrase in {**self.hard, **self.probe}:
-            if len(phrase) == 1:
-                self.single.add(phrase[0])
-            else:
-                self.by_pair.setdefault((phrase[0], phrase[1]), []).append(phrase)
+        self.automaton = PhraseAutomaton({**self.hard, **self.probe})
 
-    def hits(self, text: str) -> set[Phrase]:
-        """Every indexed phrase that occurs in the text as consecutive whole words."""
-        # Each message word stands for itself and for every singular it is the plural of.
-        words = [(w, *singular_forms(w)) for w in _WORD_RE.findall(normalize_text(text))]
-        found: set[Phrase] = set()
-        for start, candidates in enumerate(words):
-            following = words[start + 1] if start + 1 < len(words) else ()
-            for first in candidates:
-                if first in self.single:
-                    found.add((first,))
-                for second in following:
-                    for phrase in self.by_pair.get((first, second), ()):
-                        if phrase not in found and _continues(phrase, words, start):
-                            found.add(phrase)
-        return found
-
-
-def _continues(phrase: Phrase, words: list[tuple[str, ...]], start: int) -> bool:
-    """Whether the words after `start` are the rest of `phrase` (its first two already are)."""
-    if start + len(phrase) > len(words):
-        return False
-    return all(phrase[i] in words[start + i] for i in range(2, len(phrase)))
+    def scan(self, text: str) -> tuple[set[Phrase], ScanWork]:
+        words = words_of(matched_text(text))
+        found, steps = self.automaton.scan(words)
+        longest, widest = self.automaton.longest, self.automaton.widest
+        bound = len(words) * (longest + 2) * widest
+        return found, ScanWork(words=len(words), steps=steps, hits=len(found), step_bound=bound)
 
 
 def _content_key(skills: Sequence[LoadedSkill]) -> _ContentKey:
@@ -217,7 +194,7 @@ def _match(
 ) -> MatchResult:
     if max_matched is not None and max_matched < 0:
         raise ValueError(f"max_matched must be >= 0 or None, got {max_matched}")
-    found = index.hits(text)
+    found, _ = index.scan(text)
     hard_counts: dict[int, int] = {}
     for phrase in found:
         for position in index.hard.get(phrase, ()):
@@ -244,6 +221,10 @@ class CompiledMatcher:
 
     def match(self, text: str, max_matched: int | None = None) -> MatchResult:
         return _match(self._index, self._skills, text, max_matched)
+
+    def scan_work(self, text: str) -> ScanWork:
+        """The work `match(text)` does, counted (for tests and benches; not on the turn path)."""
+        return self._index.scan(text)[1]
 
 
 def compile_matcher(skills: Sequence[LoadedSkill]) -> CompiledMatcher:

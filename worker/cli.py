@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from core.errors import SkilletError
 from worker import (
     cli_agents,
+    cli_api,
     cli_channels,
     cli_curator,
     cli_drafts,
@@ -157,7 +158,8 @@ def build_parser() -> argparse.ArgumentParser:
     enqueue.add_argument("--sent-at", type=aware_datetime_arg)
     enqueue.set_defaults(handler=cmd_enqueue)
 
-    for module in (cli_agents, cli_skills, cli_drafts, cli_curator, cli_channels, cli_status):
+    modules = (cli_agents, cli_skills, cli_drafts, cli_curator, cli_channels, cli_status, cli_api)
+    for module in modules:
         module.register(sub, common)
     return parser
 

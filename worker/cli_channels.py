@@ -219,7 +219,7 @@ async def cmd_webhook(args: argparse.Namespace, settings: Settings) -> dict[str,
     return {"message": "webhook stopped"}
 
 
-def _port(value: str) -> int:
+def port_arg(value: str) -> int:
     port = int(value)
     if not 0 <= port <= 65_535:
         raise argparse.ArgumentTypeError(f"not a TCP port: {value}")
@@ -286,5 +286,5 @@ def register(
 
     webhook = sub.add_parser("webhook", parents=[common], help="run the WhatsApp webhook")
     webhook.add_argument("--host", help="listen address (default SKILLET_WEBHOOK_HOST)")
-    webhook.add_argument("--port", type=_port, help="listen port (default SKILLET_WEBHOOK_PORT)")
+    webhook.add_argument("--port", type=port_arg, help="listen port (default SKILLET_WEBHOOK_PORT)")
     webhook.set_defaults(handler=cmd_webhook)

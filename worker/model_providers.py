@@ -11,6 +11,8 @@ from pydantic import SecretStr
 from turn.errors import ModelNotConfigured
 from turn.local_model import LocalModel
 from turn.model import Model
+from turn.model_choice import NAMED_PROVIDERS as NAMED_PROVIDERS  # the CLI checks against it
+from turn.model_choice import PROVIDERS as PROVIDERS
 from turn.providers.anthropic import AnthropicConfig, AnthropicModel
 from turn.providers.http import RetryPolicy, model_http_session
 from turn.providers.openai_compat import OpenAICompatModel, OpenAIConfig
@@ -19,9 +21,6 @@ from worker.settings import Settings
 
 ANTHROPIC_KEY_VARIABLES = "SKILLET_ANTHROPIC_API_KEY (or ANTHROPIC_API_KEY)"
 OPENAI_KEY_VARIABLE = "SKILLET_OPENAI_API_KEY"
-# The providers an agent may name, and those that need a model name (`local` needs none).
-PROVIDERS = ("anthropic", "local", "openai")
-NAMED_PROVIDERS = frozenset({"anthropic", "openai"})
 # Hosts that refuse requests without a key (a local server's base URL needs none).
 _KEYED_OPENAI_HOSTS = frozenset({"api.openai.com"})
 

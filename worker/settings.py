@@ -166,6 +166,10 @@ class Settings(BaseSettings):
     whatsapp_verify_token: SecretStr | None = None  # GET handshake's hub.verify_token
     waha_hmac_key: SecretStr | None = None  # WAHA webhook hmac.key: X-Webhook-Hmac (sha512)
 
+    # The admin HTTP API (`skillet api`): org-scoped keys, JSON; loopback unless told otherwise
+    api_host: str = "127.0.0.1"
+    api_port: int = Field(default=8081, ge=0, le=65_535)
+
     # WhatsApp senders (the worker): each reply leaves from the number its message came to
     graph_api_base_url: str = "https://graph.facebook.com/v23.0"
     whatsapp_access_token: SecretStr | None = None  # Graph API bearer (system user) token

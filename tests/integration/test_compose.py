@@ -55,7 +55,9 @@ def config() -> dict[str, Any]:
 
 
 def test_all_services_are_defined(config: dict[str, Any]) -> None:
-    assert {"postgres", "redis", "s3", "migrate", "worker", "webhook"} <= set(config["services"])
+    assert {"postgres", "redis", "s3", "migrate", "worker", "webhook", "api"} <= set(
+        config["services"]
+    )
 
 
 def test_worker_is_scalable(config: dict[str, Any]) -> None:
@@ -97,7 +99,7 @@ def test_infrastructure_has_healthchecks(config: dict[str, Any]) -> None:
         assert config["services"][name]["healthcheck"]["test"], name
 
 
-@pytest.mark.parametrize("service", ["migrate", "worker", "webhook"])
+@pytest.mark.parametrize("service", ["migrate", "worker", "webhook", "api"])
 def test_app_services_get_every_setting(config: dict[str, Any], service: str) -> None:
     environment = config["services"][service]["environment"]
     for name in APP_ENV:
@@ -127,6 +129,23 @@ def test_webhook_serves_on_loopback_after_migrations(config: dict[str, Any]) -> 
     assert depends["migrate"]["condition"] == "service_completed_successfully"
     assert depends["redis"]["condition"] == "service_healthy"
     assert "8080/healthz" in " ".join(webhook["healthcheck"]["test"])
+
+
+def test_api_serves_on_loopback_after_migrations(config: dict[str, Any]) -> None:
+    api = config["services"]["api"]
+    assert api["command"] == ["api"]
+    assert api["build"]["context"] == str(REPO)
+    assert api["environment"]["SKILLET_API_PORT"] == "8081"
+    assert api["environment"]["SKILLET_API_HOST"] == "0.0.0.0"  # inside its container
+    [port] = api["ports"]
+    assert (port["host_ip"], port["target"], str(port["published"])) == ("127.0.0.1", 8081, "8081")
+    depends = api["depends_on"]
+    assert depends["migrate"]["condition"] == "service_completed_successfully"
+    assert depends["redis"]["condition"] == "service_healthy"
+    assert depends["s3"]["condition"] == "service_healthy"
+    assert "8081/healthz" in " ".join(api["healthcheck"]["test"])
+    # No WhatsApp secret reaches the API: it never talks to Meta or WAHA.
+    assert not any(name in api["environment"] for name in WHATSAPP_SECRETS)
 
 
 @pytest.mark.parametrize("service", ["worker", "webhook"])

@@ -150,7 +150,12 @@ async def test_status_shows_a_killed_workers_job_as_orphaned(
         return parsed
 
     org = await create_org(db)
-    worker_env_ = _env(env, free_port()) | {"SKILLET_LOCAL_MODEL_LATENCY_MS": "60000"}
+    worker_env_ = _env(env, free_port()) | {
+        "SKILLET_LOCAL_MODEL_LATENCY_MS": "60000",
+        # No cron job of its own may be left waiting by the kill: only the turn's job.
+        "SKILLET_OUTBOX_SWEEP_ENABLED": "false",
+        "SKILLET_CONVERSATION_SWEEP_ENABLED": "false",
+    }
     worker = _start(worker_env_, tmp_path / "worker.log")
     try:
         [job_id] = await enqueue(env, payload(org, f"k-{uuid.uuid4()}", "boleto"))

@@ -9,12 +9,17 @@ import pytest
 
 from skills.models import LoadedSkill, SkillMatcher
 from turn.matcher import (
+    ABBREVIATIONS,
+    MAX_MATCHED_TEXT_BYTES,
+    MAX_PHRASE_WORDS,
     MatchResult,
     compile_matcher,
     match_skills,
+    matched_text,
     normalize_text,
     plural_forms,
     singular_forms,
+    words_of,
 )
 
 
@@ -393,3 +398,180 @@ def test_compiled_matcher_is_not_affected_by_later_changes_to_the_input_list() -
     skills[0] = skill("z", ["boleto"])
     skills.append(skill("b", ["pix"]))
     assert compiled.match("pix").matched == [original]
+
+
+# --- one filler word inside phrases of 3+ words ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "fora do meu orçamento",  # filler between the 2nd and 3rd word
+        "fora mesmo do orçamento",  # between the 1st and 2nd
+        "tá fora, do... meu orçamento!",  # separators around the filler do not matter
+        "fora do 2o orçamento",  # a number is a word too
+        "fora dos meus orçamentos",  # plurals and the filler together
+    ],
+)
+def test_phrase_of_three_words_takes_one_filler_word(text: str) -> None:
+    assert hits("fora do orçamento", text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "fora do meu próprio orçamento",  # two fillers in one place
+        "fora meu do seu orçamento",  # one filler in each of two places
+        "do fora orçamento",  # order
+        "fora do",
+        "orçamento fora do",
+    ],
+)
+def test_phrase_of_three_words_takes_no_more_than_one_filler(text: str) -> None:
+    assert not hits("fora do orçamento", text)
+
+
+def test_the_filler_may_sit_in_any_gap_of_a_long_phrase() -> None:
+    keyword = "um dois tres quatro cinco"
+    words = keyword.split()
+    for gap in range(1, len(words)):
+        text = " ".join([*words[:gap], "extra", *words[gap:]])
+        assert hits(keyword, text), text
+    assert not hits(keyword, "um extra dois tres extra quatro cinco")
+
+
+@pytest.mark.parametrize(
+    ("keyword", "text"), [("segunda via", "segunda e via"), ("caro demais", "caro mesmo demais")]
+)
+def test_phrases_of_one_or_two_words_take_no_filler(keyword: str, text: str) -> None:
+    assert not hits(keyword, text)
+
+
+def test_filler_and_exact_occurrences_of_one_phrase_count_once() -> None:
+    skills = [skill("a", ["fora do orçamento"]), skill("b", ["fora do orçamento", "pix"])]
+    result = match_skills(skills, "fora do orçamento e fora do meu orçamento, no pix")
+    assert matched_names(result) == ["b", "a"]
+
+
+# --- long phrases and long texts ---------------------------------------------------------
+
+
+def test_a_phrase_of_32_words_matches_and_one_of_33_never_does() -> None:
+    assert MAX_PHRASE_WORDS == 32
+    assert hits(" ".join(["a"] * 31 + ["b"]), "a " * 40 + "b")
+    assert not hits(" ".join(["a"] * 32 + ["b"]), "a " * 40 + "b")
+
+
+def test_only_the_first_8_kib_of_the_text_is_matched() -> None:
+    assert MAX_MATCHED_TEXT_BYTES == 8 * 1024
+    filler = "x" * (MAX_MATCHED_TEXT_BYTES - len(" frete"))
+    assert hits("frete", filler + " frete")  # ends exactly at the cut
+    assert not hits("frete", filler + " x frete")
+
+
+def test_a_word_cut_at_8_kib_is_dropped_not_matched() -> None:
+    head = "x" * (MAX_MATCHED_TEXT_BYTES - len(" preco"))
+    assert not hits("preço", head + " precoce")  # "preco|ce": the cut word is dropped
+    assert hits("preço", head + " preco!")  # a whole word right at the cut is kept
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ã" * MAX_MATCHED_TEXT_BYTES,  # 2 bytes each: cut between characters
+        "€ " * MAX_MATCHED_TEXT_BYTES,  # 3 bytes each
+        "😀" * MAX_MATCHED_TEXT_BYTES,  # 4 bytes each
+        "a\ud800b " * MAX_MATCHED_TEXT_BYTES,  # lone surrogates (JSON allows them)
+        "e\u0301" * MAX_MATCHED_TEXT_BYTES,  # a combining mark continues the word
+    ],
+)
+def test_matched_text_is_at_most_8_kib_of_whole_characters(text: str) -> None:
+    kept = matched_text(text)
+    assert text.startswith(kept)
+    assert len(kept.encode("utf-8", "surrogatepass")) <= MAX_MATCHED_TEXT_BYTES
+
+
+def test_matched_text_keeps_short_texts_whole() -> None:
+    text = "ação " * 100
+    assert matched_text(text) is text
+    assert matched_text("x" * MAX_MATCHED_TEXT_BYTES) == "x" * MAX_MATCHED_TEXT_BYTES
+
+
+# --- work, counted rather than timed -----------------------------------------------------
+
+
+def test_work_is_bounded_by_the_words_read() -> None:
+    skills = [
+        skill("frete", ["frete", "frete grátis", "prazo de entrega"], ["entrega"]),
+        skill("preco", ["fora do orçamento", "caro", "mais barato"]),
+    ]
+    compiled = compile_matcher(skills)
+    text = "oi! o frete tá caro, fora do meu orçamento; qual o prazo da entrega? " * 50
+    work = compiled.scan_work(text)
+    assert work.words == 14 * 50  # nothing cut at this size
+    assert work.hits == 4  # frete, caro, fora do orcamento (with a filler), entrega
+    assert work.steps <= work.step_bound
+    # Here at most 3 groups are ever live at once: a few steps per word, not per keyword.
+    assert work.steps <= 3 * work.words
+
+
+def test_steps_do_not_grow_with_keywords_that_never_occur() -> None:
+    text = "quero saber o preço do frete para o meu cep " * 20
+    few = compile_matcher([skill("a", ["frete"])]).scan_work(text)
+    many_keywords = [f"palavra{i} frete" for i in range(5_000)]
+    many = compile_matcher([skill("a", ["frete", *many_keywords])]).scan_work(text)
+    assert many.steps == few.steps
+
+
+def test_a_message_word_has_at_most_four_singulars() -> None:
+    # The step bound counts on it (a message word starts the groups of at most 5 first words).
+    assert max(len(singular_forms(w)) for w in _SAMPLE) == 4
+
+
+def test_many_phrases_sharing_a_first_word_each_match_their_own_skill() -> None:
+    # More than one automaton group (64 phrases each) for the first word "frete".
+    skills = [skill(f"s{i:03d}", [f"frete {i}"]) for i in range(200)]
+    assert matched_names(match_skills(skills, "o frete 150, por favor")) == ["s150"]
+    assert matched_names(match_skills(skills, "fretes 7 e 199")) == ["s007"]
+
+
+# --- abbreviations -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("keyword", "text"),
+    [
+        ("tá salgado", "ta salgado"),
+        ("tá salgado", "está salgado"),
+        ("tá salgado", "TAH SALGADO"),
+        ("está caro", "tá caro"),
+        ("muito puxado", "mto puxado"),
+        ("muito puxado", "mt puxado"),
+        ("você faz", "vc faz"),
+        ("vocês fazem", "vcs fazem"),
+        ("que eu fecho", "q eu fecho"),
+        ("porque", "pq?"),
+        ("também", "tb"),
+        ("tô sem grana", "to sem grana"),
+        ("para hoje", "pra hj"),
+        ("não dá", "n da"),
+        ("vc faz", "você faz"),  # the keyword side is read the same way
+    ],
+)
+def test_abbreviations_read_as_the_word_they_stand_for(keyword: str, text: str) -> None:
+    assert hits(keyword, text)
+
+
+@pytest.mark.parametrize(
+    ("keyword", "text"),
+    [("vc", "vca"), ("ta", "tatu"), ("pra", "praia"), ("muito", "mtos"), ("q", "qq")],
+)
+def test_abbreviations_are_whole_words_only(keyword: str, text: str) -> None:
+    assert not hits(keyword, text)
+
+
+def test_abbreviations_expand_to_one_normalized_word_each() -> None:
+    # One word for one word keeps phrase lengths (and the filler rule) unchanged.
+    for short, full in ABBREVIATIONS.items():
+        assert words_of(short) == [full]
+        assert words_of(full) == [full]  # never chained

@@ -140,3 +140,14 @@ def test_a_password_inside_a_connection_url_is_not_printed() -> None:
     for text in (repr(settings), str(settings)):
         assert "db-senha-123" not in text
         assert "redis-senha-456" not in text
+
+
+def test_the_admin_api_listens_on_loopback_8081_unless_told(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert (Settings().api_host, Settings().api_port) == ("127.0.0.1", 8081)
+    monkeypatch.setenv("SKILLET_API_HOST", "0.0.0.0")
+    monkeypatch.setenv("SKILLET_API_PORT", "9081")
+    assert (Settings().api_host, Settings().api_port) == ("0.0.0.0", 9081)
+    with pytest.raises(ValidationError):
+        Settings(api_port=70_000)

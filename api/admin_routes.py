@@ -1,0 +1,241 @@
+"""Routes an admin key may call: the org's API keys, its agents (persona, model) and its
+WhatsApp numbers (channels). Each change is audited in its own transaction."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from datetime import datetime
+from typing import Any, Protocol
+
+import asyncpg
+from aiohttp import web
+from pydantic import BaseModel, ConfigDict, Field
+
+from api.agent_change import AgentChange, apply_agent_change
+from api.bodies import read_json
+from api.errors import conflict, invalid, not_found
+from api.key_queries import insert_api_key, list_api_keys, update_api_key_revoked
+from api.keys import Role, mint_key
+from api.pagination import page_sorted
+from api.routing import Principal, Reply, org_db
+from channels.models import ChannelKind
+from channels.queries import (
+    UNCHANGED,
+    fetch_channel_by_address,
+    insert_channel,
+    list_channels,
+    update_channel,
+)
+from skills.audit_queries import AuditEntry, insert_audit
+from turn.agent_queries import fetch_agent, list_agents, update_agent
+
+# Same rule as the `channels.address` check constraint (migrations/0004_channels.sql).
+_ADDRESS_RE = re.compile(r"^[0-9A-Za-z._:-]{1,128}$")
+MINT_ATTEMPTS = 5  # prefixes are 36^8: a collision is rare, five in a row never happens
+
+
+class _Created(Protocol):
+    @property
+    def created_at(self) -> datetime: ...
+
+    @property
+    def id(self) -> uuid.UUID: ...
+
+
+def _created(row: _Created) -> tuple[datetime, uuid.UUID]:
+    """The order the queries read these lists in (created_at, id), as a keyset."""
+    return row.created_at, row.id
+
+
+def _created_keyset(values: list[Any]) -> tuple[datetime, uuid.UUID]:
+    return datetime.fromisoformat(values[0]), uuid.UUID(values[1])
+
+
+def _audit(principal: Principal, action: str, **detail: Any) -> AuditEntry:
+    return AuditEntry(principal.organization_id, principal.prefix, action, detail=detail)
+
+
+async def list_keys(request: web.Request, principal: Principal) -> Reply:
+    async with org_db(request, principal) as conn:
+        keys = await list_api_keys(conn, principal.organization_id)
+    page = page_sorted(keys, request.query, "api_keys", _created, _created_keyset)
+    return {"items": [k.to_json() for k in page.items], "next": page.next}
+
+
+class KeyRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    role: Role
+    name: str | None = Field(default=None, min_length=1, max_length=100)
+
+
+async def create_key(request: web.Request, principal: Principal) -> Reply:
+    wanted = await read_json(request, KeyRequest)
+    async with org_db(request, principal) as conn, conn.transaction():
+        for _ in range(MINT_ATTEMPTS):
+            minted = mint_key()
+            created = await insert_api_key(
+                conn, principal.organization_id, minted, wanted.role, wanted.name
+            )
+            if created is not None:
+                break
+        else:
+            raise RuntimeError("api key prefixes collided five times")
+        await insert_audit(
+            conn, _audit(principal, "api_key.create", prefix=created.prefix, role=wanted.role)
+        )
+    # The key itself is in this answer only; the database keeps its hash.
+    return {**created.to_json(), "key": minted.key}
+
+
+async def revoke_key(request: web.Request, principal: Principal) -> Reply:
+    prefix = request.match_info["prefix"]
+    async with org_db(request, principal) as conn, conn.transaction():
+        revoked = await update_api_key_revoked(conn, principal.organization_id, prefix)
+        if revoked is None:
+            raise not_found("api_key_not_found", f"Esta organização não tem a chave {prefix}.")
+        await insert_audit(conn, _audit(principal, "api_key.revoke", prefix=prefix))
+    return revoked.to_json()
+
+
+async def list_agents_route(request: web.Request, principal: Principal) -> Reply:
+    async with org_db(request, principal) as conn:
+        agents = await list_agents(conn, principal.organization_id)
+    page = page_sorted(agents, request.query, "agents", _created, _created_keyset)
+    return {"items": [a.as_json() for a in page.items], "next": page.next}
+
+
+def _agent_id(request: web.Request) -> uuid.UUID:
+    try:
+        return uuid.UUID(request.match_info["id"])
+    except ValueError:
+        raise _agent_not_found() from None
+
+
+def _agent_not_found() -> Exception:
+    return not_found("agent_not_found", "Esse agente não existe nesta organização.")
+
+
+async def update_agent_route(request: web.Request, principal: Principal) -> Reply:
+    agent_id = _agent_id(request)
+    change = await read_json(request, AgentChange)
+    async with org_db(request, principal) as conn, conn.transaction():
+        agent = await fetch_agent(conn, agent_id)
+        if agent is None or agent.organization_id != principal.organization_id:
+            raise _agent_not_found()
+        updated = await update_agent(conn, apply_agent_change(agent, change))
+        changed = sorted(change.model_fields_set)
+        await insert_audit(
+            conn, _audit(principal, "agent.update", agent_id=str(agent_id), fields=changed)
+        )
+    return updated.as_json()
+
+
+async def list_channels_route(request: web.Request, principal: Principal) -> Reply:
+    async with org_db(request, principal) as conn:
+        channels = await list_channels(conn, principal.organization_id)
+    page = page_sorted(channels, request.query, "channels", _created, _created_keyset)
+    return {"items": [c.as_json() for c in page.items], "next": page.next}
+
+
+class ChannelRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    kind: ChannelKind
+    address: str
+    agent_id: uuid.UUID | None = None
+    display_phone: str | None = Field(default=None, max_length=32)
+    reply_to_non_text: bool = False
+
+
+async def _check_agent(conn: asyncpg.Connection, agent_id: uuid.UUID, org: uuid.UUID) -> None:
+    agent = await fetch_agent(conn, agent_id)
+    if agent is None or agent.organization_id != org:
+        raise _agent_not_found()
+
+
+async def add_channel(request: web.Request, principal: Principal) -> Reply:
+    wanted = await read_json(request, ChannelRequest)
+    if not _ADDRESS_RE.match(wanted.address):
+        raise invalid(
+            "invalid_address",
+            f"{wanted.address!r} não é um phone_number_id nem um nome de sessão "
+            "(letras, números, . _ : -; até 128).",
+        )
+    org = principal.organization_id
+    async with org_db(request, principal) as conn, conn.transaction():
+        if wanted.agent_id is not None:
+            await _check_agent(conn, wanted.agent_id, org)
+        channel = await insert_channel(
+            conn,
+            organization_id=org,
+            agent_id=wanted.agent_id,
+            kind=wanted.kind,
+            address=wanted.address,
+            display_phone=wanted.display_phone,
+            reply_to_non_text=wanted.reply_to_non_text,
+        )
+        if channel is None:
+            # Whose it is stays unsaid: it may be another org's.
+            raise conflict(
+                "channel_exists",
+                f"O número {wanted.kind.value} {wanted.address} já está conectado.",
+            )
+        await insert_audit(
+            conn,
+            _audit(principal, "channel.add", kind=wanted.kind.value, address=wanted.address),
+        )
+    return channel.as_json()
+
+
+class ChannelChange(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    agent_id: uuid.UUID | None = None  # null: answered by the org's first agent
+    reply_to_non_text: bool | None = None
+
+
+def _kind(request: web.Request) -> ChannelKind:
+    try:
+        return ChannelKind(request.match_info["kind"])
+    except ValueError:
+        raise _channel_not_found() from None
+
+
+def _channel_not_found() -> Exception:
+    return not_found("channel_not_found", "Esse número não está conectado a esta organização.")
+
+
+async def update_channel_route(request: web.Request, principal: Principal) -> Reply:
+    kind, address = _kind(request), request.match_info["address"]
+    change = await read_json(request, ChannelChange)
+    given = change.model_fields_set
+    if not given or (given == {"reply_to_non_text"} and change.reply_to_non_text is None):
+        raise invalid(
+            "nothing_to_change", "Nada a mudar: envie `agent_id` e/ou `reply_to_non_text`."
+        )
+    org = principal.organization_id
+    async with org_db(request, principal) as conn, conn.transaction():
+        channel = await fetch_channel_by_address(conn, kind, address)
+        if channel is None or channel.organization_id != org:
+            raise _channel_not_found()
+        if change.agent_id is not None:
+            await _check_agent(conn, change.agent_id, org)
+        updated = await update_channel(
+            conn,
+            kind,
+            address,
+            agent_id=change.agent_id if "agent_id" in given else UNCHANGED,
+            reply_to_non_text=UNCHANGED
+            if change.reply_to_non_text is None
+            else change.reply_to_non_text,
+        )
+        assert updated is not None  # same transaction as the lookup
+        await insert_audit(
+            conn,
+            _audit(
+                principal, "channel.update", kind=kind.value, address=address, fields=sorted(given)
+            ),
+        )
+    return updated.as_json()

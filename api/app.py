@@ -1,0 +1,55 @@
+"""The admin API's aiohttp application: the route table, the OpenAPI document, JSON errors.
+
+Every /v1 route takes `Authorization: Bearer KEY` (api.guard); /openapi.json and /healthz
+need none. Lists answer `{"items": [...], "next": cursor | null}` (api.pagination).
+"""
+
+from __future__ import annotations
+
+import structlog
+from aiohttp import web
+from aiohttp.typedefs import Handler as AiohttpHandler
+
+from api.bodies import MAX_UPLOAD_BYTES, MULTIPART_OVERHEAD_BYTES
+from api.guard import error_reply, guarded, json_reply
+from api.openapi import HEALTH_PATH, OPENAPI_PATH, build_openapi
+from api.route_table import ROUTES
+from api.routing import DEPS, ApiDeps
+
+log = structlog.get_logger(__name__)
+
+
+@web.middleware
+async def json_errors(request: web.Request, handler: AiohttpHandler) -> web.StreamResponse:
+    """aiohttp's own 404/405 and anything unexpected answer in the API's JSON shape."""
+    try:
+        return await handler(request)
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status, "http_error")
+        return error_reply(exc.status, code, exc.reason)
+    except Exception as exc:
+        log.exception("api.unexpected", error=repr(exc)[:300])
+        return error_reply(500, "internal_error", "Erro interno; tente de novo.")
+
+
+def build_app(deps: ApiDeps) -> web.Application:
+    """The application; the caller owns (opens and closes) everything in `deps`."""
+    app = web.Application(
+        client_max_size=MAX_UPLOAD_BYTES + MULTIPART_OVERHEAD_BYTES, middlewares=[json_errors]
+    )
+    app[DEPS] = deps
+    document = build_openapi(ROUTES)
+
+    async def openapi(request: web.Request) -> web.Response:
+        return json_reply(document)
+
+    async def health(request: web.Request) -> web.Response:
+        return json_reply({"status": "ok"})
+
+    app.router.add_get(OPENAPI_PATH, openapi)
+    app.router.add_get(HEALTH_PATH, health)
+    for route in ROUTES:
+        app.router.add_route(route.method, route.path, guarded(route))
+    return app

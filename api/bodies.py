@@ -1,0 +1,81 @@
+"""Request bodies: JSON validated by a pydantic model, and skill uploads (raw or multipart).
+
+An upload is refused with 413 as soon as it is known to pass MAX_UPLOAD_BYTES: from its
+Content-Length before a byte is read, else while streaming, before reading further. A
+package is at most 5 MiB uncompressed (skills.package), so its .zip is smaller still.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+from aiohttp import BodyPartReader, web
+from pydantic import BaseModel, ValidationError
+
+from api.errors import ApiError
+
+MAX_UPLOAD_BYTES = 8 * 1024 * 1024
+MAX_JSON_BYTES = 256 * 1024  # an agent's prompt is at most 50,000 characters
+# Boundaries and part headers around the file in a multipart body.
+MULTIPART_OVERHEAD_BYTES = 16 * 1024
+CHUNK_BYTES = 64 * 1024
+UPLOAD_FIELD = "file"
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _too_large(limit: int, what: str) -> ApiError:
+    return ApiError(
+        413,
+        "skill_too_large" if what == "pacote" else "body_too_large",
+        f"O {what} passa de {limit // 1024} KiB"
+        + ("; um pacote de skill tem no máximo 5 MiB descompactado." if what == "pacote" else "."),
+    )
+
+
+async def _read_capped(read: Callable[[int], Awaitable[bytes]], limit: int, what: str) -> bytes:
+    chunks: list[bytes] = []
+    total = 0
+    while chunk := await read(CHUNK_BYTES):
+        total += len(chunk)
+        if total > limit:
+            raise _too_large(limit, what)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def read_json(request: web.Request, model: type[M]) -> M:
+    declared = request.content_length
+    if declared is not None and declared > MAX_JSON_BYTES:
+        raise _too_large(MAX_JSON_BYTES, "corpo")
+    raw = await _read_capped(request.content.read, MAX_JSON_BYTES, "corpo")
+    try:
+        return model.model_validate_json(raw or b"{}")
+    except ValidationError as exc:
+        if any(e["type"] == "json_invalid" for e in exc.errors()):
+            raise ApiError(400, "invalid_json", "O corpo não é JSON válido.") from None
+        detail = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'corpo'}: {e['msg']}" for e in exc.errors()
+        )
+        raise ApiError(422, "invalid_input", f"Dados inválidos: {detail}") from None
+
+
+async def read_upload(request: web.Request) -> bytes:
+    """The .zip of a skill: the raw body, or the `file` part of a multipart/form-data body."""
+    multipart = request.content_type.startswith("multipart/")
+    slack = MULTIPART_OVERHEAD_BYTES if multipart else 0
+    declared = request.content_length
+    if declared is not None and declared > MAX_UPLOAD_BYTES + slack:
+        raise _too_large(MAX_UPLOAD_BYTES, "pacote")
+    if not multipart:
+        return await _read_capped(request.content.read, MAX_UPLOAD_BYTES, "pacote")
+    reader = await request.multipart()
+    while (part := await reader.next()) is not None:
+        if isinstance(part, BodyPartReader) and (
+            part.name == UPLOAD_FIELD or part.filename is not None
+        ):
+            return await _read_capped(part.read_chunk, MAX_UPLOAD_BYTES, "pacote")
+    raise ApiError(
+        422, "invalid_input", f"O formulário não tem o campo `{UPLOAD_FIELD}` com o .zip."
+    )

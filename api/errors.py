@@ -1,0 +1,56 @@
+"""The API's own refusals, and the HTTP status every error code answers with.
+
+SkilletError (core.errors)
+└── ApiError     a refusal decided here, with its status: unauthorized (401), forbidden
+                 (403), not_found (404), invalid_json / invalid_cursor / invalid_limit (400),
+                 invalid_input and the agents' and channels' codes (422), skill_too_large
+                 (413), dead_letter_* (404 / 409)
+
+The other packages' refusals keep their codes (the CLI's) and get a status by code below;
+a package refused by the parser is 422; whatever may pass on a retry (Postgres, S3) is 503.
+"""
+
+from __future__ import annotations
+
+from core.errors import SkilletError
+from skills.package import SkillPackageError
+
+# Codes raised by skills/, channels/ and drafts, as the CLI prints them.
+_STATUS_BY_CODE = {
+    "organization_not_found": 404,
+    "skill_not_installed": 404,
+    "catalog_skill_not_found": 404,
+    "draft_not_found": 404,
+    "skill_already_installed": 409,
+    "draft_base_moved": 409,
+}
+
+
+class ApiError(SkilletError):
+    code = "api_error"
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message, code=code)
+        self.status = status
+
+
+def status_of(exc: SkilletError) -> int:
+    if isinstance(exc, ApiError):
+        return exc.status
+    if isinstance(exc, SkillPackageError):
+        return 422
+    if exc.retryable:
+        return 503
+    return _STATUS_BY_CODE.get(exc.code, 500)
+
+
+def not_found(code: str, message: str) -> ApiError:
+    return ApiError(404, code, message)
+
+
+def invalid(code: str, message: str) -> ApiError:
+    return ApiError(422, code, message)
+
+
+def conflict(code: str, message: str) -> ApiError:
+    return ApiError(409, code, message)

@@ -1,0 +1,134 @@
+"""Every /v1 request passes here: key -> org and role, role check, handler, error -> JSON.
+
+Order: the bearer key is looked up first (401 without a live one; nothing else is read), then
+the route's least role (403), then the handler. A refusal (4xx) of a mutating route writes
+one `refused` audit row, with its code, in a transaction of its own, on the caller's org
+(unless the callee wrote it already, as skills.drafts does).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import structlog
+from aiohttp import web
+
+from api.errors import ApiError, status_of
+from api.key_queries import fetch_key_owner
+from api.keys import parse_bearer, role_allows
+from api.routing import DEPS, Handler, Principal, Route
+from core.db_errors import DATABASE_ERRORS, db_errors
+from core.errors import SkilletError
+from core.tenancy import org_connection
+from skills.audit_queries import AuditEntry, insert_audit
+
+log = structlog.get_logger(__name__)
+
+_UNAUTHORIZED = ApiError(
+    401,
+    "unauthorized",
+    "Chave de API ausente, inválida ou revogada. Envie `Authorization: Bearer SUA_CHAVE` "
+    "com uma chave criada por `skillet api-keys create`.",
+)
+
+
+def json_reply(body: Any, status: int = 200) -> web.Response:
+    return web.json_response(
+        body, status=status, dumps=lambda v: json.dumps(v, ensure_ascii=False, default=str)
+    )
+
+
+def error_reply(status: int, code: str, message: str) -> web.Response:
+    return json_reply({"error": code, "message": " ".join(message.split())}, status)
+
+
+async def authenticate(pool: Any, header: str | None) -> Principal | None:
+    parsed = parse_bearer(header)
+    if parsed is None:
+        return None
+    prefix, key_hash = parsed
+    with db_errors("api key lookup"):
+        # Unbound (no org yet): the security-definer lookup is all this connection may read.
+        async with pool.acquire() as conn:
+            owner = await fetch_key_owner(conn, prefix, key_hash)
+    if owner is None:
+        return None
+    return Principal(owner.organization_id, owner.role, owner.key_id, prefix)
+
+
+def guarded(route: Route) -> Any:
+    """The aiohttp handler of `route`."""
+
+    async def handle(request: web.Request) -> web.Response:
+        pool = request.app[DEPS].pool
+        try:
+            principal = await authenticate(pool, request.headers.get("Authorization"))
+        except SkilletError as exc:
+            return _error(exc)
+        if principal is None:
+            return _error(_UNAUTHORIZED)
+        with structlog.contextvars.bound_contextvars(
+            organization_id=str(principal.organization_id), actor=principal.prefix
+        ):
+            return await _run(route, route.handler, request, principal)
+
+    handle.__name__ = route.operation_id
+    return handle
+
+
+async def _run(
+    route: Route, handler: Handler, request: web.Request, principal: Principal
+) -> web.Response:
+    try:
+        if not role_allows(principal.role, route.role):
+            raise ApiError(
+                403,
+                "forbidden",
+                f"Esta chave tem o papel {principal.role.value}; esta operação pede "
+                f"{route.role.value} ou acima.",
+            )
+        with db_errors(f"api {route.operation_id}"):
+            body = await handler(request, principal)
+    except SkilletError as exc:
+        status = status_of(exc)
+        if _audits_refusal(route, exc, status):
+            await _audit_refusal(request, route, principal, exc)
+        return _error(exc)
+    return json_reply(body, route.status)
+
+
+def _audits_refusal(route: Route, exc: SkilletError, status: int) -> bool:
+    if route.action is None or not 400 <= status < 500:
+        return False
+    return not isinstance(exc, route.refusals_audited_by_callee)
+
+
+async def _audit_refusal(
+    request: web.Request, route: Route, principal: Principal, exc: SkilletError
+) -> None:
+    assert route.action is not None
+    entry = AuditEntry(
+        principal.organization_id,
+        principal.prefix,
+        route.action,
+        outcome="refused",
+        skill_name=request.match_info.get("name"),
+        detail={"code": exc.code},
+    )
+    try:
+        pool = request.app[DEPS].pool
+        async with org_connection(pool, principal.organization_id) as conn, conn.transaction():
+            await insert_audit(conn, entry)
+    except DATABASE_ERRORS as exc_db:
+        # The refusal still answers; its trace is lost, and said so.
+        log.error("api.audit_refusal_failed", action=route.action, error=repr(exc_db)[:200])
+
+
+def _error(exc: SkilletError) -> web.Response:
+    status = status_of(exc)
+    if status >= 500:
+        log.error("api.failed", code=exc.code, error=exc.message[:300])
+    else:
+        log.info("api.refused", status=status, code=exc.code)
+    return error_reply(status, exc.code, exc.message)

@@ -1,0 +1,125 @@
+"""SQL of what happened in an org: conversations and their messages, curator reports."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import asyncpg
+
+
+@dataclass(frozen=True)
+class ConversationRow:
+    id: uuid.UUID
+    channel: str
+    contact_id: str
+    created_at: datetime
+    last_message_at: datetime | None
+
+
+# Newest first; keyset (created_at, id) of the last row seen.
+LIST_CONVERSATIONS = """
+select c.id, c.channel, c.contact_id, c.created_at,
+       (select max(m.created_at) from messages m where m.conversation_id = c.id)
+           as last_message_at
+from conversations c
+where c.organization_id = $1 and ($2::timestamptz is null or (c.created_at, c.id) < ($2, $3))
+order by c.created_at desc, c.id desc
+limit $4
+"""
+
+
+async def list_conversations(
+    conn: asyncpg.Connection,
+    organization_id: uuid.UUID,
+    *,
+    before: tuple[datetime, uuid.UUID] | None,
+    limit: int,
+) -> list[ConversationRow]:
+    at, last_id = before if before is not None else (None, None)
+    rows = await conn.fetch(LIST_CONVERSATIONS, organization_id, at, last_id, limit)
+    return [ConversationRow(**dict(r)) for r in rows]
+
+
+FETCH_CONVERSATION_EXISTS = """
+select exists (select 1 from conversations where organization_id = $1 and id = $2)
+"""
+
+
+async def fetch_conversation_exists(
+    conn: asyncpg.Connection, organization_id: uuid.UUID, conversation_id: uuid.UUID
+) -> bool:
+    return bool(await conn.fetchval(FETCH_CONVERSATION_EXISTS, organization_id, conversation_id))
+
+
+@dataclass(frozen=True)
+class MessageRow:
+    id: uuid.UUID
+    direction: str
+    kind: str
+    body: str
+    external_id: str | None
+    sent_at: datetime | None
+    received_at: datetime | None
+    created_at: datetime
+    reply_to_id: uuid.UUID | None
+    answered_by: uuid.UUID | None
+    delivery_status: str | None  # a reply's outbox status: pending, sent, failed
+    delivery_error: str | None
+
+
+# Oldest first (a conversation reads top to bottom); keyset (created_at, id).
+LIST_MESSAGES = """
+select m.id, m.direction, m.kind, m.body, m.external_id, m.sent_at, m.received_at,
+       m.created_at, m.reply_to_id, m.answered_by,
+       o.status as delivery_status, o.last_error as delivery_error
+from messages m
+left join outbox o on o.message_id = m.id
+where m.organization_id = $1 and m.conversation_id = $2
+  and ($3::timestamptz is null or (m.created_at, m.id) > ($3, $4))
+order by m.created_at, m.id
+limit $5
+"""
+
+
+async def list_messages(
+    conn: asyncpg.Connection,
+    organization_id: uuid.UUID,
+    conversation_id: uuid.UUID,
+    *,
+    after: tuple[datetime, uuid.UUID] | None,
+    limit: int,
+) -> list[MessageRow]:
+    at, last_id = after if after is not None else (None, None)
+    rows = await conn.fetch(LIST_MESSAGES, organization_id, conversation_id, at, last_id, limit)
+    return [MessageRow(**dict(r)) for r in rows]
+
+
+@dataclass(frozen=True)
+class CuratorRunRow:
+    id: int
+    trigger: str
+    ran_at: datetime
+    replayed: bool
+    transitioned: Any  # [{name, from, to}]
+    skipped: Any  # [{name, reason}]
+
+
+# Newest first; keyset id. `json` columns come back as text: decoded by the caller.
+LIST_CURATOR_RUNS = """
+select id, trigger, ran_at, replayed, transitioned::jsonb as transitioned,
+       skipped::jsonb as skipped
+from curator_runs
+where organization_id = $1 and ($2::bigint is null or id < $2)
+order by id desc
+limit $3
+"""
+
+
+async def list_curator_runs(
+    conn: asyncpg.Connection, organization_id: uuid.UUID, *, before_id: int | None, limit: int
+) -> list[CuratorRunRow]:
+    rows = await conn.fetch(LIST_CURATOR_RUNS, organization_id, before_id, limit)
+    return [CuratorRunRow(**dict(r)) for r in rows]

@@ -1,0 +1,250 @@
+"""Routes of what happened in the org: conversations and their messages, curator reports,
+the audit log, dead letters and their requeue."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from aiohttp import web
+from pydantic import ValidationError
+
+from api.dead_letter_queries import (
+    list_dead_letters,
+    lock_dead_letter,
+    update_dead_letter_requeued,
+)
+from api.errors import conflict, not_found
+from api.history_queries import (
+    ConversationRow,
+    MessageRow,
+    fetch_conversation_exists,
+    list_conversations,
+    list_curator_runs,
+    list_messages,
+)
+from api.pagination import page_of, parse_limit, read_cursor
+from api.routing import Principal, Reply, deps_of, org_db
+from jobs.payloads import HANDLE_INBOUND_MESSAGE, ConversationPayload, InboundMessagePayload
+from jobs.queue import enqueue_inbound
+from skills.audit_queries import AuditEntry, AuditRow, insert_audit, list_audit
+
+
+def _stamp(value: datetime | None) -> str | None:
+    return None if value is None else value.isoformat()
+
+
+def _str(value: uuid.UUID | None) -> str | None:
+    return None if value is None else str(value)
+
+
+def _time_keyset(values: list[Any]) -> tuple[datetime, uuid.UUID]:
+    return datetime.fromisoformat(values[0]), uuid.UUID(values[1])
+
+
+def _id_keyset(values: list[Any]) -> int:
+    if not isinstance(values[0], int):
+        raise TypeError("id cursor")
+    return values[0]
+
+
+def _path_uuid(request: web.Request, key: str, code: str, what: str) -> uuid.UUID:
+    try:
+        return uuid.UUID(request.match_info[key])
+    except ValueError:
+        raise not_found(code, f"{what} não existe nesta organização.") from None
+
+
+def _conversation_json(row: ConversationRow) -> dict[str, Any]:
+    return {
+        "id": str(row.id),
+        "channel": row.channel,
+        "contact_id": row.contact_id,
+        "created_at": row.created_at.isoformat(),
+        "last_message_at": _stamp(row.last_message_at),
+    }
+
+
+async def list_conversations_route(request: web.Request, principal: Principal) -> Reply:
+    limit = parse_limit(request.query)
+    before = read_cursor("conversations", request.query, _time_keyset)
+    async with org_db(request, principal) as conn:
+        rows = await list_conversations(
+            conn, principal.organization_id, before=before, limit=limit + 1
+        )
+    page = page_of(rows, limit, "conversations", lambda r: [r.created_at.isoformat(), str(r.id)])
+    return {"items": [_conversation_json(r) for r in page.items], "next": page.next}
+
+
+def _message_json(row: MessageRow) -> dict[str, Any]:
+    return {
+        "id": str(row.id),
+        "direction": row.direction,
+        "kind": row.kind,
+        "body": row.body,
+        "external_id": row.external_id,
+        "sent_at": _stamp(row.sent_at),
+        "received_at": _stamp(row.received_at),
+        "created_at": row.created_at.isoformat(),
+        "reply_to_id": _str(row.reply_to_id),
+        "answered_by": _str(row.answered_by),
+        "delivery": None
+        if row.delivery_status is None
+        else {"status": row.delivery_status, "error": row.delivery_error},
+    }
+
+
+async def list_messages_route(request: web.Request, principal: Principal) -> Reply:
+    conversation_id = _path_uuid(request, "id", "conversation_not_found", "A conversa")
+    limit = parse_limit(request.query)
+    after = read_cursor("messages", request.query, _time_keyset)
+    org = principal.organization_id
+    async with org_db(request, principal) as conn:
+        if not await fetch_conversation_exists(conn, org, conversation_id):
+            raise not_found("conversation_not_found", "A conversa não existe nesta organização.")
+        rows = await list_messages(conn, org, conversation_id, after=after, limit=limit + 1)
+    page = page_of(rows, limit, "messages", lambda r: [r.created_at.isoformat(), str(r.id)])
+    return {"items": [_message_json(r) for r in page.items], "next": page.next}
+
+
+async def list_curator_runs_route(request: web.Request, principal: Principal) -> Reply:
+    limit = parse_limit(request.query)
+    before = read_cursor("curator_runs", request.query, _id_keyset)
+    async with org_db(request, principal) as conn:
+        rows = await list_curator_runs(
+            conn, principal.organization_id, before_id=before, limit=limit + 1
+        )
+    page = page_of(rows, limit, "curator_runs", lambda r: [r.id])
+    items = [
+        {
+            "id": r.id,
+            "trigger": r.trigger,
+            "ran_at": r.ran_at.isoformat(),
+            "replayed": r.replayed,
+            "transitioned": r.transitioned,
+            "skipped": r.skipped,
+        }
+        for r in page.items
+    ]
+    return {"items": items, "next": page.next}
+
+
+def _audit_json(row: AuditRow) -> dict[str, Any]:
+    return {
+        "id": row.id,
+        "actor": row.entry.actor,
+        "action": row.entry.action,
+        "outcome": row.entry.outcome,
+        "skill": row.entry.skill_name,
+        "before_version_id": _str(row.entry.before_version_id),
+        "after_version_id": _str(row.entry.after_version_id),
+        "detail": row.entry.detail,
+        "created_at": row.created_at.isoformat(),
+    }
+
+
+async def list_audit_route(request: web.Request, principal: Principal) -> Reply:
+    limit = parse_limit(request.query)
+    before = read_cursor("audit", request.query, _id_keyset)
+    async with org_db(request, principal) as conn:
+        rows = await list_audit(conn, principal.organization_id, limit=limit + 1, before_id=before)
+    page = page_of(rows, limit, "audit", lambda r: [r.id])
+    return {"items": [_audit_json(r) for r in page.items], "next": page.next}
+
+
+async def list_dead_letters_route(request: web.Request, principal: Principal) -> Reply:
+    limit = parse_limit(request.query)
+    before = read_cursor("dead_letters", request.query, _id_keyset)
+    async with org_db(request, principal) as conn:
+        rows = await list_dead_letters(
+            conn, principal.organization_id, before_id=before, limit=limit + 1
+        )
+    page = page_of(rows, limit, "dead_letters", lambda r: [r.id])
+    return {"items": [r.to_json() for r in page.items], "next": page.next}
+
+
+def _dead_letter_id(request: web.Request) -> int:
+    text = request.match_info["id"]
+    if not text.isdigit() or len(text) > 18:
+        raise not_found("dead_letter_not_found", "Essa falha não existe nesta organização.")
+    return int(text)
+
+
+async def requeue_dead_letter(request: web.Request, principal: Principal) -> Reply:
+    """Run the failed job again under a job id of its own (arq keeps the first one's result
+    under the message's id for a while, and would refuse it as a duplicate)."""
+    dead_letter_id = _dead_letter_id(request)
+    org = principal.organization_id
+    async with org_db(request, principal) as conn, conn.transaction():
+        found = await lock_dead_letter(conn, org, dead_letter_id)
+        if found is None:
+            raise not_found("dead_letter_not_found", "Essa falha não existe nesta organização.")
+        letter, raw = found
+        if letter.requeued_at is not None:
+            raise conflict(
+                "dead_letter_already_requeued",
+                f"Essa falha já foi reenfileirada em {letter.requeued_at:%Y-%m-%d %H:%M} UTC; "
+                "se falhar de novo, aparece como uma falha nova.",
+            )
+        job_id = await _requeue(request, raw, org, letter.id, letter.job_id)
+        stamp = await update_dead_letter_requeued(conn, org, letter.id)
+        await insert_audit(
+            conn,
+            AuditEntry(
+                org,
+                principal.prefix,
+                "dead_letter.requeue",
+                detail={"dead_letter_id": letter.id, "job_id": job_id},
+            ),
+        )
+    return {"id": letter.id, "job_id": job_id, "requeued_at": stamp.isoformat()}
+
+
+async def _requeue(
+    request: web.Request, raw: Any, org: uuid.UUID, letter_id: int, first_job_id: str
+) -> str:
+    """Enqueue the failed job again: a conversation's wakeup as it was (ids only), or a
+    message of the previous release's shape stored first."""
+    deps = deps_of(request)
+    wakeup = _wakeup(raw, org)
+    if wakeup is not None:
+        job_id = f"{first_job_id}:requeue:{letter_id}"
+        await deps.queue.enqueue_job(
+            HANDLE_INBOUND_MESSAGE, wakeup.model_dump(mode="json"), _job_id=job_id
+        )
+        return job_id
+    payload = _payload(raw, org)
+    job_id = f"{payload.job_id}:requeue:{letter_id}"
+    await enqueue_inbound(deps.pool, deps.queue, payload, job_id=job_id)
+    return job_id
+
+
+def _wakeup(raw: Any, organization_id: uuid.UUID) -> ConversationPayload | None:
+    if not (isinstance(raw, dict) and "conversation_id" in raw):
+        return None
+    try:
+        wakeup = ConversationPayload.model_validate(raw)
+    except ValidationError:
+        wakeup = None
+    if wakeup is None or wakeup.organization_id != organization_id:
+        raise conflict(
+            "dead_letter_not_requeueable",
+            "O trabalho dessa falha não é uma mensagem válida desta organização; "
+            "reenfileirar não mudaria o resultado.",
+        )
+    return wakeup
+
+
+def _payload(raw: Any, organization_id: uuid.UUID) -> InboundMessagePayload:
+    try:
+        payload = InboundMessagePayload.model_validate(raw)
+    except ValidationError:
+        payload = None
+    if payload is None or payload.organization_id != organization_id:
+        raise conflict(
+            "dead_letter_not_requeueable",
+            "O trabalho dessa falha não é uma mensagem válida desta organização; "
+            "reenfileirar não mudaria o resultado.",
+        )
+    return payload

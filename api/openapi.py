@@ -1,0 +1,116 @@
+"""The OpenAPI 3.1 document of the API, written from the route table (api.app.ROUTES).
+
+Every route's least role is in `x-skillet-role`, its audit action in `x-skillet-audit`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from api.routing import Route
+
+_PARAM_RE = re.compile(r"{([a-z_]+)}")
+OPENAPI_PATH = "/openapi.json"
+HEALTH_PATH = "/healthz"
+
+_ERROR = {
+    "type": "object",
+    "required": ["error", "message"],
+    "properties": {"error": {"type": "string"}, "message": {"type": "string"}},
+}
+_QUERY = {
+    "limit": ("integer", "itens por página (1-200, padrão 50)"),
+    "cursor": ("string", "o `next` da página anterior"),
+    "status": ("string", "pending (padrão), approved, rejected ou all"),
+}
+_BODIES: dict[str, dict[str, Any]] = {
+    "json": {"application/json": {"schema": {"type": "object"}}},
+    "zip": {
+        "application/zip": {"schema": {"type": "string", "format": "binary"}},
+        "multipart/form-data": {
+            "schema": {
+                "type": "object",
+                "properties": {"file": {"type": "string", "format": "binary"}},
+            }
+        },
+    },
+}
+
+
+def _responses(route: Route) -> dict[str, Any]:
+    error = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+    responses: dict[str, Any] = {str(route.status): {"description": "ok"}}
+    for status, what in (
+        ("401", "sem chave válida"),
+        ("403", "papel insuficiente"),
+        ("404", "a organização não tem isso"),
+    ):
+        responses[status] = {"description": what, **error}
+    if route.action is not None:
+        responses["409"] = {"description": "conflito com o estado atual", **error}
+        responses["422"] = {"description": "entrada recusada", **error}
+    if route.body == "zip":
+        responses["413"] = {"description": "pacote acima de 8 MiB", **error}
+    return responses
+
+
+def _operation(route: Route) -> dict[str, Any]:
+    parameters: list[dict[str, Any]] = [
+        {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+        for name in _PARAM_RE.findall(route.path)
+    ]
+    parameters += [
+        {
+            "name": name,
+            "in": "query",
+            "required": False,
+            "schema": {"type": _QUERY[name][0]},
+            "description": _QUERY[name][1],
+        }
+        for name in route.query
+    ]
+    operation: dict[str, Any] = {
+        "operationId": route.operation_id,
+        "summary": route.summary,
+        "tags": list(route.tags),
+        "security": [{"bearer": []}],
+        "x-skillet-role": route.role.value,
+        "parameters": parameters,
+        "responses": _responses(route),
+    }
+    if route.action is not None:
+        operation["x-skillet-audit"] = route.action
+    if route.body is not None:
+        operation["requestBody"] = {"required": True, "content": _BODIES[route.body]}
+    return operation
+
+
+def _public(summary: str) -> dict[str, Any]:
+    return {
+        "get": {"summary": summary, "security": [], "responses": {"200": {"description": "ok"}}}
+    }
+
+
+def build_openapi(routes: Sequence[Route]) -> dict[str, Any]:
+    paths: dict[str, dict[str, Any]] = {
+        OPENAPI_PATH: _public("este documento"),
+        HEALTH_PATH: _public("o processo responde"),
+    }
+    for route in routes:
+        paths.setdefault(route.path, {})[route.method.lower()] = _operation(route)
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "skillet admin API",
+            "version": "1",
+            "description": "A superfície da empresa: skills, rascunhos, conversas, números "
+            'e chaves, por organização. Erros: {"error": código, "message": texto}.',
+        },
+        "components": {
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "schemas": {"Error": _ERROR},
+        },
+        "paths": paths,
+    }

@@ -1,0 +1,79 @@
+"""What a route is: method, path, the least role that may call it, its audit action, handler.
+
+One table of these (api.app.ROUTES) registers the aiohttp routes and writes the OpenAPI
+document; a test holds the router and the document equal.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+from api.keys import Role
+from core.clock import Clock
+from core.errors import SkilletError
+from core.tenancy import org_connection
+from skills.storage import ObjectStore
+from skills.usage import UsageStore
+
+
+@dataclass(frozen=True)
+class Principal:
+    """The caller, as its key says: one org, one role; `prefix` is the audit actor."""
+
+    organization_id: uuid.UUID
+    role: Role
+    key_id: uuid.UUID
+    prefix: str
+
+
+@dataclass(frozen=True)
+class ApiDeps:
+    """Opened and closed by the process (worker.api_process); the app only uses them."""
+
+    pool: Any  # asyncpg.Pool as skillet_app: row-level security applies
+    store: ObjectStore
+    queue: Any  # arq.ArqRedis (requeue)
+    clock: Clock
+    usage: UsageStore
+
+
+DEPS = web.AppKey("deps", ApiDeps)
+
+Reply = dict[str, Any]
+Handler = Callable[[web.Request, Principal], Awaitable[Reply]]
+
+
+@dataclass(frozen=True)
+class Route:
+    method: str
+    path: str
+    handler: Handler
+    role: Role
+    summary: str
+    # Dotted audit action of a mutating route (`skill.install`); None for reads.
+    action: str | None = None
+    status: int = 200  # on success
+    # Refusals the callee already wrote to the audit log in a transaction of its own.
+    refusals_audited_by_callee: tuple[type[SkilletError], ...] = ()
+    # Query parameters and request body, for the OpenAPI document.
+    query: tuple[str, ...] = ()
+    body: str | None = None  # "json" | "zip"
+    tags: tuple[str, ...] = field(default=())
+
+    @property
+    def operation_id(self) -> str:
+        return self.handler.__name__
+
+
+def org_db(request: web.Request, principal: Principal) -> Any:
+    """A pooled connection bound to the caller's org (async context manager)."""
+    return org_connection(request.app[DEPS].pool, principal.organization_id)
+
+
+def deps_of(request: web.Request) -> ApiDeps:
+    return request.app[DEPS]

@@ -1,0 +1,64 @@
+"""SQL of the API's skill reads: the org's installed skills with state, pin and source, and
+its daily activation counts (`skill_activation_daily`, kept by the activation writer)."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import date, datetime
+
+import asyncpg
+
+
+@dataclass(frozen=True)
+class InstalledRow:
+    name: str
+    description: str
+    version_id: uuid.UUID
+    created_by: str
+    forked_from_version_id: uuid.UUID | None
+    updated_at: datetime
+    state: str
+    pinned: bool
+
+
+LIST_INSTALLED_PAGE = """
+select p.name, v.description, v.id as version_id, v.created_by, v.forked_from_version_id,
+       p.updated_at, coalesce(u.state, 'active') as state, coalesce(u.pinned, false) as pinned
+from skill_pointers p
+join skill_versions v on v.id = p.version_id
+left join skill_usage u on u.organization_id = p.organization_id and u.skill_name = p.name
+where p.organization_id = $1 and ($2::text is null or p.name collate "C" > $2)
+order by p.name collate "C"
+limit $3
+"""
+
+
+async def list_installed_page(
+    conn: asyncpg.Connection, organization_id: uuid.UUID, *, after: str | None, limit: int
+) -> list[InstalledRow]:
+    """Every pointer of the org (archived too), by name; `after` the last name seen."""
+    rows = await conn.fetch(LIST_INSTALLED_PAGE, organization_id, after, limit)
+    return [InstalledRow(**dict(r)) for r in rows]
+
+
+@dataclass(frozen=True)
+class ActivationDay:
+    day: date
+    hard: int
+    probe: int
+
+
+LIST_ACTIVATION_DAYS = """
+select day, hard_count, probe_count from skill_activation_daily
+where organization_id = $1 and skill_name = $2 and day > $3::date - $4::int and day <= $3
+order by day
+"""
+
+
+async def list_activation_days(
+    conn: asyncpg.Connection, organization_id: uuid.UUID, name: str, today: date, days: int
+) -> list[ActivationDay]:
+    """Counts of the `days` UTC days ending `today` (days without a row are absent)."""
+    rows = await conn.fetch(LIST_ACTIVATION_DAYS, organization_id, name, today, days)
+    return [ActivationDay(r["day"], int(r["hard_count"]), int(r["probe_count"])) for r in rows]

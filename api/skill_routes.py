@@ -1,0 +1,177 @@
+"""Routes of the org's skills: catalog, installed, upload, install, uninstall, pin, unpin,
+restore, activations. Each write is the CLI's function, with the key's prefix as actor."""
+
+from __future__ import annotations
+
+from datetime import UTC
+from typing import Any
+
+import asyncpg
+from aiohttp import web
+
+from api.activation_summary import SERIES_DAYS, summarize_activations
+from api.bodies import read_upload
+from api.errors import ApiError, not_found
+from api.pagination import page_of, page_sorted, parse_limit, read_cursor
+from api.routing import Principal, Reply, deps_of, org_db
+from api.skill_queries import InstalledRow, list_activation_days, list_installed_page
+from skills.audit_queries import AuditEntry, insert_audit
+from skills.catalog import (
+    import_skill_package,
+    install_catalog_skill,
+    list_skills,
+    skill_source,
+    uninstall_skill,
+)
+from skills.catalog_models import ImportStatus
+from skills.catalog_queries import fetch_org_pointed_version
+
+
+async def list_catalog(request: web.Request, principal: Principal) -> Reply:
+    async with org_db(request, principal) as conn:
+        listing = await list_skills(conn, organization_id=principal.organization_id)
+    page = page_sorted(
+        listing.catalog, request.query, "catalog", lambda s: [s.name], lambda k: [str(k[0])]
+    )
+    return {"items": [s.to_json() for s in page.items], "next": page.next}
+
+
+def _installed_json(row: InstalledRow) -> dict[str, Any]:
+    return {
+        "name": row.name,
+        "description": row.description,
+        "version_id": str(row.version_id),
+        "source": str(skill_source(row.created_by, row.forked_from_version_id)),
+        "state": row.state,
+        "pinned": row.pinned,
+        "updated_at": row.updated_at.isoformat(),
+    }
+
+
+async def list_installed(request: web.Request, principal: Principal) -> Reply:
+    limit = parse_limit(request.query)
+    after = read_cursor("skills", request.query, lambda k: str(k[0]))
+    async with org_db(request, principal) as conn:
+        rows = await list_installed_page(
+            conn, principal.organization_id, after=after, limit=limit + 1
+        )
+    page = page_of(rows, limit, "skills", lambda r: [r.name])
+    return {"items": [_installed_json(r) for r in page.items], "next": page.next}
+
+
+async def upload_skill(request: web.Request, principal: Principal) -> Reply:
+    data = await read_upload(request)
+    deps = deps_of(request)
+    async with org_db(request, principal) as conn:
+        result = await import_skill_package(
+            conn,
+            deps.store,
+            organization_id=principal.organization_id,
+            data=data,
+            actor=principal.prefix,
+        )
+    return {**result.to_json(), "created": result.status is ImportStatus.IMPORTED}
+
+
+async def install_skill(request: web.Request, principal: Principal) -> Reply:
+    deps = deps_of(request)
+    async with org_db(request, principal) as conn:
+        result = await install_catalog_skill(
+            conn,
+            deps.store,
+            organization_id=principal.organization_id,
+            name=request.match_info["name"],
+            actor=principal.prefix,
+        )
+    return {
+        "name": result.name,
+        "version_id": str(result.version_id),
+        "forked_from_version_id": str(result.forked_from_version_id),
+    }
+
+
+async def uninstall(request: web.Request, principal: Principal) -> Reply:
+    name = request.match_info["name"]
+    async with org_db(request, principal) as conn:
+        await uninstall_skill(
+            conn, organization_id=principal.organization_id, name=name, actor=principal.prefix
+        )
+    return {"name": name, "uninstalled": True}
+
+
+async def _set_pinned(request: web.Request, principal: Principal, pinned: bool) -> Reply:
+    name = request.match_info["name"]
+    org = principal.organization_id
+    async with org_db(request, principal) as conn, conn.transaction():
+        record = await deps_of(request).usage.set_pinned(conn, org, name, pinned)
+        version = await fetch_org_pointed_version(conn, org, name)
+        version_id = None if version is None else version.version_id
+        await insert_audit(
+            conn,
+            AuditEntry(
+                org,
+                principal.prefix,
+                "skill.pin" if pinned else "skill.unpin",
+                skill_name=name,
+                before_version_id=version_id,
+                after_version_id=version_id,
+            ),
+        )
+    return {"name": record.skill_name, "pinned": record.pinned, "state": record.state}
+
+
+async def pin_skill(request: web.Request, principal: Principal) -> Reply:
+    return await _set_pinned(request, principal, True)
+
+
+async def unpin_skill(request: web.Request, principal: Principal) -> Reply:
+    return await _set_pinned(request, principal, False)
+
+
+async def restore_skill(request: web.Request, principal: Principal) -> Reply:
+    name = request.match_info["name"]
+    org = principal.organization_id
+    async with org_db(request, principal) as conn, conn.transaction():
+        restored = await deps_of(request).usage.restore(conn, org, name)
+        version = await fetch_org_pointed_version(conn, org, name)
+        version_id = None if version is None else version.version_id
+        await insert_audit(
+            conn,
+            AuditEntry(
+                org,
+                principal.prefix,
+                "skill.restore",
+                skill_name=name,
+                before_version_id=version_id,
+                after_version_id=version_id,
+                detail={"from": restored.previous_state, "to": restored.record.state},
+            ),
+        )
+    return {
+        "name": name,
+        "state": restored.record.state,
+        "previous_state": restored.previous_state,
+    }
+
+
+async def skill_activations(request: web.Request, principal: Principal) -> Reply:
+    name = request.match_info["name"]
+    today = deps_of(request).clock().astimezone(UTC).date()
+    async with org_db(request, principal) as conn:
+        if await fetch_org_pointed_version(conn, principal.organization_id, name) is None:
+            raise not_found(
+                "skill_not_installed", f"A skill {name!r} não está instalada nesta organização."
+            )
+        try:
+            rows = await list_activation_days(
+                conn, principal.organization_id, name, today, SERIES_DAYS
+            )
+        except asyncpg.UndefinedTableError:
+            # The daily roll-up ships in its own migration; until it lands, say so.
+            raise ApiError(
+                503,
+                "activations_unavailable",
+                "As contagens diárias de ativação ainda não existem neste banco "
+                "(falta a tabela skill_activation_daily); rode `skillet migrate`.",
+            ) from None
+    return {"name": name, **summarize_activations(rows, today)}

@@ -1,0 +1,86 @@
+"""Hostile keywords and messages: the matcher's work stays bounded by the words it reads.
+
+Work is counted in automaton steps (`CompiledMatcher.scan_work`), never timed; the seconds
+are printed side by side by bench/matcher_hostile.py.
+"""
+
+from __future__ import annotations
+
+import random
+import uuid
+
+from skills.models import LoadedSkill, SkillMatcher
+from skills.package_limits import BYTES_PER_KIB, MAX_KEYWORD_CHARS, MAX_KEYWORDS
+from turn.matcher import MAX_MATCHED_TEXT_BYTES, compile_matcher
+
+HOSTILE_TEXT_BYTES = 64 * BYTES_PER_KIB
+# "a a ... a bN": 30 shared words then a distinct last one, 63 characters (within the limit).
+SHARED_PREFIX_WORDS = 30
+KEYWORD_COUNT = 100
+# Words of "a " that fit in the matched part of the text.
+WORDS_READ = MAX_MATCHED_TEXT_BYTES // len("a ")
+
+
+def hostile_skill(keywords: list[str]) -> LoadedSkill:
+    assert all(len(k) <= MAX_KEYWORD_CHARS for k in keywords)
+    return LoadedSkill(
+        name="hostil",
+        description="d",
+        body="b",
+        # 100 keywords: two lists of 50, the most a package may ship.
+        matcher=SkillMatcher(
+            any_keywords=keywords[:MAX_KEYWORDS], probe_keywords=keywords[MAX_KEYWORDS:]
+        ),
+        version_id=uuid.uuid4(),
+    )
+
+
+def shared_prefix_keywords() -> list[str]:
+    return [("a " * SHARED_PREFIX_WORDS) + f"b{n}" for n in range(KEYWORD_COUNT)]
+
+
+def test_long_phrases_sharing_a_prefix_against_64_kib_cost_a_few_steps_per_word() -> None:
+    matcher = compile_matcher([hostile_skill(shared_prefix_keywords())])
+    text = "a " * (HOSTILE_TEXT_BYTES // 2)
+    result = matcher.match(text)
+    work = matcher.scan_work(text)
+    assert result.matched == [] and result.probes == []
+    assert work.words == WORDS_READ  # 4096 of the 32768 words: the rest is never read
+    # 100 phrases with one first word make two groups (64 + 36): two steps per word, where
+    # re-checking every phrase at every word took 100 x 30 per word.
+    assert work.steps <= 2 * work.words
+    assert work.steps <= work.step_bound
+
+
+def test_the_hostile_phrases_still_match_inside_the_first_8_kib() -> None:
+    matcher = compile_matcher([hostile_skill(shared_prefix_keywords())])
+    hit = "a " * 200 + "b7 " + "a " * (HOSTILE_TEXT_BYTES // 2)
+    assert [s.name for s in matcher.match(hit).matched] == ["hostil"]
+    probe = "a " * 200 + "b57 " + "a " * (HOSTILE_TEXT_BYTES // 2)  # b50..b99: probes
+    assert matcher.match(probe).probes == ["hostil"]
+    late = "a " * (HOSTILE_TEXT_BYTES // 2) + "b7"
+    assert matcher.match(late).matched == []
+
+
+def test_keywords_ambiguous_through_plurals_do_not_multiply_the_work() -> None:
+    # Every message word "as" stands for both keyword words "a" and "as": a trie walked word
+    # by word would follow every mix of the two (2**30 paths); the bit vectors hold them all.
+    rng = random.Random(20_261_130)
+    keywords = [
+        " ".join(rng.choice(("a", "as")) for _ in range(20)) + f" b{n}"
+        for n in range(KEYWORD_COUNT)
+    ]
+    matcher = compile_matcher([hostile_skill(keywords)])
+    text = "as " * (HOSTILE_TEXT_BYTES // 3)
+    work = matcher.scan_work(text)
+    assert matcher.match(text).matched == []
+    assert work.words == -(-MAX_MATCHED_TEXT_BYTES // len("as "))  # the last "as" ends at 8 KiB
+    # First words "a" and "as" (up to two groups each): at most four steps per word.
+    assert work.steps <= 4 * work.words
+
+
+def test_one_giant_word_is_one_word() -> None:
+    matcher = compile_matcher([hostile_skill(shared_prefix_keywords())])
+    work = matcher.scan_work("a" * HOSTILE_TEXT_BYTES)
+    assert work.words == 0  # the only word is cut by the 8 KiB limit, so it is dropped
+    assert work.steps == 0

@@ -1,0 +1,185 @@
+"""Shared pieces of the admin API tests: the real app on a free port, keys, org snapshots."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import aiohttp
+import asyncpg
+
+from api.app import build_app
+from api.key_queries import insert_api_key
+from api.keys import Role, mint_key
+from api.routing import ApiDeps
+from core.db import create_pool
+from jobs.queue import open_queue
+from skills.storage import ObjectStore
+from skills.usage import UsageStore
+from webhook.server import start_site
+from worker.settings import Settings
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: int
+    body: Any
+
+    @property
+    def code(self) -> str | None:
+        return self.body.get("error") if isinstance(self.body, dict) else None
+
+
+@dataclass
+class ApiClient:
+    """aiohttp's client against the running app; `key` is sent as the bearer when given."""
+
+    http: aiohttp.ClientSession
+    base_url: str
+    deps: ApiDeps
+
+    async def call(
+        self,
+        method: str,
+        path: str,
+        key: str | None = None,
+        *,
+        json_body: Any = None,
+        data: Any = None,
+        headers: dict[str, str] | None = None,
+    ) -> Answer:
+        sent = dict(headers or {})
+        if key is not None:
+            sent["Authorization"] = f"Bearer {key}"
+        async with self.http.request(
+            method, self.base_url + path, json=json_body, data=data, headers=sent
+        ) as response:
+            text = await response.text()
+            try:
+                body = json.loads(text)
+            except ValueError:
+                body = text
+            return Answer(response.status, body)
+
+    async def get(self, path: str, key: str | None = None) -> Answer:
+        return await self.call("GET", path, key)
+
+    async def walk(self, path: str, key: str, limit: int) -> list[list[Any]]:
+        """Every page of a list, following `next` until it is null."""
+        pages: list[list[Any]] = []
+        cursor: str | None = None
+        while True:
+            sep = "&" if "?" in path else "?"
+            url = f"{path}{sep}limit={limit}" + (f"&cursor={cursor}" if cursor else "")
+            answer = await self.get(url, key)
+            assert answer.status == 200, answer.body
+            pages.append(answer.body["items"])
+            cursor = answer.body["next"]
+            if cursor is None:
+                return pages
+
+
+@contextlib.asynccontextmanager
+async def running_api(
+    settings: Settings, store: ObjectStore, *, clock: Any = None
+) -> AsyncIterator[ApiClient]:
+    """The real application, as `skillet api` builds it (pool as skillet_app), on 127.0.0.1."""
+    the_clock = clock or (lambda: datetime.now(UTC))
+    async with contextlib.AsyncExitStack() as stack:
+        pool = await create_pool(settings.database_url, max_size=4, app_role="skillet_app")
+        stack.push_async_callback(pool.close)
+        queue = await open_queue(settings.redis_url, settings.queue_name)
+        stack.push_async_callback(queue.aclose)
+        deps = ApiDeps(
+            pool=pool, store=store, queue=queue, clock=the_clock, usage=UsageStore(the_clock)
+        )
+        runner, port = await start_site(build_app(deps), "127.0.0.1", 0)
+        stack.push_async_callback(runner.cleanup)
+        http = await stack.enter_async_context(aiohttp.ClientSession())
+        yield ApiClient(http, f"http://127.0.0.1:{port}", deps)
+
+
+async def create_key(
+    db: asyncpg.Connection, org: uuid.UUID, role: Role, name: str | None = None
+) -> str:
+    """A live key of `org` (written as the CLI does, by the owner); returns the key."""
+    minted = mint_key()
+    assert await insert_api_key(db, org, minted, role, name) is not None
+    return minted.key
+
+
+# What a request may change without changing the org's data: its audit rows (checked on
+# their own) and the stamp of the key that was used.
+_VOLATILE = {"audit_log": None, "api_keys": {"last_used_at"}}
+
+
+async def org_snapshot(db: asyncpg.Connection, org: uuid.UUID) -> dict[str, list[str]]:
+    """Every row of `org` in every table with an organization_id (and its organizations
+    row), as sorted JSON text, so two snapshots compare with ==."""
+    tables = [
+        r["table_name"]
+        for r in await db.fetch(
+            """select c.table_name from information_schema.columns c
+               join information_schema.tables t
+                 on t.table_schema = c.table_schema and t.table_name = c.table_name
+               where c.table_schema = 'public' and c.column_name = 'organization_id'
+                 and t.table_type = 'BASE TABLE'
+               order by c.table_name"""
+        )
+    ]
+    snapshot: dict[str, list[str]] = {}
+    for table in tables:
+        if table in _VOLATILE and _VOLATILE[table] is None:
+            continue
+        rows = await db.fetch(f'select * from "{table}" where organization_id = $1', org)
+        dropped = _VOLATILE.get(table) or set()
+        snapshot[table] = sorted(
+            json.dumps({k: v for k, v in dict(r).items() if k not in dropped}, default=str)
+            for r in rows
+        )
+    org_row = await db.fetchrow("select * from organizations where id = $1", org)
+    snapshot["organizations"] = [json.dumps(dict(org_row or {}), default=str)]
+    return snapshot
+
+
+async def audit_rows(db: asyncpg.Connection, org: uuid.UUID) -> list[dict[str, Any]]:
+    rows = await db.fetch(
+        "select actor, action, outcome, skill_name, before_version_id, after_version_id, "
+        "detail from audit_log where organization_id = $1 order by id",
+        org,
+    )
+    return [dict(r) for r in rows]
+
+
+ACTIVATION_DAILY_DDL = """
+create table skill_activation_daily (
+    organization_id uuid, skill_name text, day date, hard_count bigint, probe_count bigint,
+    capped_count bigint, primary key (organization_id, skill_name, day)
+)
+"""
+
+
+@contextlib.asynccontextmanager
+async def activation_daily_table(db: asyncpg.Connection) -> AsyncIterator[None]:
+    """The daily activation roll-up another migration creates; made here with its DDL (and
+    the tenant policy every org table has) only while it is missing, and dropped after."""
+    exists = await db.fetchval("select to_regclass('public.skill_activation_daily') is not null")
+    if not exists:
+        await db.execute(ACTIVATION_DAILY_DDL)
+        await db.execute(
+            """alter table skill_activation_daily enable row level security;
+               create policy tenant_isolation on skill_activation_daily
+                   using (skillet_is_system() or organization_id = skillet_current_org())
+                   with check (skillet_is_system() or organization_id = skillet_current_org());
+               grant select, insert, update, delete on skill_activation_daily to skillet_app"""
+        )
+    try:
+        yield
+    finally:
+        if not exists:
+            await db.execute("drop table skill_activation_daily")

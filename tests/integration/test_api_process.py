@@ -1,0 +1,74 @@
+"""`skillet api` as its own process: serves on SKILLET_API_HOST/PORT, stops on SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import subprocess
+import time
+
+import aiohttp
+import asyncpg
+
+from tests.integration.support import SKILLET, create_org, worker_env
+from worker.processes import free_port
+from worker.settings import Settings
+
+
+async def _wait_healthy(url: str, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 20
+    async with aiohttp.ClientSession() as http:
+        while time.monotonic() < deadline:
+            assert process.poll() is None, "skillet api exited early"
+            try:
+                async with http.get(url + "/healthz") as response:
+                    if response.status == 200:
+                        return
+            except aiohttp.ClientConnectionError:
+                pass
+            await asyncio.sleep(0.1)
+    raise AssertionError("skillet api did not start")
+
+
+def _start_api(env: dict[str, str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [SKILLET, "api"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+
+
+async def test_the_api_command_serves_a_key_made_by_the_cli_until_sigterm(
+    settings: Settings, db: asyncpg.Connection
+) -> None:
+    org = await create_org(db)
+    port = free_port()
+    env = worker_env(settings, SKILLET_API_HOST="127.0.0.1", SKILLET_API_PORT=str(port))
+    created = await asyncio.to_thread(
+        subprocess.run,
+        [SKILLET, "api-keys", "create", "--org", str(org), "--role", "editor", "--json"],
+        env=env,
+        capture_output=True,
+        check=True,
+        timeout=60,
+    )
+    key = json.loads(created.stdout.decode().strip().splitlines()[-1])["key"]
+    process = _start_api(env)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        await _wait_healthy(url, process)
+        async with aiohttp.ClientSession() as http:
+            headers = {"Authorization": f"Bearer {key}"}
+            async with http.get(url + "/v1/skills", headers=headers) as answer:
+                assert answer.status == 200
+                assert await answer.json() == {"items": [], "next": None}
+            async with http.get(url + "/v1/skills") as anonymous:
+                assert anonymous.status == 401
+        process.send_signal(signal.SIGTERM)
+        out, err = await asyncio.to_thread(process.communicate, timeout=20)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 0, err.decode()[-500:]
+    assert out.decode().strip() == "api stopped"
+    assert key not in err.decode()  # the key never reaches a log

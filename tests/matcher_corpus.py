@@ -1,0 +1,113 @@
+"""The labelled WhatsApp corpus of tests/data/matcher_corpus.jsonl and how the catalog scores
+on it: recall and false hits per skill (shared by the unit test and bench/catalog_recall.py).
+
+Each line is ``{"text", "skill", "split"}``: ``skill`` is the catalog skill the message should
+match (``null``: none), ``split`` is ``tune`` (keywords were chosen looking at these) or
+``measure`` (held out: the targets are asserted on these only).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from skills.catalog_seed import DEFAULT_CATALOG_DIR, catalog_folders, load_catalog_package
+from skills.models import LoadedSkill
+from turn.matcher import compile_matcher
+
+CORPUS_PATH = Path(__file__).resolve().parent / "data" / "matcher_corpus.jsonl"
+SPLITS = ("tune", "measure")
+
+# The targets per skill on the `measure` part.
+MIN_RECALL = 0.9
+MAX_FALSE_HIT_RATE = 0.03
+# What the shipped keywords measure there (bench/catalog_recall.py), below the targets: a
+# keyword edit that loses recall or adds false hits fails the test and the bench.
+MEASURED_RECALL = {"agendamento": 0.69, "objecao-preco": 0.56}
+MEASURED_FALSE_HIT_RATE = {"agendamento": 0.01, "objecao-preco": 0.01}
+
+
+@dataclass(frozen=True)
+class Message:
+    text: str
+    skill: str | None
+    split: str
+
+
+@dataclass(frozen=True)
+class SkillScore:
+    """How one skill does on a set of messages."""
+
+    name: str
+    misses: tuple[str, ...]  # labelled for this skill, not matched by it
+    false_hits: tuple[str, ...]  # labelled for another skill or none, matched by it
+    labelled: int  # messages labelled for this skill
+    others: int  # every other message
+
+    @property
+    def recall(self) -> float:
+        return 1 - len(self.misses) / self.labelled
+
+    @property
+    def false_hit_rate(self) -> float:
+        return len(self.false_hits) / self.others
+
+    @property
+    def meets_targets(self) -> bool:
+        return self.recall >= MIN_RECALL and self.false_hit_rate <= MAX_FALSE_HIT_RATE
+
+    @property
+    def keeps_measured(self) -> bool:
+        return (
+            self.recall >= MEASURED_RECALL[self.name]
+            and self.false_hit_rate <= MEASURED_FALSE_HIT_RATE[self.name]
+        )
+
+
+def load_corpus(split: str) -> list[Message]:
+    if split not in SPLITS:
+        raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
+    rows = [json.loads(line) for line in CORPUS_PATH.read_text(encoding="utf-8").splitlines()]
+    return [Message(**row) for row in rows if row["split"] == split]
+
+
+def catalog_skills() -> list[LoadedSkill]:
+    """The shipped catalog as an org that installed all of it loads it."""
+    skills = []
+    for folder in catalog_folders(DEFAULT_CATALOG_DIR):
+        package = load_catalog_package(folder)
+        skills.append(
+            LoadedSkill(
+                name=package.name,
+                description=package.description,
+                body=package.body,
+                matcher=package.matcher,
+                version_id=uuid.uuid4(),
+            )
+        )
+    return skills
+
+
+def score(skills: list[LoadedSkill], messages: list[Message]) -> list[SkillScore]:
+    """Recall and false hits of every skill (a hit: the skill is in `matched`, uncapped)."""
+    matcher = compile_matcher(skills)
+    matched = [{s.name for s in matcher.match(m.text).matched} for m in messages]
+    scores = []
+    for skill in skills:
+        mine = [(m, names) for m, names in zip(messages, matched, strict=True)]
+        scores.append(
+            SkillScore(
+                name=skill.name,
+                misses=tuple(
+                    m.text for m, n in mine if m.skill == skill.name and skill.name not in n
+                ),
+                false_hits=tuple(
+                    m.text for m, n in mine if m.skill != skill.name and skill.name in n
+                ),
+                labelled=sum(m.skill == skill.name for m in messages),
+                others=sum(m.skill != skill.name for m in messages),
+            )
+        )
+    return scores
