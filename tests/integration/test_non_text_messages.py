@@ -145,11 +145,8 @@ async def test_the_webhook_enqueues_non_text_with_its_number_s_reply_rule_and_ag
         "wamid.t": ("text", "oi", True, None),
         "wamid.aud2": ("audio", "[áudio]", True, vendas),
     }
-    jobs = await queued_payloads(settings)
+    jobs = await queued_payloads(settings)  # one job per stored message
     assert sorted(j["message_id"] for j in jobs) == ["wamid.aud", "wamid.aud2", "wamid.t"]
-    assert all(
-        set(j) == {"organization_id", "conversation_id", "inbound_id", "message_id"} for j in jobs
-    )
 
 
 async def test_each_number_is_answered_by_its_own_agent(
