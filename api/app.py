@@ -1,7 +1,8 @@
 """The admin API's aiohttp application: the route table, the OpenAPI document, JSON errors.
 
 Every /v1 route takes `Authorization: Bearer KEY` (api.guard); /openapi.json and /healthz
-need none. Lists answer `{"items": [...], "next": cursor | null}` (api.pagination).
+need none. Lists answer `{"items": [...], "next": cursor | null}` (api.pagination). The
+console (api.console) is served by the same application under /console, in HTML.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from aiohttp import web
 from aiohttp.typedefs import Handler as AiohttpHandler
 
 from api.bodies import MAX_UPLOAD_BYTES, MULTIPART_OVERHEAD_BYTES
+from api.console.render import CONSOLE_PREFIX
+from api.console.routes import add_console, html_errors
 from api.guard import error_reply, guarded, json_reply
 from api.openapi import HEALTH_PATH, OPENAPI_PATH, build_openapi
 from api.route_table import ROUTES
@@ -21,7 +24,10 @@ log = structlog.get_logger(__name__)
 
 @web.middleware
 async def json_errors(request: web.Request, handler: AiohttpHandler) -> web.StreamResponse:
-    """aiohttp's own 404/405 and anything unexpected answer in the API's JSON shape."""
+    """aiohttp's own 404/405 and anything unexpected answer in the API's JSON shape (the
+    console's, as pages)."""
+    if request.path == CONSOLE_PREFIX or request.path.startswith(CONSOLE_PREFIX + "/"):
+        return await html_errors(request, handler)
     try:
         return await handler(request)
     except web.HTTPException as exc:
@@ -52,4 +58,5 @@ def build_app(deps: ApiDeps) -> web.Application:
     app.router.add_get(HEALTH_PATH, health)
     for route in ROUTES:
         app.router.add_route(route.method, route.path, guarded(route))
+    add_console(app)
     return app

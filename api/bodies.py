@@ -3,10 +3,15 @@
 An upload is refused with 413 as soon as it is known to pass MAX_UPLOAD_BYTES: from its
 Content-Length before a byte is read, else while streaming, before reading further. A
 package is at most 5 MiB uncompressed (skills.package), so its .zip is smaller still.
+
+The console (api.console) reads its HTML forms itself (it checks their CSRF token first) and
+leaves what a route's handler would have read under PRELOADED_BODY: a dict of fields for
+`read_json`, the file's bytes for `read_upload`. The handler validates it as it would a body.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
@@ -21,6 +26,7 @@ MAX_JSON_BYTES = 256 * 1024  # an agent's prompt is at most 50,000 characters
 MULTIPART_OVERHEAD_BYTES = 16 * 1024
 CHUNK_BYTES = 64 * 1024
 UPLOAD_FIELD = "file"
+PRELOADED_BODY = web.RequestKey("preloaded_body", object)
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -46,10 +52,14 @@ async def _read_capped(read: Callable[[int], Awaitable[bytes]], limit: int, what
 
 
 async def read_json(request: web.Request, model: type[M]) -> M:
-    declared = request.content_length
-    if declared is not None and declared > MAX_JSON_BYTES:
-        raise _too_large(MAX_JSON_BYTES, "corpo")
-    raw = await _read_capped(request.content.read, MAX_JSON_BYTES, "corpo")
+    preloaded = request.get(PRELOADED_BODY)
+    if isinstance(preloaded, dict):
+        raw = json.dumps(preloaded).encode()
+    else:
+        declared = request.content_length
+        if declared is not None and declared > MAX_JSON_BYTES:
+            raise _too_large(MAX_JSON_BYTES, "corpo")
+        raw = await _read_capped(request.content.read, MAX_JSON_BYTES, "corpo")
     try:
         return model.model_validate_json(raw or b"{}")
     except ValidationError as exc:
@@ -63,6 +73,11 @@ async def read_json(request: web.Request, model: type[M]) -> M:
 
 async def read_upload(request: web.Request) -> bytes:
     """The .zip of a skill: the raw body, or the `file` part of a multipart/form-data body."""
+    preloaded = request.get(PRELOADED_BODY)
+    if isinstance(preloaded, bytes):
+        if len(preloaded) > MAX_UPLOAD_BYTES:
+            raise _too_large(MAX_UPLOAD_BYTES, "pacote")
+        return preloaded
     multipart = request.content_type.startswith("multipart/")
     slack = MULTIPART_OVERHEAD_BYTES if multipart else 0
     declared = request.content_length

@@ -4,6 +4,9 @@ Order: the bearer key is looked up first (401 without a live one; nothing else i
 the route's least role (403), then the handler. A refusal (4xx) of a mutating route writes
 one `refused` audit row, with its code, in a transaction of its own, on the caller's org
 (unless the callee wrote it already, as skills.drafts does).
+
+`run_route` is that gate without the HTTP answer: the console (api.console) runs the same
+routes through it, so what a role may do and what is audited are decided here only.
 """
 
 from __future__ import annotations
@@ -16,8 +19,8 @@ from aiohttp import web
 
 from api.errors import ApiError, status_of
 from api.key_queries import fetch_key_owner
-from api.keys import parse_bearer, role_allows
-from api.routing import DEPS, Handler, Principal, Route
+from api.keys import parse_bearer, parse_key, role_allows
+from api.routing import DEPS, Principal, Reply, Route
 from core.db_errors import DATABASE_ERRORS, db_errors
 from core.errors import SkilletError
 from core.tenancy import org_connection
@@ -44,7 +47,16 @@ def error_reply(status: int, code: str, message: str) -> web.Response:
 
 
 async def authenticate(pool: Any, header: str | None) -> Principal | None:
-    parsed = parse_bearer(header)
+    """The caller of an `Authorization: Bearer KEY` header; None without a live key."""
+    return await _owner(pool, parse_bearer(header))
+
+
+async def authenticate_key(pool: Any, key: str) -> Principal | None:
+    """The principal of a key typed as is (the console's sign-in); None unless live."""
+    return await _owner(pool, parse_key(key.strip()))
+
+
+async def _owner(pool: Any, parsed: tuple[str, bytes] | None) -> Principal | None:
     if parsed is None:
         return None
     prefix, key_hash = parsed
@@ -71,17 +83,21 @@ def guarded(route: Route) -> Any:
         with structlog.contextvars.bound_contextvars(
             organization_id=str(principal.organization_id), actor=principal.prefix
         ):
-            return await _run(route, route.handler, request, principal)
+            return await _run(route, request, principal)
 
     handle.__name__ = route.operation_id
     return handle
 
 
-async def _run(
-    route: Route, handler: Handler, request: web.Request, principal: Principal
-) -> web.Response:
+def may(principal: Principal, route: Route) -> bool:
+    """Whether the principal's role reaches the route's least role."""
+    return role_allows(principal.role, route.role)
+
+
+async def run_route(route: Route, request: web.Request, principal: Principal) -> Reply:
+    """Role check, handler, refusal audit; raises the SkilletError that refused the call."""
     try:
-        if not role_allows(principal.role, route.role):
+        if not may(principal, route):
             raise ApiError(
                 403,
                 "forbidden",
@@ -89,11 +105,17 @@ async def _run(
                 f"{route.role.value} ou acima.",
             )
         with db_errors(f"api {route.operation_id}"):
-            body = await handler(request, principal)
+            return await route.handler(request, principal)
     except SkilletError as exc:
-        status = status_of(exc)
-        if _audits_refusal(route, exc, status):
+        if _audits_refusal(route, exc, status_of(exc)):
             await _audit_refusal(request, route, principal, exc)
+        raise
+
+
+async def _run(route: Route, request: web.Request, principal: Principal) -> web.Response:
+    try:
+        body = await run_route(route, request, principal)
+    except SkilletError as exc:
         return _error(exc)
     return json_reply(body, route.status)
 

@@ -62,3 +62,35 @@ async def list_activation_days(
     """Counts of the `days` UTC days ending `today` (days without a row are absent)."""
     rows = await conn.fetch(LIST_ACTIVATION_DAYS, organization_id, name, today, days)
     return [ActivationDay(r["day"], int(r["hard_count"]), int(r["probe_count"])) for r in rows]
+
+
+@dataclass(frozen=True)
+class ActivationTotals:
+    hard: int
+    probe: int  # probe keywords matched without a hard match: demand no skill serves
+    capped: int  # matched, but cut by the injection cap
+
+
+LIST_ACTIVATION_TOTALS = """
+select skill_name, sum(hard_count) as hard, sum(probe_count) as probe,
+       sum(capped_count) as capped
+from skill_activation_daily
+where organization_id = $1 and skill_name = any($2::text[])
+  and day > $3::date - $4::int and day <= $3
+group by skill_name
+"""
+
+
+async def list_activation_totals(
+    conn: asyncpg.Connection,
+    organization_id: uuid.UUID,
+    names: list[str],
+    today: date,
+    days: int,
+) -> dict[str, ActivationTotals]:
+    """Sums of the `days` UTC days ending `today`, by skill; skills without a row are absent."""
+    rows = await conn.fetch(LIST_ACTIVATION_TOTALS, organization_id, names, today, days)
+    return {
+        r["skill_name"]: ActivationTotals(int(r["hard"]), int(r["probe"]), int(r["capped"]))
+        for r in rows
+    }

@@ -14,7 +14,13 @@ from api.bodies import read_upload
 from api.errors import ApiError, not_found
 from api.pagination import page_of, page_sorted, parse_limit, read_cursor
 from api.routing import Principal, Reply, deps_of, org_db
-from api.skill_queries import InstalledRow, list_activation_days, list_installed_page
+from api.skill_queries import (
+    ActivationTotals,
+    InstalledRow,
+    list_activation_days,
+    list_activation_totals,
+    list_installed_page,
+)
 from skills.audit_queries import AuditEntry, insert_audit
 from skills.catalog import (
     import_skill_package,
@@ -36,7 +42,10 @@ async def list_catalog(request: web.Request, principal: Principal) -> Reply:
     return {"items": [s.to_json() for s in page.items], "next": page.next}
 
 
-def _installed_json(row: InstalledRow) -> dict[str, Any]:
+_NONE = ActivationTotals(0, 0, 0)
+
+
+def _installed_json(row: InstalledRow, totals: ActivationTotals) -> dict[str, Any]:
     return {
         "name": row.name,
         "description": row.description,
@@ -45,18 +54,30 @@ def _installed_json(row: InstalledRow) -> dict[str, Any]:
         "state": row.state,
         "pinned": row.pinned,
         "updated_at": row.updated_at.isoformat(),
+        f"last_{SERIES_DAYS}_days": {
+            "hard": totals.hard,
+            "probe": totals.probe,
+            "capped": totals.capped,
+        },
     }
 
 
 async def list_installed(request: web.Request, principal: Principal) -> Reply:
+    """Each with its activations of the last 30 UTC days: hard, probe (demand no skill
+    served) and capped (matched but cut by the injection cap)."""
     limit = parse_limit(request.query)
     after = read_cursor("skills", request.query, lambda k: str(k[0]))
+    today = deps_of(request).clock().astimezone(UTC).date()
     async with org_db(request, principal) as conn:
         rows = await list_installed_page(
             conn, principal.organization_id, after=after, limit=limit + 1
         )
-    page = page_of(rows, limit, "skills", lambda r: [r.name])
-    return {"items": [_installed_json(r) for r in page.items], "next": page.next}
+        page = page_of(rows, limit, "skills", lambda r: [r.name])
+        totals = await list_activation_totals(
+            conn, principal.organization_id, [r.name for r in page.items], today, SERIES_DAYS
+        )
+    items = [_installed_json(r, totals.get(r.name, _NONE)) for r in page.items]
+    return {"items": items, "next": page.next}
 
 
 async def upload_skill(request: web.Request, principal: Principal) -> Reply:

@@ -239,6 +239,7 @@ async def test_activations_are_counted_per_utc_day_for_7_and_30_days(
             )
         answer = await api.get("/v1/skills/frete/activations", key)
         missing = await api.get("/v1/skills/troca/activations", key)
+        listed = await api.get("/v1/skills", key)
     assert answer.status == 200, answer.body
     assert answer.body["today"] == "2026-11-30"
     assert answer.body["last_7_days"] == {"hard": 5, "probe": 1}
@@ -247,3 +248,6 @@ async def test_activations_are_counted_per_utc_day_for_7_and_30_days(
     assert len(days) == 30 and days[0]["day"] == "2026-11-01" and days[-1]["day"] == "2026-11-30"
     assert days[-1] == {"day": "2026-11-30", "hard": 3, "probe": 1}
     assert (missing.status, missing.code) == (404, "skill_not_installed")
+    # The installed list carries the same 30-day sums (the console's skills page shows them).
+    [frete] = listed.body["items"]
+    assert frete["last_30_days"] == {"hard": 11, "probe": 7, "capped": 0}

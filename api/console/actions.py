@@ -1,0 +1,113 @@
+"""The console's buttons and forms: each runs one admin API route through the API's gate
+(api.guard.run_route), so the role it needs and the audit rows it writes (a change's, or a
+refusal's) are the route's own. The form's fields become the body the route would read
+(api.bodies.PRELOADED_BODY).
+
+Success answers 303 to the page that shows the result (`?ok=<operation>` picks a fixed
+notice), so a reload never repeats a change; a refusal shows the page the form was on, with
+the refusal's code and message and its HTTP status. A new key goes to the keys page in a
+cookie of that page only (HttpOnly, SameSite=Strict, one minute), which the page shows once
+and deletes: never in a URL, never stored, and a reload does not mint another key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+from aiohttp.web_request import FileField
+
+from api.bodies import PRELOADED_BODY
+from api.console import pages
+from api.console.auth import Form, Visit, set_cookie
+from api.console.render import CONSOLE_PREFIX, see_other
+from api.guard import run_route
+from core.errors import SkilletError
+
+Body = Callable[[Form], dict[str, Any] | bytes]
+
+
+def _upload(form: Form) -> bytes:
+    field = form.get("file")
+    # No file chosen reaches the parser as an empty body: it says "not a zip".
+    return field.file.read() if isinstance(field, FileField) else b""
+
+
+def _new_key(form: Form) -> dict[str, Any]:
+    body: dict[str, Any] = {"role": form.get("role")}
+    name = form.get("name")
+    if isinstance(name, str) and name.strip():
+        body["name"] = name.strip()
+    return body
+
+
+def _authoring(form: Form) -> dict[str, Any]:
+    return {"agent_authoring": form.get("agent_authoring")}
+
+
+def _persona(form: Form) -> dict[str, Any]:
+    return {"name": form.get("name"), "system_prompt": form.get("system_prompt")}
+
+
+def _model(form: Form) -> dict[str, Any]:
+    """The model form: no provider chosen hands the agent back to the service's default."""
+    provider, name = form.get("model_provider"), form.get("model_name")
+    if not provider:
+        return {"default_model": True}
+    return {"model_provider": provider, "model_name": name if name else None}
+
+
+@dataclass(frozen=True)
+class Action:
+    path: str  # the console's POST path (its {name}/{prefix} are the API route's)
+    operation: str  # the API route it runs
+    on_page: pages.PageReader  # where a refusal is shown
+    done: str  # where a success leads
+    body: Body | None = None
+    carries_key: bool = False  # the reply's `key` goes to the next page, once
+
+
+P = CONSOLE_PREFIX
+ACTIONS: tuple[Action, ...] = (
+    Action(f"{P}/marketplace/{{name}}/instalar", "install_skill", pages.marketplace, "/skills"),
+    Action(f"{P}/enviar", "upload_skill", pages.upload, "/skills", _upload),
+    Action(f"{P}/skills/{{name}}/fixar", "pin_skill", pages.installed, "/skills"),
+    Action(f"{P}/skills/{{name}}/desafixar", "unpin_skill", pages.installed, "/skills"),
+    Action(f"{P}/skills/{{name}}/restaurar", "restore_skill", pages.installed, "/skills"),
+    Action(f"{P}/skills/{{name}}/desinstalar", "uninstall", pages.installed, "/skills"),
+    Action(f"{P}/rascunhos/{{name}}/aprovar", "approve_draft_route", pages.draft, "/rascunhos"),
+    Action(f"{P}/rascunhos/{{name}}/rejeitar", "reject_draft_route", pages.draft, "/rascunhos"),
+    Action(f"{P}/agente/autoria", "update_settings", pages.agent, "/agente", _authoring),
+    Action(f"{P}/agente/{{id}}/persona", "update_agent_route", pages.agent, "/agente", _persona),
+    Action(f"{P}/agente/{{id}}/modelo", "update_agent_route", pages.agent, "/agente", _model),
+    Action(f"{P}/chaves", "create_key", pages.keys, "/chaves", _new_key, carries_key=True),
+    Action(f"{P}/chaves/{{prefix}}/revogar", "revoke_key", pages.keys, "/chaves"),
+)
+
+
+def handler(action: Action) -> Callable[[web.Request, Visit], Any]:
+    async def act(request: web.Request, visit: Visit) -> web.StreamResponse:
+        assert visit.form is not None  # a POST, its CSRF token checked (api.console.auth)
+        if action.body is not None:
+            request[PRELOADED_BODY] = action.body(visit.form)
+        route = pages.API[action.operation]
+        try:
+            reply = await run_route(route, request, visit.principal)
+        except SkilletError as exc:
+            return await pages.show(request, visit, action.on_page, error=exc)
+        response = see_other(f"{CONSOLE_PREFIX}{action.done}?ok={action.operation}")
+        if action.carries_key:
+            set_cookie(
+                request,
+                response,
+                pages.NEW_KEY_COOKIE,
+                reply["key"],
+                pages.NEW_KEY_TTL_S,
+                path=CONSOLE_PREFIX + action.done,
+            )
+        return response
+
+    act.__name__ = f"console_{action.operation}"
+    return act

@@ -1,0 +1,236 @@
+"""The console's pages: each reads through the admin API's own routes (api.route_table), run
+by the API's gate (api.guard.run_route), and hands the answer to a template.
+
+So a page shows exactly what the API answers for the same key, with the same role check;
+which buttons a page offers comes from the same gate (`may`), never from a rule of its own.
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from aiohttp import web
+
+from api.console.auth import SIGN_OUT_PATH, Visit, forget
+from api.console.diff_lines import counts, diff_lines
+from api.console.render import CONSOLE_PREFIX, html
+from api.errors import status_of
+from api.guard import may, run_route
+from api.keys import Role, parse_key
+from api.route_table import ROUTES
+from api.routing import Reply, Route
+from core.errors import SkilletError
+from turn.model_choice import PROVIDERS
+
+API: dict[str, Route] = {r.operation_id: r for r in ROUTES}
+PageData = tuple[str, dict[str, Any]]  # template, its context
+PageReader = Callable[[web.Request, Visit], Awaitable[PageData]]
+
+ROLE_NAMES = {Role.VIEWER: "leitura", Role.EDITOR: "edição", Role.ADMIN: "administração"}
+# (path, label, the API read the page needs): a link shows only if the key may follow it.
+NAV = (
+    ("/marketplace", "Marketplace", "list_catalog"),
+    ("/skills", "Skills", "list_installed"),
+    ("/enviar", "Enviar .zip", "upload_skill"),
+    ("/rascunhos", "Rascunhos", "list_drafts_route"),
+    ("/agente", "Agente", "list_agents_route"),
+    ("/curador", "Curador", "list_curator_runs_route"),
+    ("/conversas", "Conversas", "list_conversations_route"),
+    ("/auditoria", "Auditoria", "list_audit_route"),
+    ("/chaves", "Chaves", "list_keys"),
+)
+# What a successful action says on the page it leads to (`?ok=<operation>`): fixed texts.
+NOTICES = {
+    "install_skill": "Skill instalada: o agente já a usa na próxima mensagem.",
+    "upload_skill": "Pacote importado e instalado.",
+    "uninstall": "Skill desinstalada (o histórico fica guardado).",
+    "pin_skill": "Skill fixada: o curador não mexe nela.",
+    "unpin_skill": "Skill devolvida ao curador.",
+    "restore_skill": "Skill restaurada: ativa de novo.",
+    "approve_draft_route": "Rascunho aprovado e instalado: vale a partir da próxima mensagem.",
+    "reject_draft_route": "Rascunho recusado (fica registrado).",
+    "revoke_key": "Chave revogada: as sessões abertas com ela terminaram.",
+    "update_settings": "Configuração salva.",
+    "update_agent_route": "Agente atualizado: vale a partir da próxima mensagem.",
+}
+
+
+async def read(request: web.Request, visit: Visit, operation: str) -> Reply:
+    return await run_route(API[operation], request, visit.principal)
+
+
+def _page_href(request: web.Request, cursor: str | None) -> str | None:
+    if cursor is None:
+        return None
+    query = {k: v for k, v in request.query.items() if k not in ("cursor", "ok")}
+    return request.path + "?" + urllib.parse.urlencode({**query, "cursor": cursor})
+
+
+def _error_view(error: SkilletError | None) -> dict[str, str] | None:
+    return None if error is None else {"code": error.code, "message": error.message}
+
+
+def base_context(request: web.Request, visit: Visit) -> dict[str, Any]:
+    can = {op: may(visit.principal, route) for op, route in API.items()}
+    return {
+        "visit": visit,
+        "role_name": ROLE_NAMES[visit.principal.role],
+        "can": can,
+        "nav": [
+            (CONSOLE_PREFIX + path, label, request.path.startswith(CONSOLE_PREFIX + path))
+            for path, label, op in NAV
+            if can[op]
+        ],
+        "csrf": visit.csrf,
+        "sign_out": SIGN_OUT_PATH,
+        "prefix": CONSOLE_PREFIX,
+    }
+
+
+async def show(
+    request: web.Request,
+    visit: Visit,
+    reader: PageReader,
+    *,
+    error: SkilletError | None = None,
+    extra: dict[str, Any] | None = None,
+) -> web.Response:
+    """The page `reader` builds; with `error` (an action's refusal) shown on top of it, and
+    its status. If the page itself cannot be read, the error page says why."""
+    status = 200 if error is None else status_of(error)
+    try:
+        template, context = await reader(request, visit)
+    except SkilletError as exc:
+        template, context = "error.html", {"title": "Não foi possível abrir a página"}
+        error = error or exc
+        status = status_of(error)
+    notice = NOTICES.get(request.query.get("ok", "")) if error is None else None
+    return html(
+        request,
+        template,
+        {
+            **base_context(request, visit),
+            **context,
+            **(extra or {}),
+            "notice": notice,
+            "error": _error_view(error),
+            "next_href": _page_href(request, context.get("next")),
+        },
+        status,
+    )
+
+
+def page(reader: PageReader) -> Callable[[web.Request, Visit], Awaitable[web.Response]]:
+    async def handle(request: web.Request, visit: Visit) -> web.Response:
+        return await show(request, visit, reader)
+
+    return handle
+
+
+async def marketplace(request: web.Request, visit: Visit) -> PageData:
+    reply = await read(request, visit, "list_catalog")
+    return "marketplace.html", {"items": reply["items"], "next": reply["next"]}
+
+
+async def installed(request: web.Request, visit: Visit) -> PageData:
+    reply = await read(request, visit, "list_installed")
+    return "skills.html", {"items": reply["items"], "next": reply["next"]}
+
+
+async def upload(request: web.Request, visit: Visit) -> PageData:
+    return "upload.html", {"next": None}
+
+
+DRAFT_STATUSES = (
+    ("pending", "Pendentes"),
+    ("approved", "Aprovados"),
+    ("rejected", "Recusados"),
+    ("all", "Todos"),
+)
+
+
+async def drafts(request: web.Request, visit: Visit) -> PageData:
+    reply = await read(request, visit, "list_drafts_route")
+    status = request.query.get("status", "pending")
+    return "drafts.html", {
+        "items": reply["items"],
+        "next": reply["next"],
+        "status": status,
+        "statuses": DRAFT_STATUSES,
+    }
+
+
+async def draft(request: web.Request, visit: Visit) -> PageData:
+    reply = await read(request, visit, "show_draft_route")
+    lines = diff_lines(reply["diff"]["skill_md"])
+    added, removed = counts(lines)
+    return "draft.html", {
+        "draft": reply,
+        "lines": lines,
+        "added": added,
+        "removed": removed,
+        "files": reply["diff"]["files"],
+        "next": None,
+    }
+
+
+async def agent(request: web.Request, visit: Visit) -> PageData:
+    agents = await read(request, visit, "list_agents_route")
+    settings = await read(request, visit, "get_settings")
+    return "agent.html", {
+        "items": agents["items"],
+        "next": agents["next"],
+        "authoring": settings["agent_authoring"],
+        "providers": PROVIDERS,
+    }
+
+
+async def curator(request: web.Request, visit: Visit) -> PageData:
+    reply = await read(request, visit, "list_curator_runs_route")
+    return "curator.html", {"items": reply["items"], "next": reply["next"]}
+
+
+async def conversations(request: web.Request, visit: Visit) -> PageData:
+    reply = await read(request, visit, "list_conversations_route")
+    return "conversations.html", {"items": reply["items"], "next": reply["next"]}
+
+
+async def conversation(request: web.Request, visit: Visit) -> PageData:
+    reply = await read(request, visit, "list_messages_route")
+    return "conversation.html", {
+        "conversation_id": request.match_info["id"],
+        "items": reply["items"],
+        "next": reply["next"],
+    }
+
+
+async def audit(request: web.Request, visit: Visit) -> PageData:
+    reply = await read(request, visit, "list_audit_route")
+    return "audit.html", {"items": reply["items"], "next": reply["next"]}
+
+
+NEW_KEY_COOKIE = "skillet_chave_nova"
+NEW_KEY_TTL_S = 60  # from the create's redirect to the list that shows it
+
+
+async def keys(request: web.Request, visit: Visit) -> PageData:
+    reply = await read(request, visit, "list_keys")
+    return "keys.html", {
+        "items": reply["items"],
+        "next": reply["next"],
+        "roles": [(r.value, ROLE_NAMES[r]) for r in Role],
+        "created": None,
+    }
+
+
+async def keys_page(request: web.Request, visit: Visit) -> web.Response:
+    """The keys list; right after a create, with the new key, shown this once."""
+    made = request.cookies.get(NEW_KEY_COOKIE, "")
+    parsed = parse_key(made)
+    created = None if parsed is None else {"key": made, "prefix": parsed[0]}
+    response = await show(request, visit, keys, extra={"created": created})
+    if made:
+        forget(response, NEW_KEY_COOKIE, path=request.path)
+    return response

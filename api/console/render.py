@@ -1,0 +1,76 @@
+"""HTML answers of the console: the Jinja2 environment (autoescape on) and its headers.
+
+Every value a customer, a model or a package wrote reaches a page through `{{ }}` and is
+escaped; no template marks anything `|safe`. Pages are never cached (they carry CSRF tokens,
+and a key is shown once), may not be framed, and run no script (the CSP says so).
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from datetime import UTC, datetime
+from typing import Any
+
+import jinja2
+from aiohttp import web
+
+CONSOLE_PREFIX = "/console"
+TEMPLATES = web.AppKey("console_templates", jinja2.Environment)
+SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
+        "frame-ancestors 'none'; base-uri 'none'"
+    ),
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+    "Cache-Control": "no-store",
+}
+
+
+def when(value: str | None) -> str:
+    """An ISO timestamp as a person in Brazil reads it, in UTC (the day counts are UTC)."""
+    if not value:
+        return "—"
+    stamp = datetime.fromisoformat(value).astimezone(UTC)
+    return stamp.strftime("%d/%m/%Y %H:%M") + " UTC"
+
+
+def segment(value: object) -> str:
+    """One URL path segment (a skill name, an id), percent-encoded, slashes included."""
+    return urllib.parse.quote(str(value), safe="")
+
+
+def build_templates() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("api.console", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["when"] = when
+    env.filters["seg"] = segment
+    return env
+
+
+# What base.html reads on every page, absent unless a page sets it.
+_BASE_DEFAULTS: dict[str, Any] = {"visit": None, "notice": None, "error": None, "next_href": None}
+
+
+def html(
+    request: web.Request, template: str, context: dict[str, Any], status: int = 200
+) -> web.Response:
+    text = request.app[TEMPLATES].get_template(template).render(**(_BASE_DEFAULTS | context))
+    return web.Response(
+        text=text,
+        status=status,
+        content_type="text/html",
+        charset="utf-8",
+        headers=SECURITY_HEADERS,
+    )
+
+
+def see_other(location: str) -> web.Response:
+    """303: after a POST, the browser GETs `location` (a reload does not repeat the POST)."""
+    return web.Response(status=303, headers={**SECURITY_HEADERS, "Location": location})

@@ -1,0 +1,87 @@
+"""The console's routes on the API's application: sign-in, pages, actions, one CSS file.
+
+Only the sign-in page and the static files answer without a session. The console's routes
+are HTML and stay out of /openapi.json (that document is the JSON API's).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import structlog
+from aiohttp import web
+from aiohttp.typedefs import Handler as AiohttpHandler
+
+from api.console import actions, pages
+from api.console.auth import SIGN_IN_PATH, SIGN_OUT_PATH, sign_in, sign_in_form, sign_out, signed_in
+from api.console.render import CONSOLE_PREFIX, TEMPLATES, build_templates, html, see_other
+from api.errors import status_of
+from core.errors import SkilletError
+
+log = structlog.get_logger(__name__)
+
+STATIC_DIR = Path(__file__).parent / "static"
+P = CONSOLE_PREFIX
+PAGES = (
+    ("/marketplace", pages.marketplace),
+    ("/skills", pages.installed),
+    ("/enviar", pages.upload),
+    ("/rascunhos", pages.drafts),
+    ("/rascunhos/{name}", pages.draft),
+    ("/agente", pages.agent),
+    ("/curador", pages.curator),
+    ("/conversas", pages.conversations),
+    ("/conversas/{id}", pages.conversation),
+    ("/auditoria", pages.audit),
+)
+_HTTP_MESSAGES = {
+    404: "Esta página não existe.",
+    405: "Esta página não aceita esse tipo de pedido.",
+    413: "O envio passa de 8 MiB; um pacote de skill tem no máximo 5 MiB descompactado.",
+}
+
+
+def _failure(request: web.Request, status: int, code: str, message: str) -> web.Response:
+    return html(
+        request,
+        "error.html",
+        {"visit": None, "title": "Algo deu errado", "error": {"code": code, "message": message}},
+        status,
+    )
+
+
+async def html_errors(request: web.Request, handler: AiohttpHandler) -> web.StreamResponse:
+    """What the API's middleware does in JSON, as a page: aiohttp's own refusals, errors that
+    escaped a page (the database down), anything unexpected."""
+    try:
+        return await handler(request)
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        message = _HTTP_MESSAGES.get(exc.status, exc.reason)
+        return _failure(request, exc.status, "http_error", message)
+    except SkilletError as exc:
+        log.error("console.failed", code=exc.code, error=exc.message[:300])
+        return _failure(request, status_of(exc), exc.code, exc.message)
+    except Exception as exc:
+        log.exception("console.unexpected", error=repr(exc)[:300])
+        return _failure(request, 500, "internal_error", "Erro interno; tente de novo.")
+
+
+async def _home(request: web.Request) -> web.StreamResponse:
+    return see_other(f"{P}/skills")
+
+
+def add_console(app: web.Application) -> None:
+    app[TEMPLATES] = build_templates()
+    app.router.add_get(P, _home)
+    app.router.add_get(P + "/", _home)
+    app.router.add_get(SIGN_IN_PATH, sign_in_form)
+    app.router.add_post(SIGN_IN_PATH, sign_in)
+    app.router.add_post(SIGN_OUT_PATH, sign_out)
+    for path, reader in PAGES:
+        app.router.add_get(P + path, signed_in(pages.page(reader)))
+    app.router.add_get(P + "/chaves", signed_in(pages.keys_page))
+    for action in actions.ACTIONS:
+        app.router.add_post(action.path, signed_in(actions.handler(action)))
+    app.router.add_static(P + "/static", STATIC_DIR, show_index=False, follow_symlinks=False)

@@ -1,0 +1,85 @@
+"""Unit tests of the console's pure parts: a draft's diff cut into coloured lines, session
+secrets and CSRF tokens."""
+
+from __future__ import annotations
+
+import difflib
+
+import pytest
+
+from api.console.diff_lines import DiffLine, LineKind, counts, diff_lines
+from api.console.render import segment, when
+from api.console.sessions import (
+    csrf_token,
+    hash_secret,
+    mint_secret,
+    tokens_match,
+    well_formed,
+)
+
+
+def _unified(before: str, after: str) -> str:
+    return "".join(
+        difflib.unified_diff(
+            before.splitlines(keepends=True),
+            after.splitlines(keepends=True),
+            fromfile="instalada/SKILL.md",
+            tofile="rascunho/SKILL.md",
+        )
+    )
+
+
+def test_a_unified_diff_is_cut_into_kinds_with_its_markers_kept() -> None:
+    lines = diff_lines(_unified("a\n--- b\nc\n", "a\n+++ b\nc\nd\n"))
+    assert lines == [
+        DiffLine(LineKind.HEADER, "--- instalada/SKILL.md"),
+        DiffLine(LineKind.HEADER, "+++ rascunho/SKILL.md"),
+        DiffLine(LineKind.HUNK, "@@ -1,3 +1,4 @@"),
+        DiffLine(LineKind.CONTEXT, " a"),
+        # After the first hunk, a body line that reads like a header is a change.
+        DiffLine(LineKind.REMOVED, "---- b"),
+        DiffLine(LineKind.ADDED, "++++ b"),
+        DiffLine(LineKind.CONTEXT, " c"),
+        DiffLine(LineKind.ADDED, "+d"),
+    ]
+    assert counts(lines) == (2, 1)
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("\n... (12 linhas a mais não mostradas)", LineKind.NOTE),
+        ("\\ No newline at end of file", LineKind.NOTE),
+    ],
+)
+def test_notes_are_neither_added_nor_removed(text: str, kind: LineKind) -> None:
+    assert [line.kind for line in diff_lines(text) if line.text] == [kind]
+
+
+def test_no_diff_gives_no_lines() -> None:
+    assert diff_lines("") == [] and counts([]) == (0, 0)
+
+
+def test_a_session_secret_is_random_well_formed_and_stored_only_as_its_hash() -> None:
+    first, second = mint_secret(), mint_secret()
+    assert first != second and well_formed(first) and well_formed(second)
+    assert len(hash_secret(first)) == 32 and first.encode() not in hash_secret(first)
+    for bad in (None, "", first[:-1], first + "A", first[:-1] + "!"):
+        assert not well_formed(bad)
+
+
+def test_the_csrf_token_is_the_sessions_own_and_compared_whole() -> None:
+    secret = mint_secret()
+    token = csrf_token(secret)
+    assert token == csrf_token(secret) != csrf_token(mint_secret())
+    assert secret not in token
+    assert tokens_match(token, token)
+    for given in (None, "", token[:-1], token + "0", token.upper(), "é" * 64):
+        assert not tokens_match(token, given)
+    assert not tokens_match("", "")
+
+
+def test_a_time_and_a_path_segment_as_pages_show_them() -> None:
+    assert when("2026-11-30T14:05:00-03:00") == "30/11/2026 17:05 UTC"
+    assert when(None) == "—"
+    assert segment("a/b ?#") == "a%2Fb%20%3F%23"
