@@ -36,6 +36,8 @@ class SoakPlan:
     media_share: float = 0.10
     kill_one_worker: bool = True
     restart_postgres: bool = False
+    # FLUSHALL at three quarters: only with a Redis of the soak's own (bench/soak.py).
+    wipe_redis: bool = False
     add_workers: int = 0  # started when a quarter of the messages are answered
     drain_workers: int = 0  # SIGTERMed (drained, not replaced) at half
     model_latency_ms: int = 20
@@ -210,7 +212,7 @@ async def _watch(
     report: SoakReport,
     scaling: _Scaling,
 ) -> None:
-    killed = restarted = False
+    killed = restarted = wiped = False
     loop = asyncio.get_running_loop()
     deadline = loop.time() + plan.timeout_s
     restart = _postgres_restart_command() if plan.restart_postgres else None
@@ -229,10 +231,24 @@ async def _watch(
             await asyncio.to_thread(subprocess.run, restart, check=True, capture_output=True)
             restarted = True
             report.events.append(f"Postgres restarted at {done} answered")
+        if done is not None and plan.wipe_redis and not wiped and done >= plan.messages * 3 // 4:
+            await _wipe_redis(settings)
+            wiped = True
+            report.events.append(f"Redis wiped at {done} answered")
         if done is not None:
             scaling.step(done, workers, report)
         await asyncio.sleep(0.2)
     report.events.append("timed out")
+
+
+async def _wipe_redis(settings: Settings) -> None:
+    """Every queued job and result gone at once, as a Redis that lost its data: the messages
+    are in Postgres, and the conversation sweep must wake what waits."""
+    redis = await open_queue(settings.redis_url, settings.queue_name)
+    try:
+        await redis.flushall()
+    finally:
+        await redis.aclose()
 
 
 VERIFY_LOST = """
