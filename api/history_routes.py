@@ -26,7 +26,7 @@ from api.history_queries import (
 )
 from api.pagination import page_of, parse_limit, read_cursor
 from api.routing import Principal, Reply, deps_of, org_db
-from jobs.payloads import InboundMessagePayload
+from jobs.payloads import HANDLE_INBOUND_MESSAGE, ConversationPayload, InboundMessagePayload
 from jobs.queue import enqueue_inbound
 from skills.audit_queries import AuditEntry, AuditRow, insert_audit, list_audit
 
@@ -187,9 +187,7 @@ async def requeue_dead_letter(request: web.Request, principal: Principal) -> Rep
                 f"Essa falha já foi reenfileirada em {letter.requeued_at:%Y-%m-%d %H:%M} UTC; "
                 "se falhar de novo, aparece como uma falha nova.",
             )
-        payload = _payload(raw, org)
-        job_id = f"{payload.job_id}:requeue:{letter.id}"
-        await enqueue_inbound(deps_of(request).queue, payload, job_id=job_id)
+        job_id = await _requeue(request, raw, org, letter.id, letter.job_id)
         stamp = await update_dead_letter_requeued(conn, org, letter.id)
         await insert_audit(
             conn,
@@ -201,6 +199,41 @@ async def requeue_dead_letter(request: web.Request, principal: Principal) -> Rep
             ),
         )
     return {"id": letter.id, "job_id": job_id, "requeued_at": stamp.isoformat()}
+
+
+async def _requeue(
+    request: web.Request, raw: Any, org: uuid.UUID, letter_id: int, first_job_id: str
+) -> str:
+    """Enqueue the failed job again: a conversation's wakeup as it was (ids only), or a
+    message of the previous release's shape stored first."""
+    deps = deps_of(request)
+    wakeup = _wakeup(raw, org)
+    if wakeup is not None:
+        job_id = f"{first_job_id}:requeue:{letter_id}"
+        await deps.queue.enqueue_job(
+            HANDLE_INBOUND_MESSAGE, wakeup.model_dump(mode="json"), _job_id=job_id
+        )
+        return job_id
+    payload = _payload(raw, org)
+    job_id = f"{payload.job_id}:requeue:{letter_id}"
+    await enqueue_inbound(deps.pool, deps.queue, payload, job_id=job_id)
+    return job_id
+
+
+def _wakeup(raw: Any, organization_id: uuid.UUID) -> ConversationPayload | None:
+    if not (isinstance(raw, dict) and "conversation_id" in raw):
+        return None
+    try:
+        wakeup = ConversationPayload.model_validate(raw)
+    except ValidationError:
+        wakeup = None
+    if wakeup is None or wakeup.organization_id != organization_id:
+        raise conflict(
+            "dead_letter_not_requeueable",
+            "O trabalho dessa falha não é uma mensagem válida desta organização; "
+            "reenfileirar não mudaria o resultado.",
+        )
+    return wakeup
 
 
 def _payload(raw: Any, organization_id: uuid.UUID) -> InboundMessagePayload:

@@ -1,8 +1,9 @@
 """Soak: many conversations, several worker processes, duplicates, a SIGKILL, a Postgres restart.
 
 Run: .venv/bin/python bench/soak.py [--messages 10000 --conversations 500 --workers 4]
-Uses the Postgres/Redis at DATABASE_URL/REDIS_URL (a database of its own, dropped at the end)
-and a private `weed mini`. Prints, last:
+Uses the Postgres at DATABASE_URL (a database of its own, dropped at the end), a Redis of its
+own (`redis-server` on a free port: it is wiped at three quarters) and a private `weed mini`.
+Prints, last:
     sent=N lost=0 duplicate_replies=0 out_of_order=0 photo_only_replies=0 ... msgs/s
 (10% of the messages are photos on a number that does not answer them: stored, and answered
 only together with a text of their burst.)
@@ -12,7 +13,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import shutil
+import socket
+import subprocess
 import sys
 import tempfile
 import time
@@ -55,6 +59,7 @@ async def _main(args: argparse.Namespace, base: Settings) -> int:
             duplicate_share=0.10,
             kill_one_worker=True,
             restart_postgres=not args.no_restart,
+            wipe_redis=True,
             model_latency_ms=args.latency_ms,
             round_gap_s=args.round_gap_s,
             timeout_s=args.timeout_s,
@@ -89,8 +94,11 @@ def main() -> int:
     configure_logging(level="WARNING")
     with tempfile.TemporaryDirectory() as tmp:
         weed = start_weed(Path(tmp), free_port(), "soak", "soak-secret-key")
+        redis_port = free_port()
+        redis = _private_redis(redis_port, Path(tmp))
         try:
             base = Settings(
+                redis_url=f"redis://127.0.0.1:{redis_port}/0",
                 s3_endpoint_url=weed.endpoint_url,
                 aws_access_key_id="soak",
                 aws_secret_access_key="soak-secret-key",
@@ -98,8 +106,37 @@ def main() -> int:
             )
             return asyncio.run(_main(args, base))
         finally:
+            redis.terminate()
+            redis.wait()
             weed.stop()
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _private_redis(port: int, directory: Path) -> subprocess.Popen[bytes]:
+    """A Redis of the soak's own: it is wiped at three quarters (FLUSHALL)."""
+    process = subprocess.Popen(
+        [
+            "redis-server",
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(directory),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    for _ in range(100):
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.1):
+            return process
+        time.sleep(0.05)
+    process.kill()
+    raise SystemExit("redis-server did not start")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 
 Run: .venv/bin/python bench/webhook_ingress.py [--requests N] [--concurrency C]
 The webhook does all its work per Cloud API delivery: size cap, HMAC, JSON, the channel
-lookup, contact aliases, the inbound route and the enqueue (mailbox + arq job) on the
+lookup, contact aliases, the inbound route, the stored message and its arq job on the
 Postgres/Redis at DATABASE_URL/REDIS_URL (a database of its own, dropped at the end). The
 bare handler reads the body and answers 200: what any webhook pays for HTTP alone. Both run
 in this process on 127.0.0.1 behind the same client. Prints the ratio last.

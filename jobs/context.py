@@ -59,6 +59,7 @@ class JobContext(TypedDict, total=False):
     curator: CuratorConfig
     curator_stats: CuratorStats  # kept across ticks of one worker
     outbox_abandoned_after_s: float  # a claim older than this belongs to no live send
+    sweep_after_s: float  # a message waiting longer than this with no holder is woken
 
 
 def arq_job(job: Callable[..., Awaitable[Any]]) -> Any:

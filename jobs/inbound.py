@@ -18,17 +18,23 @@ from core.db_errors import TRANSIENT_DATABASE_ERRORS
 from core.errors import SkilletError
 from core.tenancy import system_connection
 from jobs.context import JobContext
-from jobs.payloads import HANDLE_INBOUND_MESSAGE, InboundMessagePayload
+from jobs.payloads import HANDLE_INBOUND_MESSAGE, ConversationPayload, InboundMessagePayload
 from jobs.queries import insert_dead_letter
 from jobs.serialization import UNDECODABLE_JOB
-from turn.inbound_turn import InboundMessage, run_inbound_turn
+from turn.inbound_turn import (
+    ConversationWakeup,
+    TurnDeps,
+    TurnOutcome,
+    persist_inbound,
+    run_conversation,
+)
 
 log = structlog.get_logger(__name__)
 
 # Failures where a later try can succeed: the database or network blinked.
 TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
     *TRANSIENT_DATABASE_ERRORS,
-    RedisConnectionError,  # the conversation's mailbox and lease live in Redis
+    RedisConnectionError,  # the queue blinked (a sweep enqueues, a heartbeat writes)
     RedisTimeoutError,
 )
 
@@ -38,7 +44,7 @@ async def handle_inbound_message(ctx: JobContext, payload: dict[str, Any]) -> di
     job_id = ctx.get("job_id", "")
     tries = ctx.get("job_try", 1)
     try:
-        message = InboundMessagePayload.model_validate(payload)
+        message = _payload_of(payload)
     except ValidationError as exc:
         # A malformed payload never gets better: dead-letter it at once.
         detail = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
@@ -49,9 +55,8 @@ async def handle_inbound_message(ctx: JobContext, payload: dict[str, Any]) -> di
     ):
         deadline = asyncio.timeout(ctx.get("turn_deadline_s"))
         try:
-            turn_message = _to_turn(message, ctx.get("enqueue_time"))
             async with deadline:
-                outcome = await run_inbound_turn(ctx["turn_deps"], turn_message, job_id=job_id)
+                outcome = await _run(ctx["turn_deps"], message, ctx.get("enqueue_time"), job_id)
         except SkilletError as exc:
             return await _handle_failure(ctx, payload, message, exc.code, str(exc), exc.retryable)
         except TimeoutError as exc:
@@ -89,19 +94,34 @@ async def handle_inbound_message(ctx: JobContext, payload: dict[str, Any]) -> di
         }
 
 
-def _to_turn(message: InboundMessagePayload, received_at: datetime | None) -> InboundMessage:
-    return InboundMessage(
-        organization_id=message.organization_id,
-        channel=message.channel,
-        contact_id=message.contact_id,
-        message_id=message.message_id,
-        text=message.text,
-        sent_at=message.sent_at,
-        received_at=received_at,
-        kind=message.kind,
-        expects_reply=message.expects_reply,
-        agent_id=message.agent_id,
+def _payload_of(payload: dict[str, Any]) -> ConversationPayload | InboundMessagePayload:
+    if isinstance(payload, dict) and "conversation_id" in payload:
+        return ConversationPayload.model_validate(payload)
+    return InboundMessagePayload.model_validate(payload)  # the previous release's shape
+
+
+async def _run(
+    deps: TurnDeps,
+    message: ConversationPayload | InboundMessagePayload,
+    enqueued_at: datetime | None,
+    job_id: str,
+) -> TurnOutcome:
+    if isinstance(message, ConversationPayload):
+        return await run_conversation(deps, message.to_wakeup(), job_id=job_id)
+    # Enqueued with its text by a webhook of the previous release: store it first.
+    persisted = await persist_inbound(
+        deps.pool, message.to_message(), received_at=enqueued_at or deps.clock()
     )
+    if persisted.foreign:
+        log.warning("turn.duplicate_foreign_contact", message_id=message.message_id)
+        return TurnOutcome(status="duplicate", inbound_id=persisted.inbound_id)
+    wakeup = ConversationWakeup(
+        message.organization_id,
+        persisted.conversation_id,
+        persisted.inbound_id,
+        message.message_id,
+    )
+    return await run_conversation(deps, wakeup, job_id=job_id, redelivery=not persisted.created)
 
 
 async def undecodable_job(ctx: JobContext, kept: str) -> dict[str, Any]:
@@ -116,7 +136,7 @@ async def undecodable_job(ctx: JobContext, kept: str) -> dict[str, Any]:
 async def _handle_failure(
     ctx: JobContext,
     payload: dict[str, Any],
-    message: InboundMessagePayload,
+    message: ConversationPayload | InboundMessagePayload,
     code: str,
     error: str,
     retryable: bool,

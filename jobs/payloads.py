@@ -8,7 +8,28 @@ from typing import Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 
+from turn.inbound_turn import ConversationWakeup, InboundMessage
+
 HANDLE_INBOUND_MESSAGE = "handle_inbound_message"
+
+
+class ConversationPayload(BaseModel):
+    """A job of `handle_inbound_message` since messages are stored before their job: ids
+    only. (A payload of the older shape, `InboundMessagePayload`, is still accepted for one
+    release: the job stores the message first.)"""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    organization_id: uuid.UUID
+    conversation_id: uuid.UUID
+    inbound_id: uuid.UUID | None = None  # the message that woke it (None: a sweep)
+    message_id: str | None = Field(default=None, max_length=256)
+
+    def to_wakeup(self) -> ConversationWakeup:
+        return ConversationWakeup(
+            self.organization_id, self.conversation_id, self.inbound_id, self.message_id
+        )
+
 
 # What the customer sent. Everything but "text" reaches the model as a short description in
 # `text` (e.g. "[imagem] legenda"): interactive/button replies carry the tapped option's title.
@@ -50,6 +71,19 @@ class InboundMessagePayload(BaseModel):
     def _without_nul(cls, value: object) -> object:
         # Postgres text cannot hold U+0000: a customer's NUL would fail every retry.
         return value.replace("\x00", "") if isinstance(value, str) else value
+
+    def to_message(self) -> InboundMessage:
+        return InboundMessage(
+            organization_id=self.organization_id,
+            channel=self.channel,
+            contact_id=self.contact_id,
+            message_id=self.message_id,
+            text=self.text,
+            sent_at=self.sent_at,
+            kind=self.kind,
+            expects_reply=self.expects_reply,
+            agent_id=self.agent_id,
+        )
 
     @property
     def job_id(self) -> str:

@@ -6,6 +6,7 @@ from dataclasses import fields, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import structlog
 from arq import create_pool
 from arq.connections import ArqRedis, RedisSettings
 from redis.asyncio.retry import Retry
@@ -14,8 +15,10 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from jobs import serialization
-from jobs.payloads import HANDLE_INBOUND_MESSAGE, InboundMessagePayload
-from turn.mailbox import ConversationKey, Mailbox, MailboxEntry
+from jobs.payloads import HANDLE_INBOUND_MESSAGE, ConversationPayload, InboundMessagePayload
+from turn.inbound_turn import persist_inbound
+
+log = structlog.get_logger(__name__)
 
 # A Redis restart or failover drops connections: commands retry with backoff for about a
 # minute instead of failing (arq's loop would die on the first ConnectionError).
@@ -54,34 +57,41 @@ async def open_queue(redis_url: str, queue_name: str) -> ArqRedis:
 
 
 async def enqueue_inbound(
+    pool: Any,
     redis: ArqRedis,
     payload: InboundMessagePayload,
     *,
     coalesce_ms: int = 0,
+    received_at: datetime | None = None,
     job_id: str | None = None,
 ) -> Any:
-    """Enqueue one inbound message; None when the same message is already queued/running/kept.
+    """Store the message (its arrival is the order replies follow), then wake its
+    conversation; None when there is nothing to do (a redelivery of a message answered or
+    kept as context, or an id another contact's message is stored under).
 
-    `job_id` replaces the message's own (`payload.job_id`) for a deliberate second run: a
-    requeued dead letter, whose first job's result arq still keeps under the original id.
-
-    The message enters its conversation's mailbox first, stamped with its arrival time:
-    that is the order replies follow, whichever job runs first. The job itself starts
-    `coalesce_ms` later, so messages typed in quick succession are answered together.
+    The job carries ids only and starts `coalesce_ms` later, so messages typed in quick
+    succession are answered together. If the enqueue fails, the message is stored: the
+    conversation sweep wakes it. `job_id` replaces the message's own (`payload.job_id`) for
+    a deliberate second run: a requeued dead letter, whose first job's result arq still
+    keeps under the original id.
     """
-    key = ConversationKey(payload.organization_id, payload.channel, payload.contact_id)
-    entry = MailboxEntry(
-        payload.message_id,
-        payload.text,
-        payload.sent_at,
-        datetime.now(UTC),
-        kind=payload.kind,
-        expects_reply=payload.expects_reply,
+    persisted = await persist_inbound(
+        pool, payload.to_message(), received_at=received_at or datetime.now(UTC)
     )
-    await Mailbox(redis).add(key, entry)
+    if persisted.foreign:
+        log.warning("queue.duplicate_foreign_contact", message_id=payload.message_id)
+        return None
+    if not persisted.created and not persisted.open and persisted.outbox_status != "pending":
+        return None  # answered (and handed to its channel) or kept as context before
+    wakeup = ConversationPayload(
+        organization_id=payload.organization_id,
+        conversation_id=persisted.conversation_id,
+        inbound_id=persisted.inbound_id,
+        message_id=payload.message_id,
+    )
     return await redis.enqueue_job(
         HANDLE_INBOUND_MESSAGE,
-        payload.model_dump(mode="json"),
+        wakeup.model_dump(mode="json"),
         _job_id=job_id or payload.job_id,
         _defer_by=timedelta(milliseconds=coalesce_ms) if coalesce_ms else None,
     )

@@ -1,108 +1,110 @@
-"""At most one turn per conversation across all workers: a Redis lease with a fencing token.
+"""At most one holder per conversation across all workers: a lease on the conversation row.
 
-`SET key token NX PX ttl` acquires; a background task renews it (compare-and-pexpire) while
-the turn runs; release is compare-and-delete, so a holder whose lease expired can never
-delete its successor's. A crashed holder's lease simply expires.
+One UPDATE takes it (a fresh token, `lease_until` = now + TTL) when it is free or expired; a
+background task renews it every third of the TTL; the holder releases it only when no
+message waits (one statement, so a message committed meanwhile is either seen by the holder
+or finds the lease free). The reply commit checks the token, so a holder whose lease ran out
+cannot commit over its successor. A crashed holder's lease simply expires.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import secrets
+import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
 
+from core.tenancy import org_connection
+
 log = structlog.get_logger(__name__)
 
-_RENEW = """
-if redis.call('get', KEYS[1]) == ARGV[1] then
-    return redis.call('pexpire', KEYS[1], ARGV[2])
-end
-return 0
+ACQUIRE = """
+update conversations set lease_token = $2, lease_until = now() + make_interval(secs => $3)
+where id = $1 and (lease_until is null or lease_until < now())
+returning channel, contact_id
 """
-
-# Release (compare-and-delete) and, in the same round trip, how much still waits in the
-# conversation's mailbox (KEYS[2]; 0 when not given).
-_RELEASE = """
-if redis.call('get', KEYS[1]) == ARGV[1] then
-    redis.call('del', KEYS[1])
-end
-if KEYS[2] then
-    return redis.call('zcard', KEYS[2])
-end
-return 0
+RENEW = """
+update conversations set lease_until = now() + make_interval(secs => $3)
+where id = $1 and lease_token = $2
+"""
+RELEASE_IF_IDLE = "select skillet_release_lease($1, $2)"
+# Given up on the way out (the holder is done or failing): free it for the next job.
+ABANDON = """
+update conversations set lease_token = null, lease_until = null
+where id = $1 and lease_token = $2
 """
 
 
 @dataclass
 class Lease:
-    key: str
-    token: str
-    ttl_ms: int
+    organization_id: uuid.UUID
+    conversation_id: uuid.UUID
+    token: uuid.UUID
+    channel: str
+    contact_id: str
     lost: bool = field(default=False)
-    # Set on release when the holder named a mailbox: messages still waiting at that moment.
-    waiting_after_release: int = field(default=0)
 
 
 class ConversationLeases:
-    """Acquire, keep alive and release per-conversation leases on one Redis client."""
+    """Take, keep alive and release conversation leases through the worker's pool."""
 
-    def __init__(self, redis: Any, *, ttl_ms: int = 30_000) -> None:
-        self._redis = redis
-        self._ttl_ms = ttl_ms
+    def __init__(self, pool: Any, *, ttl_s: float = 30.0) -> None:
+        self._pool = pool
+        self._ttl_s = ttl_s
 
-    async def acquire(self, key: str) -> Lease | None:
-        token = secrets.token_hex(16)
-        if await self._redis.set(key, token, nx=True, px=self._ttl_ms):
-            return Lease(key, token, self._ttl_ms)
-        return None
+    async def acquire(self, organization_id: uuid.UUID, conversation_id: uuid.UUID) -> Lease | None:
+        token = uuid.uuid4()
+        async with org_connection(self._pool, organization_id) as conn:
+            row = await conn.fetchrow(ACQUIRE, conversation_id, token, self._ttl_s)
+        if row is None:
+            return None
+        return Lease(organization_id, conversation_id, token, row["channel"], row["contact_id"])
 
-    async def remaining_ms(self, key: str) -> int:
-        """Time left on someone's lease (0 when free)."""
-        return max(0, int(await self._redis.pttl(key)))
+    async def release_if_idle(self, lease: Lease) -> bool:
+        """Free the conversation unless a message waits; False: keep answering (or lost)."""
+        async with org_connection(self._pool, lease.organization_id) as conn:
+            released = await conn.fetchval(RELEASE_IF_IDLE, lease.conversation_id, lease.token)
+        return bool(released)
 
-    async def release(self, lease: Lease, waiting_key: str | None = None) -> None:
-        keys = [lease.key] if waiting_key is None else [lease.key, waiting_key]
-        lease.waiting_after_release = int(
-            await self._redis.eval(_RELEASE, len(keys), *keys, lease.token)
-        )
+    async def abandon(self, lease: Lease) -> None:
+        async with org_connection(self._pool, lease.organization_id) as conn:
+            await conn.execute(ABANDON, lease.conversation_id, lease.token)
 
     async def _renew(self, lease: Lease) -> bool:
-        return bool(await self._redis.eval(_RENEW, 1, lease.key, lease.token, lease.ttl_ms))
+        async with org_connection(self._pool, lease.organization_id) as conn:
+            status: str = await conn.execute(RENEW, lease.conversation_id, lease.token, self._ttl_s)
+        return status.endswith(" 1")
 
     @contextlib.asynccontextmanager
-    async def kept_alive(
-        self, lease: Lease, waiting_key: str | None = None
-    ) -> AsyncIterator[Lease]:
-        """Renew every third of the TTL until the block exits, then release (and count what
-        waits under `waiting_key`, into `lease.waiting_after_release`)."""
+    async def kept_alive(self, lease: Lease) -> AsyncIterator[Lease]:
+        """Renew every third of the TTL until the block exits; a block that fails gives the
+        lease up (so the next job or sweep need not wait for it to expire)."""
         task = asyncio.create_task(self._keep_alive(lease))
         try:
             yield lease
+        except BaseException:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self.abandon(lease))
+            raise
         finally:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-            try:
-                await self.release(lease, waiting_key)
-            except Exception:  # an unreleased lease just expires; assume work may wait
-                lease.waiting_after_release = 1
 
     async def _keep_alive(self, lease: Lease) -> None:
         while True:
-            await asyncio.sleep(lease.ttl_ms / 3000)
+            await asyncio.sleep(self._ttl_s / 3)
             try:
                 renewed = await self._renew(lease)
-            except Exception as exc:  # Redis blinked: keep trying until the TTL runs out
-                log.warning("lease.renew_failed", key=lease.key, error=repr(exc)[:200])
+            except Exception as exc:  # Postgres blinked: keep trying until the TTL runs out
+                log.warning("lease.renew_failed", error=repr(exc)[:200])
                 continue
             if not renewed:
-                # Expired and maybe taken: the commit-time fence in Postgres still protects
-                # order and uniqueness; stop renewing someone else's lease.
+                # Expired and taken: the commit's token check refuses this holder's reply.
                 lease.lost = True
-                log.warning("lease.lost", key=lease.key)
+                log.warning("lease.lost", conversation_id=str(lease.conversation_id))
                 return

@@ -18,55 +18,105 @@ class InboundRow:
     received_at: datetime | None
     answered_by: uuid.UUID | None
     expects_reply: bool = True
-    # The conversation the message is stored in: another contact's when its id came again
-    # from someone else (never answered in this one).
-    conversation_id: uuid.UUID | None = None
+    agent_id: uuid.UUID | None = None  # the agent of the number it came in on
 
 
-LIST_INBOUND_BY_EXTERNAL_IDS = """
-select id, external_id, body, received_at, answered_by, expects_reply, conversation_id
+LIST_OPEN_INBOUND = """
+select id, external_id, body, received_at, answered_by, expects_reply, agent_id
 from messages
-where organization_id = $1 and channel = $2 and direction = 'inbound'
-  and external_id = any($3::text[])
+where conversation_id = $1 and direction = 'inbound' and answered_by is null
+  and context_at is null
+order by coalesce(received_at, created_at), id
+limit $2
 """
 
 
-async def list_inbound_by_external_ids(
-    conn: asyncpg.Connection, organization_id: uuid.UUID, channel: str, external_ids: Sequence[str]
-) -> dict[str, InboundRow]:
-    rows = await conn.fetch(
-        LIST_INBOUND_BY_EXTERNAL_IDS, organization_id, channel, list(external_ids)
-    )
-    return {r["external_id"]: InboundRow(**dict(r)) for r in rows}
+async def list_open_inbound(
+    conn: asyncpg.Connection, conversation_id: uuid.UUID, limit: int
+) -> list[InboundRow]:
+    """What waits in the conversation, oldest first: the next burst (at most `limit`)."""
+    rows = await conn.fetch(LIST_OPEN_INBOUND, conversation_id, limit)
+    return [InboundRow(**dict(r)) for r in rows]
 
 
-LIST_UNANSWERED_BEFORE = """
-select external_id, body, sent_at, coalesce(received_at, created_at) as received_at
-from messages
-where conversation_id = $1 and direction = 'inbound' and answered_by is null and expects_reply
-  and coalesce(received_at, created_at) <= $2 and not (id = any($3::uuid[]))
-order by coalesce(received_at, created_at), id
+UPDATE_CONTEXT_ONLY = """
+update messages set context_at = now()
+where id = any($1::uuid[]) and answered_by is null and context_at is null
+"""
+
+
+async def update_context_only(conn: asyncpg.Connection, message_ids: Sequence[uuid.UUID]) -> None:
+    """Messages that wait for no reply, with nothing asked after them: history from now on,
+    never part of a later reply."""
+    await conn.execute(UPDATE_CONTEXT_ONLY, list(message_ids))
+
+
+LIST_UNDELIVERED = """
+select o.id, o.message_id, o.body,
+       array(select m.external_id from messages m where m.answered_by = o.message_id
+             order by m.received_at, m.id) as answered
+from outbox o
+where o.conversation_id = $1 and o.status = 'pending' and o.delivery_claimed_at is null
+order by o.created_at, o.id
 """
 
 
 @dataclass(frozen=True)
-class UnansweredRow:
-    external_id: str
+class UndeliveredReply:
+    id: uuid.UUID  # the outbox row
+    message_id: uuid.UUID  # the reply
     body: str
-    sent_at: datetime | None
-    received_at: datetime
+    answered: tuple[str, ...]  # external ids of the messages it answers
 
 
-async def list_unanswered_before(
-    conn: asyncpg.Connection,
-    conversation_id: uuid.UUID,
-    received_at: datetime,
-    batch_ids: Sequence[uuid.UUID],
-) -> list[UnansweredRow]:
-    """Earlier messages of the conversation still unanswered and not in this batch (the
-    order fence: a reply may not overtake them)."""
-    rows = await conn.fetch(LIST_UNANSWERED_BEFORE, conversation_id, received_at, list(batch_ids))
-    return [UnansweredRow(**dict(r)) for r in rows]
+async def list_undelivered(
+    conn: asyncpg.Connection, conversation_id: uuid.UUID
+) -> list[UndeliveredReply]:
+    """Replies committed but never handed to a channel (a crash between commit and send)."""
+    rows = await conn.fetch(LIST_UNDELIVERED, conversation_id)
+    return [
+        UndeliveredReply(r["id"], r["message_id"], r["body"], tuple(r["answered"])) for r in rows
+    ]
+
+
+FETCH_AGENT = """
+select a.id, a.system_prompt, a.model_provider, a.model_name from agents a
+where a.organization_id = $1
+order by (a.id = $2::uuid) desc nulls last, a.created_at, a.id
+limit 1
+"""
+
+
+@dataclass(frozen=True)
+class AnsweringAgent:
+    id: uuid.UUID | None
+    system_prompt: str | None
+    model_provider: str | None
+    model_name: str | None
+
+
+async def fetch_answering_agent(
+    conn: asyncpg.Connection, organization_id: uuid.UUID, agent_id: uuid.UUID | None
+) -> AnsweringAgent:
+    """The number's agent when it is one of the org's, else the org's first (or none)."""
+    row = await conn.fetchrow(FETCH_AGENT, organization_id, agent_id)
+    if row is None:
+        return AnsweringAgent(None, None, None, None)
+    return AnsweringAgent(row["id"], row["system_prompt"], row["model_provider"], row["model_name"])
+
+
+FETCH_INBOUND_STATE = """
+select answered_by is not null as answered, expects_reply, context_at is not null as context
+from messages where id = $1
+"""
+
+
+async def fetch_inbound_state(
+    conn: asyncpg.Connection, inbound_id: uuid.UUID
+) -> tuple[bool, bool, bool] | None:
+    """(answered, expects_reply, kept as context) of one message, or None if unknown."""
+    row = await conn.fetchrow(FETCH_INBOUND_STATE, inbound_id)
+    return None if row is None else (row["answered"], row["expects_reply"], row["context"])
 
 
 # Answered messages, replies, and messages stored without expecting a reply (context), minus
@@ -109,13 +159,15 @@ with existing as (
 ), ins as (
     insert into messages
         (organization_id, conversation_id, direction, channel, external_id, body, sent_at,
-         received_at, kind, expects_reply)
-    select $1, conv.id, 'inbound', $2, $4, $5, $6, $7, $8, $9 from conv
+         received_at, kind, expects_reply, agent_id)
+    select $1, conv.id, 'inbound', $2, $4, $5, $6, $7, $8, $9, $10 from conv
     on conflict (organization_id, channel, external_id) where direction = 'inbound' do nothing
     returning id
 )
 select conv.id as conversation_id,
        coalesce((select id from ins), m.id) as inbound_id,
+       exists (select 1 from ins) as created,
+       m.answered_by is null and m.context_at is null as open,
        m.conversation_id as stored_conversation_id,
        o.id as outbox_id, o.message_id as reply_id, o.body as reply_body,
        o.status as outbox_status,
@@ -150,6 +202,8 @@ class PersistedInbound:
     # Where the message was already stored (None: stored by this call). Another conversation
     # than conversation_id means its id came before from another contact.
     stored_conversation_id: uuid.UUID | None = None
+    created: bool = True  # False: the message was stored before (a redelivery)
+    open: bool | None = None  # stored before and still waiting (None: stored by this call)
 
     @property
     def foreign(self) -> bool:
@@ -199,7 +253,7 @@ async def upsert_inbound(
 
 COMMIT_REPLY = """
 select outcome, outbox_id, reply_id
-from skillet_commit_reply($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+from skillet_commit_reply($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 """
 
 
@@ -215,7 +269,7 @@ class TurnCounts:
 
 @dataclass(frozen=True)
 class CommittedReply:
-    outcome: str  # 'replied' | 'overtaken' | 'answered'
+    outcome: str  # 'replied' | 'overtaken' | 'answered' | 'lease_lost'
     outbox_id: uuid.UUID | None
     reply_id: uuid.UUID | None
 
@@ -231,9 +285,11 @@ async def commit_reply(
     body: str,
     counts: TurnCounts,
     at: datetime,
+    lease_token: uuid.UUID | None,
 ) -> CommittedReply:
     """The fenced reply commit with the turn's counts (skillet_commit_reply, migrations 0005,
-    0008, 0016): one statement, one transaction."""
+    0008, 0016, 0017): one statement, one transaction, refused to a holder whose lease ran
+    out."""
     row = await conn.fetchrow(
         COMMIT_REPLY,
         organization_id,
@@ -247,5 +303,6 @@ async def commit_reply(
         [name for name, _ in counts.activations],
         [trigger for _, trigger in counts.activations],
         at,
+        lease_token,
     )
     return CommittedReply(**dict(row))

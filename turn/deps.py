@@ -13,7 +13,6 @@ from skills.usage import UsageStore
 from turn.activations import ActivationRecorder
 from turn.agent_loop import MAX_TOOL_CALLS_PER_ANSWER, ToolCallRecord
 from turn.conversation_lease import ConversationLeases
-from turn.mailbox import Mailbox
 from turn.metrics import NO_TURN_METRICS, TurnMetrics
 from turn.model import ModelUsage
 from turn.model_input import InputCaps
@@ -67,7 +66,6 @@ class TurnDeps:
     recorder: ActivationRecorder
     catalog: SkillCatalogCache
     config: TurnConfig
-    mailbox: Mailbox
     leases: ConversationLeases
     usage: UsageStore
     clock: Callable[[], datetime] = utc_now

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
-import asyncpg
 import structlog
 
+from core.tenancy import org_connection
 from turn.errors import SendError
 from turn.queries import (
     OutboxRow,
@@ -63,9 +63,7 @@ class LoggingSender:
         return None
 
 
-async def deliver_reply(
-    conn: asyncpg.Connection, sender: Sender, row: OutboxRow, recipient: Recipient
-) -> bool:
+async def deliver_reply(pool: Any, sender: Sender, row: OutboxRow, recipient: Recipient) -> bool:
     """Claim a pending row, send it once, mark it sent; False if this call did not send it.
 
     At most once through a channel: a row with a route is claimed (committed) before the send
@@ -73,8 +71,10 @@ async def deliver_reply(
     claimed, never sent again. A row without a route reaches no one (LoggingSender, or a
     `no_channel` failure) and is not claimed: a re-run after a crash handles it again.
     A permanent SendError marks the row failed with its code and reason (not raised).
+    No pooled connection is held while the channel is called: claim, let go, send, mark.
     """
-    claim = await claim_outbox_delivery(conn, row.id)
+    async with org_connection(pool, row.organization_id) as conn:
+        claim = await claim_outbox_delivery(conn, row.id)
     if claim is None:
         log.info("outbox.not_claimed", outbox_id=str(row.id))  # sent, failed or in flight
         return False
@@ -90,10 +90,12 @@ async def deliver_reply(
     try:
         provider_ids = await sender.send(row, target)
     except SendError as exc:
-        if exc.retryable:
-            await release_outbox_claim(conn, row.id)
-            raise
-        await update_outbox_failed(conn, row.id, str(exc))
+        async with org_connection(pool, row.organization_id) as conn:
+            if exc.retryable:
+                await release_outbox_claim(conn, row.id)
+                raise
+            await update_outbox_failed(conn, row.id, str(exc))
         log.error("outbox.failed", outbox_id=str(row.id), code=exc.code, error=exc.message[:300])
         return False
-    return await update_outbox_sent(conn, row.id, provider_ids or ())
+    async with org_connection(pool, row.organization_id) as conn:
+        return await update_outbox_sent(conn, row.id, provider_ids or ())

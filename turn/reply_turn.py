@@ -15,9 +15,7 @@ from turn.agent_loop import LoopOutcome, run_agent_loop
 from turn.conversation_queries import (
     InboundRow,
     TurnCounts,
-    UnansweredRow,
     commit_reply,
-    list_unanswered_before,
 )
 from turn.deps import TurnDeps, TurnOutcome
 from turn.errors import ModelRequestRejected
@@ -49,24 +47,23 @@ class Conversation:
     agent_id: uuid.UUID | None = None
     model_provider: str | None = None
     model_name: str | None = None
+    lease_token: uuid.UUID | None = None  # the holder's: the reply commit checks it
 
 
-class _Overtaken(Exception):
-    """The fence found earlier unanswered messages: the reply must not overtake them."""
+class _NotCommitted(Exception):
+    """The fenced commit refused the reply: `outcome` says why."""
 
-    def __init__(self, earlier: list[UnansweredRow]) -> None:
-        super().__init__(f"{len(earlier)} earlier message(s) unanswered")
-        self.earlier = earlier
-
-
-class _AlreadyAnswered(Exception):
-    """Another run answered part of this burst first: its reply is the only one."""
+    def __init__(self, outcome: str) -> None:
+        super().__init__(outcome)
+        self.outcome = outcome
 
 
 @dataclass(frozen=True)
 class BatchResult:
-    outcome: TurnOutcome | None  # None: someone else answered first
-    earlier: list[UnansweredRow]  # non-empty: retry with these first
+    outcome: TurnOutcome | None  # None: not committed, see `refused`
+    # 'overtaken' (an older message appeared: read again), 'answered' (someone else answered
+    # part of it first), 'lease_lost' (another holder has the conversation: stop).
+    refused: str | None = None
 
 
 async def answer_batch(
@@ -101,10 +98,9 @@ async def answer_batch(
     )
     try:
         reply = await _commit_reply(deps, conversation, batch, loop.text, counts)
-    except _Overtaken as exc:
-        return BatchResult(outcome=None, earlier=exc.earlier)
-    except _AlreadyAnswered:
-        return BatchResult(outcome=None, earlier=[])
+    except _NotCommitted as exc:
+        log.info("turn.not_committed", outcome=exc.outcome)
+        return BatchResult(outcome=None, refused=exc.outcome)
     deps.recorder.record(activations)  # raw rows: telemetry, fire-and-forget
     outcome = TurnOutcome(
         status="replied",
@@ -119,7 +115,7 @@ async def answer_batch(
         steps=loop.steps,
         answered=tuple(row.external_id for row in batch),
     )
-    return BatchResult(outcome=outcome, earlier=[])
+    return BatchResult(outcome=outcome)
 
 
 async def _ask_model(
@@ -222,14 +218,10 @@ async def _commit_reply(
             body=text,
             counts=counts,
             at=deps.clock(),
+            lease_token=conversation.lease_token,
         )
-        if committed.outcome == "overtaken":
-            earlier = await list_unanswered_before(
-                conn, conversation.conversation_id, first_received, [row.id for row in batch]
-            )
-            raise _Overtaken(earlier)
         if committed.outcome != "replied" or committed.outbox_id is None:
-            raise _AlreadyAnswered
+            raise _NotCommitted(committed.outcome)
         assert committed.reply_id is not None
         row = OutboxRow(
             id=committed.outbox_id,
@@ -239,8 +231,8 @@ async def _commit_reply(
             body=text,
             status="pending",
         )
-        recipient = Recipient(conversation.channel, conversation.contact_id)
-        await deliver_reply(conn, deps.sender, row, recipient)
+    recipient = Recipient(conversation.channel, conversation.contact_id)
+    await deliver_reply(deps.pool, deps.sender, row, recipient)
     return text
 
 

@@ -171,7 +171,7 @@ async def _enqueue_text(
         return
     # A normalized WhatsApp id always fits the contract's contact_id: no re-validation.
     payload = payload.model_copy(update={"contact_id": contact_id})
-    job = await enqueue_inbound(queue, payload, coalesce_ms=coalesce_ms)
+    job = await enqueue_inbound(pool, queue, payload, coalesce_ms=coalesce_ms)
     if job is None:
         report.duplicates += 1
         log.info("webhook.duplicate", job_id=payload.job_id)

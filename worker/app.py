@@ -16,6 +16,11 @@ from jobs.queue import redis_settings
 from jobs.serialization import UNDECODABLE_JOB
 from turn.model import Model
 from turn.outbox import Sender
+from worker.conversation_cron import (
+    conversation_cron_job,
+    conversation_function,
+    sweep_after_s,
+)
 from worker.curator_cron import curator_config, curator_cron_job, curator_function
 from worker.metered import metered_turn
 from worker.metrics import WorkerMetrics
@@ -58,6 +63,7 @@ async def startup(ctx: dict[str, Any]) -> None:
     ctx["clock"] = resources.turn_deps.clock
     ctx["curator"] = curator_config(settings)
     ctx["outbox_abandoned_after_s"] = abandoned_after_s(settings)
+    ctx["sweep_after_s"] = sweep_after_s(settings)
     log.info("worker.started", queue=settings.queue_name, max_jobs=settings.max_jobs)
 
 
@@ -114,6 +120,10 @@ def build_worker(
         cron_jobs.append(outbox_cron_job(settings))
     else:
         functions.append(outbox_function(settings))
+    if not burst and settings.conversation_sweep_enabled:
+        cron_jobs.append(conversation_cron_job(settings))
+    else:
+        functions.append(conversation_function(settings))
     metrics = WorkerMetrics()  # its own registry: several workers may share a process
     worker = ResilientWorker(
         functions=functions,

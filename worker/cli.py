@@ -90,7 +90,7 @@ async def cmd_orgs_create(args: argparse.Namespace, settings: Settings) -> dict[
 
 
 async def cmd_enqueue(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
-    from core.db import connection
+    from core.db import connection, create_pool
     from jobs.payloads import InboundMessagePayload
     from jobs.queries import fetch_inbound_contact_id
     from jobs.queue import enqueue_inbound, open_queue
@@ -111,11 +111,13 @@ async def cmd_enqueue(args: argparse.Namespace, settings: Settings) -> dict[str,
         log.warning("enqueue.duplicate_foreign_contact", job_id=payload.job_id)
         message = f"duplicate: {payload.job_id} (message id already stored for another contact)"
         return {"job_id": payload.job_id, "status": "duplicate", "message": message}
+    pool = await create_pool(settings.database_url, min_size=1, max_size=1)
     redis = await open_queue(settings.redis_url, settings.queue_name)
     try:
-        job = await enqueue_inbound(redis, payload, coalesce_ms=settings.coalesce_ms)
+        job = await enqueue_inbound(pool, redis, payload, coalesce_ms=settings.coalesce_ms)
     finally:
         await redis.aclose()
+        await pool.close()
     status = "enqueued" if job is not None else "duplicate"
     return {"job_id": payload.job_id, "status": status, "message": f"{status}: {payload.job_id}"}
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from core.db import connect
+from core.db import connect, create_pool
 from jobs.payloads import HANDLE_INBOUND_MESSAGE, InboundMessagePayload
 from jobs.queue import enqueue_inbound, open_queue
 from skills.publisher import publish_skill_version
@@ -55,13 +55,14 @@ def jobs_payload(org_id: uuid.UUID, message_id: str, contact: str, text: str) ->
 
 async def _run_messages(settings: Settings, org_id: uuid.UUID) -> list[dict[str, Any]]:
     redis = await open_queue(settings.redis_url, settings.queue_name)
+    pool = await create_pool(settings.database_url, min_size=1, max_size=1)
     deliveries: list[dict[str, Any]] = []
     try:
         jobs = []
         for message_id, contact, text, purpose in DEMO_MESSAGES:
             body = jobs_payload(org_id, message_id, contact, text)
             payload = InboundMessagePayload.model_validate(body)
-            job = await enqueue_inbound(redis, payload, coalesce_ms=settings.coalesce_ms)
+            job = await enqueue_inbound(pool, redis, payload, coalesce_ms=settings.coalesce_ms)
             deliveries.append(
                 {
                     "message_id": message_id,
@@ -100,6 +101,7 @@ async def _run_messages(settings: Settings, org_id: uuid.UUID) -> list[dict[str,
         for delivery, job in zip(deliveries, jobs, strict=True):
             delivery["result"] = await job.result(timeout=10) if job is not None else None
     finally:
+        await pool.close()
         await redis.aclose()
     return deliveries
 

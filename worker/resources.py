@@ -24,7 +24,6 @@ from turn.activation_writer import write_activation_batch
 from turn.activations import ActivationRecorder
 from turn.conversation_lease import ConversationLeases
 from turn.inbound_turn import TurnConfig, TurnDeps
-from turn.mailbox import Mailbox
 from turn.metrics import NO_TURN_METRICS
 from turn.model import Model
 from turn.model_input import InputCaps
@@ -47,7 +46,7 @@ class Resources:
     recorder: ActivationRecorder
     turn_deps: TurnDeps
     stack: contextlib.AsyncExitStack
-    redis: Any = None  # the turn's Redis client (mailbox, leases); health checks use it
+    redis: Any = None  # a Redis client for health checks and heartbeats
     s3: Any = None  # the S3 client behind `store`; health checks use it
 
     async def close(self) -> None:
@@ -141,8 +140,7 @@ async def open_resources(
                 max_history_chars=settings.max_history_chars,
             ),
         ),
-        mailbox=Mailbox(redis),
-        leases=ConversationLeases(redis, ttl_ms=settings.conversation_lease_ms),
+        leases=ConversationLeases(pool, ttl_s=settings.conversation_lease_ms / 1000),
         usage=usage,
         metrics=metrics or NO_TURN_METRICS,
         dead_letters=DatabaseDeadLetters(pool),

@@ -129,9 +129,12 @@ class Settings(BaseSettings):
 
     # Conversation order: one turn at a time per conversation, bursts answered together
     # Jobs start this long after their message arrives, so a burst typed in quick succession
-    # is in the mailbox when the first job runs and gets one reply.
+    # is stored when the first job runs and gets one reply.
     coalesce_ms: int = Field(default=1000, ge=0, le=60_000)
     conversation_lease_ms: int = Field(default=30_000, ge=1_000)
+    # Every 15 s: conversations with a message waiting and no holder get a job (a lost job,
+    # a wiped Redis). Off only for tests that want to see a job lost.
+    conversation_sweep_enabled: bool = True
 
     # Activation telemetry (fire-and-forget)
     activation_batch_size: int = Field(default=200, ge=1)

@@ -15,6 +15,7 @@ import asyncpg
 from arq.jobs import Job
 from arq.worker import Worker
 
+from core.db import create_pool
 from jobs import serialization
 from jobs.payloads import HANDLE_INBOUND_MESSAGE, InboundMessagePayload
 from jobs.queue import enqueue_inbound, open_queue
@@ -104,9 +105,14 @@ def payload(
 async def enqueue(settings: Settings, *payloads: InboundMessagePayload) -> list[str | None]:
     """Enqueue each payload; the list holds the job id, or None for a refused duplicate."""
     redis = await open_queue(settings.redis_url, settings.queue_name)
+    pool = await create_pool(settings.database_url, min_size=1, max_size=1)
     try:
-        jobs = [await enqueue_inbound(redis, p, coalesce_ms=settings.coalesce_ms) for p in payloads]
+        jobs = [
+            await enqueue_inbound(pool, redis, p, coalesce_ms=settings.coalesce_ms)
+            for p in payloads
+        ]
     finally:
+        await pool.close()
         await redis.aclose()
     return [None if job is None else job.job_id for job in jobs]
 

@@ -83,9 +83,11 @@ def test_enqueue_refuses_a_stored_message_id_from_another_contact(
     assert "another contact" in str(refused["message"])
     assert main(["worker", "--burst", "--json"]) == 0
     assert _json(capsys)["jobs_complete"] == 0
-    # The first contact's own redelivery is not refused (its job finds it answered).
+    # The first contact's own redelivery is a plain duplicate: stored and answered already,
+    # nothing to enqueue.
     assert main([*base, "--from", "5511912345678", "--text", "oi"]) == 0
-    assert _json(capsys)["status"] == "enqueued"
+    again = _json(capsys)
+    assert again["status"] == "duplicate" and "another contact" not in str(again["message"])
 
 
 def test_errors_are_one_line_and_non_zero(

@@ -12,12 +12,17 @@ import asyncpg
 from structlog.testing import capture_logs
 
 from channels.models import ChannelKind
-from jobs.queue import open_queue
-from tests.integration.support import create_org, enqueue, payload, result_of, run_burst
+from tests.integration.support import (
+    create_org,
+    enqueue,
+    enqueue_raw,
+    payload,
+    result_of,
+    run_burst,
+)
 from tests.integration.webhook_support import connect_number, running_webhook
 from tests.integration.whatsapp_fakes import FakeGraphApi
 from tests.whatsapp_payloads import cloud_delivery, cloud_text, cloud_value
-from turn.mailbox import ConversationKey, Mailbox, MailboxEntry
 from turn.outbox import Recipient
 from turn.queries import OutboxRow, insert_agent, insert_inbound_message
 from worker.settings import Settings
@@ -76,7 +81,7 @@ async def test_a_pending_reply_is_never_redelivered_to_another_contact(
         (ALICE, SHARED_ID, True),
         (BRUNO, "wamid.BRUNO-2", True),
     ]
-    refused = [e for e in logs if e["event"] == "turn.duplicate_foreign_contact"]
+    refused = [e for e in logs if e["event"] == "queue.duplicate_foreign_contact"]
     assert refused and refused[0]["log_level"] == "warning"
 
 
@@ -104,21 +109,17 @@ async def test_an_unanswered_message_is_never_answered_into_another_contacts_con
         received_at=now,
     )
 
-    # Bruno's mailbox holds the same id (what an enqueue of his delivery left there) and his
-    # next message's job drains it: only his own message is answered, in his conversation.
-    redis = await open_queue(settings.redis_url, settings.queue_name)
-    try:
-        key = ConversationKey(org, "whatsapp", BRUNO)
-        await Mailbox(redis).add(key, MailboxEntry(SHARED_ID, "Oi", now, datetime.now(UTC)))
-    finally:
-        await redis.aclose()
+    # Bruno's next message: only it is answered, in his conversation (a holder reads its
+    # own conversation's rows, never a message id).
     sender = RecordingSender()
     await enqueue(settings, payload(org, "wamid.BRUNO-2", "Vocês abrem sábado?", BRUNO))
     await run_burst(settings, sender=sender)
     assert [(to, answered) for to, _, answered in sender.sent] == [(BRUNO, "wamid.BRUNO-2")]
 
-    # And the same id's own job for Bruno is a refused duplicate.
-    [job] = await enqueue(settings, payload(org, SHARED_ID, "Oi", BRUNO))
+    # The same id for Bruno is refused at the queue, and a job of the previous release's
+    # shape carrying it is a refused duplicate.
+    assert await enqueue(settings, payload(org, SHARED_ID, "Oi", BRUNO)) == [None]
+    job = await enqueue_raw(settings, payload(org, SHARED_ID, "Oi", BRUNO).model_dump(mode="json"))
     await run_burst(settings.model_copy(update={"keep_result_s": 60}), sender=sender)
     assert (await result_of(settings, job))["status"] == "duplicate"
     assert len(sender.sent) == 1

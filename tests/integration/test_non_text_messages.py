@@ -10,8 +10,8 @@ from typing import Any
 import asyncpg
 
 from channels.models import ChannelKind
+from core.db import create_pool
 from jobs.payloads import InboundMessagePayload
-from jobs.queue import open_queue
 from tests.integration.support import (
     create_org,
     enqueue,
@@ -22,7 +22,7 @@ from tests.integration.support import (
 )
 from tests.integration.webhook_support import connect_number, queued_payloads, running_webhook
 from tests.whatsapp_payloads import cloud_delivery, cloud_message, cloud_text, cloud_value
-from turn.mailbox import ConversationKey, Mailbox, MailboxEntry
+from turn.inbound_turn import persist_inbound
 from turn.model import ModelRequest, ModelResponse
 from turn.queries import insert_agent
 from worker.settings import Settings
@@ -133,13 +133,20 @@ async def test_the_webhook_enqueues_non_text_with_its_number_s_reply_rule_and_ag
     async with running_webhook(settings) as hook:
         answer = await hook.post_cloud(document)
     assert answer.body["enqueued"] == 3
-    queued = {p["message_id"]: p for p in await queued_payloads(settings)}
-    got = {k: (p["kind"], p["text"], p["expects_reply"], p["agent_id"]) for k, p in queued.items()}
+    # Stored before the webhook answered; each job names its message only.
+    rows = await db.fetch(
+        "select external_id, kind, body, expects_reply, agent_id from messages "
+        "where organization_id = $1",
+        org,
+    )
+    got = {r["external_id"]: tuple(r.values())[1:] for r in rows}
     assert got == {
         "wamid.aud": ("audio", "[áudio]", False, None),
         "wamid.t": ("text", "oi", True, None),
-        "wamid.aud2": ("audio", "[áudio]", True, str(vendas)),
+        "wamid.aud2": ("audio", "[áudio]", True, vendas),
     }
+    jobs = await queued_payloads(settings)  # one job per stored message
+    assert sorted(j["message_id"] for j in jobs) == ["wamid.aud", "wamid.aud2", "wamid.t"]
 
 
 async def test_each_number_is_answered_by_its_own_agent(
@@ -194,16 +201,20 @@ async def test_a_rerun_whose_own_photo_is_stored_still_answers_what_it_was_hande
     photo = _media(org, "img1", "[imagem]", reply=False)
     await enqueue(settings, photo)
     await run_burst(settings, model=model)
-    # The photo's job held the conversation and was killed: a text arrived meanwhile and its
-    # job left it in the mailbox for the holder (it returned "queued"). arq re-runs the holder.
+    # The photo's job held the conversation and was killed: a text arrived meanwhile (stored;
+    # its job found the lease taken and returned "queued"), and the lease ran out.
     question = payload(org, "t1", "tem no azul?", contact=CONTACT)
-    redis = await open_queue(settings.redis_url, settings.queue_name)
+    pool = await create_pool(settings.database_url, min_size=1, max_size=1)
     try:
-        key = ConversationKey(org, "whatsapp", CONTACT)
-        entry = MailboxEntry("t1", question.text, question.sent_at, datetime.now(UTC))
-        await Mailbox(redis).add(key, entry)
+        await persist_inbound(pool, question.to_message(), received_at=datetime.now(UTC))
     finally:
-        await redis.aclose()
+        await pool.close()
+    await db.execute(
+        "update conversations set lease_token = gen_random_uuid(), "
+        "lease_until = now() - interval '1 second' where organization_id = $1",
+        org,
+    )
+    # arq re-runs the killed holder's job.
     rerun = await enqueue_raw(settings, photo.model_dump(mode="json"))
     await run_burst(settings, model=model)
     assert (await result_of(settings, rerun))["status"] == "duplicate"

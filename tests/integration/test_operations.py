@@ -56,6 +56,7 @@ def _ops_settings(settings: Settings, **overrides: object) -> Settings:
             "metrics_host": "127.0.0.1",
             "curator_enabled": False,  # the tick runs when a test enqueues it
             "outbox_sweep_enabled": False,  # no cron job may sit deferred in the queue
+            "conversation_sweep_enabled": False,
             "heartbeat_interval_s": 0.2,
             "health_timeout_s": 1.0,
             **overrides,

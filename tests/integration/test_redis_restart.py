@@ -83,12 +83,12 @@ async def test_worker_reconnects_after_redis_restarts(
         await _wait_redis(port)
 
         await enqueue(settings, payload(org, f"after-{uuid.uuid4()}", "oi de novo"))
-        after = await db.fetchval(
-            "select external_id from messages where organization_id = $1 "
+        answered = await db.fetchval(
+            "select answered_by from messages where organization_id = $1 "
             "and external_id like 'after-%'",
             org,
         )
-        assert after is None  # not persisted yet: only the worker can answer it
+        assert answered is None  # stored by the enqueue: only the worker can answer it
         await _wait_for(
             db,
             "select count(*) from messages i join outbox o on o.message_id = i.answered_by "

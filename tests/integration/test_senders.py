@@ -3,6 +3,7 @@ fakes of Meta's Graph API and WAHA: one row is sent at most once, failures keep 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
 import uuid
@@ -102,10 +103,22 @@ async def _cloud_org(db: asyncpg.Connection) -> uuid.UUID:
     return org
 
 
+class OneConnection:
+    """The test's connection where a pool is expected (deliver_reply holds none across the
+    send: it acquires, lets go, and acquires again)."""
+
+    def __init__(self, conn: asyncpg.Connection) -> None:
+        self._conn = conn
+
+    @contextlib.asynccontextmanager
+    async def acquire(self) -> AsyncIterator[asyncpg.Connection]:
+        yield self._conn
+
+
 async def _deliver(
     db: asyncpg.Connection, sender: Sender, row: OutboxRow, contact: str = CONTACT
 ) -> bool:
-    return await deliver_reply(db, sender, row, Recipient("whatsapp", contact))
+    return await deliver_reply(OneConnection(db), sender, row, Recipient("whatsapp", contact))
 
 
 async def test_a_reply_reaches_the_graph_api_once_and_is_marked_sent(

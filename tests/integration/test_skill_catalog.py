@@ -8,19 +8,15 @@ import asyncpg
 
 from skills.queries import delete_skill_pointer
 from tests.integration.support import create_org, payload, publish
-from turn.inbound_turn import InboundMessage, run_inbound_turn
+from turn.inbound_turn import ConversationWakeup, persist_inbound, run_conversation
 from worker.resources import Resources
 
 
-def _message(org: uuid.UUID, text: str) -> InboundMessage:
-    p = payload(org, f"m-{uuid.uuid4()}", text)
-    return InboundMessage(
-        p.organization_id, p.channel, p.contact_id, p.message_id, p.text, p.sent_at
-    )
-
-
 async def _turn(resources: Resources, org: uuid.UUID, text: str) -> tuple[list[str], list[str]]:
-    outcome = await run_inbound_turn(resources.turn_deps, _message(org, text), job_id="t")
+    message = payload(org, f"m-{uuid.uuid4()}", text).to_message()
+    stored = await persist_inbound(resources.pool, message, received_at=message.sent_at)
+    wakeup = ConversationWakeup(org, stored.conversation_id, stored.inbound_id, message.message_id)
+    outcome = await run_conversation(resources.turn_deps, wakeup, job_id="t")
     return [f"{n}@{v}" for n, v in outcome.matched], list(outcome.probes)
 
 

@@ -117,9 +117,12 @@ async def test_a_draining_worker_says_so_until_its_running_turn_finishes(
     try:
         await enqueue(settings, payload(org, f"d-{uuid.uuid4()}", "boleto"))
 
-        async def started() -> bool:
-            inbound = "select count(*) from messages where organization_id = $1"
-            return bool(await db.fetchval(inbound, org) >= 1)
+        async def started() -> bool:  # a worker holds the conversation: the turn runs
+            held = (
+                "select count(*) from conversations "
+                "where organization_id = $1 and lease_token is not null"
+            )
+            return bool(await db.fetchval(held, org) >= 1)
 
         await eventually(started, timeout_s=30)
         worker.send_signal(signal.SIGTERM)
@@ -154,6 +157,7 @@ async def test_status_shows_a_killed_workers_job_as_orphaned(
         "SKILLET_LOCAL_MODEL_LATENCY_MS": "60000",
         # No cron job of its own may be left waiting by the kill: only the turn's job.
         "SKILLET_OUTBOX_SWEEP_ENABLED": "false",
+        "SKILLET_CONVERSATION_SWEEP_ENABLED": "false",
     }
     worker = _start(worker_env_, tmp_path / "worker.log")
     try:

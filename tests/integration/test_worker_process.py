@@ -40,7 +40,10 @@ async def _wait_exit(process: subprocess.Popen[bytes], timeout_s: float) -> int:
     raise AssertionError("worker did not exit in time")
 
 
-STARTED = "select count(*) from messages where organization_id = $1 and direction = 'inbound'"
+# A worker holds the conversation: its turn is running.
+STARTED = (
+    "select count(*) from conversations where organization_id = $1 and lease_token is not null"
+)
 REPLIES = "select count(*) from outbox where organization_id = $1 and status = 'sent'"
 
 
@@ -70,6 +73,34 @@ async def test_sigkilled_worker_mid_turn_is_answered_exactly_once(
         "select count(*) from messages where organization_id = $1 and direction = 'outbound'", org
     )
     assert outbound == 1
+
+
+async def test_a_killed_holder_s_conversation_is_answered_by_the_sweep_not_after_arq_s_expiry(
+    settings: Settings, db: asyncpg.Connection
+) -> None:
+    """arq would re-run the killed job only after its in-progress key expires (job timeout
+    + 10 s, 130 s by default): the conversation sweep wakes it once the lease runs out."""
+    org = await create_org(db)
+    await enqueue(settings, payload(org, f"kill-{uuid.uuid4()}", "frete?"))
+    doomed = _start(
+        settings,
+        SKILLET_LOCAL_MODEL_LATENCY_MS="30000",
+        SKILLET_CONVERSATION_LEASE_MS="2000",
+    )
+    try:
+        await _wait_for(db, STARTED, org)
+        await asyncio.sleep(0.5)
+    finally:
+        doomed.send_signal(signal.SIGKILL)
+        doomed.wait()
+    rescuer = _start(settings, SKILLET_CONVERSATION_LEASE_MS="2000", SKILLET_COALESCE_MS="0")
+    try:
+        # Within the lease plus one sweep (every 15 s), far inside arq's 130 s.
+        await _wait_for(db, REPLIES, org, timeout_s=40)
+    finally:
+        rescuer.send_signal(signal.SIGTERM)
+        await _wait_exit(rescuer, timeout_s=30)
+    assert await db.fetchval(REPLIES, org) == 1
 
 
 async def test_sigterm_lets_the_running_turn_finish(

@@ -101,17 +101,30 @@ async def running_webhook(
             await pool.close()
 
 
+STORED_MESSAGE = """
+select m.external_id as message_id, c.contact_id, m.body as text, m.kind, m.expects_reply,
+       m.agent_id::text, m.organization_id::text
+from messages m join conversations c on c.id = m.conversation_id
+where m.id = $1
+"""
+
+
 async def queued_payloads(settings: Settings) -> list[dict[str, Any]]:
-    """The payload of every job waiting in the test's queue, oldest first."""
+    """What every job waiting in the test's queue stands for, oldest first: the stored
+    message it names (jobs carry ids only), in the fields of the message payload."""
     client = Redis.from_url(settings.redis_url)
+    conn = await asyncpg.connect(settings.database_url)
     try:
         job_ids = await client.zrange(settings.queue_name, 0, -1)
         payloads = []
         for job_id in job_ids:
             raw = await client.get(f"arq:job:{job_id.decode()}")
-            payloads.append(json.loads(raw)["a"][0])
+            wakeup = json.loads(raw)["a"][0]
+            stored = await conn.fetchrow(STORED_MESSAGE, uuid.UUID(wakeup["inbound_id"]))
+            payloads.append(dict(stored))
         return payloads
     finally:
+        await conn.close()
         await client.aclose()
 
 

@@ -12,10 +12,13 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 
-from core.db import connect
+from core.db import connect, create_pool
+from core.db_errors import DATABASE_ERRORS
+from core.errors import DatabaseUnavailable
 from jobs.payloads import HANDLE_INBOUND_MESSAGE, InboundMessagePayload
 from jobs.queue import enqueue_inbound, open_queue
 from tests.integration.support import SKILLET, worker_env
@@ -33,6 +36,8 @@ class SoakPlan:
     media_share: float = 0.10
     kill_one_worker: bool = True
     restart_postgres: bool = False
+    # FLUSHALL at three quarters: only with a Redis of the soak's own (bench/soak.py).
+    wipe_redis: bool = False
     add_workers: int = 0  # started when a quarter of the messages are answered
     drain_workers: int = 0  # SIGTERMed (drained, not replaced) at half
     model_latency_ms: int = 20
@@ -147,6 +152,7 @@ async def _produce(
     """Deliver in rounds (one message per conversation each), a short gap between rounds,
     like customers typing: some messages coalesce into bursts, most get their own turn."""
     redis = await open_queue(settings.redis_url, settings.queue_name)
+    pool = await create_pool(settings.database_url, min_size=1, max_size=4)
     try:
         for n, (message, how) in enumerate(deliveries):
             if n and n % plan.conversations == 0:
@@ -158,9 +164,22 @@ async def _produce(
                     _job_id=f"late-{uuid.uuid4()}",
                 )
             else:
-                await enqueue_inbound(redis, message)
+                await _deliver(pool, redis, message)
     finally:
+        await pool.close()
         await redis.aclose()
+
+
+async def _deliver(pool: Any, redis: Any, message: InboundMessagePayload) -> None:
+    """Like WhatsApp redelivering after a 503: the message is stored before it is enqueued,
+    so while Postgres restarts the delivery is retried (idempotent) until it lands."""
+    for _ in range(600):
+        try:
+            await enqueue_inbound(pool, redis, message)
+            return
+        except (*DATABASE_ERRORS, DatabaseUnavailable):
+            await asyncio.sleep(0.1)
+    raise RuntimeError(f"message {message.message_id} could not be delivered in 60 s")
 
 
 # Answered means the reply reached the sender, not just that it was committed.
@@ -193,7 +212,7 @@ async def _watch(
     report: SoakReport,
     scaling: _Scaling,
 ) -> None:
-    killed = restarted = False
+    killed = restarted = wiped = False
     loop = asyncio.get_running_loop()
     deadline = loop.time() + plan.timeout_s
     restart = _postgres_restart_command() if plan.restart_postgres else None
@@ -212,10 +231,24 @@ async def _watch(
             await asyncio.to_thread(subprocess.run, restart, check=True, capture_output=True)
             restarted = True
             report.events.append(f"Postgres restarted at {done} answered")
+        if done is not None and plan.wipe_redis and not wiped and done >= plan.messages * 3 // 4:
+            await _wipe_redis(settings)
+            wiped = True
+            report.events.append(f"Redis wiped at {done} answered")
         if done is not None:
             scaling.step(done, workers, report)
         await asyncio.sleep(0.2)
     report.events.append("timed out")
+
+
+async def _wipe_redis(settings: Settings) -> None:
+    """Every queued job and result gone at once, as a Redis that lost its data: the messages
+    are in Postgres, and the conversation sweep must wake what waits."""
+    redis = await open_queue(settings.redis_url, settings.queue_name)
+    try:
+        await redis.flushall()
+    finally:
+        await redis.aclose()
 
 
 VERIFY_LOST = """

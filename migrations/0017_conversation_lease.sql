@@ -1,0 +1,103 @@
+-- Postgres alone owns a conversation: what was received (the message row, written before
+-- the webhook answers), what was answered (answered_by) and who holds it (a lease on the
+-- conversation row, with a fencing token the reply commit checks). Redis carries only the
+-- queue: losing it delays replies (a sweeper re-enqueues), never loses or repeats them.
+
+alter table conversations add column lease_token uuid null;
+alter table conversations add column lease_until timestamptz null;
+
+-- A message the holder passed over as context (a photo with no question after it, on a
+-- number that does not answer photos): never part of a later reply, shown as history.
+alter table messages add column context_at timestamptz null;
+-- The agent of the number it came in on (null: the org's first agent).
+alter table messages add column agent_id uuid null;
+
+-- What the holder answers next: open inbound messages, in arrival order.
+create index messages_open_idx on messages (conversation_id, received_at, id)
+    where direction = 'inbound' and answered_by is null and context_at is null;
+-- What the sweeper looks for across every org: messages waiting for a reply, oldest first.
+create index messages_waiting_idx on messages (received_at)
+    where direction = 'inbound' and answered_by is null and expects_reply;
+
+-- As in 0016, fenced by the lease: `p_lease` must still hold the conversation, so a holder
+-- whose lease ran out (a long pause, a partition) can never commit over its successor.
+-- A null `p_lease` is the previous release's call (workers that still hold a Redis lease,
+-- during a rolling deploy): it keeps the previous behaviour.
+drop function skillet_commit_reply(
+    uuid, uuid, text, uuid[], timestamptz, text, text[], text[], text[], text[], timestamptz);
+create function skillet_commit_reply(
+    p_org uuid, p_conversation uuid, p_channel text, p_batch uuid[],
+    p_first_received timestamptz, p_body text,
+    p_used text[] default '{}', p_viewed text[] default '{}',
+    p_names text[] default '{}', p_triggers text[] default '{}',
+    p_at timestamptz default now(), p_lease uuid default null
+) returns table (outcome text, outbox_id uuid, reply_id uuid)
+language plpgsql as $$
+declare
+    v_reply uuid;
+    v_outbox uuid;
+    v_names text[];
+    v_uses bigint[];
+    v_views bigint[];
+begin
+    perform 1 from conversations where id = p_conversation for update;
+    if p_lease is not null and not exists (
+        select 1 from conversations
+        where id = p_conversation and lease_token = p_lease and lease_until > now()
+    ) then
+        return query select 'lease_lost'::text, null::uuid, null::uuid;
+        return;
+    end if;
+    if exists (
+        select 1 from messages
+        where conversation_id = p_conversation and direction = 'inbound' and answered_by is null
+          and expects_reply
+          and coalesce(received_at, created_at) <= p_first_received and not (id = any(p_batch))
+    ) then
+        return query select 'overtaken'::text, null::uuid, null::uuid;
+        return;
+    end if;
+    if (select count(*) from messages
+        where id = any(p_batch) and direction = 'inbound' and answered_by is null)
+       <> cardinality(p_batch) then
+        return query select 'answered'::text, null::uuid, null::uuid;
+        return;
+    end if;
+    insert into messages (organization_id, conversation_id, direction, channel, body, reply_to_id)
+    values (p_org, p_conversation, 'outbound', p_channel, p_body, p_batch[cardinality(p_batch)])
+    returning id into v_reply;
+    update messages set answered_by = v_reply where id = any(p_batch);
+    insert into outbox (organization_id, conversation_id, message_id, body)
+    values (p_org, p_conversation, v_reply, p_body)
+    returning id into v_outbox;
+    select array_agg(n order by n), array_agg(uses order by n), array_agg(views order by n)
+    into v_names, v_uses, v_views
+    from (select n, count(*) filter (where src = 'u') as uses,
+                 count(*) filter (where src = 'v') as views
+          from (select unnest(p_used) as n, 'u' as src
+                union all select unnest(p_viewed), 'v') as events
+          group by n) as counted;
+    if v_names is not null then
+        perform skillet_bump_usage(
+            array_fill(p_org, array[cardinality(v_names)]), v_names, v_uses, v_views,
+            array_fill(0::bigint, array[cardinality(v_names)]), p_at);
+    end if;
+    if cardinality(p_names) > 0 then
+        perform skillet_bump_activation_daily(p_org, p_names, p_triggers, p_at);
+    end if;
+    return query select 'replied'::text, v_outbox, v_reply;
+end;
+$$;
+
+-- Release the lease only when nothing waits: a message committed before this statement is
+-- seen (and the holder keeps going); one committed after it finds the lease free.
+create function skillet_release_lease(p_conversation uuid, p_lease uuid) returns boolean
+language sql as $$
+    update conversations c set lease_token = null, lease_until = null
+    where c.id = p_conversation and c.lease_token = p_lease
+      and not exists (
+          select 1 from messages m
+          where m.conversation_id = p_conversation and m.direction = 'inbound'
+            and m.answered_by is null and m.context_at is null)
+    returning true
+$$;
