@@ -26,12 +26,13 @@ means valid UTF-8 (as references have always been checked):
 Extensions decide nothing: an upload that names a text file `.py` or `.xsd` is still text.
 
 Decisions where issue 3 is silent:
-- Every zip entry counts toward `limits.max_archive_entries`, ignored ones (`__MACOSX/`, `.DS_Store`,
-  directories) too, and that count is taken before zipfile reads a single entry: an earlier
-  choice let ignored entries go uncounted, and 100,000 `__MACOSX` records then cost seconds
-  and tens of MiB before any limit applied ("Hardening", parsers that cannot be made to
-  spin). The file limit (`limits.max_files`) still counts only kept files, SKILL.md included; ignored
-  entries are never decompressed. Paths are checked on every entry, ignored ones too.
+- Every zip entry counts toward `limits.max_archive_entries`, ignored ones (`__MACOSX/`,
+  `.DS_Store`, directories) too, and that count is taken before zipfile reads a single
+  entry: an earlier choice let ignored entries go uncounted, and 100,000 `__MACOSX` records
+  then cost seconds and tens of MiB before any limit applied ("Hardening", parsers that
+  cannot be made to spin). The file limit (`limits.max_files`) still counts only kept
+  files, SKILL.md included; ignored entries are never decompressed. Paths are checked on
+  every entry, ignored ones too.
 - Any folder and any extension is accepted (Agent Skills interop: Anthropic's public skills
   ship `scripts/`, `LICENSE.txt` and root-level .md files); `skill_unsafe_path` is kept for
   attack-shaped entries: `..`, `.` or empty segments, absolute paths, backslashes, drive
@@ -70,6 +71,7 @@ from typing import IO
 from skills.models import FileKind, ManifestEntry, SkillMatcher
 from skills.package_central_directory import count_records
 from skills.package_errors import PackageErrorCode, SkillPackageError
+from skills.package_frontmatter import SkillFrontmatter
 from skills.package_limits import (
     BYTES_PER_MIB,
     DEFAULT_LIMITS,
@@ -77,13 +79,13 @@ from skills.package_limits import (
     READ_CHUNK_BYTES,
     PackageLimits,
 )
-from skills.package_skill_md import SkillFrontmatter, parse_skill_md
+from skills.package_skill_md import parse_skill_md
 
 __all__ = [
     "SKILL_MD_PATH",
     "PackageErrorCode",
-    "PackageLimits",
     "PackageFile",
+    "PackageLimits",
     "SkillPackage",
     "SkillPackageError",
     "parse_skill_package",
@@ -220,7 +222,8 @@ def _check_entry_count(data: bytes, limits: PackageLimits) -> None:
     if count > most:
         raise _error(
             PackageErrorCode.TOO_MANY_FILES,
-            f"O .zip tem mais de {most} entradas; o máximo é {most}, contando pastas e itens ignorados (__MACOSX, .DS_Store). "
+            f"O .zip tem mais de {most} entradas; o máximo é {most}, contando pastas e itens "
+            "ignorados (__MACOSX, .DS_Store). "
             "Gere o .zip só com os arquivos da skill, sem pastas __MACOSX nem arquivos "
             ".DS_Store.",
         )

@@ -89,8 +89,7 @@ def _text(raw: object, field_name: str, max_chars: int) -> str | None:
         return None
     if not isinstance(raw, str) or len(raw) > max_chars:
         raise _invalid(
-            f"O campo {field_name} do SKILL.md precisa ser um texto de até {max_chars} "
-            "caracteres."
+            f"O campo {field_name} do SKILL.md precisa ser um texto de até {max_chars} caracteres."
         )
     return raw
 

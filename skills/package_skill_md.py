@@ -29,7 +29,7 @@ whitespace-stripped. The body has CRLF/CR normalized to LF and surrounding white
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from skills.models import SkillMatcher
@@ -61,7 +61,7 @@ class SkillMd:
     description: str
     matcher: SkillMatcher
     body: str
-    frontmatter: SkillFrontmatter = SkillFrontmatter()
+    frontmatter: SkillFrontmatter = field(default_factory=SkillFrontmatter)
     nonstandard_keys: tuple[str, ...] = ()
 
     @property

@@ -50,9 +50,7 @@ def load_frontmatter(frontmatter: str) -> dict[Any, Any]:
             "aspas em textos com ':' ou '#'."
         ) from exc
     if not isinstance(meta, dict):
-        raise _invalid(
-            "O frontmatter do SKILL.md precisa ser um mapa YAML com name e description."
-        )
+        raise _invalid("O frontmatter do SKILL.md precisa ser um mapa YAML com name e description.")
     return meta
 
 

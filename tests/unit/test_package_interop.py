@@ -117,7 +117,9 @@ def test_total_and_file_limits_come_from_the_value_passed() -> None:
     assert error.code == "skill_file_too_large"
     total = PackageLimits(max_files=4, max_total_bytes=3000, max_file_bytes=3000)
     assert _refused(_zip(files), total).code == "skill_too_large"
-    assert parse_skill_package(_zip(files), limits=PackageLimits(max_total_bytes=7000, max_file_bytes=3000))
+    assert parse_skill_package(
+        _zip(files), limits=PackageLimits(max_total_bytes=7000, max_file_bytes=3000)
+    )
 
 
 def test_limits_refuse_nonsense_and_scale_the_entry_and_upload_caps() -> None:
@@ -200,9 +202,7 @@ def test_metadata_keywords_are_comma_separated_phrases() -> None:
 def test_metadata_and_matcher_forms_read_the_same_keywords() -> None:
     legacy = spec_skill_md("frete", extra={"matcher": {"any_keywords": ["frete", "cep"]}})
     current = spec_skill_md("frete", keywords="frete, cep")
-    assert (
-        parse_skill_package(_md(legacy)).matcher == parse_skill_package(_md(current)).matcher
-    )
+    assert parse_skill_package(_md(legacy)).matcher == parse_skill_package(_md(current)).matcher
 
 
 def test_keywords_in_both_forms_are_refused_as_ambiguous() -> None:
