@@ -61,6 +61,48 @@ class SkillMatcher:
 
 
 @dataclass(frozen=True)
+class SkillFrontmatter:
+    """The Agent Skills spec's optional fields of one version (skills.package_frontmatter
+    validates them); `metadata` as (key, value) pairs sorted by key."""
+
+    license: str | None = None
+    compatibility: str | None = None
+    metadata: tuple[tuple[str, str], ...] = ()
+    allowed_tools: str | None = None
+
+    def metadata_value(self, key: str) -> str | None:
+        return next((value for name, value in self.metadata if name == key), None)
+
+    def to_json(self) -> dict[str, Any]:
+        """Only the fields present, under the spec's names."""
+        raw: dict[str, Any] = {}
+        if self.license is not None:
+            raw["license"] = self.license
+        if self.compatibility is not None:
+            raw["compatibility"] = self.compatibility
+        if self.metadata:
+            raw["metadata"] = dict(self.metadata)
+        if self.allowed_tools is not None:
+            raw["allowed-tools"] = self.allowed_tools
+        return raw
+
+    @classmethod
+    def from_json(cls, raw: Any) -> SkillFrontmatter:
+        if not isinstance(raw, dict):
+            return cls()
+        metadata = raw.get("metadata")
+        return cls(
+            license=raw.get("license"),
+            compatibility=raw.get("compatibility"),
+            metadata=tuple(sorted((str(k), str(v)) for k, v in (metadata or {}).items())),
+            allowed_tools=raw.get("allowed-tools"),
+        )
+
+
+DEFAULT_FRONTMATTER = SkillFrontmatter()
+
+
+@dataclass(frozen=True)
 class ManifestEntry:
     """One stored support file of a skill version (`references/...` or `assets/...`)."""
 

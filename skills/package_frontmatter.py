@@ -8,15 +8,16 @@ them. Shapes: `license` a text; `compatibility` a text of at most MAX_COMPATIBIL
 as the text Python gives it, like skills-ref does: quote `version: "1.0"` to keep it exact;
 the SKILL.md bytes are stored as uploaded anyway); `allowed-tools` a text (the spec's
 space-separated list; a YAML list of texts is joined with spaces). Every refusal is
-`skill_frontmatter_invalid` with a pt-BR message.
+`skill_frontmatter_invalid` with a pt-BR message. The value type is skills.models'
+SkillFrontmatter (re-exported here).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from skills.models import SkillFrontmatter
 from skills.package_errors import PackageErrorCode, SkillPackageError
 from skills.package_limits import MAX_COMPATIBILITY_CHARS, MAX_FIELD_CHARS
 
@@ -27,43 +28,7 @@ SPEC_FIELDS = frozenset(
 )
 _SCALARS = (str, int, float, bool)
 
-
-@dataclass(frozen=True)
-class SkillFrontmatter:
-    """The optional spec fields of one version; `metadata` as sorted (key, value) pairs."""
-
-    license: str | None = None
-    compatibility: str | None = None
-    metadata: tuple[tuple[str, str], ...] = ()
-    allowed_tools: str | None = None
-
-    def metadata_value(self, key: str) -> str | None:
-        return next((value for name, value in self.metadata if name == key), None)
-
-    def to_json(self) -> dict[str, Any]:
-        """Only the fields present, under the spec's names."""
-        raw: dict[str, Any] = {}
-        if self.license is not None:
-            raw["license"] = self.license
-        if self.compatibility is not None:
-            raw["compatibility"] = self.compatibility
-        if self.metadata:
-            raw["metadata"] = dict(self.metadata)
-        if self.allowed_tools is not None:
-            raw["allowed-tools"] = self.allowed_tools
-        return raw
-
-    @classmethod
-    def from_json(cls, raw: Any) -> SkillFrontmatter:
-        if not isinstance(raw, dict):
-            return cls()
-        metadata = raw.get("metadata")
-        return cls(
-            license=raw.get("license"),
-            compatibility=raw.get("compatibility"),
-            metadata=tuple(sorted((str(k), str(v)) for k, v in (metadata or {}).items())),
-            allowed_tools=raw.get("allowed-tools"),
-        )
+__all__ = ["SPEC_FIELDS", "SkillFrontmatter", "nonstandard_keys", "parse_frontmatter_fields"]
 
 
 def parse_frontmatter_fields(meta: Mapping[Any, Any]) -> SkillFrontmatter:

@@ -21,15 +21,17 @@ Body caps: a skill with keywords has its body injected into the prompt, so its S
 at most MAX_SKILL_MD_CHARS characters and its body at most MAX_BODY_LINES lines (counted as
 str.splitlines() counts them, so U+2028, form feeds and the like cannot hide lines); an
 index-only body is loaded on demand and has only the package's per-file size limit.
-Unknown top-level keys are ignored but recorded (`nonstandard_keys`), so an export knows
-whether the stored bytes pass the spec's validator. `description` and keywords are
-whitespace-stripped. The body has CRLF/CR normalized to LF and surrounding whitespace stripped.
+`frontmatter.metadata` leaves the two keyword keys out: the matcher is their one home (an
+export writes them back). Unknown top-level keys are ignored but recorded
+(`nonstandard_keys`), so an export knows whether the stored bytes pass the spec's validator.
+`description` and keywords are whitespace-stripped. The body has CRLF/CR normalized to LF
+and surrounding whitespace stripped.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from skills.models import SkillMatcher
@@ -53,6 +55,7 @@ _NAME_PATTERN = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 _MATCHER_KEYS = frozenset({"any_keywords", "probe_keywords"})
 KEYWORDS_KEY = "skillet-keywords"
 PROBE_KEYWORDS_KEY = "skillet-probe-keywords"
+KEYWORD_METADATA_KEYS = frozenset({KEYWORDS_KEY, PROBE_KEYWORDS_KEY})
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,10 @@ def parse_skill_md(raw: bytes) -> SkillMd:
     name, description = _name(meta), _description(meta)
     fields = parse_frontmatter_fields(meta)
     matcher = _matcher(meta, fields)
+    # The keywords' one home is the matcher; the stored metadata keeps the other keys.
+    fields = replace(
+        fields, metadata=tuple(p for p in fields.metadata if p[0] not in KEYWORD_METADATA_KEYS)
+    )
     if matcher.any_keywords and len(text) > MAX_SKILL_MD_CHARS:
         raise _body_too_long(
             f"O SKILL.md tem {len(text)} caracteres; o máximo é {MAX_SKILL_MD_CHARS} para uma "

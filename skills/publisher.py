@@ -10,7 +10,13 @@ from dataclasses import dataclass
 
 import asyncpg
 
-from skills.models import FileKind, ManifestEntry, SkillMatcher
+from skills.models import (
+    DEFAULT_FRONTMATTER,
+    FileKind,
+    ManifestEntry,
+    SkillFrontmatter,
+    SkillMatcher,
+)
 from skills.queries import insert_skill_version, upsert_skill_pointer
 from skills.storage import ObjectStore, object_key
 
@@ -32,6 +38,8 @@ class SkillDraft:
     matcher: SkillMatcher
     files: tuple[SkillFile, ...] = ()
     content_sha256: str | None = None
+    frontmatter: SkillFrontmatter = DEFAULT_FRONTMATTER
+    skill_md: bytes | None = None  # as uploaded; None for the agent's own skills
 
 
 def manifest_of(files: Sequence[SkillFile]) -> tuple[ManifestEntry, ...]:
@@ -78,6 +86,8 @@ async def insert_version_and_pointer(
         created_by=created_by,
         forked_from_version_id=forked_from_version_id,
         content_sha256=draft.content_sha256,
+        frontmatter=draft.frontmatter,
+        skill_md=draft.skill_md,
     )
     await upsert_skill_pointer(conn, organization_id, draft.name, version_id)
 

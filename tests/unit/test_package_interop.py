@@ -153,11 +153,7 @@ def test_spec_fields_are_kept() -> None:
     assert package.frontmatter == SkillFrontmatter(
         license="Complete terms in LICENSE.txt",
         compatibility="Requer acesso à internet",
-        metadata=(
-            ("author", "loja-exemplo"),
-            ("skillet-keywords", "frete"),
-            ("version", "1.0"),
-        ),
+        metadata=(("author", "loja-exemplo"), ("version", "1.0")),  # keywords: the matcher
         allowed_tools="Read Grep",
     )
     assert SkillFrontmatter.from_json(package.frontmatter.to_json()) == package.frontmatter
