@@ -16,10 +16,12 @@ class SkillState(StrEnum):
 
 
 class FileKind(StrEnum):
-    REFERENCE = "reference"  # references/: text the model may read
-    ASSET = "asset"  # assets/: media, described, never dumped
-    TEMPLATE = "template"  # templates/: text (agent-authored skills)
-    SCRIPT = "script"  # scripts/: text, stored and never executed (agent-authored skills)
+    """What a stored file is to the model (skills.package decides it for uploads)."""
+
+    REFERENCE = "reference"  # references/ or any other text (LICENSE.txt, reference.md...)
+    ASSET = "asset"  # assets/, or binary anywhere: described, never dumped
+    TEMPLATE = "template"  # templates/: text, read with skill_view
+    SCRIPT = "script"  # scripts/: text, read with skill_view, stored and never executed
 
 
 def _as_tuple(values: Iterable[str] | None) -> tuple[str, ...]:
@@ -143,5 +145,6 @@ class LoadedSkill:
 
     @property
     def reference_paths(self) -> tuple[str, ...]:
-        """Paths the model may read with `read_skill_reference`, in manifest order."""
+        """Paths the model may read with `read_skill_reference` (text outside scripts/,
+        templates/ and assets/), in manifest order."""
         return tuple(e.path for e in self.manifest if e.kind is FileKind.REFERENCE)
