@@ -20,7 +20,6 @@ until a person approves.
 
 from __future__ import annotations
 
-import mimetypes
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -57,7 +56,7 @@ from skills.draft_queries import (
 from skills.models import FileKind, ManifestEntry, SkillMatcher
 from skills.package_limits import MAX_FILE_BYTES, MAX_FILES, MAX_TOTAL_BYTES, PackageLimits
 from skills.package_skill_md import SkillMd
-from skills.publisher import SkillFile, manifest_of
+from skills.publisher import SkillFile, content_type_of, manifest_of
 from skills.queries import insert_skill_version, upsert_skill_pointer
 from skills.storage import ObjectStore, object_key
 from skills.usage import UsageBump, UsageEvent, UsageStore
@@ -345,7 +344,7 @@ class SkillAuthor:
                     object_key(org, name, version_id, entry.path),
                 )
         for file in change.added:
-            content_type = mimetypes.guess_type(file.path)[0] or "text/plain"
+            content_type = content_type_of(file.path, file.kind)
             await self.store.put(
                 object_key(org, name, version_id, file.path), file.data, content_type
             )

@@ -45,3 +45,15 @@ def test_an_index_only_skill_never_matches_nor_probes() -> None:
 
 def test_reference_paths_are_the_text_outside_scripts_templates_and_assets() -> None:
     assert INDEX_ONLY.reference_paths == ("LICENSE.txt", "reference.md")
+
+
+def test_stored_content_types_never_label_uploads_as_active_content() -> None:
+    from skills.publisher import TEXT_CONTENT_TYPE, content_type_of
+
+    assert content_type_of("templates/viewer.html", FileKind.TEMPLATE) == TEXT_CONTENT_TYPE
+    assert content_type_of("scripts/run.py", FileKind.SCRIPT) == TEXT_CONTENT_TYPE
+    assert content_type_of("reference.md", FileKind.REFERENCE) == TEXT_CONTENT_TYPE
+    assert content_type_of("assets/foto.png", FileKind.ASSET) == "image/png"
+    assert content_type_of("theme-showcase.pdf", FileKind.ASSET) == "application/pdf"
+    for path in ("assets/pagina.html", "assets/logo.svg", "scripts/b.tar.gz", "a.ttf"):
+        assert content_type_of(path, FileKind.ASSET) == "application/octet-stream"
