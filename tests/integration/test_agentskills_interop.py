@@ -16,9 +16,10 @@ from typing import Any
 import asyncpg
 import pytest
 
+from skills.catalog import import_skill_package
 from skills.catalog_queries import fetch_org_pointed_version
 from skills.models import FileKind, SkillFrontmatter, SkillMatcher
-from skills.queries import insert_skill_version, upsert_skill_pointer
+from skills.queries import insert_skill_version, list_installed_skills, upsert_skill_pointer
 from tests.agentskills_layouts import (
     PUBLIC_LAYOUTS,
     document_toolkit,
@@ -26,8 +27,13 @@ from tests.agentskills_layouts import (
     spec_skill_md,
     webapp_tester,
 )
+from tests.integration.support import create_org
 from tests.package_builders import skill_zip, zip_files
+from tests.tool_support import read_reference, reference_context
+from turn.model import ToolCall
+from turn.tools.registry import default_registry
 from worker.cli import main
+from worker.resources import Resources
 from worker.settings import Settings
 
 VALIDATOR = Path(sys.executable).with_name("agentskills")
@@ -230,3 +236,31 @@ def test_export_of_a_skill_not_installed_is_a_one_line_error(
     assert main(["skills", "export", "nada", "--org", org, "--out", str(out)]) == 1
     assert capsys.readouterr().err.startswith("error: skill_not_installed")
     assert not out.exists()
+
+
+async def test_imported_files_are_readable_by_kind_through_the_tools(
+    db: asyncpg.Connection, resources: Resources
+) -> None:
+    org = await create_org(db)
+    files = document_toolkit("documentos", scripts=3)
+    files["SKILL.md"] = spec_skill_md("documentos", keywords="documento, contrato").encode()
+    files["fontes/logo.ttf"] = b"\xff\x00fonte"
+    await import_skill_package(db, resources.store, organization_id=org, data=zip_files(files))
+    installed = await list_installed_skills(db, org)
+    context = reference_context(resources.store, org, installed)
+    assert installed[0].reference_paths == ("LICENSE.txt", "editing.md", "reference.md")
+
+    reference = await read_reference(context, "documentos", "reference.md")
+    assert (reference.error_code, reference.content) == (None, files["reference.md"].decode())
+    script = await read_reference(context, "documentos", "scripts/tool_00.py")
+    assert script.error_code == "reference_not_found"
+
+    async def view(path: str) -> str:
+        call = ToolCall("c1", "skill_view", {"name": "documentos", "file_path": path})
+        result = await default_registry().execute(context, call)
+        assert result.error_code is None, result.content
+        return result.content
+
+    assert await view("scripts/tool_00.py") == files["scripts/tool_00.py"].decode()
+    assert await view("scripts/templates/comments.xml") == "<comments/>\n"
+    assert "arquivo binário" in await view("fontes/logo.ttf")
