@@ -44,12 +44,14 @@ READ_CHUNK_BYTES = 64 * BYTES_PER_KIB
 MAX_PATH_CHARS = 255
 
 # The YAML between the two `---` lines, in UTF-8 bytes, bounded before any YAML is read.
-# A name, a description at its cap (1,024 characters) and a few dozen keywords fit; the two
-# keyword lists at their caps (2 x 50 x 64 characters) do not, and need not: a header that
-# big is a body in the wrong place.
+# A name, a description at its cap (1,024 characters), the spec's short fields and a few
+# dozen keywords fit (the catalog's frontmatters are about 1.2 KiB; the largest of
+# Anthropic's public skills, 1.2 KiB); the two keyword lists at their caps (2 x 50 x 64
+# characters) do not, and need not: a header that big is a body in the wrong place.
 MAX_FRONTMATTER_BYTES = 4 * BYTES_PER_KIB
-# Collections nested in the frontmatter: the root map (1), `matcher` (2) and its keyword lists
-# (3) are all we read, plus one level of room for keys we ignore (Agent Skills' `metadata`).
+# Collections nested in the frontmatter: the root map (1), `metadata` or the legacy `matcher`
+# (2) and the legacy keyword lists (3) are all we read, plus one level of room for keys we
+# ignore.
 # Anything deeper is refused during the pre-scan, before a tree is built: deep nesting is only
 # ever an attack on the scanner and the recursive constructor (8 KiB of nested `[` cost
 # 0.7-5 s in the pure-Python scanner).
