@@ -77,7 +77,7 @@ def parse_skill_md(raw: bytes) -> SkillMd:
         text = raw.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:
         raise _invalid("O SKILL.md não está em UTF-8. Salve-o com a codificação UTF-8.") from exc
-    frontmatter, body = _split_frontmatter(text)
+    frontmatter, body = split_frontmatter(text)
     meta = load_frontmatter(frontmatter)
     name, description = _name(meta), _description(meta)
     fields = parse_frontmatter_fields(meta)
@@ -110,7 +110,8 @@ def _body_too_long(message: str) -> SkillPackageError:
     return SkillPackageError(message, code=PackageErrorCode.BODY_TOO_LONG)
 
 
-def _split_frontmatter(text: str) -> tuple[str, str]:
+def split_frontmatter(text: str) -> tuple[str, str]:
+    """(the YAML between the `---` lines, the body), line ends normalized to LF."""
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     if lines[0].rstrip() == "---":
         for index in range(1, len(lines)):

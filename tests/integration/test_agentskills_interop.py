@@ -264,3 +264,25 @@ async def test_imported_files_are_readable_by_kind_through_the_tools(
     assert await view("scripts/tool_00.py") == files["scripts/tool_00.py"].decode()
     assert await view("scripts/templates/comments.xml") == "<comments/>\n"
     assert "arquivo binário" in await view("fontes/logo.ttf")
+
+
+def test_yaml_the_validator_cannot_read_is_exported_rendered_and_reimports_unchanged(
+    org: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = (
+        "---\nname: fluxo\ndescription: Skill com YAML em estilo de fluxo.\n"
+        "metadata: {author: loja, skillet-keywords: 'frete, cep'}\n"
+        "allowed-tools: [read_skill_reference, skill_view]\n---\nCorpo.\n"
+    )
+    package = tmp_path / "fluxo.zip"
+    package.write_bytes(zip_files({"SKILL.md": text}))
+    code, imported = _import(capsys, org, package)
+    assert code == 0
+    out, folder = _export_and_check(capsys, org, "fluxo", tmp_path)
+    assert (folder / "SKILL.md").read_text() != text
+    code, again = _import(capsys, org, out)
+    assert (code, again["status"], again["version_id"]) == (
+        0,
+        "unchanged",
+        imported["version_id"],
+    )
