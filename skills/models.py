@@ -19,8 +19,8 @@ class FileKind(StrEnum):
     """What a stored file is to the model (skills.package decides it for uploads)."""
 
     REFERENCE = "reference"  # references/ or any other text (LICENSE.txt, reference.md...)
-    ASSET = "asset"  # assets/, or binary anywhere: described, never dumped
-    TEMPLATE = "template"  # templates/: text, read with skill_view
+    ASSET = "asset"  # binary (media, fonts, archives): described, never dumped
+    TEMPLATE = "template"  # text in templates/ or assets/: read with skill_view
     SCRIPT = "script"  # scripts/: text, read with skill_view, stored and never executed
 
 

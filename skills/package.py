@@ -18,7 +18,8 @@ means valid UTF-8 (as references have always been checked):
   since read_skill_reference serves it to the model as text.
 - `scripts/...` text: SCRIPT; `templates/...` text: TEMPLATE (skill_view reads both; scripts
   are never run).
-- `assets/...`: ASSET, whatever it holds (described by skill_view, never dumped).
+- `assets/...` text: TEMPLATE too (the spec's assets are "templates, images, data files":
+  an HTML page or a CSV is readable with skill_view); binary: ASSET.
 - anywhere else (root files such as `LICENSE.txt` or `reference.md`, `examples/`, any other
   folder): REFERENCE when text, so a matched skill's body can point at `reference.md` as
   Anthropic's skills do.
@@ -361,8 +362,6 @@ def _is_text(data: bytes) -> bool:
 def _kind_of(path: str, data: bytes) -> FileKind:
     """The kind the module docstring decides: folder first, then content."""
     folder = _FOLDER_KINDS.get(path.partition("/")[0]) if "/" in path else None
-    if folder is FileKind.ASSET:
-        return folder
     if not _is_text(data):
         if folder is FileKind.REFERENCE:
             raise _error(
@@ -371,6 +370,8 @@ def _kind_of(path: str, data: bytes) -> FileKind:
                 "agente lê. Salve o texto em UTF-8 ou mova o arquivo para assets/.",
             )
         return FileKind.ASSET
+    if folder is FileKind.ASSET:
+        return FileKind.TEMPLATE  # text in assets/: a template or data file, not media
     return folder or FileKind.REFERENCE
 
 

@@ -192,7 +192,8 @@ BINARY = b"\x89PNG\r\n\x1a\n\0\0\xff"
         ("scripts/pacote.tar.gz", BINARY, FileKind.ASSET),
         ("templates/viewer.html", "<html></html>", FileKind.TEMPLATE),
         ("templates/logo.png", BINARY, FileKind.ASSET),
-        ("assets/pagina.html", "<html></html>", FileKind.ASSET),
+        ("assets/pagina.html", "<html></html>", FileKind.TEMPLATE),
+        ("assets/precos.csv", "produto;preço", FileKind.TEMPLATE),
         ("canvas-fonts/Fonte.ttf", BINARY, FileKind.ASSET),
         ("theme-showcase.pdf", BINARY, FileKind.ASSET),
         ("vazio.txt", "", FileKind.REFERENCE),
@@ -219,12 +220,12 @@ def test_nested_folders_inside_references_and_assets_are_accepted() -> None:
 
 def test_manifest_mirrors_files_sorted_by_path() -> None:
     package = parse_skill_package(
-        valid_zip({"references/b.md": "bb", "assets/a.png": b"a", "references/a.txt": "a"})
+        valid_zip({"references/b.md": "bb", "assets/a.png": b"\x89P", "references/a.txt": "a"})
     )
     assert package.manifest == tuple(
         ManifestEntry(path, len(data), hashlib.sha256(data).hexdigest(), kind)
         for path, data, kind in [
-            ("assets/a.png", b"a", FileKind.ASSET),
+            ("assets/a.png", b"\x89P", FileKind.ASSET),
             ("references/a.txt", b"a", FileKind.REFERENCE),
             ("references/b.md", b"bb", FileKind.REFERENCE),
         ]
