@@ -11,7 +11,7 @@ import structlog
 from aiohttp import web
 from aiohttp.typedefs import Handler as AiohttpHandler
 
-from api.bodies import MAX_UPLOAD_BYTES, MULTIPART_OVERHEAD_BYTES
+from api.bodies import MULTIPART_OVERHEAD_BYTES
 from api.console.render import CONSOLE_PREFIX
 from api.console.routes import add_console, html_errors
 from api.guard import error_reply, guarded, json_reply
@@ -43,7 +43,8 @@ async def json_errors(request: web.Request, handler: AiohttpHandler) -> web.Stre
 def build_app(deps: ApiDeps) -> web.Application:
     """The application; the caller owns (opens and closes) everything in `deps`."""
     app = web.Application(
-        client_max_size=MAX_UPLOAD_BYTES + MULTIPART_OVERHEAD_BYTES, middlewares=[json_errors]
+        client_max_size=deps.package_limits.max_upload_bytes + MULTIPART_OVERHEAD_BYTES,
+        middlewares=[json_errors],
     )
     app[DEPS] = deps
     document = build_openapi(ROUTES)

@@ -17,6 +17,7 @@ from api.keys import Role
 from core.clock import Clock
 from core.errors import SkilletError
 from core.tenancy import org_connection
+from skills.package_limits import DEFAULT_LIMITS, PackageLimits
 from skills.storage import ObjectStore
 from skills.usage import UsageStore
 
@@ -40,6 +41,7 @@ class ApiDeps:
     queue: Any  # arq.ArqRedis (requeue)
     clock: Clock
     usage: UsageStore
+    package_limits: PackageLimits = DEFAULT_LIMITS  # uploads (worker.settings)
 
 
 DEPS = web.AppKey("deps", ApiDeps)

@@ -81,8 +81,8 @@ async def list_installed(request: web.Request, principal: Principal) -> Reply:
 
 
 async def upload_skill(request: web.Request, principal: Principal) -> Reply:
-    data = await read_upload(request)
     deps = deps_of(request)
+    data = await read_upload(request, deps.package_limits.max_upload_bytes)
     async with org_db(request, principal) as conn:
         result = await import_skill_package(
             conn,
@@ -90,6 +90,7 @@ async def upload_skill(request: web.Request, principal: Principal) -> Reply:
             organization_id=principal.organization_id,
             data=data,
             actor=principal.prefix,
+            limits=deps.package_limits,
         )
     return {**result.to_json(), "created": result.status is ImportStatus.IMPORTED}
 

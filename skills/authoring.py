@@ -20,7 +20,6 @@ until a person approves.
 
 from __future__ import annotations
 
-import mimetypes
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -55,9 +54,9 @@ from skills.draft_queries import (
     update_draft_version,
 )
 from skills.models import FileKind, ManifestEntry, SkillMatcher
-from skills.package_limits import MAX_FILES, MAX_TOTAL_BYTES
+from skills.package_limits import MAX_FILE_BYTES, MAX_FILES, MAX_TOTAL_BYTES, PackageLimits
 from skills.package_skill_md import SkillMd
-from skills.publisher import SkillFile, manifest_of
+from skills.publisher import SkillFile, content_type_of, manifest_of
 from skills.queries import insert_skill_version, upsert_skill_pointer
 from skills.storage import ObjectStore, object_key
 from skills.usage import UsageBump, UsageEvent, UsageStore
@@ -67,9 +66,21 @@ MAX_PENDING_DRAFTS = 50
 
 @dataclass(frozen=True)
 class AuthoringLimits:
+    """The agent's caps: the deployment's package limits (skills.package_limits) and how many
+    drafts may wait for review."""
+
     max_pending_drafts: int = MAX_PENDING_DRAFTS
     max_files: int = MAX_FILES  # SKILL.md included, as for an uploaded package
     max_total_bytes: int = MAX_TOTAL_BYTES
+    max_file_bytes: int = MAX_FILE_BYTES
+
+    @classmethod
+    def of(cls, limits: PackageLimits) -> AuthoringLimits:
+        return cls(
+            max_files=limits.max_files,
+            max_total_bytes=limits.max_total_bytes,
+            max_file_bytes=limits.max_file_bytes,
+        )
 
 
 @dataclass(frozen=True)
@@ -153,7 +164,11 @@ class SkillAuthor:
             current = base.current
             if file_path is None or file_path == SKILL_MD:
                 text = render_skill_md(
-                    current.name, current.description, current.matcher, current.body
+                    current.name,
+                    current.description,
+                    current.matcher,
+                    current.body,
+                    current.frontmatter,
                 )
                 skill = check_skill_md(replace_unique(text, old, new), expected_name=current.name)
                 return await self._write(base, _Change(skill, current.manifest, ()))
@@ -185,7 +200,7 @@ class SkillAuthor:
     async def _write_file(
         self, base: _Base, path: str, kind: FileKind, content: object
     ) -> AuthoredVersion:
-        data = check_file_content(content)
+        data = check_file_content(content, max_bytes=self.limits.max_file_bytes)
         replaced = next((e for e in base.current.manifest if e.path == path), None)
         if (
             replaced is not None
@@ -255,6 +270,7 @@ class SkillAuthor:
                 manifest=manifest,
                 created_by="agent",
                 forked_from_version_id=None,
+                frontmatter=skill.frontmatter,
             )
             if drafting:
                 draft_id = await self._save_draft(base, skill.name, version_id)
@@ -306,7 +322,9 @@ class SkillAuthor:
                 "(SKILL.md incluído). Remova um arquivo antes de criar outro.",
                 code="skill_too_many_files",
             )
-        skill_md = render_skill_md(skill.name, skill.description, skill.matcher, skill.body)
+        skill_md = render_skill_md(
+            skill.name, skill.description, skill.matcher, skill.body, skill.frontmatter
+        )
         total = len(skill_md.encode("utf-8")) + sum(e.size for e in manifest)
         if total > self.limits.max_total_bytes:
             raise AuthoringError(
@@ -326,14 +344,16 @@ class SkillAuthor:
                     object_key(org, name, version_id, entry.path),
                 )
         for file in change.added:
-            content_type = mimetypes.guess_type(file.path)[0] or "text/plain"
+            content_type = content_type_of(file.path, file.kind)
             await self.store.put(
                 object_key(org, name, version_id, file.path), file.data, content_type
             )
 
 
 def _skill_of(current: PointedVersion) -> SkillMd:
-    return SkillMd(current.name, current.description, current.matcher, current.body)
+    return SkillMd(
+        current.name, current.description, current.matcher, current.body, current.frontmatter
+    )
 
 
 def _entry(current: PointedVersion, path: str) -> ManifestEntry:

@@ -14,17 +14,17 @@ import re
 import yaml
 
 from core.errors import SkilletError
-from skills.models import FileKind, SkillMatcher
+from skills.models import DEFAULT_FRONTMATTER, FileKind, SkillFrontmatter, SkillMatcher
 from skills.package_errors import SkillPackageError
 from skills.package_limits import (
-    BYTES_PER_MIB,
     MAX_DESCRIPTION_CHARS,
+    MAX_FILE_BYTES,
     MAX_NAME_CHARS,
     MAX_SKILL_MD_CHARS,
 )
 from skills.package_skill_md import SkillMd, parse_skill_md
 
-MAX_SUPPORT_FILE_BYTES = 1 * BYTES_PER_MIB
+MAX_SUPPORT_FILE_BYTES = MAX_FILE_BYTES  # the default; SkillAuthor passes its limits
 MAX_SUPPORT_PATH_CHARS = 255
 SKILL_MD = "SKILL.md"
 SUPPORT_DIRS: dict[str, FileKind] = {
@@ -90,25 +90,37 @@ def _path_error(rule: str) -> AuthoringError:
     return AuthoringError(f"Caminho inválido: {rule}.", code="skill_path_invalid")
 
 
-def check_file_content(content: object) -> bytes:
+def check_file_content(content: object, *, max_bytes: int = MAX_SUPPORT_FILE_BYTES) -> bytes:
     if not isinstance(content, str):
         raise AuthoringError("O conteúdo do arquivo precisa ser texto.", code="skill_file_invalid")
     data = content.encode("utf-8")
-    if len(data) > MAX_SUPPORT_FILE_BYTES:
+    if len(data) > max_bytes:
         raise AuthoringError(
-            f"O arquivo tem {len(data)} bytes; o limite é {MAX_SUPPORT_FILE_BYTES} (1 MiB).",
+            f"O arquivo tem {len(data)} bytes; o limite é {max_bytes} bytes.",
             code="skill_file_too_large",
         )
     return data
 
 
-def render_skill_md(name: str, description: str, matcher: SkillMatcher, body: str) -> str:
-    """The SKILL.md text of a stored version (what `patch` without file_path edits)."""
-    meta = {"name": name, "description": description, "matcher": matcher.to_json()}
-    if not matcher.probe_keywords:
-        meta["matcher"] = {"any_keywords": list(matcher.any_keywords)}
-    frontmatter = yaml.safe_dump(meta, allow_unicode=True, sort_keys=False).strip()
-    return f"---\n{frontmatter}\n---\n{body.strip()}\n"
+def render_skill_md(
+    name: str,
+    description: str,
+    matcher: SkillMatcher,
+    body: str,
+    frontmatter: SkillFrontmatter = DEFAULT_FRONTMATTER,
+) -> str:
+    """The SKILL.md text of a stored version (what `patch` without file_path edits): the
+    keywords as `matcher` (the form the model's tool arguments map to; none for an
+    index-only skill), then the Agent Skills fields the version keeps, so a patch by the
+    agent never drops an imported skill's license or metadata."""
+    meta: dict[str, object] = {"name": name, "description": description}
+    if matcher.any_keywords:
+        meta["matcher"] = matcher.to_json()
+        if not matcher.probe_keywords:
+            meta["matcher"] = {"any_keywords": list(matcher.any_keywords)}
+    meta.update(frontmatter.to_json())
+    frontmatter_text = yaml.safe_dump(meta, allow_unicode=True, sort_keys=False).strip()
+    return f"---\n{frontmatter_text}\n---\n{body.strip()}\n"
 
 
 def check_skill_md(text: str, *, expected_name: str | None = None) -> SkillMd:

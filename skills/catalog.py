@@ -50,9 +50,11 @@ from skills.catalog_queries import (
     unlock_skill_catalog,
 )
 from skills.curator_queries import lock_curator_orgs
-from skills.package import SkillPackage, parse_skill_package
+from skills.package import PackageLimits, SkillPackage, parse_skill_package
+from skills.package_limits import DEFAULT_LIMITS
 from skills.publisher import SkillDraft, SkillFile, insert_version_and_pointer, store_skill_files
 from skills.queries import delete_skill_pointer, insert_skill_version
+from skills.skill_export import exported_verbatim
 from skills.storage import ObjectStore, object_key
 from skills.usage_queries import reactivate_usage
 
@@ -76,6 +78,35 @@ __all__ = [
 ]
 
 
+def same_content(current: PointedVersion, package: SkillPackage) -> bool:
+    """Whether importing `package` over `current` changes nothing ("unchanged").
+
+    Same bytes (SKILL.md as uploaded and every file) always are. When `current`'s export
+    is not its stored SKILL.md byte for byte (a version from before migration 0019, the
+    agent's own, or one uploaded with our legacy `matcher`: skills.skill_export renders
+    those), the same parsed content and files are too, so exporting and re-importing any
+    version is "unchanged"."""
+    if current.content_sha256 == package.content_sha256:
+        return True
+    if current.skill_md is not None and exported_verbatim(current.skill_md):
+        return False
+    return (
+        current.name,
+        current.description,
+        current.body,
+        current.matcher,
+        current.frontmatter,
+        current.manifest,
+    ) == (
+        package.name,
+        package.description,
+        package.body,
+        package.matcher,
+        package.frontmatter,
+        package.manifest,
+    )
+
+
 def draft_of(package: SkillPackage) -> SkillDraft:
     return SkillDraft(
         name=package.name,
@@ -84,6 +115,8 @@ def draft_of(package: SkillPackage) -> SkillDraft:
         matcher=package.matcher,
         files=tuple(SkillFile(f.path, f.data, f.kind) for f in package.files),
         content_sha256=package.content_sha256,
+        frontmatter=package.frontmatter,
+        skill_md=package.skill_md,
     )
 
 
@@ -140,7 +173,7 @@ async def publish_package(
     async with catalog_lock(conn, organization_id):
         current = await fetch_pointed_version(conn, organization_id, package.name)
         before = None if current is None else current.version_id
-        if current is not None and current.content_sha256 == package.content_sha256:
+        if current is not None and same_content(current, package):
             async with conn.transaction():
                 await _lock_against_curator(conn, organization_id)
                 previous = await _reactivate(conn, organization_id, package.name)
@@ -240,13 +273,14 @@ async def import_skill_package(
     organization_id: uuid.UUID,
     data: bytes,
     actor: str | None = None,
+    limits: PackageLimits = DEFAULT_LIMITS,
 ) -> ImportResult:
     """Parse an uploaded .zip and publish it as the org's `name` (a customize if installed).
 
     Raises SkillPackageError before touching storage or the database when the package is
     refused, and OrganizationNotFound before storing anything for an unknown org.
     """
-    package = parse_skill_package(data)
+    package = parse_skill_package(data, limits=limits)
     await require_organization(conn, organization_id)
     return await publish_package(
         conn,
@@ -310,6 +344,8 @@ async def _insert_fork(
             created_by="user",
             forked_from_version_id=platform.version_id,
             content_sha256=platform.content_sha256,
+            frontmatter=platform.frontmatter,
+            skill_md=platform.skill_md,
         )
         # Insert-only: a pointer that appeared anyway (a writer that skipped the lock) wins,
         # and this transaction, version row included, rolls back.

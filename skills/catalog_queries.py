@@ -8,17 +8,17 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 import asyncpg
 
-from skills.models import ManifestEntry, SkillMatcher
+from skills.models import DEFAULT_FRONTMATTER, ManifestEntry, SkillFrontmatter, SkillMatcher
 
 VERSION_COLUMNS = """
 v.id, v.name, v.description, v.body, v.matcher, v.manifest, v.content_sha256, v.created_by,
-v.forked_from_version_id
+v.forked_from_version_id, v.frontmatter, v.skill_md
 """
 
 
@@ -35,6 +35,8 @@ class PointedVersion:
     content_sha256: str | None
     created_by: str
     forked_from_version_id: uuid.UUID | None
+    frontmatter: SkillFrontmatter = DEFAULT_FRONTMATTER
+    skill_md: bytes | None = field(default=None, repr=False)  # as uploaded (migration 0019)
 
 
 def pointed_version_of(row: asyncpg.Record) -> PointedVersion:
@@ -49,6 +51,8 @@ def pointed_version_of(row: asyncpg.Record) -> PointedVersion:
         content_sha256=row["content_sha256"],
         created_by=row["created_by"],
         forked_from_version_id=row["forked_from_version_id"],
+        frontmatter=SkillFrontmatter.from_json(row["frontmatter"]),
+        skill_md=None if row["skill_md"] is None else bytes(row["skill_md"]),
     )
 
 

@@ -17,7 +17,8 @@ import asyncpg
 
 from skills.catalog import ImportResult, publish_package
 from skills.catalog_errors import CatalogFolderInvalid
-from skills.package import SkillPackage, SkillPackageError, parse_skill_package
+from skills.package import PackageLimits, SkillPackage, SkillPackageError, parse_skill_package
+from skills.package_limits import DEFAULT_LIMITS
 from skills.storage import ObjectStore
 
 # The repo's catalog/ (an installed wheel does not carry it: pass the folder explicitly).
@@ -57,10 +58,10 @@ def catalog_folders(directory: Path) -> list[Path]:
     return folders
 
 
-def load_catalog_package(folder: Path) -> SkillPackage:
+def load_catalog_package(folder: Path, limits: PackageLimits = DEFAULT_LIMITS) -> SkillPackage:
     """A catalog folder as the parser sees an upload of it; its name must be the folder's."""
     try:
-        package = parse_skill_package(zip_folder(folder))
+        package = parse_skill_package(zip_folder(folder), limits=limits)
     except SkillPackageError as exc:
         raise CatalogFolderInvalid(f"{folder.name}: {exc.code}: {exc.message}") from exc
     if package.name != folder.name:
@@ -81,10 +82,13 @@ class SeedResult:
 
 
 async def seed_catalog(
-    conn: asyncpg.Connection, store: ObjectStore, directory: Path = DEFAULT_CATALOG_DIR
+    conn: asyncpg.Connection,
+    store: ObjectStore,
+    directory: Path = DEFAULT_CATALOG_DIR,
+    limits: PackageLimits = DEFAULT_LIMITS,
 ) -> SeedResult:
     """Validate every folder first (nothing is published if one is invalid), then publish."""
-    packages = [load_catalog_package(folder) for folder in catalog_folders(directory)]
+    packages = [load_catalog_package(folder, limits) for folder in catalog_folders(directory)]
     results = []
     for package in packages:
         results.append(

@@ -40,7 +40,9 @@ class DraftDiff:
 
 
 def skill_md_of(version: PointedVersion) -> str:
-    return render_skill_md(version.name, version.description, version.matcher, version.body)
+    return render_skill_md(
+        version.name, version.description, version.matcher, version.body, version.frontmatter
+    )
 
 
 def diff_versions(installed: PointedVersion | None, draft: PointedVersion) -> DraftDiff:

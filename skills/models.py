@@ -16,10 +16,12 @@ class SkillState(StrEnum):
 
 
 class FileKind(StrEnum):
-    REFERENCE = "reference"  # references/: text the model may read
-    ASSET = "asset"  # assets/: media, described, never dumped
-    TEMPLATE = "template"  # templates/: text (agent-authored skills)
-    SCRIPT = "script"  # scripts/: text, stored and never executed (agent-authored skills)
+    """What a stored file is to the model (skills.package decides it for uploads)."""
+
+    REFERENCE = "reference"  # references/ or any other text (LICENSE.txt, reference.md...)
+    ASSET = "asset"  # binary (media, fonts, archives): described, never dumped
+    TEMPLATE = "template"  # text in templates/ or assets/: read with skill_view
+    SCRIPT = "script"  # scripts/: text, read with skill_view, stored and never executed
 
 
 def _as_tuple(values: Iterable[str] | None) -> tuple[str, ...]:
@@ -58,6 +60,48 @@ class SkillMatcher:
             "any_keywords": list(self.any_keywords),
             "probe_keywords": list(self.probe_keywords),
         }
+
+
+@dataclass(frozen=True)
+class SkillFrontmatter:
+    """The Agent Skills spec's optional fields of one version (skills.package_frontmatter
+    validates them); `metadata` as (key, value) pairs sorted by key."""
+
+    license: str | None = None
+    compatibility: str | None = None
+    metadata: tuple[tuple[str, str], ...] = ()
+    allowed_tools: str | None = None
+
+    def metadata_value(self, key: str) -> str | None:
+        return next((value for name, value in self.metadata if name == key), None)
+
+    def to_json(self) -> dict[str, Any]:
+        """Only the fields present, under the spec's names."""
+        raw: dict[str, Any] = {}
+        if self.license is not None:
+            raw["license"] = self.license
+        if self.compatibility is not None:
+            raw["compatibility"] = self.compatibility
+        if self.metadata:
+            raw["metadata"] = dict(self.metadata)
+        if self.allowed_tools is not None:
+            raw["allowed-tools"] = self.allowed_tools
+        return raw
+
+    @classmethod
+    def from_json(cls, raw: Any) -> SkillFrontmatter:
+        if not isinstance(raw, dict):
+            return cls()
+        metadata = raw.get("metadata")
+        return cls(
+            license=raw.get("license"),
+            compatibility=raw.get("compatibility"),
+            metadata=tuple(sorted((str(k), str(v)) for k, v in (metadata or {}).items())),
+            allowed_tools=raw.get("allowed-tools"),
+        )
+
+
+DEFAULT_FRONTMATTER = SkillFrontmatter()
 
 
 @dataclass(frozen=True)
@@ -101,5 +145,6 @@ class LoadedSkill:
 
     @property
     def reference_paths(self) -> tuple[str, ...]:
-        """Paths the model may read with `read_skill_reference`, in manifest order."""
+        """Paths the model may read with `read_skill_reference` (text outside scripts/,
+        templates/ and assets/), in manifest order."""
         return tuple(e.path for e in self.manifest if e.kind is FileKind.REFERENCE)

@@ -1,31 +1,49 @@
 """Parse an untrusted skill .zip into a validated SkillPackage: bytes in, value out, no I/O.
 
-A package is `SKILL.md` (YAML frontmatter + body, checked by skills.package_skill_md),
-`references/` (UTF-8 text) and `assets/` (media), either at the archive root or inside exactly
-one top-level folder, which is stripped. Every refusal raises `SkillPackageError` (from
-skills.package_errors) whose `code` is a `PackageErrorCode` value and whose pt-BR message says
-what to fix. Limits live in skills.package_limits. Order of checks: central directory records
-counted on the raw bytes (skills.package_central_directory) -> archive opens -> every entry's
-path and flags -> layout -> file count -> folders/extensions -> declared sizes -> SKILL.md
-decompressed (capped) and validated -> support files decompressed (capped).
+A package is an Agent Skills (agentskills.io) folder: `SKILL.md` (YAML frontmatter + body,
+checked by skills.package_skill_md) and any other files in any folders (`references/`,
+`scripts/`, `templates/`, `assets/`, `examples/`, `LICENSE.txt`, `reference.md` at the
+root...), either at the archive root or inside exactly one top-level folder, which is
+stripped. Every file is stored and listed; none is ever executed (skillet runs no code).
+Every refusal raises `SkillPackageError` (from skills.package_errors) whose `code` is a
+`PackageErrorCode` value and whose pt-BR message says what to fix. The size limits are a
+`PackageLimits` value passed in (skills.package_limits). Order of checks: central directory
+records counted on the raw bytes (skills.package_central_directory) -> archive opens -> every
+entry's path and flags -> layout -> file count -> declared sizes -> SKILL.md decompressed
+(capped) and validated -> other files decompressed (capped) and classified.
+
+How a file's kind is decided (skills.models.FileKind), folder first, then content; "text"
+means valid UTF-8 (as references have always been checked):
+- `references/...`: REFERENCE; it must be text (`skill_extension_not_allowed` otherwise),
+  since read_skill_reference serves it to the model as text.
+- `scripts/...` text: SCRIPT; `templates/...` text: TEMPLATE (skill_view reads both; scripts
+  are never run).
+- `assets/...` text: TEMPLATE too (the spec's assets are "templates, images, data files":
+  an HTML page or a CSV is readable with skill_view); binary: ASSET.
+- anywhere else (root files such as `LICENSE.txt` or `reference.md`, `examples/`, any other
+  folder): REFERENCE when text, so a matched skill's body can point at `reference.md` as
+  Anthropic's skills do.
+- binary content outside references/ is ASSET (a font, a PDF, a .tar.gz under scripts/).
+Extensions decide nothing: an upload that names a text file `.py` or `.xsd` is still text.
 
 Decisions where issue 3 is silent:
-- Every zip entry counts toward MAX_ARCHIVE_ENTRIES, ignored ones (`__MACOSX/`, `.DS_Store`,
-  directories) too, and that count is taken before zipfile reads a single entry: an earlier
-  choice let ignored entries go uncounted, and 100,000 `__MACOSX` records then cost seconds
-  and tens of MiB before any limit applied ("Hardening", parsers that cannot be made to
-  spin). The file limit (MAX_FILES) still counts only kept files, SKILL.md included; ignored
-  entries are never decompressed. Paths are checked on every entry, ignored ones too.
-- A file outside SKILL.md/references/assets (`scripts/run.sh`, `README.md`) or with an extension
-  not allowed in its folder is `skill_extension_not_allowed` (a content-policy refusal);
-  `skill_unsafe_path` is kept for attack-shaped entries: `..`, `.` or empty segments,
-  absolute paths, backslashes, drive letters, control/format characters (NUL included),
-  paths over MAX_PATH_CHARS, symlinks and other non-regular files.
+- Every zip entry counts toward `limits.max_archive_entries`, ignored ones (`__MACOSX/`,
+  `.DS_Store`, directories) too, and that count is taken before zipfile reads a single
+  entry: an earlier choice let ignored entries go uncounted, and 100,000 `__MACOSX` records
+  then cost seconds and tens of MiB before any limit applied ("Hardening", parsers that
+  cannot be made to spin). The file limit (`limits.max_files`) still counts only kept
+  files, SKILL.md included; ignored entries are never decompressed. Paths are checked on
+  every entry, ignored ones too.
+- Any folder and any extension is accepted (Agent Skills interop: Anthropic's public skills
+  ship `scripts/`, `LICENSE.txt` and root-level .md files); `skill_unsafe_path` is kept for
+  attack-shaped entries: `..`, `.` or empty segments, absolute paths, backslashes, drive
+  letters, control/format characters (NUL included), paths over MAX_PATH_CHARS, symlinks and
+  other non-regular files.
 - Encrypted entries and compression other than stored/deflate are `skill_not_a_zip`: we cannot
   read them. bzip2/lzma are refused because CPython inflates them without an output bound and
   lzma allocates whatever dictionary size the entry declares.
-- A reference that is not UTF-8 is `skill_extension_not_allowed` (not the text its extension
-  claims). Asset bytes are not sniffed: they are stored and never executed.
+- A file under references/ that is not text is `skill_extension_not_allowed` (the only
+  content refusal left). Other bytes are stored as they are and never executed.
 - Paths are NFC-normalized; duplicates are compared NFC + casefold (`SKILL.md` vs `skill.md`,
   or the NFD names macOS writes). Extensions are compared lower-cased; folder names and
   `SKILL.md` are case-sensitive. Nested folders under references/ and assets/ are allowed.
@@ -49,22 +67,18 @@ import zipfile
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import PurePosixPath
 from typing import IO
 
 from skills.models import FileKind, ManifestEntry, SkillMatcher
 from skills.package_central_directory import count_records
 from skills.package_errors import PackageErrorCode, SkillPackageError
+from skills.package_frontmatter import SkillFrontmatter
 from skills.package_limits import (
-    ASSET_EXTENSIONS,
     BYTES_PER_MIB,
-    MAX_ARCHIVE_ENTRIES,
-    MAX_FILE_BYTES,
-    MAX_FILES,
+    DEFAULT_LIMITS,
     MAX_PATH_CHARS,
-    MAX_TOTAL_BYTES,
     READ_CHUNK_BYTES,
-    REFERENCE_EXTENSIONS,
+    PackageLimits,
 )
 from skills.package_skill_md import parse_skill_md
 
@@ -72,6 +86,7 @@ __all__ = [
     "SKILL_MD_PATH",
     "PackageErrorCode",
     "PackageFile",
+    "PackageLimits",
     "SkillPackage",
     "SkillPackageError",
     "parse_skill_package",
@@ -99,7 +114,7 @@ _ZIP_ERRORS = (
 
 @dataclass(frozen=True)
 class PackageFile:
-    """One support file: `references/...` (UTF-8 text) or `assets/...` (media)."""
+    """One file besides SKILL.md, with the kind the module docstring decides."""
 
     path: str
     data: bytes = field(repr=False)
@@ -114,7 +129,10 @@ class PackageFile:
 
 @dataclass(frozen=True)
 class SkillPackage:
-    """A validated package; `skill_md` keeps the raw SKILL.md bytes for storage and hashing."""
+    """A validated package; `skill_md` keeps the raw SKILL.md bytes for storage and hashing.
+
+    `frontmatter` holds the Agent Skills fields kept with the version (license,
+    compatibility, metadata, allowed-tools); an empty matcher means an index-only skill."""
 
     name: str
     description: str
@@ -122,6 +140,7 @@ class SkillPackage:
     body: str
     files: tuple[PackageFile, ...]
     skill_md: bytes = field(repr=False)
+    frontmatter: SkillFrontmatter = field(default_factory=SkillFrontmatter)
 
     @property
     def manifest(self) -> tuple[ManifestEntry, ...]:
@@ -145,29 +164,34 @@ class _Entry:
     info: zipfile.ZipInfo
 
 
-def parse_skill_package(data: bytes) -> SkillPackage:
+def parse_skill_package(data: bytes, *, limits: PackageLimits = DEFAULT_LIMITS) -> SkillPackage:
     """Validate an untrusted .zip; raise SkillPackageError with a pt-BR fix on any refusal."""
-    _check_entry_count(data)
+    _check_entry_count(data, limits)
     with _open_archive(data) as archive:
         entries = _strip_top_folder(_kept_entries(archive.infolist()))
-        if len(entries) > MAX_FILES:
+        if len(entries) > limits.max_files:
             raise _error(
                 PackageErrorCode.TOO_MANY_FILES,
-                f"O pacote tem {len(entries)} arquivos; o máximo é {MAX_FILES} (contando o "
-                "SKILL.md). Remova arquivos ou junte referências.",
+                f"O pacote tem {len(entries)} arquivos; o máximo é {limits.max_files} "
+                "(contando o SKILL.md). Remova arquivos ou junte referências.",
             )
-        kinds = {e.path: _classify(e.path) for e in entries if e.path != SKILL_MD_PATH}
-        _check_declared_sizes(entries)
-        reader = _CappedReader(archive)
+        _check_declared_sizes(entries, limits)
+        reader = _CappedReader(archive, limits)
         skill_md = reader.read(next(e for e in entries if e.path == SKILL_MD_PATH))
         parsed = parse_skill_md(skill_md)
         files = tuple(
-            _support_file(e.path, reader.read(e), kinds[e.path])
+            _support_file(e.path, reader.read(e))
             for e in sorted(entries, key=lambda e: e.path)
             if e.path != SKILL_MD_PATH
         )
     return SkillPackage(
-        parsed.name, parsed.description, parsed.matcher, parsed.body, files, skill_md
+        parsed.name,
+        parsed.description,
+        parsed.matcher,
+        parsed.body,
+        files,
+        skill_md,
+        parsed.frontmatter,
     )
 
 
@@ -190,16 +214,17 @@ def _not_a_zip() -> SkillPackageError:
     )
 
 
-def _check_entry_count(data: bytes) -> None:
+def _check_entry_count(data: bytes, limits: PackageLimits) -> None:
     """Refuse on the central directory's record count, before zipfile builds any entry."""
-    count = count_records(data, stop_after=MAX_ARCHIVE_ENTRIES)
+    most = limits.max_archive_entries
+    count = count_records(data, stop_after=most)
     if count is None:
         raise _not_a_zip()  # zipfile would find no readable central directory either
-    if count > MAX_ARCHIVE_ENTRIES:
+    if count > most:
         raise _error(
             PackageErrorCode.TOO_MANY_FILES,
-            f"O .zip tem mais de {MAX_ARCHIVE_ENTRIES} entradas; o máximo é "
-            f"{MAX_ARCHIVE_ENTRIES}, contando pastas e itens ignorados (__MACOSX, .DS_Store). "
+            f"O .zip tem mais de {most} entradas; o máximo é {most}, contando pastas e itens "
+            "ignorados (__MACOSX, .DS_Store). "
             "Gere o .zip só com os arquivos da skill, sem pastas __MACOSX nem arquivos "
             ".DS_Store.",
         )
@@ -318,63 +343,79 @@ def _strip_top_folder(entries: list[_Entry]) -> list[_Entry]:
     )
 
 
-def _classify(path: str) -> FileKind:
-    folder = path.partition("/")[0]
-    extension = PurePosixPath(path).suffix.lower().removeprefix(".")
-    if folder == "references":
-        kind, allowed = FileKind.REFERENCE, REFERENCE_EXTENSIONS
-    elif folder == "assets":
-        kind, allowed = FileKind.ASSET, ASSET_EXTENSIONS
-    else:
-        raise _error(
-            PackageErrorCode.EXTENSION_NOT_ALLOWED,
-            f"{_shown(path)} não é permitido: o pacote só pode ter o SKILL.md, textos em "
-            "references/ e mídias em assets/. Nada executável (como scripts/).",
-        )
-    if extension not in allowed:
-        raise _error(
-            PackageErrorCode.EXTENSION_NOT_ALLOWED,
-            f"{_shown(path)}: em {folder}/ só são aceitos arquivos "
-            f"{', '.join('.' + e for e in sorted(allowed))}.",
-        )
-    return kind
+_FOLDER_KINDS = {
+    "references": FileKind.REFERENCE,
+    "scripts": FileKind.SCRIPT,
+    "templates": FileKind.TEMPLATE,
+    "assets": FileKind.ASSET,
+}
+
+
+def _is_text(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _kind_of(path: str, data: bytes) -> FileKind:
+    """The kind the module docstring decides: folder first, then content."""
+    folder = _FOLDER_KINDS.get(path.partition("/")[0]) if "/" in path else None
+    if not _is_text(data):
+        if folder is FileKind.REFERENCE:
+            raise _error(
+                PackageErrorCode.EXTENSION_NOT_ALLOWED,
+                f"{_shown(path)} não é um texto em UTF-8, e references/ só guarda textos que o "
+                "agente lê. Salve o texto em UTF-8 ou mova o arquivo para assets/.",
+            )
+        return FileKind.ASSET
+    if folder is FileKind.ASSET:
+        return FileKind.TEMPLATE  # text in assets/: a template or data file, not media
+    return folder or FileKind.REFERENCE
 
 
 # --- sizes: declared first, then the bytes actually decompressed -----------------------------
 
 
-def _file_too_large(path: str) -> SkillPackageError:
+def _mib(size_bytes: int) -> str:
+    """A limit for a message: `5 MiB`, `1.5 MiB` (pt-BR decimal comma)."""
+    return f"{size_bytes / BYTES_PER_MIB:.2f}".rstrip("0").rstrip(".").replace(".", ",") + " MiB"
+
+
+def _file_too_large(path: str, limits: PackageLimits) -> SkillPackageError:
     return _error(
         PackageErrorCode.FILE_TOO_LARGE,
-        f"O arquivo {_shown(path)} passa de {MAX_FILE_BYTES // BYTES_PER_MIB} MiB "
-        "descompactado. Reduza ou divida o arquivo.",
+        f"O arquivo {_shown(path)} passa de {_mib(limits.max_file_bytes)} descompactado. "
+        "Reduza ou divida o arquivo.",
     )
 
 
-def _package_too_large() -> SkillPackageError:
+def _package_too_large(limits: PackageLimits) -> SkillPackageError:
     return _error(
         PackageErrorCode.TOO_LARGE,
-        f"O pacote passa de {MAX_TOTAL_BYTES // BYTES_PER_MIB} MiB descompactado no total. "
+        f"O pacote passa de {_mib(limits.max_total_bytes)} descompactado no total. "
         "Reduza ou remova arquivos.",
     )
 
 
-def _check_declared_sizes(entries: Sequence[_Entry]) -> None:
+def _check_declared_sizes(entries: Sequence[_Entry], limits: PackageLimits) -> None:
     """Refuse on the sizes the archive declares, before decompressing a single byte."""
     total_bytes = 0
     for entry in entries:
-        if entry.info.file_size > MAX_FILE_BYTES:
-            raise _file_too_large(entry.path)
+        if entry.info.file_size > limits.max_file_bytes:
+            raise _file_too_large(entry.path, limits)
         total_bytes += entry.info.file_size
-    if total_bytes > MAX_TOTAL_BYTES:
-        raise _package_too_large()
+    if total_bytes > limits.max_total_bytes:
+        raise _package_too_large(limits)
 
 
 class _CappedReader:
     """Decompresses members in chunks and enforces the caps on the bytes actually produced."""
 
-    def __init__(self, archive: zipfile.ZipFile) -> None:
+    def __init__(self, archive: zipfile.ZipFile, limits: PackageLimits) -> None:
         self._archive = archive
+        self._limits = limits
         self.total_bytes = 0
 
     def read(self, entry: _Entry) -> bytes:
@@ -395,25 +436,20 @@ class _CappedReader:
         size = 0
         while True:
             # Ask for one byte past what is still allowed, so going over is detected.
-            allowed = min(MAX_FILE_BYTES - size, MAX_TOTAL_BYTES - self.total_bytes - size)
+            limits = self._limits
+            allowed = min(
+                limits.max_file_bytes - size, limits.max_total_bytes - self.total_bytes - size
+            )
             chunk = stream.read(min(READ_CHUNK_BYTES, allowed + 1))
             if not chunk:
                 return b"".join(chunks)
             size += len(chunk)
             chunks.append(chunk)
-            if size > MAX_FILE_BYTES:
-                raise _file_too_large(path)
-            if self.total_bytes + size > MAX_TOTAL_BYTES:
-                raise _package_too_large()
+            if size > limits.max_file_bytes:
+                raise _file_too_large(path, limits)
+            if self.total_bytes + size > limits.max_total_bytes:
+                raise _package_too_large(limits)
 
 
-def _support_file(path: str, data: bytes, kind: FileKind) -> PackageFile:
-    if kind is FileKind.REFERENCE:
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise _error(
-                PackageErrorCode.EXTENSION_NOT_ALLOWED,
-                f"{_shown(path)} não está em UTF-8. Salve o texto com a codificação UTF-8.",
-            ) from exc
-    return PackageFile.from_bytes(path, data, kind)
+def _support_file(path: str, data: bytes) -> PackageFile:
+    return PackageFile.from_bytes(path, data, _kind_of(path, data))

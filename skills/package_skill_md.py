@@ -1,25 +1,46 @@
-"""Validate a package's SKILL.md bytes: YAML frontmatter (name, description, matcher) and body.
+"""Validate a package's SKILL.md bytes: YAML frontmatter (name, description, keywords, the
+Agent Skills fields) and body.
 
-Order of checks, cheapest bound first: UTF-8 (a leading BOM is tolerated) -> at most
-MAX_SKILL_MD_CHARS characters in all (`skill_body_too_long`: the frontmatter is capped far
-below that, so the excess is body) -> the `---` block -> the frontmatter's YAML, loaded with
-bounded work by skills.package_yaml -> fields -> body lines. Refusals are
-`skill_frontmatter_invalid` (not UTF-8, no `---` block, bad YAML or fields, empty body) or
-`skill_body_too_long`. Unknown top-level keys are ignored (Agent Skills' `license`,
-`metadata`, ...); unknown keys under `matcher` are refused, since a typo there would silently
-drop keywords. `description` and keywords are whitespace-stripped. The body has CRLF/CR
-normalized to LF and surrounding whitespace stripped; its lines are counted as
-str.splitlines() counts them, so U+2028, form feeds and the like cannot hide lines.
+Order of checks, cheapest bound first: UTF-8 (a leading BOM is tolerated) -> the `---` block
+-> the frontmatter's YAML, loaded with bounded work by skills.package_yaml (at most
+MAX_FRONTMATTER_BYTES) -> fields -> body. Refusals are `skill_frontmatter_invalid` (not
+UTF-8, no `---` block, bad YAML or fields, empty body) or `skill_body_too_long`.
+
+Keywords, in one of two forms, never both (`skill_frontmatter_invalid`: ambiguous):
+- `metadata: {skillet-keywords: "a, b c", skillet-probe-keywords: "d"}`: comma-separated
+  texts, phrases with spaces allowed, surrounding whitespace and empty items (a trailing
+  comma) dropped. This form passes the spec's validator; the catalog uses it.
+- `matcher: {any_keywords: [...], probe_keywords: [...]}`: our first form, still read;
+  unknown keys under `matcher` are refused, since a typo there would silently drop keywords.
+Either way a skill with keywords needs at least one (probe keywords alone are refused) and
+each list holds at most MAX_KEYWORDS texts of 1 to MAX_KEYWORD_CHARS characters.
+A skill without keywords is index-only: its description is in the skill index and the model
+loads it with skill_view, as Claude does; it never matches a message.
+
+Body caps: a skill with keywords has its body injected into the prompt, so its SKILL.md is
+at most MAX_SKILL_MD_CHARS characters and its body at most MAX_BODY_LINES lines (counted as
+str.splitlines() counts them, so U+2028, form feeds and the like cannot hide lines); an
+index-only body is loaded on demand and has only the package's per-file size limit.
+`frontmatter.metadata` leaves the two keyword keys out: the matcher is their one home (an
+export writes them back). Unknown top-level keys are ignored but recorded
+(`nonstandard_keys`), so an export knows whether the stored bytes pass the spec's validator.
+`description` and keywords are whitespace-stripped. The body has CRLF/CR normalized to LF
+and surrounding whitespace stripped.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from skills.models import SkillMatcher
 from skills.package_errors import PackageErrorCode, SkillPackageError
+from skills.package_frontmatter import (
+    SkillFrontmatter,
+    nonstandard_keys,
+    parse_frontmatter_fields,
+)
 from skills.package_limits import (
     MAX_BODY_LINES,
     MAX_DESCRIPTION_CHARS,
@@ -32,6 +53,9 @@ from skills.package_yaml import load_frontmatter
 
 _NAME_PATTERN = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 _MATCHER_KEYS = frozenset({"any_keywords", "probe_keywords"})
+KEYWORDS_KEY = "skillet-keywords"
+PROBE_KEYWORDS_KEY = "skillet-probe-keywords"
+KEYWORD_METADATA_KEYS = frozenset({KEYWORDS_KEY, PROBE_KEYWORDS_KEY})
 
 
 @dataclass(frozen=True)
@@ -40,6 +64,12 @@ class SkillMd:
     description: str
     matcher: SkillMatcher
     body: str
+    frontmatter: SkillFrontmatter = field(default_factory=SkillFrontmatter)
+    nonstandard_keys: tuple[str, ...] = ()
+
+    @property
+    def index_only(self) -> bool:
+        return not self.matcher.any_keywords
 
 
 def parse_skill_md(raw: bytes) -> SkillMd:
@@ -47,14 +77,29 @@ def parse_skill_md(raw: bytes) -> SkillMd:
         text = raw.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:
         raise _invalid("O SKILL.md não está em UTF-8. Salve-o com a codificação UTF-8.") from exc
-    if len(text) > MAX_SKILL_MD_CHARS:
-        raise _body_too_long(
-            f"O SKILL.md tem {len(text)} caracteres; o máximo é {MAX_SKILL_MD_CHARS}. Mova "
-            "detalhes do corpo para arquivos em references/."
-        )
-    frontmatter, body = _split_frontmatter(text)
+    frontmatter, body = split_frontmatter(text)
     meta = load_frontmatter(frontmatter)
-    return SkillMd(_name(meta), _description(meta), _matcher(meta), _checked_body(body))
+    name, description = _name(meta), _description(meta)
+    fields = parse_frontmatter_fields(meta)
+    matcher = _matcher(meta, fields)
+    # The keywords' one home is the matcher; the stored metadata keeps the other keys.
+    fields = replace(
+        fields, metadata=tuple(p for p in fields.metadata if p[0] not in KEYWORD_METADATA_KEYS)
+    )
+    if matcher.any_keywords and len(text) > MAX_SKILL_MD_CHARS:
+        raise _body_too_long(
+            f"O SKILL.md tem {len(text)} caracteres; o máximo é {MAX_SKILL_MD_CHARS} para uma "
+            "skill com palavras-chave (o corpo vai inteiro no prompt). Mova detalhes do corpo "
+            "para arquivos em references/."
+        )
+    return SkillMd(
+        name,
+        description,
+        matcher,
+        _checked_body(body, injected=bool(matcher.any_keywords)),
+        fields,
+        nonstandard_keys(meta),
+    )
 
 
 def _invalid(message: str) -> SkillPackageError:
@@ -65,7 +110,8 @@ def _body_too_long(message: str) -> SkillPackageError:
     return SkillPackageError(message, code=PackageErrorCode.BODY_TOO_LONG)
 
 
-def _split_frontmatter(text: str) -> tuple[str, str]:
+def split_frontmatter(text: str) -> tuple[str, str]:
+    """(the YAML between the `---` lines, the body), line ends normalized to LF."""
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     if lines[0].rstrip() == "---":
         for index in range(1, len(lines)):
@@ -73,7 +119,7 @@ def _split_frontmatter(text: str) -> tuple[str, str]:
                 return "\n".join(lines[1:index]), "\n".join(lines[index + 1 :])
     raise _invalid(
         "O SKILL.md precisa começar com um frontmatter YAML entre duas linhas '---' "
-        "(com name, description e matcher) e depois trazer as instruções."
+        "(com name e description) e depois trazer as instruções."
     )
 
 
@@ -98,12 +144,57 @@ def _description(meta: dict[Any, Any]) -> str:
     return text
 
 
-def _matcher(meta: dict[Any, Any]) -> SkillMatcher:
-    matcher = meta.get("matcher")
+def _matcher(meta: dict[Any, Any], fields: SkillFrontmatter) -> SkillMatcher:
+    """Keywords from `metadata` or `matcher` (never both); none: an index-only skill."""
+    keywords = fields.metadata_value(KEYWORDS_KEY)
+    probes = fields.metadata_value(PROBE_KEYWORDS_KEY)
+    in_metadata = keywords is not None or probes is not None
+    if in_metadata and "matcher" in meta:
+        raise _invalid(
+            "O SKILL.md tem palavras-chave em matcher e em metadata (skillet-keywords). Deixe "
+            "só um dos dois: prefira metadata.skillet-keywords e apague o matcher."
+        )
+    if "matcher" in meta:
+        return _legacy_matcher(meta["matcher"])
+    if not in_metadata:
+        return SkillMatcher()
+    _check_keyword_text(meta)
+    any_keywords = _split_keywords(keywords or "", KEYWORDS_KEY)
+    if not any_keywords:
+        raise _invalid(
+            f"metadata.{KEYWORDS_KEY} do SKILL.md precisa ter ao menos uma palavra-chave "
+            f"(separe várias por vírgula); sem palavras-chave, apague também {PROBE_KEYWORDS_KEY}."
+        )
+    return SkillMatcher(any_keywords, _split_keywords(probes or "", PROBE_KEYWORDS_KEY))
+
+
+def _check_keyword_text(meta: dict[Any, Any]) -> None:
+    """YAML reads `off`, `yes` and numbers as non-text: ask for quotes."""
+    metadata = meta.get("metadata") or {}
+    for key in (KEYWORDS_KEY, PROBE_KEYWORDS_KEY):
+        if key in metadata and not isinstance(metadata[key], str):
+            raise _invalid(
+                f"metadata.{key} do SKILL.md precisa ser um texto com as palavras-chave "
+                "separadas por vírgula, entre aspas se começar com número ou for "
+                "'off'/'yes' (ex.: \"frete, prazo de entrega\")."
+            )
+
+
+def _split_keywords(text: str, key: str) -> tuple[str, ...]:
+    keywords = tuple(item.strip() for item in text.split(",") if item.strip())
+    if len(keywords) > MAX_KEYWORDS or not all(len(k) <= MAX_KEYWORD_CHARS for k in keywords):
+        raise _invalid(
+            f"metadata.{key} do SKILL.md pode ter até {MAX_KEYWORDS} palavras-chave separadas "
+            f"por vírgula, cada uma com até {MAX_KEYWORD_CHARS} caracteres."
+        )
+    return keywords
+
+
+def _legacy_matcher(matcher: object) -> SkillMatcher:
     if not isinstance(matcher, dict):
         raise _invalid(
-            "O SKILL.md precisa de um matcher com any_keywords: a lista de palavras que "
-            "ativam a skill."
+            "O matcher do SKILL.md precisa ser um mapa com any_keywords: a lista de palavras "
+            f"que ativam a skill (ou use metadata.{KEYWORDS_KEY})."
         )
     unknown = sorted(str(key) for key in matcher if key not in _MATCHER_KEYS)
     if unknown:
@@ -135,17 +226,17 @@ def _keywords(raw: object, field_name: str) -> tuple[str, ...]:
     return keywords
 
 
-def _checked_body(body: str) -> str:
+def _checked_body(body: str, *, injected: bool) -> str:
     body = body.strip()
     if not body:
         raise _invalid(
             "O SKILL.md precisa de instruções depois do frontmatter; o corpo está vazio."
         )
-    line_count = len(body.splitlines())
+    line_count = len(body.splitlines()) if injected else 0
     if line_count > MAX_BODY_LINES:
         raise _body_too_long(
-            f"O corpo do SKILL.md tem {line_count} linhas; o máximo é {MAX_BODY_LINES} (quebras "
-            "de linha invisíveis, como U+2028, também contam). Mova detalhes para arquivos em "
-            "references/."
+            f"O corpo do SKILL.md tem {line_count} linhas; o máximo é {MAX_BODY_LINES} para uma "
+            "skill com palavras-chave (quebras de linha invisíveis, como U+2028, também "
+            "contam). Mova detalhes para arquivos em references/."
         )
     return body

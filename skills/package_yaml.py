@@ -38,7 +38,8 @@ def load_frontmatter(frontmatter: str) -> dict[Any, Any]:
     if len(frontmatter.encode("utf-8")) > MAX_FRONTMATTER_BYTES:
         raise _invalid(
             f"O frontmatter do SKILL.md passa de {MAX_FRONTMATTER_BYTES} bytes. Deixe nele só "
-            "name, description e matcher; as instruções vão no corpo."
+            "name, description, as palavras-chave e os campos curtos do padrão (license, "
+            "metadata...); as instruções vão no corpo."
         )
     try:
         _prescan(frontmatter)
@@ -49,9 +50,7 @@ def load_frontmatter(frontmatter: str) -> dict[Any, Any]:
             "aspas em textos com ':' ou '#'."
         ) from exc
     if not isinstance(meta, dict):
-        raise _invalid(
-            "O frontmatter do SKILL.md precisa ser um mapa YAML com name, description e matcher."
-        )
+        raise _invalid("O frontmatter do SKILL.md precisa ser um mapa YAML com name e description.")
     return meta
 
 
@@ -79,7 +78,7 @@ def _prescan(frontmatter: str) -> None:
                 raise _invalid(
                     f"O frontmatter do SKILL.md tem listas ou mapas aninhados em mais de "
                     f"{MAX_FRONTMATTER_DEPTH} níveis. Deixe nele só name, description e "
-                    "matcher com as listas de palavras-chave."
+                    "metadata com textos simples."
                 )
         elif isinstance(event, yaml.CollectionEndEvent):
             depth -= 1

@@ -10,7 +10,13 @@ from dataclasses import dataclass
 
 import asyncpg
 
-from skills.models import FileKind, ManifestEntry, SkillMatcher
+from skills.models import (
+    DEFAULT_FRONTMATTER,
+    FileKind,
+    ManifestEntry,
+    SkillFrontmatter,
+    SkillMatcher,
+)
 from skills.queries import insert_skill_version, upsert_skill_pointer
 from skills.storage import ObjectStore, object_key
 
@@ -32,6 +38,26 @@ class SkillDraft:
     matcher: SkillMatcher
     files: tuple[SkillFile, ...] = ()
     content_sha256: str | None = None
+    frontmatter: SkillFrontmatter = DEFAULT_FRONTMATTER
+    skill_md: bytes | None = None  # as uploaded; None for the agent's own skills
+
+
+TEXT_CONTENT_TYPE = "text/plain; charset=utf-8"
+# Media an asset may be labelled as; anything else (HTML, SVG, scripts, archives) is stored as
+# opaque bytes, so an uploaded page or script is never served as active content by a bucket
+# someone exposes. skillet itself reads objects back as bytes and never executes them.
+_MEDIA_PREFIXES = ("image/", "audio/", "video/")
+_MEDIA_TYPES = frozenset({"application/pdf"})
+_ACTIVE_MEDIA = frozenset({"image/svg+xml"})
+
+
+def content_type_of(path: str, kind: FileKind) -> str:
+    """The Content-Type an object is stored with (see above)."""
+    if kind is not FileKind.ASSET:
+        return TEXT_CONTENT_TYPE
+    guessed = mimetypes.guess_type(path)[0] or ""
+    media = guessed.startswith(_MEDIA_PREFIXES) or guessed in _MEDIA_TYPES
+    return guessed if media and guessed not in _ACTIVE_MEDIA else "application/octet-stream"
 
 
 def manifest_of(files: Sequence[SkillFile]) -> tuple[ManifestEntry, ...]:
@@ -49,7 +75,7 @@ async def store_skill_files(
     """Upload the draft's files under a fresh version id; nothing points at it yet."""
     version_id = uuid.uuid4()
     for file in draft.files:
-        content_type = mimetypes.guess_type(file.path)[0] or "application/octet-stream"
+        content_type = content_type_of(file.path, file.kind)
         key = object_key(organization_id, draft.name, version_id, file.path)
         await store.put(key, file.data, content_type)
     return version_id
@@ -78,6 +104,8 @@ async def insert_version_and_pointer(
         created_by=created_by,
         forked_from_version_id=forked_from_version_id,
         content_sha256=draft.content_sha256,
+        frontmatter=draft.frontmatter,
+        skill_md=draft.skill_md,
     )
     await upsert_skill_pointer(conn, organization_id, draft.name, version_id)
 

@@ -8,7 +8,13 @@ from typing import Any
 
 import asyncpg
 
-from skills.models import LoadedSkill, ManifestEntry, SkillMatcher
+from skills.models import (
+    DEFAULT_FRONTMATTER,
+    LoadedSkill,
+    ManifestEntry,
+    SkillFrontmatter,
+    SkillMatcher,
+)
 
 LIST_INSTALLED_SKILLS = """
 select v.id, v.name, v.description, v.body, v.matcher, v.manifest, v.created_by
@@ -55,8 +61,8 @@ async def fetch_catalog_revision(conn: asyncpg.Connection, organization_id: uuid
 INSERT_SKILL_VERSION = """
 insert into skill_versions
     (id, organization_id, name, description, body, matcher, manifest,
-     forked_from_version_id, created_by, content_sha256)
-values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+     forked_from_version_id, created_by, content_sha256, frontmatter, skill_md)
+values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 """
 
 
@@ -73,8 +79,13 @@ async def insert_skill_version(
     created_by: str,
     forked_from_version_id: uuid.UUID | None = None,
     content_sha256: str | None = None,
+    frontmatter: SkillFrontmatter = DEFAULT_FRONTMATTER,
+    skill_md: bytes | None = None,
 ) -> None:
-    """A new immutable version row (id chosen by the caller, who stored its files under it)."""
+    """A new immutable version row (id chosen by the caller, who stored its files under it).
+
+    `skill_md`: the SKILL.md bytes as uploaded (None when the version was not uploaded as a
+    package: the agent's own skills are rendered from their fields)."""
     await conn.execute(
         INSERT_SKILL_VERSION,
         version_id,
@@ -87,6 +98,8 @@ async def insert_skill_version(
         forked_from_version_id,
         created_by,
         content_sha256,
+        frontmatter.to_json(),
+        skill_md,
     )
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
 
+from skills.package_limits import DEFAULT_LIMITS, PackageLimits
 from skills.storage import ObjectStore
 from skills.usage import UsageStore
 from turn.activations import ActivationRecorder
@@ -38,6 +39,8 @@ class TurnConfig:
     history_limit: int = 10
     # Bursts one job answers before it leaves the rest to the conversation's next job.
     max_batches_per_job: int = 20
+    # The size caps of the skills the agent writes, shared with uploads.
+    package_limits: PackageLimits = DEFAULT_LIMITS
 
 
 class DeadLetters(Protocol):

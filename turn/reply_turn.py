@@ -159,6 +159,7 @@ async def _ask_model(
         max_read_bytes=deps.config.reference_max_bytes,
         ledger=ledger,
         conversation_id=conversation.conversation_id,
+        package_limits=deps.config.package_limits,
     )
 
     async def execute(call: ToolCall) -> ToolResult:

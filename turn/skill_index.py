@@ -3,7 +3,9 @@
 Format (UTF-8 text, ``\\n`` line ends, one trailing newline)::
 
     # Skills instaladas
-    <two fixed pt-BR lines explaining where bodies and reference files come from>
+    <three fixed pt-BR lines: where bodies and reference files come from, and that a skill
+    the message did not trigger (an index-only one, without keywords) is loaded with
+    skill_view, as Claude loads Agent Skills>
     - frete: Calcula o frete e o prazo de entrega.
     - pix: Envia a chave Pix e confirma o pagamento.
 
@@ -36,6 +38,9 @@ HEADER = (
     "as instruções completas dela aparecem mais adiante, em 'Skills ativadas nesta mensagem'.\n"
     "Os arquivos de referência listados junto de uma skill ativada podem ser lidos com a "
     "ferramenta read_skill_reference.\n"
+    "Uma skill que a mensagem não acionou (algumas não têm palavras-chave) também está à sua "
+    "disposição: quando a descrição dela servir ao pedido, carregue as instruções com "
+    "skill_view.\n"
 )
 NO_SKILLS_LINE = "Nenhuma skill instalada.\n"
 NO_DESCRIPTION = "(sem descrição)"

@@ -54,6 +54,7 @@ async def serve_api(settings: Settings, host: str, port: int, stop: asyncio.Even
             queue=queue,
             clock=system_clock,
             usage=UsageStore(system_clock),
+            package_limits=settings.package_limits(),
         )
         runner, bound = await start_site(build_app(deps), host, port)
         stack.push_async_callback(runner.cleanup)

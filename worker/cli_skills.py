@@ -22,9 +22,6 @@ if TYPE_CHECKING:
     from skills.catalog import SkillListing
     from skills.storage import S3ObjectStore
 
-# A package is at most 5 MiB uncompressed; its .zip is smaller. Reading more is pointless.
-MAX_UPLOAD_BYTES = 8 * 1024 * 1024
-
 
 @contextlib.asynccontextmanager
 async def _store(settings: Settings) -> AsyncIterator[S3ObjectStore]:
@@ -38,18 +35,19 @@ async def _store(settings: Settings) -> AsyncIterator[S3ObjectStore]:
         yield store
 
 
-def _read_upload(path: Path) -> bytes:
+def _read_upload(path: Path, max_bytes: int) -> bytes:
+    """The .zip, read only up to what the package limits could ever accept."""
     try:
         with path.open("rb") as handle:
-            data = handle.read(MAX_UPLOAD_BYTES + 1)
+            data = handle.read(max_bytes + 1)
     except OSError as exc:
         raise CliError(
             f"não foi possível ler {str(path)!r}: {exc.strerror or exc}", code="file_unreadable"
         ) from exc
-    if len(data) > MAX_UPLOAD_BYTES:
+    if len(data) > max_bytes:
         raise CliError(
-            f"{str(path)!r} passa de {MAX_UPLOAD_BYTES // (1024 * 1024)} MiB; um pacote de skill "
-            "tem no máximo 5 MiB descompactado.",
+            f"{str(path)!r} passa de {max_bytes} bytes, mais do que um pacote dentro dos limites "
+            "(SKILLET_PACKAGE_MAX_BYTES) pode ter. Reduza o pacote.",
             code="skill_too_large",
         )
     return data
@@ -58,9 +56,12 @@ def _read_upload(path: Path) -> bytes:
 async def cmd_import(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     from skills.catalog import ImportStatus, import_skill_package
 
-    data = _read_upload(args.file)
+    limits = settings.package_limits()
+    data = _read_upload(args.file, limits.max_upload_bytes)
     async with connection(settings.database_url) as conn, _store(settings) as store:
-        result = await import_skill_package(conn, store, organization_id=args.org, data=data)
+        result = await import_skill_package(
+            conn, store, organization_id=args.org, data=data, limits=limits
+        )
     if result.status is ImportStatus.UNCHANGED:
         message = f"{result.name}: unchanged (version {result.version_id} already has this content)"
     else:
@@ -89,6 +90,34 @@ async def cmd_uninstall(args: argparse.Namespace, settings: Settings) -> dict[st
     return {"name": args.name, "message": f"{args.name}: uninstalled (its versions are kept)"}
 
 
+def _write_export(path: Path, data: bytes) -> None:
+    """Written beside the target and renamed over it: a reader never sees half a .zip."""
+    partial = path.with_name(f".{path.name}.partial")
+    try:
+        partial.write_bytes(data)
+        partial.replace(path)
+    except OSError as exc:
+        partial.unlink(missing_ok=True)
+        raise CliError(
+            f"não foi possível gravar {str(path)!r}: {exc.strerror or exc}",
+            code="file_unwritable",
+        ) from exc
+
+
+async def cmd_export(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
+    from skills.export import export_skill
+
+    async with connection(settings.database_url) as conn, _store(settings) as store:
+        data = await export_skill(conn, store, organization_id=args.org, name=args.name)
+    _write_export(args.out, data)
+    return {
+        "name": args.name,
+        "out": str(args.out),
+        "bytes": len(data),
+        "message": f"{args.name}: exported to {args.out} ({len(data)} bytes)",
+    }
+
+
 def _listing_text(listing: SkillListing) -> str:
     lines = [f"installed ({len(listing.installed)}):"]
     for s in listing.installed:
@@ -111,7 +140,7 @@ async def cmd_catalog_seed(args: argparse.Namespace, settings: Settings) -> dict
     from skills.catalog_seed import seed_catalog
 
     async with connection(settings.database_url) as conn, _store(settings) as store:
-        seeded = await seed_catalog(conn, store, args.dir)
+        seeded = await seed_catalog(conn, store, args.dir, settings.package_limits())
     lines = [f"{r.name}: {r.status} ({r.version_id})" for r in seeded.results]
     return {"seeded": [r.to_json() for r in seeded.results], "message": "\n".join(lines)}
 
@@ -132,6 +161,10 @@ def register(
     uninstall = org_command(skills, common, "uninstall", "uninstall a skill (history is kept)")
     uninstall.add_argument("name")
     uninstall.set_defaults(handler=cmd_uninstall)
+    export = org_command(skills, common, "export", "write a skill as an Agent Skills .zip")
+    export.add_argument("name")
+    export.add_argument("--out", type=Path, required=True, help="the .zip to write")
+    export.set_defaults(handler=cmd_export)
     org_command(skills, common, "list", "installed skills and the catalog").set_defaults(
         handler=cmd_list
     )

@@ -134,6 +134,7 @@ async def open_resources(
             max_steps=settings.model_max_steps,
             max_injected_skills=settings.max_injected_skills,
             reference_max_bytes=settings.reference_max_bytes,
+            package_limits=settings.package_limits(),
             input_caps=InputCaps(
                 max_message_chars=settings.max_message_chars,
                 max_burst_chars=settings.max_burst_chars,

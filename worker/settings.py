@@ -9,6 +9,8 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from skills.package_limits import MAX_FILE_BYTES, MAX_FILES, MAX_TOTAL_BYTES, PackageLimits
+
 
 def mask_password(url: str) -> str:
     """`scheme://user:***@host/...`: the URL stays readable in logs, its password does not."""
@@ -188,6 +190,13 @@ class Settings(BaseSettings):
     # `log` it and mark it sent (development, demo), or mark it `fail`ed (`no_channel`).
     unrouted_replies: str = Field(default="log", pattern="^(log|fail)$")
 
+    # Skill packages (skills.package_limits): uploads, the catalog seed and the agent's own
+    # skills share these; raise them to import larger Agent Skills packages (83 files and
+    # 5.3 MiB is the largest public one measured).
+    package_max_files: int = Field(default=MAX_FILES, ge=1, le=10_000)  # SKILL.md included
+    package_max_bytes: int = Field(default=MAX_TOTAL_BYTES, ge=1)  # all files, uncompressed
+    package_max_file_bytes: int = Field(default=MAX_FILE_BYTES, ge=1)  # one file, uncompressed
+
     # Logging
     log_format: str = Field(default="console", pattern="^(console|json)$")
     log_level: str = "INFO"
@@ -198,6 +207,19 @@ class Settings(BaseSettings):
 
     # Local services launcher (`skillet dev up`)
     dev_dir: str = ".skillet"
+
+    def package_limits(self) -> PackageLimits:
+        return PackageLimits(
+            max_files=self.package_max_files,
+            max_total_bytes=self.package_max_bytes,
+            max_file_bytes=self.package_max_file_bytes,
+        )
+
+    @model_validator(mode="after")
+    def _package_limits_consistent(self) -> Settings:
+        if self.package_max_file_bytes > self.package_max_bytes:
+            raise ValueError("package_max_file_bytes must be <= package_max_bytes")
+        return self
 
     @model_validator(mode="after")
     def _curator_consistent(self) -> Settings:

@@ -61,7 +61,7 @@ async def test_a_hostile_zip_is_422_changes_nothing_and_leaves_one_audit_row(
     assert (row["action"], row["outcome"], row["actor"]) == ("skill.import", "refused", key[:12])
     assert row["detail"] == {"code": "skill_unsafe_path"}
 
-    executable = zip_files({"SKILL.md": skill_md_text("frete"), "references/run.sh": "rm -rf"})
+    executable = zip_files({"SKILL.md": skill_md_text("frete"), "references/run": b"\x7fELF\xff"})
     multipart = await api.call("POST", "/v1/skills", key, data=_multipart(executable))
     assert (multipart.status, multipart.code) == (422, "skill_extension_not_allowed")
     not_a_zip = await api.call("POST", "/v1/skills", key, data=b"MZ\x90\x00", headers=ZIP)

@@ -100,11 +100,11 @@ async def test_refused_package_and_unknown_org_write_nothing(
     db: asyncpg.Connection, resources: Resources
 ) -> None:
     org = await create_org(db)
-    bad = zip_files({"SKILL.md": skill_md_text("frete"), "scripts/run.sh": "rm -rf /"})
+    bad = zip_files({"SKILL.md": skill_md_text("frete"), "references/run": b"\x7fELF\xff"})
     with pytest.raises(SkillPackageError) as refused:
         await import_skill_package(db, resources.store, organization_id=org, data=bad)
     assert refused.value.code == "skill_extension_not_allowed"
-    assert "scripts/run.sh" in refused.value.message
+    assert "references/run" in refused.value.message
 
     stranger = uuid.uuid4()
     with pytest.raises(OrganizationNotFound) as unknown:

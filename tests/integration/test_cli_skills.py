@@ -130,9 +130,10 @@ def test_refusals_are_one_line_with_code_and_pt_br_message(
     assert line.startswith("error: catalog_skill_not_found: O catálogo não tem a skill 'nada'")
 
     bad = tmp_path / "ruim.zip"
-    bad.write_bytes(zip_files({"SKILL.md": skill_md_text("frete"), "scripts/run.sh": "echo"}))
+    binary = b"\x7fELF\xff\x00"  # a binary where only text the agent reads may go
+    bad.write_bytes(zip_files({"SKILL.md": skill_md_text("frete"), "references/run": binary}))
     line = _error_line(capsys, "skills", "import", str(bad), "--org", org)
-    assert line.startswith("error: skill_extension_not_allowed: 'scripts/run.sh' não é permitido")
+    assert line.startswith("error: skill_extension_not_allowed: 'references/run' não é um texto")
     code, refused = _run(capsys, "skills", "import", str(bad), "--org", org)
     assert code == 1 and refused["error"] == "skill_extension_not_allowed"
 

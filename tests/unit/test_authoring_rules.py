@@ -129,3 +129,17 @@ def test_replace_unique() -> None:
     assert _code(replace_unique, "a b c", "b", "b") == "patch_identical"
     assert _code(replace_unique, "a b c", "", "x") == "patch_old_missing"
     assert _code(replace_unique, "a b c", "b", None) == "patch_new_missing"
+
+
+def test_the_agent_caps_are_the_deployments_package_limits() -> None:
+    from skills.authoring import AuthoringLimits
+    from skills.package_limits import PackageLimits
+
+    limits = AuthoringLimits.of(PackageLimits(128, 8 << 20, 2 << 20))
+    assert (limits.max_files, limits.max_total_bytes, limits.max_file_bytes) == (
+        128,
+        8 << 20,
+        2 << 20,
+    )
+    assert len(check_file_content("a" * (2 << 20), max_bytes=2 << 20)) == 2 << 20
+    assert _code(lambda c: check_file_content(c, max_bytes=10), "a" * 11) == "skill_file_too_large"

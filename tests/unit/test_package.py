@@ -27,7 +27,6 @@ from skills.package import (
     parse_skill_package,
 )
 from skills.package_limits import (
-    ASSET_EXTENSIONS,
     BYTES_PER_MIB,
     MAX_ARCHIVE_ENTRIES,
     MAX_BODY_LINES,
@@ -43,7 +42,6 @@ from skills.package_limits import (
     MAX_SKILL_MD_CHARS,
     MAX_TOTAL_BYTES,
     READ_CHUNK_BYTES,
-    REFERENCE_EXTENSIONS,
 )
 
 Entry = tuple[str | zipfile.ZipInfo, bytes | str]
@@ -162,18 +160,52 @@ def test_macosx_ds_store_and_directory_entries_are_ignored() -> None:
     assert [f.path for f in package.files] == ["references/tabela.md"]
 
 
-@pytest.mark.parametrize("extension", [*sorted(REFERENCE_EXTENSIONS), "MD"])
-def test_reference_text_extensions_are_references(extension: str) -> None:
+@pytest.mark.parametrize("extension", ["md", "txt", "json", "csv", "MD", "py", "xsd", ""])
+def test_text_under_references_is_a_reference_whatever_its_extension(extension: str) -> None:
     [file] = parse_skill_package(valid_zip({f"references/a.{extension}": "texto"})).files
     assert file.kind is FileKind.REFERENCE
 
 
-@pytest.mark.parametrize("extension", [*sorted(ASSET_EXTENSIONS), "PNG"])
-def test_asset_media_extensions_are_assets(extension: str) -> None:
+@pytest.mark.parametrize("extension", ["png", "PNG", "pdf", "ogg", "html", "exe", "ttf"])
+def test_anything_under_assets_is_an_asset(extension: str) -> None:
     payload = bytes(range(256))  # not UTF-8: assets are binary and never decoded
     [file] = parse_skill_package(valid_zip({f"assets/a.{extension}": payload})).files
     assert file.kind is FileKind.ASSET
     assert file.data == payload
+
+
+BINARY = b"\x89PNG\r\n\x1a\n\0\0\xff"
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "kind"),
+    [
+        ("LICENSE.txt", "Apache License 2.0", FileKind.REFERENCE),
+        ("LICENSE", "MIT License", FileKind.REFERENCE),
+        ("reference.md", "# Referência", FileKind.REFERENCE),
+        ("README.md", "leia", FileKind.REFERENCE),
+        ("examples/exemplo.py", "print('oi')", FileKind.REFERENCE),
+        ("outra/pasta/a.md", "texto", FileKind.REFERENCE),
+        ("References/a.md", "pasta com outra grafia: não é references/", FileKind.REFERENCE),
+        ("scripts/run.sh", "#!/bin/sh\necho oi", FileKind.SCRIPT),
+        ("scripts/lib/ooxml.py", "import os", FileKind.SCRIPT),
+        ("scripts/pacote.tar.gz", BINARY, FileKind.ASSET),
+        ("templates/viewer.html", "<html></html>", FileKind.TEMPLATE),
+        ("templates/logo.png", BINARY, FileKind.ASSET),
+        ("assets/pagina.html", "<html></html>", FileKind.TEMPLATE),
+        ("assets/precos.csv", "produto;preço", FileKind.TEMPLATE),
+        ("canvas-fonts/Fonte.ttf", BINARY, FileKind.ASSET),
+        ("theme-showcase.pdf", BINARY, FileKind.ASSET),
+        ("vazio.txt", "", FileKind.REFERENCE),
+        ("latin1.txt", "promoção".encode("latin-1"), FileKind.ASSET),
+    ],
+)
+def test_any_folder_and_extension_is_stored_with_its_kind(
+    name: str, content: str | bytes, kind: FileKind
+) -> None:
+    data = content.encode() if isinstance(content, str) else content
+    [file] = parse_skill_package(valid_zip({name: data})).files
+    assert (file.path, file.kind, file.data) == (name, kind, data)
 
 
 def test_nested_folders_inside_references_and_assets_are_accepted() -> None:
@@ -188,12 +220,12 @@ def test_nested_folders_inside_references_and_assets_are_accepted() -> None:
 
 def test_manifest_mirrors_files_sorted_by_path() -> None:
     package = parse_skill_package(
-        valid_zip({"references/b.md": "bb", "assets/a.png": b"a", "references/a.txt": "a"})
+        valid_zip({"references/b.md": "bb", "assets/a.png": b"\x89P", "references/a.txt": "a"})
     )
     assert package.manifest == tuple(
         ManifestEntry(path, len(data), hashlib.sha256(data).hexdigest(), kind)
         for path, data, kind in [
-            ("assets/a.png", b"a", FileKind.ASSET),
+            ("assets/a.png", b"\x89P", FileKind.ASSET),
             ("references/a.txt", b"a", FileKind.REFERENCE),
             ("references/b.md", b"bb", FileKind.REFERENCE),
         ]
@@ -457,7 +489,7 @@ def test_frontmatter_size_at_and_over_the_limit() -> None:
 
 
 def _nested(depth: int) -> Any:
-    """`depth` collections: the root map holds `metadata`, so `depth - 1` below it."""
+    """`depth` collections: the root map holds an unknown key, so `depth - 1` below it."""
     value: Any = "x"
     for level in range(depth - 1):
         value = {"k": value} if level % 2 else [value]
@@ -465,9 +497,9 @@ def _nested(depth: int) -> Any:
 
 
 def test_frontmatter_nesting_at_and_over_the_depth_limit() -> None:
-    at_limit = skill_md(metadata=_nested(MAX_FRONTMATTER_DEPTH))
+    at_limit = skill_md(**{"x-extra": _nested(MAX_FRONTMATTER_DEPTH)})
     assert parse_skill_package(make_zip({"SKILL.md": at_limit})).name == "frete-gratis"
-    over = skill_md(metadata=_nested(MAX_FRONTMATTER_DEPTH + 1))
+    over = skill_md(**{"x-extra": _nested(MAX_FRONTMATTER_DEPTH + 1)})
     assert refused_md(over) == "skill_frontmatter_invalid"
 
 
@@ -604,32 +636,9 @@ def test_regular_unix_file_modes_are_accepted() -> None:
 # --- skill_extension_not_allowed -------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        "scripts/run.sh",
-        "scripts/run.py",
-        "run.sh",
-        "README.md",
-        "references/script.py",
-        "references/tabela.xlsx",
-        "references/sem-extensao",
-        "references/.md",
-        "assets/icone.svg",
-        "assets/pagina.html",
-        "assets/programa.exe",
-        "assets",
-        "References/a.md",
-        "outra/a.md",
-    ],
-)
-def test_files_outside_the_allow_list_are_refused(name: str) -> None:
-    assert refused(valid_zip({name: "x"})) == "skill_extension_not_allowed"
-
-
-def test_non_utf8_reference_is_refused() -> None:
-    data = valid_zip({"references/tabela.txt": "promoção".encode("latin-1")})
-    assert refused(data) == "skill_extension_not_allowed"
+@pytest.mark.parametrize("content", ["promoção".encode("latin-1"), BINARY])
+def test_binary_under_references_is_refused(content: bytes) -> None:
+    assert refused(valid_zip({"references/tabela.txt": content})) == "skill_extension_not_allowed"
 
 
 # --- skill_duplicate_entry -------------------------------------------------------------------

@@ -151,3 +151,18 @@ def test_the_admin_api_listens_on_loopback_8081_unless_told(
     assert (Settings().api_host, Settings().api_port) == ("0.0.0.0", 9081)
     with pytest.raises(ValidationError):
         Settings(api_port=70_000)
+
+
+def test_package_limits_default_to_the_seed_and_come_from_their_env_vars(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from skills.package_limits import DEFAULT_LIMITS, PackageLimits
+
+    assert Settings().package_limits() == DEFAULT_LIMITS == PackageLimits(64, 5 << 20, 1 << 20)
+    monkeypatch.setenv("SKILLET_PACKAGE_MAX_FILES", "128")
+    monkeypatch.setenv("SKILLET_PACKAGE_MAX_BYTES", str(8 << 20))
+    monkeypatch.setenv("SKILLET_PACKAGE_MAX_FILE_BYTES", str(2 << 20))
+    assert Settings().package_limits() == PackageLimits(128, 8 << 20, 2 << 20)
+    monkeypatch.setenv("SKILLET_PACKAGE_MAX_FILE_BYTES", str(9 << 20))
+    with pytest.raises(ValidationError, match="package_max_file_bytes"):
+        Settings()

@@ -14,6 +14,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel
 
 from skills.models import LoadedSkill
+from skills.package_limits import DEFAULT_LIMITS, PackageLimits
 from skills.storage import ObjectStore
 from skills.usage import UsageStore
 
@@ -72,6 +73,7 @@ class ToolContext:
     ledger: TurnLedger
     conversation_id: uuid.UUID | None = None
     job_id: str = ""
+    package_limits: PackageLimits = DEFAULT_LIMITS  # the caps of what skill_manage writes
 
 
 ArgsT = TypeVar("ArgsT", bound=BaseModel)

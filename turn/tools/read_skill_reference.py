@@ -59,7 +59,8 @@ async def run(context: ToolContext, args: Args) -> ToolResult:
 TOOL = Tool(
     name="read_skill_reference",
     description=(
-        "Lê um arquivo de referência (references/...) de uma skill ativada nesta conversa. "
+        "Lê um arquivo de referência (references/... ou outro texto listado, como "
+        "reference.md) de uma skill ativada nesta conversa. "
         "Use apenas caminhos listados junto da skill. Um arquivo longo vem em trechos: o "
         "fim de cada trecho diz o offset para continuar."
     ),

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from core.errors import StorageError
 from core.tenancy import org_connection
-from skills.authoring import AuthoredVersion, SkillAuthor
+from skills.authoring import AuthoredVersion, AuthoringLimits, SkillAuthor
 from skills.authoring_rules import AuthoringError
 from skills.draft_queries import AuthoringMode, fetch_agent_authoring
 from turn.tools.base import Tool, ToolContext, ToolResult
@@ -62,6 +62,7 @@ async def run(context: ToolContext, args: Args) -> ToolResult:
                 context.usage,
                 context.organization_id,
                 mode=mode or AuthoringMode.OFF,
+                limits=AuthoringLimits.of(context.package_limits),
                 conversation_id=context.conversation_id,
                 read_whole=context.ledger.read_whole,
             )
