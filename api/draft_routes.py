@@ -16,7 +16,6 @@ from api.pagination import page_of, parse_limit, read_cursor
 from api.routing import Principal, Reply, deps_of, org_db
 from skills.draft_queries import (
     AuthoringMode,
-    Draft,
     DraftStatus,
     fetch_agent_authoring,
     list_drafts,
@@ -26,23 +25,6 @@ from skills.drafts import Decision, approve_draft, reject_draft, set_agent_autho
 
 def _str(value: uuid.UUID | None) -> str | None:
     return None if value is None else str(value)
-
-
-def draft_json(draft: Draft) -> dict[str, Any]:
-    return {
-        "name": draft.name,
-        "draft_id": str(draft.id),
-        "status": draft.status.value,
-        "version_id": str(draft.version.version_id),
-        "base_version_id": _str(draft.base_version_id),
-        "description": draft.version.description,
-        "edits": draft.edits,
-        "conversation_id": _str(draft.conversation_id),
-        "created_at": draft.created_at.isoformat(),
-        "updated_at": draft.updated_at.isoformat(),
-        "decided_at": None if draft.decided_at is None else draft.decided_at.isoformat(),
-        "decided_by": draft.decided_by,
-    }
 
 
 def _status(query: Any) -> DraftStatus | None:
@@ -70,13 +52,13 @@ async def list_drafts_route(request: web.Request, principal: Principal) -> Reply
             conn, principal.organization_id, status=status, limit=limit + 1, before=before
         )
     page = page_of(drafts, limit, "drafts", lambda d: [d.updated_at.isoformat(), str(d.id)])
-    return {"items": [draft_json(d) for d in page.items], "next": page.next}
+    return {"items": [d.to_json() for d in page.items], "next": page.next}
 
 
 async def show_draft_route(request: web.Request, principal: Principal) -> Reply:
     async with org_db(request, principal) as conn:
         draft, diff = await show_draft(conn, principal.organization_id, request.match_info["name"])
-    return {**draft_json(draft), "body": draft.version.body, "diff": diff.to_json()}
+    return {**draft.to_json(), "body": draft.version.body, "diff": diff.to_json()}
 
 
 def _decision_json(decision: Decision) -> dict[str, Any]:

@@ -19,12 +19,14 @@ create index messages_open_idx on messages (conversation_id, received_at, id)
 create index messages_waiting_idx on messages (received_at)
     where direction = 'inbound' and answered_by is null and expects_reply;
 
--- As in 0016, fenced by the lease: `p_lease` must still hold the conversation, so a holder
--- whose lease ran out (a long pause, a partition) can never commit over its successor.
--- A null `p_lease` is the previous release's call (workers that still hold a Redis lease,
--- during a rolling deploy): it keeps the previous behaviour.
-drop function skillet_commit_reply(
-    uuid, uuid, text, uuid[], timestamptz, text, text[], text[], text[], text[], timestamptz);
+-- As in 0008, fenced by the lease and with the turn's durable counts (0016) in the same
+-- transaction. `p_lease` must still hold the conversation, so a holder whose lease ran out
+-- (a long pause, a partition) can never commit over its successor; a null `p_lease` and no
+-- counts is the previous release's six-argument call (workers that still hold a Redis
+-- lease, during a rolling deploy), which keeps the previous behaviour. `p_used`: the matched
+-- skills injected (a use each); `p_viewed`: skills whose files the model read (a view each
+-- read); `p_names`/`p_triggers`: the day's activation counts.
+drop function skillet_commit_reply(uuid, uuid, text, uuid[], timestamptz, text);
 create function skillet_commit_reply(
     p_org uuid, p_conversation uuid, p_channel text, p_batch uuid[],
     p_first_received timestamptz, p_body text,

@@ -10,6 +10,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
+from typing import Any
 
 import asyncpg
 
@@ -41,6 +42,27 @@ class Draft:
     decided_at: datetime | None
     decided_by: str | None
     version: PointedVersion  # the draft's content
+
+    def to_json(self) -> dict[str, Any]:
+        """What the CLI and the API show of a draft (its content and diff come apart)."""
+
+        def text(value: object | None) -> str | None:
+            return None if value is None else str(value)
+
+        return {
+            "name": self.name,
+            "draft_id": str(self.id),
+            "status": self.status.value,
+            "version_id": str(self.version.version_id),
+            "base_version_id": text(self.base_version_id),
+            "description": self.version.description,
+            "edits": self.edits,
+            "conversation_id": text(self.conversation_id),
+            "created_at": self.created_at.isoformat(),
+            "updated_at": self.updated_at.isoformat(),
+            "decided_at": None if self.decided_at is None else self.decided_at.isoformat(),
+            "decided_by": self.decided_by,
+        }
 
 
 _DRAFT_COLUMNS = f"""

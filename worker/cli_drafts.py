@@ -12,27 +12,12 @@ import uuid
 from typing import Any
 
 from core.db import connection
-from skills.draft_queries import AuthoringMode, Draft, DraftStatus
+from skills.draft_queries import AuthoringMode, DraftStatus
 from worker.cli_args import org_command, uuid_arg
 from worker.settings import Settings
 
 CLI_ACTOR = "cli"
 DEFAULT_LIMIT = 50
-
-
-def _draft_json(draft: Draft) -> dict[str, Any]:
-    return {
-        "name": draft.name,
-        "draft_id": str(draft.id),
-        "status": draft.status.value,
-        "version_id": str(draft.version.version_id),
-        "base_version_id": str(draft.base_version_id) if draft.base_version_id else None,
-        "description": draft.version.description,
-        "edits": draft.edits,
-        "conversation_id": str(draft.conversation_id) if draft.conversation_id else None,
-        "updated_at": draft.updated_at.isoformat(),
-        "decided_by": draft.decided_by,
-    }
 
 
 async def cmd_list(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
@@ -47,7 +32,7 @@ async def cmd_list(args: argparse.Namespace, settings: Settings) -> dict[str, An
         for d in drafts
     ]
     return {
-        "drafts": [_draft_json(d) for d in drafts],
+        "drafts": [d.to_json() for d in drafts],
         "message": "\n".join(lines) or f"no {args.status} drafts",
     }
 
@@ -62,7 +47,7 @@ async def cmd_show(args: argparse.Namespace, settings: Settings) -> dict[str, An
     message = diff.skill_md or "(SKILL.md unchanged)\n"
     if files:
         message += "files:\n" + "\n".join(files)
-    return {**_draft_json(draft), "diff": diff.to_json(), "message": message.rstrip()}
+    return {**draft.to_json(), "diff": diff.to_json(), "message": message.rstrip()}
 
 
 async def cmd_approve(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
