@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,7 @@ from jobs.queue import enqueue_inbound, open_queue
 from skills.models import FileKind, SkillMatcher
 from skills.publisher import SkillDraft, SkillFile, publish_skill_version
 from turn.queries import insert_agent, insert_organization
+from worker import resources
 from worker.app import build_worker
 from worker.migrate import DEFAULT_MIGRATIONS_DIR, apply_migrations
 from worker.processes import free_port
@@ -149,8 +152,45 @@ async def _measure(settings: Settings, org: uuid.UUID, jobs: int) -> tuple[float
     await _enqueue(noop_settings, bodies, "noop")
     noop_s = await _timed(_noop_worker(noop_settings), jobs)
     await _ingest(settings, bodies)
-    turn_s = await _timed(build_worker(settings, burst=True, handle_signals=False), jobs)
+    with _counting_statements() as counted:
+        turn_s = await _timed(build_worker(settings, burst=True, handle_signals=False), jobs)
+    print(
+        f"SQL statements per turn (the worker's pool, bind/reset included): {counted[0] / jobs:.1f}"
+    )
     return jobs / turn_s, jobs / noop_s
+
+
+@contextlib.contextmanager
+def _counting_statements() -> Iterator[list[int]]:
+    """Count every statement the worker's pool runs (asyncpg's query logger on each
+    connection), by wrapping the pool factory its resources use."""
+    counted = [0]
+    original = resources.create_pool
+
+    def count(_: object) -> None:
+        counted[0] += 1
+
+    async def counting_pool(*args: Any, **kwargs: Any) -> Any:
+        pool = await original(*args, **kwargs)
+        for holder in pool._holders:  # connections opened from now on log too (below)
+            if holder._con is not None:
+                holder._con.add_query_logger(count)
+        pool._connect_kwargs = dict(pool._connect_kwargs)
+        init = pool._init
+
+        async def logged_init(conn: asyncpg.Connection) -> None:
+            conn.add_query_logger(count)
+            if init is not None:
+                await init(conn)
+
+        pool._init = logged_init
+        return pool
+
+    resources.create_pool = counting_pool  # type: ignore[assignment]
+    try:
+        yield counted
+    finally:
+        resources.create_pool = original  # type: ignore[assignment]
 
 
 async def _with_database(base: Settings, jobs: int) -> float:

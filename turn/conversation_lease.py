@@ -22,10 +22,16 @@ from core.tenancy import org_connection
 
 log = structlog.get_logger(__name__)
 
+# Also says whether a committed reply still waits to be handed to its channel (a crash
+# between commit and send): the holder delivers it first.
 ACQUIRE = """
-update conversations set lease_token = $2, lease_until = now() + make_interval(secs => $3)
-where id = $1 and (lease_until is null or lease_until < now())
-returning channel, contact_id
+update conversations c
+set lease_token = $2, lease_until = now() + make_interval(secs => $3)
+where c.id = $1 and (c.lease_until is null or c.lease_until < now())
+returning c.channel, c.contact_id,
+    exists (select 1 from outbox o
+            where o.conversation_id = c.id and o.status = 'pending'
+              and o.delivery_claimed_at is null) as undelivered
 """
 RENEW = """
 update conversations set lease_until = now() + make_interval(secs => $3)
@@ -46,28 +52,38 @@ class Lease:
     token: uuid.UUID
     channel: str
     contact_id: str
+    undelivered: bool = False  # a committed reply waits to be handed to its channel
     lost: bool = field(default=False)
 
 
 class ConversationLeases:
-    """Take, keep alive and release conversation leases through the worker's pool."""
+    """Take, keep alive and release conversation leases. Taking and releasing run on the
+    caller's org-bound connection (the holder reads the conversation on the same one);
+    renewing and abandoning take their own."""
 
     def __init__(self, pool: Any, *, ttl_s: float = 30.0) -> None:
         self._pool = pool
         self._ttl_s = ttl_s
 
-    async def acquire(self, organization_id: uuid.UUID, conversation_id: uuid.UUID) -> Lease | None:
+    async def acquire(
+        self, conn: Any, organization_id: uuid.UUID, conversation_id: uuid.UUID
+    ) -> Lease | None:
         token = uuid.uuid4()
-        async with org_connection(self._pool, organization_id) as conn:
-            row = await conn.fetchrow(ACQUIRE, conversation_id, token, self._ttl_s)
+        row = await conn.fetchrow(ACQUIRE, conversation_id, token, self._ttl_s)
         if row is None:
             return None
-        return Lease(organization_id, conversation_id, token, row["channel"], row["contact_id"])
+        return Lease(
+            organization_id,
+            conversation_id,
+            token,
+            row["channel"],
+            row["contact_id"],
+            undelivered=row["undelivered"],
+        )
 
-    async def release_if_idle(self, lease: Lease) -> bool:
+    async def release_if_idle(self, conn: Any, lease: Lease) -> bool:
         """Free the conversation unless a message waits; False: keep answering (or lost)."""
-        async with org_connection(self._pool, lease.organization_id) as conn:
-            released = await conn.fetchval(RELEASE_IF_IDLE, lease.conversation_id, lease.token)
+        released = await conn.fetchval(RELEASE_IF_IDLE, lease.conversation_id, lease.token)
         return bool(released)
 
     async def abandon(self, lease: Lease) -> None:

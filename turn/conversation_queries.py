@@ -21,22 +21,70 @@ class InboundRow:
     agent_id: uuid.UUID | None = None  # the agent of the number it came in on
 
 
+@dataclass(frozen=True)
+class AnsweringAgent:
+    id: uuid.UUID | None
+    system_prompt: str | None
+    model_provider: str | None
+    model_name: str | None
+
+
+# With each message, the agent that answers it: its number's when that is one of the org's,
+# else the org's first (the burst is answered by its last message's).
 LIST_OPEN_INBOUND = """
-select id, external_id, body, received_at, answered_by, expects_reply, agent_id
-from messages
-where conversation_id = $1 and direction = 'inbound' and answered_by is null
-  and context_at is null
-order by coalesce(received_at, created_at), id
-limit $2
+select m.id, m.external_id, m.body, m.received_at, m.answered_by, m.expects_reply, m.agent_id,
+       a.id as answering_id, a.system_prompt, a.model_provider, a.model_name
+from (
+    select id, external_id, body, received_at, created_at, answered_by, expects_reply, agent_id
+    from messages
+    where conversation_id = $1 and direction = 'inbound' and answered_by is null
+      and context_at is null
+    order by coalesce(received_at, created_at), id
+    limit $2
+) m
+left join lateral (
+    select a.id, a.system_prompt, a.model_provider, a.model_name from agents a
+    where a.organization_id = $3
+    order by (a.id = m.agent_id) desc nulls last, a.created_at, a.id
+    limit 1
+) a on true
+order by coalesce(m.received_at, m.created_at), m.id
 """
 
 
+@dataclass(frozen=True)
+class OpenBurst:
+    """What waits in the conversation, oldest first, and who answers it."""
+
+    rows: list[InboundRow]
+    agent: AnsweringAgent
+
+
 async def list_open_inbound(
-    conn: asyncpg.Connection, conversation_id: uuid.UUID, limit: int
-) -> list[InboundRow]:
-    """What waits in the conversation, oldest first: the next burst (at most `limit`)."""
-    rows = await conn.fetch(LIST_OPEN_INBOUND, conversation_id, limit)
-    return [InboundRow(**dict(r)) for r in rows]
+    conn: asyncpg.Connection, organization_id: uuid.UUID, conversation_id: uuid.UUID, limit: int
+) -> OpenBurst:
+    """The next burst (at most `limit` messages) and its last message's agent."""
+    found = await conn.fetch(LIST_OPEN_INBOUND, conversation_id, limit, organization_id)
+    rows = [
+        InboundRow(
+            r["id"],
+            r["external_id"],
+            r["body"],
+            r["received_at"],
+            r["answered_by"],
+            r["expects_reply"],
+            r["agent_id"],
+        )
+        for r in found
+    ]
+    last = found[-1] if found else None
+    agent = AnsweringAgent(
+        last["answering_id"] if last else None,
+        last["system_prompt"] if last else None,
+        last["model_provider"] if last else None,
+        last["model_name"] if last else None,
+    )
+    return OpenBurst(rows, agent)
 
 
 UPDATE_CONTEXT_ONLY = """
@@ -77,32 +125,6 @@ async def list_undelivered(
     return [
         UndeliveredReply(r["id"], r["message_id"], r["body"], tuple(r["answered"])) for r in rows
     ]
-
-
-FETCH_AGENT = """
-select a.id, a.system_prompt, a.model_provider, a.model_name from agents a
-where a.organization_id = $1
-order by (a.id = $2::uuid) desc nulls last, a.created_at, a.id
-limit 1
-"""
-
-
-@dataclass(frozen=True)
-class AnsweringAgent:
-    id: uuid.UUID | None
-    system_prompt: str | None
-    model_provider: str | None
-    model_name: str | None
-
-
-async def fetch_answering_agent(
-    conn: asyncpg.Connection, organization_id: uuid.UUID, agent_id: uuid.UUID | None
-) -> AnsweringAgent:
-    """The number's agent when it is one of the org's, else the org's first (or none)."""
-    row = await conn.fetchrow(FETCH_AGENT, organization_id, agent_id)
-    if row is None:
-        return AnsweringAgent(None, None, None, None)
-    return AnsweringAgent(row["id"], row["system_prompt"], row["model_provider"], row["model_name"])
 
 
 FETCH_INBOUND_STATE = """

@@ -39,9 +39,8 @@ import structlog
 from core.tenancy import org_connection
 from turn.conversation_lease import Lease
 from turn.conversation_queries import (
-    InboundRow,
+    OpenBurst,
     PersistedInbound,
-    fetch_answering_agent,
     fetch_inbound_state,
     list_history,
     list_open_inbound,
@@ -54,6 +53,7 @@ from turn.errors import UnknownOrganization
 from turn.outbox import Recipient, deliver_reply
 from turn.queries import OutboxRow
 from turn.reply_turn import Conversation, answer_batch
+from turn.skill_catalog import CatalogSnapshot
 
 log = structlog.get_logger(__name__)
 
@@ -128,47 +128,77 @@ async def run_conversation(
     """Answer what waits in the conversation if this job gets its lease; report on the
     job's own message. `redelivery`: the own message was stored before this job."""
     structlog.contextvars.bind_contextvars(conversation_id=str(wakeup.conversation_id))
-    lease = await deps.leases.acquire(wakeup.organization_id, wakeup.conversation_id)
     outcomes: list[TurnOutcome] = []
+    # One connection takes the lease and reads the first burst: each org_connection costs a
+    # bind and a reset, and a turn should cost few statements.
+    async with org_connection(deps.pool, wakeup.organization_id) as conn:
+        lease = await deps.leases.acquire(conn, wakeup.organization_id, wakeup.conversation_id)
+        first = None
+        if lease is not None and not lease.undelivered:
+            first = await _read(deps, conn, lease)
     if lease is not None:
         async with deps.leases.kept_alive(lease):
-            outcomes = await _hold(deps, lease, job_id)
+            outcomes = await _hold(deps, lease, first, job_id)
     return await _own_outcome(deps, wakeup, outcomes, redelivery)
 
 
-async def _hold(deps: TurnDeps, lease: Lease, job_id: str) -> list[TurnOutcome]:
-    outcomes = await _deliver_undelivered(deps, lease)
+@dataclass(frozen=True)
+class _Burst:
+    """A burst to answer, with what its prompt needs (read on the holder's connection)."""
+
+    open: OpenBurst
+    snapshot: CatalogSnapshot | None = None
+    history: list[tuple[str, str]] | None = None
+
+
+async def _read(deps: TurnDeps, conn: asyncpg.Connection, lease: Lease) -> _Burst:
+    """The open messages; for a burst that wants a reply, the catalog and history too. A
+    burst of messages that expect no reply is kept as context here and now."""
+    burst = await list_open_inbound(
+        conn, lease.organization_id, lease.conversation_id, MAX_BURST_MESSAGES
+    )
+    if not burst.rows:
+        return _Burst(burst)
+    if not any(row.expects_reply for row in burst.rows):
+        await update_context_only(conn, [row.id for row in burst.rows])
+        return _Burst(OpenBurst([], burst.agent))
+    snapshot = await deps.catalog.get(conn, lease.organization_id)
+    history = await list_history(
+        conn, lease.conversation_id, deps.config.history_limit, [row.id for row in burst.rows]
+    )
+    return _Burst(burst, snapshot, history)
+
+
+async def _hold(
+    deps: TurnDeps, lease: Lease, first: _Burst | None, job_id: str
+) -> list[TurnOutcome]:
+    outcomes = await _deliver_undelivered(deps, lease) if lease.undelivered else []
+    burst = first
     for _ in range(deps.config.max_batches_per_job):
         if lease.lost:
             return outcomes
-        async with org_connection(deps.pool, lease.organization_id) as conn:
-            burst = await list_open_inbound(conn, lease.conversation_id, MAX_BURST_MESSAGES)
-            if burst and not any(row.expects_reply for row in burst):
-                await update_context_only(conn, [row.id for row in burst])
-                continue
-        if not burst:
-            if await deps.leases.release_if_idle(lease):
-                return outcomes
-            continue  # a message came in between the read and the release
+        if burst is None or not burst.open.rows:
+            # Nothing read yet, or nothing open when read: let go, unless something came in.
+            async with org_connection(deps.pool, lease.organization_id) as conn:
+                if burst is not None and await deps.leases.release_if_idle(conn, lease):
+                    return outcomes
+                burst = await _read(deps, conn, lease)
+            continue
         result = await _answer(deps, lease, burst, job_id)
         if result is not None:
             outcomes.append(result)
+            burst = _Burst(OpenBurst([], burst.open.agent))  # answered: try letting go first
         elif lease.lost:
             return outcomes
+        else:
+            burst = None  # refused (overtaken, answered elsewhere): read again
     await deps.leases.abandon(lease)  # the rest is the next job's (or the sweeper's)
     return outcomes
 
 
-async def _answer(
-    deps: TurnDeps, lease: Lease, burst: list[InboundRow], job_id: str
-) -> TurnOutcome | None:
-    # One connection for the reads: each org_connection costs a bind and a reset.
-    async with org_connection(deps.pool, lease.organization_id) as conn:
-        agent = await fetch_answering_agent(conn, lease.organization_id, burst[-1].agent_id)
-        snapshot = await deps.catalog.get(conn, lease.organization_id)
-        history = await list_history(
-            conn, lease.conversation_id, deps.config.history_limit, [row.id for row in burst]
-        )
+async def _answer(deps: TurnDeps, lease: Lease, burst: _Burst, job_id: str) -> TurnOutcome | None:
+    assert burst.snapshot is not None and burst.history is not None
+    agent = burst.open.agent
     conversation = Conversation(
         lease.organization_id,
         lease.channel,
@@ -180,7 +210,9 @@ async def _answer(
         model_name=agent.model_name,
         lease_token=lease.token,
     )
-    result = await answer_batch(deps, conversation, snapshot, burst, history, job_id=job_id)
+    result = await answer_batch(
+        deps, conversation, burst.snapshot, burst.open.rows, burst.history, job_id=job_id
+    )
     if result.refused == "lease_lost":
         lease.lost = True
     return result.outcome

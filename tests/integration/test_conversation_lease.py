@@ -58,18 +58,18 @@ async def test_a_holder_whose_lease_ran_out_cannot_commit_over_its_successor(
     org = await create_org(db)
     conversation, inbound = await _store(resources.pool, org, "m1")
     leases = ConversationLeases(resources.pool, ttl_s=30)
-    first = await leases.acquire(org, conversation)
+    first = await leases.acquire(db, org, conversation)
     assert first is not None
-    assert await leases.acquire(org, conversation) is None  # held
+    assert await leases.acquire(db, org, conversation) is None  # held
     # The first holder stalls past its lease (a long GC pause, a partition).
     await db.execute("update conversations set lease_until = now() - interval '1 s'")
-    second = await leases.acquire(org, conversation)
+    second = await leases.acquire(db, org, conversation)
     assert second is not None and second.token != first.token
     assert await _commit(db, org, conversation, inbound, first.token) == "lease_lost"
     assert await db.fetchval("select count(*) from outbox") == 0
     assert await _commit(db, org, conversation, inbound, second.token) == "replied"
-    assert not await leases.release_if_idle(first)  # a stale token frees nothing
-    assert await leases.release_if_idle(second)
+    assert not await leases.release_if_idle(db, first)  # a stale token frees nothing
+    assert await leases.release_if_idle(db, second)
 
 
 async def test_the_holder_lets_go_only_when_nothing_waits(
@@ -78,15 +78,15 @@ async def test_the_holder_lets_go_only_when_nothing_waits(
     org = await create_org(db)
     conversation, inbound = await _store(resources.pool, org, "m1")
     leases = ConversationLeases(resources.pool, ttl_s=30)
-    lease = await leases.acquire(org, conversation)
+    lease = await leases.acquire(db, org, conversation)
     assert lease is not None
-    assert not await leases.release_if_idle(lease)  # m1 waits: the holder keeps going
+    assert not await leases.release_if_idle(db, lease)  # m1 waits: the holder keeps going
     assert await _commit(db, org, conversation, inbound, lease.token) == "replied"
     await _store(resources.pool, org, "m2")  # committed before the release: seen by it
-    assert not await leases.release_if_idle(lease)
+    assert not await leases.release_if_idle(db, lease)
     await db.execute("update messages set context_at = now() where external_id = 'm2'")
-    assert await leases.release_if_idle(lease)
-    assert await leases.acquire(org, conversation) is not None  # free for the next job
+    assert await leases.release_if_idle(db, lease)
+    assert await leases.acquire(db, org, conversation) is not None  # free for the next job
 
 
 def _sweep_context(resources: Resources, redis: Any) -> JobContext:
@@ -125,7 +125,7 @@ async def test_the_sweep_leaves_a_conversation_whose_holder_is_alive(
 ) -> None:
     org = await create_org(db)
     conversation, _ = await _store(resources.pool, org, "m1")
-    lease = await ConversationLeases(resources.pool, ttl_s=30).acquire(org, conversation)
+    lease = await ConversationLeases(resources.pool, ttl_s=30).acquire(db, org, conversation)
     assert lease is not None
     redis = await open_queue(settings.redis_url, settings.queue_name)
     try:
