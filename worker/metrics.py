@@ -18,6 +18,7 @@ from prometheus_client.gc_collector import GCCollector
 from prometheus_client.process_collector import ProcessCollector
 from prometheus_client.registry import Collector
 
+from turn.reply_trim import trims_reply
 from turn.tools.registry import turn_tools
 
 if TYPE_CHECKING:
@@ -132,6 +133,20 @@ class WorkerMetrics:
             ["provider", "direction"],
             registry=r,
         )
+        self.model_usage_unreported = Counter(
+            "skillet_model_usage_unreported",
+            "Model calls whose answer did not report a token count (the server sent no usage, "
+            "or no cache detail): those tokens are missing from skillet_model_tokens",
+            ["provider", "direction"],
+            registry=r,
+        )
+        self.replies_trimmed = Counter(
+            "skillet_replies_trimmed",
+            "Text answers cut by the output cap (SKILLET_MODEL_MAX_OUTPUT_TOKENS), trimmed to "
+            "their last full sentence before sending (turn.reply_trimmed)",
+            ["provider"],
+            registry=r,
+        )
         self.matched = Histogram(
             "skillet_turn_skills_matched",
             "Skills matched (bodies injected) per model turn",
@@ -235,8 +250,12 @@ class WorkerMetrics:
             ("cache_read", response.cache_read_tokens),
             ("cache_write", response.cache_write_tokens),
         ):
-            if tokens:
+            if tokens is None:
+                self.model_usage_unreported.labels(provider=provider, direction=direction).inc()
+            elif tokens:
                 self.model_tokens.labels(provider=provider, direction=direction).inc(tokens)
+        if trims_reply(response):
+            self.replies_trimmed.labels(provider=provider).inc()
 
     def delivery(self, result: str, code: str | None = None) -> None:
         self.outbox.labels(result=result, code=code_label(code)).inc()
