@@ -203,6 +203,31 @@ async def test_model_calls_are_timed_and_tokens_counted() -> None:
     assert value(s, tokens, provider="anthropic", direction="cache_read") == 0
 
 
+def test_unreported_tokens_are_counted_apart_and_trimmed_replies_counted() -> None:
+    metrics = WorkerMetrics()
+    metrics.model_called(
+        0.1,
+        ModelResponse(
+            text="Olá, o pra",
+            input_tokens=None,
+            output_tokens=None,
+            cache_read_tokens=None,
+            cache_write_tokens=0,
+            provider="openai",
+            truncated=True,
+        ),
+    )
+    metrics.model_called(0.1, ModelResponse(text=None, provider="openai", truncated=True))
+    s = _samples(metrics)
+    unreported, tokens = "skillet_model_usage_unreported_total", "skillet_model_tokens_total"
+    for direction in ("input", "output", "cache_read"):
+        assert value(s, unreported, provider="openai", direction=direction) == 1
+        assert value(s, tokens, provider="openai", direction=direction) == 0
+    assert value(s, unreported, provider="openai", direction="cache_write") == 0
+    # Only the text answer is a trimmed reply (an empty one gets the fallback instead).
+    assert value(s, "skillet_replies_trimmed_total", provider="openai") == 1
+
+
 async def test_health_checks_run_concurrently_and_time_out() -> None:
     async def ok() -> None:
         return None
