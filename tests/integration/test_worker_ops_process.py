@@ -129,7 +129,8 @@ async def test_a_draining_worker_says_so_until_its_running_turn_finishes(
         "SKILLET_LOCAL_MODEL_LATENCY_MS": "3000",
         "SKILLET_JOB_COMPLETION_WAIT_S": "20",
     }
-    worker = _start(env, tmp_path / "worker.log")
+    log_path = tmp_path / "worker.log"
+    worker = _start(env, log_path)
     try:
         await enqueue(settings, payload(org, f"d-{uuid.uuid4()}", "boleto"))
 
@@ -154,6 +155,17 @@ async def test_a_draining_worker_says_so_until_its_running_turn_finishes(
             worker.kill()
             worker.wait()
     assert await db.fetchval(SENT, org) == 1  # the running turn finished before the exit
+    # The drain is logged when it starts, with the job it waits for; draining is not a failure.
+    events = [json.loads(line) for line in log_path.read_text().splitlines()]
+    names = [e["event"] for e in events]
+    [drain] = [e for e in events if e["event"] == "worker.draining"]
+    assert (drain["signal"], drain["jobs_in_progress"], drain["completion_wait_s"]) == (
+        "SIGTERM",
+        1,
+        20,
+    )
+    assert names.index("worker.draining") < names.index("turn.finished")
+    assert "worker.unhealthy" not in names
 
 
 async def test_status_shows_a_killed_workers_job_as_orphaned(
