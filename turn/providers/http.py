@@ -172,12 +172,16 @@ async def _attempt(
 
 
 async def _error_answer(response: aiohttp.ClientResponse) -> _Answer:
-    # Only the start of an error body is read: it is shown in a message, never parsed whole.
-    body = await response.content.read(ERROR_BODY_MAX_BYTES)
+    # Only the start of an error body is read: it is shown in a message, never kept whole.
+    body = bytearray()
+    async for chunk in response.content.iter_any():
+        body += chunk
+        if len(body) >= ERROR_BODY_MAX_BYTES:
+            break
     should_retry = response.headers.get("x-should-retry", "").strip().lower()
     return _Answer(
         status=response.status,
-        body=body,
+        body=bytes(body[:ERROR_BODY_MAX_BYTES]),
         retry_after_s=parse_retry_after(response.headers, datetime.now(UTC)),
         should_retry={"true": True, "false": False}.get(should_retry),
     )
