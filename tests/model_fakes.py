@@ -87,6 +87,8 @@ class _FakeModelApi:
         self.base_url = ""
         self.pause_s = 0.0  # between the events of a streamed answer
         self.max_tokens_chars: int | None = None  # cut text answers here, as an output cap
+        # Close the connection after each stream though keep-alive was offered (llama.cpp).
+        self.close_after_stream = False
         self._runner: web.AppRunner | None = None
         self._closing = asyncio.Event()
 
@@ -147,6 +149,8 @@ class _FakeModelApi:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._closing.wait(), stall_s)
             await response.write_eof()
+            if self.close_after_stream and request.transport is not None:
+                request.transport.close()
         except (ConnectionResetError, ConnectionError):
             pass  # the client gave up (its read timeout): nothing left to send
         return response

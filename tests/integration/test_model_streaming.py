@@ -115,6 +115,17 @@ async def test_a_slow_but_steady_stream_longer_than_the_read_timeout_completes(
     assert len(fake.received) == 1
 
 
+async def test_a_server_closing_its_keep_alive_connection_after_each_stream_costs_no_attempt(
+    http: aiohttp.ClientSession, fake: Fake
+) -> None:
+    fake.close_after_stream = True  # as llama.cpp's server does, Keep-Alive header or not
+    sleeps = Sleeps()
+    model = model_for(http, fake, sleeps)
+    for _ in range(3):  # back to back: the next call may take the closed connection
+        assert (await model.complete(REQUEST)).text == "Olá! Como posso ajudar?"
+    assert sleeps.waits == []
+
+
 async def test_a_stalled_stream_times_out_and_is_retried(
     http: aiohttp.ClientSession, fake: Fake
 ) -> None:

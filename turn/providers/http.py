@@ -40,6 +40,7 @@ RETRYABLE_STATUSES = frozenset({408, 409, 429})
 ERROR_BODY_MAX_BYTES = 64 * 1024
 
 _RETRYABLE_EXCEPTIONS = (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, TimeoutError)
+_STALE_CONNECTION_ERRORS = (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError)
 
 
 @dataclass(frozen=True)
@@ -154,7 +155,7 @@ async def _attempt(
     data = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     headers = {"content-type": "application/json", **endpoint.headers}
     try:
-        async with http.post(endpoint.url, data=data, headers=headers) as response:
+        async with await _send(http, endpoint.url, data, headers) as response:
             if 200 <= response.status < 300:
                 return await read_ok(response)
             answer = await _error_answer(response)
@@ -169,6 +170,22 @@ async def _attempt(
         raise _rejected(endpoint, answer)
     problem = f"HTTP {answer.status}: {_error_message(answer.body)}"
     return _Retry(problem, answer.status, answer.retry_after_s)
+
+
+async def _send(
+    http: aiohttp.ClientSession, url: str, data: bytes, headers: Mapping[str, str]
+) -> aiohttp.ClientResponse:
+    """The POST's response (status and headers read). A pooled keep-alive connection the
+    server closed after its last answer (llama.cpp's server closes after every stream, and
+    the next call may take the connection before its close is seen) fails before any answer:
+    that is sent once more at once, on a new connection, without using up an attempt."""
+    try:
+        return await http.post(url, data=data, headers=headers)
+    except _STALE_CONNECTION_ERRORS as exc:
+        if isinstance(exc, aiohttp.ClientConnectorError):  # never connected: not stale
+            raise
+        log.debug("model.stale_connection", error=type(exc).__name__)
+        return await http.post(url, data=data, headers=headers)
 
 
 async def _error_answer(response: aiohttp.ClientResponse) -> _Answer:
