@@ -1,8 +1,9 @@
 """The admin API's aiohttp application: the route table, the OpenAPI document, JSON errors.
 
-Every /v1 route takes `Authorization: Bearer KEY` (api.guard); /openapi.json and /healthz
-need none. Lists answer `{"items": [...], "next": cursor | null}` (api.pagination). The
-console (api.console) is served by the same application under /console, in HTML.
+Every /v1 route takes `Authorization: Bearer KEY` (api.guard); /openapi.json, /healthz and
+/metrics (Prometheus text: requests by route and outcome, core.http_metrics) need none.
+Lists answer `{"items": [...], "next": cursor | null}` (api.pagination). The console
+(api.console) is served by the same application under /console, in HTML.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from api.guard import error_reply, guarded, json_reply
 from api.openapi import HEALTH_PATH, OPENAPI_PATH, build_openapi
 from api.route_table import ROUTES
 from api.routing import DEPS, ApiDeps
+from core.http_metrics import METRICS_PATH, HttpMetrics, route_paths
 
 log = structlog.get_logger(__name__)
 
@@ -60,4 +62,7 @@ def build_app(deps: ApiDeps) -> web.Application:
     for route in ROUTES:
         app.router.add_route(route.method, route.path, guarded(route))
     add_console(app)
+    metrics = HttpMetrics("skillet_api", route_paths(app))
+    app.router.add_get(METRICS_PATH, metrics.serve)
+    app.middlewares.insert(0, metrics.middleware)  # outermost: sees json_errors' answers
     return app

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from api.routing import Route
+from core.http_metrics import METRICS_PATH
 
 _PARAM_RE = re.compile(r"{([a-z_]+)}")
 OPENAPI_PATH = "/openapi.json"
@@ -97,6 +98,7 @@ def build_openapi(routes: Sequence[Route]) -> dict[str, Any]:
     paths: dict[str, dict[str, Any]] = {
         OPENAPI_PATH: _public("este documento"),
         HEALTH_PATH: _public("o processo responde"),
+        METRICS_PATH: _public("métricas no formato de texto do Prometheus"),
     }
     for route in routes:
         paths.setdefault(route.path, {})[route.method.lower()] = _operation(route)

@@ -5,14 +5,22 @@ Each records every request (headers, parsed JSON, raw bytes), answers from `scri
 skill that lists a reference, answers in text once a tool result came back, and simulates
 the provider's prompt cache (a repeated cacheable prefix is read, a new one written), with
 about 4 bytes per token.
+
+A request with `stream: true` gets its answer as server-sent events, written as a chunked
+body one event at a time with `pause_s` between events (a slow but steady server); the
+OpenAI fake sends usage only when asked (`stream_options.include_usage`) and `send_usage`
+is on. A scripted `Answer` with `chunks` sends exactly those bytes, `pause_s` apart, then
+goes silent for `stall_s` (a stalled server) before ending the body.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +39,21 @@ class Answer:
     body: Any = field(default_factory=dict)  # JSON, or bytes sent as they are
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
+    chunks: list[bytes] | None = None  # an event stream, sent chunk by chunk
+    pause_s: float = 0.0  # between chunks
+    stall_s: float = 0.0  # silence after the last chunk, before the body ends
+
+
+def sse_event(data: Any, event: str | None = None) -> bytes:
+    """One server-sent event: JSON data (or a raw string), optionally named."""
+    text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+    head = f"event: {event}\n" if event else ""
+    return f"{head}data: {text}\n\n".encode()
+
+
+def pieces(text: str, size: int = 8) -> list[str]:
+    """`text` in pieces of about `size` characters, as a model streams it."""
+    return [text[i : i + size] for i in range(0, len(text), size)] or [""]
 
 
 @dataclass
@@ -62,7 +85,12 @@ class _FakeModelApi:
         self.received: list[Received] = []
         self.script: list[Answer] = []
         self.base_url = ""
+        self.pause_s = 0.0  # between the events of a streamed answer
+        self.max_tokens_chars: int | None = None  # cut text answers here, as an output cap
+        # Close the connection after each stream though keep-alive was offered (llama.cpp).
+        self.close_after_stream = False
         self._runner: web.AppRunner | None = None
+        self._closing = asyncio.Event()
 
     async def start(self) -> _FakeModelApi:
         app = web.Application()
@@ -72,6 +100,7 @@ class _FakeModelApi:
         return self
 
     async def close(self) -> None:
+        self._closing.set()  # a stalled answer ends now
         if self._runner is not None:
             await self._runner.cleanup()
 
@@ -84,18 +113,56 @@ class _FakeModelApi:
         received = Received(dict(request.headers), body, raw)
         self.received.append(received)
         if self.script:
-            answer = self.script.pop(0)
-            if answer.delay_s:
-                await asyncio.sleep(answer.delay_s)
-            if isinstance(answer.body, bytes):
-                return web.Response(body=answer.body, status=answer.status, headers=answer.headers)
-            return web.json_response(answer.body, status=answer.status, headers=answer.headers)
+            return await self._scripted(request, self.script.pop(0))
         if not self._authorized(request):
             return web.json_response(
                 {"type": "error", "error": {"type": "authentication_error", "message": "bad key"}},
                 status=401,
             )
-        return web.json_response(self.answer(received))
+        answer = self.answer(received)
+        if body.get("stream") is True:
+            events = list(self.events(answer, body))
+            return await self._stream(request, events, self.pause_s, 0.0)
+        return web.json_response(answer)
+
+    async def _scripted(self, request: web.Request, answer: Answer) -> web.StreamResponse:
+        if answer.delay_s:
+            await asyncio.sleep(answer.delay_s)
+        if answer.chunks is not None:
+            return await self._stream(request, answer.chunks, answer.pause_s, answer.stall_s)
+        if isinstance(answer.body, bytes):
+            return web.Response(body=answer.body, status=answer.status, headers=answer.headers)
+        return web.json_response(answer.body, status=answer.status, headers=answer.headers)
+
+    async def _stream(
+        self, request: web.Request, chunks: list[bytes], pause_s: float, stall_s: float
+    ) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        response.enable_chunked_encoding()
+        await response.prepare(request)
+        try:
+            for index, chunk in enumerate(chunks):
+                if index and pause_s:
+                    await asyncio.sleep(pause_s)
+                await response.write(chunk)
+            if stall_s:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._closing.wait(), stall_s)
+            await response.write_eof()
+            if self.close_after_stream and request.transport is not None:
+                request.transport.close()
+        except (ConnectionResetError, ConnectionError):
+            pass  # the client gave up (its read timeout): nothing left to send
+        return response
+
+    def _cut(self, text: str) -> tuple[str, bool]:
+        """`text` as an output cap of `max_tokens_chars` leaves it, and whether it was cut."""
+        if self.max_tokens_chars is None or len(text) <= self.max_tokens_chars:
+            return text, False
+        return text[: self.max_tokens_chars], True
+
+    def events(self, answer: dict[str, Any], body: dict[str, Any]) -> Iterator[bytes]:
+        raise NotImplementedError
 
     def _authorized(self, request: web.Request) -> bool:
         raise NotImplementedError
@@ -145,6 +212,45 @@ class FakeAnthropic(_FakeModelApi):
             },
         }
 
+    def events(self, answer: dict[str, Any], body: dict[str, Any]) -> Iterator[bytes]:
+        usage = answer["usage"]
+        start = {
+            **answer,
+            "content": [],
+            "stop_reason": None,
+            "usage": {**usage, "output_tokens": 1},
+        }
+        yield sse_event({"type": "message_start", "message": start}, "message_start")
+        yield sse_event({"type": "ping"}, "ping")
+        for index, block in enumerate(answer["content"]):
+            if block["type"] == "text":
+                opened, kind, key = {"type": "text", "text": ""}, "text_delta", "text"
+                parts = pieces(block["text"])
+            else:
+                opened = {**block, "input": {}}
+                kind, key = "input_json_delta", "partial_json"
+                parts = pieces(json.dumps(block["input"], ensure_ascii=False))
+            yield sse_event(
+                {"type": "content_block_start", "index": index, "content_block": opened},
+                "content_block_start",
+            )
+            for part in parts:
+                delta = {
+                    "type": "content_block_delta",
+                    "index": index,
+                    "delta": {"type": kind, key: part},
+                }
+                yield sse_event(delta, "content_block_delta")
+            yield sse_event({"type": "content_block_stop", "index": index}, "content_block_stop")
+        end = {"stop_reason": answer["stop_reason"], "stop_sequence": None}
+        delta = {
+            "type": "message_delta",
+            "delta": end,
+            "usage": {"output_tokens": usage["output_tokens"]},
+        }
+        yield sse_event(delta, "message_delta")
+        yield sse_event({"type": "message_stop"}, "message_stop")
+
     def _content(self, body: dict[str, Any]) -> dict[str, Any]:
         last = (body.get("messages") or [{}])[-1]
         results = [
@@ -164,8 +270,9 @@ class FakeAnthropic(_FakeModelApi):
                 "input": {"skill_name": reference[0], "path": reference[1]},
             }
             return {"content": [call], "stop_reason": "tool_use"}
-        text = "Olá! Como posso ajudar?"
-        return {"content": [{"type": "text", "text": text}], "stop_reason": "end_turn"}
+        text, cut = self._cut("Olá! Como posso ajudar?")
+        stop_reason = "max_tokens" if cut else "end_turn"
+        return {"content": [{"type": "text", "text": text}], "stop_reason": stop_reason}
 
 
 class FakeOpenAI(_FakeModelApi):
@@ -177,6 +284,35 @@ class FakeOpenAI(_FakeModelApi):
     def __init__(self, api_key: str | None = "sk-openai-test-key") -> None:
         super().__init__(api_key)
         self._last_by_key: dict[str, bytes] = {}
+        self.send_usage = True  # False: a server that does not know include_usage
+
+    def events(self, answer: dict[str, Any], body: dict[str, Any]) -> Iterator[bytes]:
+        head = {"id": answer["id"], "object": "chat.completion.chunk", "model": answer["model"]}
+        choice = answer["choices"][0]
+        message = choice["message"]
+
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+            return sse_event(
+                {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+            )
+
+        yield chunk({"role": "assistant", "content": ""})
+        if message.get("content"):
+            for part in pieces(message["content"]):
+                yield chunk({"content": part})
+        for index, call in enumerate(message.get("tool_calls") or []):
+            function = call["function"]
+            first = {"index": index, "id": call["id"], "type": "function"}
+            yield chunk(
+                {"tool_calls": [{**first, "function": {"name": function["name"], "arguments": ""}}]}
+            )
+            for part in pieces(function["arguments"]):
+                yield chunk({"tool_calls": [{"index": index, "function": {"arguments": part}}]})
+        yield chunk({}, choice["finish_reason"])
+        include_usage = (body.get("stream_options") or {}).get("include_usage") is True
+        if include_usage and self.send_usage:
+            yield sse_event({**head, "choices": [], "usage": answer["usage"]})
+        yield sse_event("[DONE]")
 
     def _authorized(self, request: web.Request) -> bool:
         expected = f"Bearer {self.api_key}"
@@ -224,5 +360,6 @@ class FakeOpenAI(_FakeModelApi):
             }
             message = {"role": "assistant", "content": None, "tool_calls": [call]}
             return {"message": message, "finish_reason": "tool_calls"}
-        message = {"role": "assistant", "content": "Olá! Como posso ajudar?"}
-        return {"message": message, "finish_reason": "stop"}
+        text, cut = self._cut("Olá! Como posso ajudar?")
+        message = {"role": "assistant", "content": text}
+        return {"message": message, "finish_reason": "length" if cut else "stop"}

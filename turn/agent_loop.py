@@ -6,8 +6,13 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
-from turn.model import Model, ModelMessage, ModelRequest, ModelUsage, ToolCall
+import structlog
+
+from turn.model import Model, ModelMessage, ModelRequest, ModelResponse, ModelUsage, ToolCall
+from turn.reply_trim import trim_to_sentence, trims_reply
 from turn.tools.base import ToolResult
+
+log = structlog.get_logger(__name__)
 
 ToolExecutor = Callable[[ToolCall], Awaitable[ToolResult]]
 
@@ -36,11 +41,11 @@ class LoopOutcome:
     exhausted: bool
 
     @property
-    def input_tokens(self) -> int:
+    def input_tokens(self) -> int | None:
         return self.usage.input_tokens
 
     @property
-    def output_tokens(self) -> int:
+    def output_tokens(self) -> int | None:
         return self.usage.output_tokens
 
 
@@ -66,7 +71,7 @@ async def run_agent_loop(
         response = await model.complete(replace(request, messages=tuple(messages)))
         usage = usage.add(response, round((clock() - started_s) * 1000))
         if not response.tool_calls:
-            text = (response.text or "").strip() or OUT_OF_STEPS_REPLY
+            text = _reply_text(response) or OUT_OF_STEPS_REPLY
             return LoopOutcome(text, step, tuple(records), usage, False)
         messages.append(
             ModelMessage(
@@ -87,6 +92,22 @@ async def run_agent_loop(
                 )
             )
     return LoopOutcome(OUT_OF_STEPS_REPLY, max_steps, tuple(records), usage, True)
+
+
+def _reply_text(response: ModelResponse) -> str:
+    """The answer's text; one cut by the output cap ends at its last full sentence."""
+    text = (response.text or "").strip()
+    if trims_reply(response):
+        trimmed = trim_to_sentence(text)
+        log.info(
+            "turn.reply_trimmed",
+            provider=response.provider,
+            model=response.model,
+            chars=len(text),
+            kept_chars=len(trimmed),
+        )
+        return trimmed
+    return text
 
 
 def _too_many(max_tool_calls: int) -> ToolResult:

@@ -8,7 +8,8 @@ SkilletError (core.errors)
 │   │                         provider or no model name (not retryable; says what to set)
 │   ├── ModelRequestRejected  the provider refused the request: 4xx other than 408/409/429,
 │   │                         401/403 as `model_unauthorized` (not retryable)
-│   └── ModelResponseInvalid  a 2xx answer that is not the provider's wire format (not retryable)
+│   └── ModelResponseInvalid  a 2xx answer that is not the provider's wire format, or a
+│                             stream over its byte/event caps (not retryable)
 └── SendError             the outbound channel failed; the outbox row stays pending (retryable)
 """
 

@@ -63,31 +63,44 @@ class ModelResponse:
 
     `input_tokens` counts every prompt token, cached or not; `cache_write_tokens` and
     `cache_read_tokens` are the parts of it written to / read from the provider's prompt
-    cache. `provider` and `model` name who answered (the model id the provider reports).
+    cache. A count the server did not report is None (unknown), never a made-up 0.
+    `provider` and `model` name who answered (the model id the provider reports).
+    `truncated`: the answer stopped at the output cap (OpenAI `finish_reason: length`,
+    Anthropic `stop_reason: max_tokens`), so its text may end mid-sentence.
     """
 
     text: str | None
     tool_calls: tuple[ToolCall, ...] = ()
-    input_tokens: int = 0
-    output_tokens: int = 0
+    input_tokens: int | None = 0
+    output_tokens: int | None = 0
     extra: dict[str, Any] = field(default_factory=dict)
-    cache_write_tokens: int = 0
-    cache_read_tokens: int = 0
+    cache_write_tokens: int | None = 0
+    cache_read_tokens: int | None = 0
     provider: str = ""
     model: str = ""
+    truncated: bool = False
+
+
+def _plus(total: int | None, more: int | None) -> int | None:
+    """A sum of counts that is unknown as soon as one part is."""
+    return None if total is None or more is None else total + more
 
 
 @dataclass(frozen=True)
 class ModelUsage:
-    """What the model calls of one turn cost, summed (see ModelResponse for the token kinds)."""
+    """What the model calls of one turn cost, summed (see ModelResponse for the token kinds).
+
+    A token count is None (unknown) once any call of the turn did not report it: a partial
+    sum would read as a cheaper turn than the one that ran.
+    """
 
     provider: str = ""
     model: str = ""
     calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_write_tokens: int = 0
-    cache_read_tokens: int = 0
+    input_tokens: int | None = 0
+    output_tokens: int | None = 0
+    cache_write_tokens: int | None = 0
+    cache_read_tokens: int | None = 0
     latency_ms: int = 0  # time spent waiting for the model, all calls together
 
     def add(self, response: ModelResponse, latency_ms: int) -> ModelUsage:
@@ -95,10 +108,10 @@ class ModelUsage:
             provider=response.provider or self.provider,
             model=response.model or self.model,
             calls=self.calls + 1,
-            input_tokens=self.input_tokens + response.input_tokens,
-            output_tokens=self.output_tokens + response.output_tokens,
-            cache_write_tokens=self.cache_write_tokens + response.cache_write_tokens,
-            cache_read_tokens=self.cache_read_tokens + response.cache_read_tokens,
+            input_tokens=_plus(self.input_tokens, response.input_tokens),
+            output_tokens=_plus(self.output_tokens, response.output_tokens),
+            cache_write_tokens=_plus(self.cache_write_tokens, response.cache_write_tokens),
+            cache_read_tokens=_plus(self.cache_read_tokens, response.cache_read_tokens),
             latency_ms=self.latency_ms + latency_ms,
         )
 

@@ -5,6 +5,8 @@
     POST /webhooks/waha       WAHA events, X-Webhook-Hmac (HMAC-SHA512) with the key of the
                               event's session (its channel's own, else the global fallback)
     GET  /healthz             liveness
+    GET  /metrics             Prometheus text (webhook.metrics): requests by route and
+                              outcome, signature failures, enqueue latency
 
 Answers: 200 once a delivery is handled (including events that start no turn, numbers no
 org connected and events the parser could not read, logged as `webhook.skipped` with reason
@@ -35,10 +37,12 @@ from redis.exceptions import RedisError
 
 from channels.waha_lids import LidResolver
 from core.db_errors import DATABASE_ERRORS
+from core.http_metrics import METRICS_PATH, route_paths
 from webhook.cloud_api import parse_cloud_api
 from webhook.config import WebhookConfig
 from webhook.events import Delivery, storable_id
 from webhook.ingest import ingest
+from webhook.metrics import WebhookMetrics
 from webhook.signatures import cloud_api_signature_ok, waha_signature_ok
 from webhook.waha import parse_waha
 from webhook.waha_keys import waha_key_for
@@ -56,6 +60,7 @@ POOL = web.AppKey("pool", object)  # asyncpg.Pool (untyped library)
 QUEUE = web.AppKey("queue", ArqRedis)
 LIDS: web.AppKey[LidResolver | None] = web.AppKey("lids")
 CLOCK: web.AppKey[Clock] = web.AppKey("clock")
+METRICS = web.AppKey("metrics", WebhookMetrics)
 
 # Our dependencies failing: answer 503 so the provider delivers again later.
 _UNAVAILABLE: tuple[type[BaseException], ...] = (*DATABASE_ERRORS, RedisError)
@@ -85,6 +90,10 @@ def build_app(
     app.router.add_post(CLOUD_API_PATH, cloud_api_delivery)
     app.router.add_post(WAHA_PATH, waha_delivery)
     app.router.add_get(HEALTH_PATH, health)
+    metrics = WebhookMetrics(route_paths(app))
+    app[METRICS] = metrics
+    app.router.add_get(METRICS_PATH, metrics.http.serve)
+    app.middlewares.append(metrics.http.middleware)
     return app
 
 
@@ -116,6 +125,7 @@ async def cloud_api_delivery(request: web.Request) -> web.Response:
             return body
         signature = request.headers.get("X-Hub-Signature-256")
         if not cloud_api_signature_ok(secret, body, signature):
+            request.app[METRICS].signature_failed("cloud_api")
             return _refuse(401, "bad_signature", "signature missing or wrong")
         document = _decoded(body)
         if isinstance(document, web.Response):
@@ -144,6 +154,7 @@ async def waha_delivery(request: web.Request) -> web.Response:
         if not waha_signature_ok(
             key, body, headers.get("X-Webhook-Hmac"), headers.get("X-Webhook-Hmac-Algorithm")
         ):
+            request.app[METRICS].signature_failed("waha")
             return _refuse(401, "bad_signature", "signature missing or wrong")
         return await _ingested(request, parse_waha(document, request.app[CLOCK]()))
 
@@ -165,6 +176,7 @@ async def _ingested(request: web.Request, delivery: Delivery) -> web.Response:
             delivery,
             coalesce_ms=request.app[CONFIG].coalesce_ms,
             lids=request.app[LIDS],
+            observe_enqueue_s=request.app[METRICS].enqueued,
         )
     except _UNAVAILABLE as exc:
         return _unavailable(exc)

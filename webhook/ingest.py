@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import time
 import uuid
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -46,6 +48,19 @@ class IngestReport:
         return asdict(self)
 
 
+ObserveSeconds = Callable[[float], None]
+
+
+def _unobserved(seconds: float) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class _Enqueue:
+    coalesce_ms: int
+    observe_s: ObserveSeconds
+
+
 async def ingest(
     pool: Any,
     queue: ArqRedis,
@@ -53,11 +68,13 @@ async def ingest(
     *,
     coalesce_ms: int = 0,
     lids: LidResolver | None = None,
+    observe_enqueue_s: ObserveSeconds = _unobserved,
 ) -> IngestReport:
     """Enqueue every message whose receiving number is connected (non-text ones too: they
     are stored, and answered only where the channel says so); the org and agent come from
     `channels` only, never from the body; delivery statuses update the receipts of that
-    org's replies only. Database/Redis failures propagate (the caller answers 503)."""
+    org's replies only. Database/Redis failures propagate (the caller answers 503).
+    `observe_enqueue_s` gets the time each enqueue took (the Redis call), in seconds."""
     report = IngestReport(skipped=len(delivery.skipped))
     for skipped in delivery.skipped:
         if skipped.reason == UNPARSEABLE:
@@ -78,7 +95,9 @@ async def ingest(
         with structlog.contextvars.bound_contextvars(
             organization_id=str(channel.organization_id), channel_id=str(channel.id)
         ):
-            await _enqueue_text(pool, queue, channel, text, report, coalesce_ms, lids)
+            await _enqueue_text(
+                pool, queue, channel, text, report, _Enqueue(coalesce_ms, observe_enqueue_s), lids
+            )
     return report
 
 
@@ -130,7 +149,7 @@ async def _enqueue_text(
     channel: Channel,
     text: InboundText,
     report: IngestReport,
-    coalesce_ms: int,
+    enqueue: _Enqueue,
     lids: LidResolver | None,
 ) -> None:
     try:
@@ -171,7 +190,9 @@ async def _enqueue_text(
         return
     # A normalized WhatsApp id always fits the contract's contact_id: no re-validation.
     payload = payload.model_copy(update={"contact_id": contact_id})
-    job = await enqueue_inbound(pool, queue, payload, coalesce_ms=coalesce_ms)
+    started = time.monotonic()
+    job = await enqueue_inbound(pool, queue, payload, coalesce_ms=enqueue.coalesce_ms)
+    enqueue.observe_s(time.monotonic() - started)
     if job is None:
         report.duplicates += 1
         log.info("webhook.duplicate", job_id=payload.job_id)

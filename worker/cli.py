@@ -164,6 +164,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Commands that run until stopped and whose output is collected as logs.
+LOG_STREAMS = frozenset({"worker", "webhook", "api"})
+
+
 def _print_result(result: dict[str, Any], as_json: bool) -> None:
     if as_json:
         print(json.dumps(result, ensure_ascii=False, default=str))
@@ -201,8 +205,14 @@ def _main(argv: Sequence[str] | None) -> int:
         # The demo prints a transcript on stdout: keep routine worker logs out of its way.
         level = "WARNING" if args.command == "demo" else settings.log_level
         configure_logging(
-            log_format=settings.log_format, level=level, log_bodies=settings.log_message_bodies
+            log_format=settings.log_format,
+            level=level,
+            log_bodies=settings.log_message_bodies,
+            own_process=True,
         )
+        # A long-running process's output is a log stream: in JSON mode its last line (the
+        # result, or the error) is one JSON object too.
+        as_json = as_json or (settings.log_format == "json" and args.command in LOG_STREAMS)
         handler: Command = args.handler
         result = asyncio.run(handler(args, settings))
     except SkilletError as exc:

@@ -18,6 +18,16 @@ from prometheus_client.gc_collector import GCCollector
 from prometheus_client.process_collector import ProcessCollector
 from prometheus_client.registry import Collector
 
+from core.errors import DatabaseRejected, DatabaseUnavailable, StorageError
+from turn.errors import (
+    ModelError,
+    ModelNotConfigured,
+    ModelRequestRejected,
+    ModelResponseInvalid,
+    SendError,
+    UnknownOrganization,
+)
+from turn.reply_trim import trims_reply
 from turn.tools.registry import turn_tools
 
 if TYPE_CHECKING:
@@ -33,6 +43,32 @@ _CODE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 _PROVIDER = re.compile(r"^[a-z][a-z0-9_.-]{0,31}$")  # e.g. local, anthropic, openai
 _STATES = frozenset({"active", "stale", "archived"})
 _TRIGGERS = frozenset({"manual", "idle", "ceiling"})
+
+# Label values given a series at 0 from the start, so `increase(...)` reads 0 instead of no
+# data, and the first failure of a kind is an increase (a series born at 1 is not one).
+PROVIDERS = ("local", "anthropic", "openai")  # worker.model_providers builds these
+TOKEN_DIRECTIONS = ("input", "output", "cache_read", "cache_write")
+# The codes a turn job ends with: our errors' codes, and the job layer's own (jobs.inbound).
+TURN_FAILURE_CODES = (
+    "none",
+    ModelError.code,
+    ModelNotConfigured.code,
+    ModelRequestRejected.code,
+    ModelResponseInvalid.code,
+    "model_unauthorized",
+    UnknownOrganization.code,
+    SendError.code,
+    StorageError.code,
+    DatabaseUnavailable.code,
+    DatabaseRejected.code,
+    "transient_error",
+    "unexpected_error",
+    "turn_deadline",
+    "invalid_payload",
+)
+DELIVERY_RESULTS = ("sent", "failed", "retry", "error")
+CURATOR_TICK_STATUSES = ("ran", "busy", "failed")
+CURATOR_TRANSITIONS = (("active", "stale"), ("stale", "archived"), ("active", "archived"))
 
 # Seconds. Queue wait: coalescing is subtracted (see turn_started), so healthy is well < 1 s.
 QUEUE_WAIT_BUCKETS_S = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
@@ -132,6 +168,20 @@ class WorkerMetrics:
             ["provider", "direction"],
             registry=r,
         )
+        self.model_usage_unreported = Counter(
+            "skillet_model_usage_unreported",
+            "Model calls whose answer did not report a token count (the server sent no usage, "
+            "or no cache detail): those tokens are missing from skillet_model_tokens",
+            ["provider", "direction"],
+            registry=r,
+        )
+        self.replies_trimmed = Counter(
+            "skillet_replies_trimmed",
+            "Text answers cut by the output cap (SKILLET_MODEL_MAX_OUTPUT_TOKENS), trimmed to "
+            "their last full sentence before sending (turn.reply_trimmed)",
+            ["provider"],
+            registry=r,
+        )
         self.matched = Histogram(
             "skillet_turn_skills_matched",
             "Skills matched (bodies injected) per model turn",
@@ -196,6 +246,44 @@ class WorkerMetrics:
         )
         ProcessCollector(registry=r)
         GCCollector(registry=r)
+        self._zero_series()
+
+    def _zero_series(self) -> None:
+        """Every known label value's series, at 0 (see TURN_FAILURE_CODES)."""
+        tools = sorted(self._tools)
+        series: list[tuple[Counter, list[dict[str, str]]]] = [
+            (self.turns_completed, [{"outcome": o} for o in sorted(COMPLETED_OUTCOMES)]),
+            (
+                self.turns_failed,
+                [
+                    {"outcome": o, "code": c}
+                    for o in sorted(FAILED_OUTCOMES)
+                    for c in TURN_FAILURE_CODES
+                ],
+            ),
+            (self.replies_trimmed, [{"provider": p} for p in PROVIDERS]),
+            *(
+                (
+                    counter,
+                    [{"provider": p, "direction": d} for p in PROVIDERS for d in TOKEN_DIRECTIONS],
+                )
+                for counter in (self.model_tokens, self.model_usage_unreported)
+            ),
+            (
+                self.tool_calls,
+                [{"tool": t, "result": r} for t in tools for r in ("ok", StorageError.code)],
+            ),
+            (self.outbox, [{"result": r, "code": "none"} for r in DELIVERY_RESULTS]),
+            (self.curator_ticks, [{"status": s} for s in CURATOR_TICK_STATUSES]),
+            (self.curator_runs, [{"trigger": t} for t in sorted(_TRIGGERS)]),
+            (
+                self.curator_transitions,
+                [{"from_state": f, "to_state": t} for f, t in CURATOR_TRANSITIONS],
+            ),
+        ]
+        for counter, label_sets in series:
+            for labels in label_sets:
+                counter.labels(**labels)
 
     # turn.metrics.TurnMetrics
     def skills_matched(self, matched: int, probes: int) -> None:
@@ -235,8 +323,12 @@ class WorkerMetrics:
             ("cache_read", response.cache_read_tokens),
             ("cache_write", response.cache_write_tokens),
         ):
-            if tokens:
+            if tokens is None:
+                self.model_usage_unreported.labels(provider=provider, direction=direction).inc()
+            elif tokens:
                 self.model_tokens.labels(provider=provider, direction=direction).inc(tokens)
+        if trims_reply(response):
+            self.replies_trimmed.labels(provider=provider).inc()
 
     def delivery(self, result: str, code: str | None = None) -> None:
         self.outbox.labels(result=result, code=code_label(code)).inc()

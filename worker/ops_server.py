@@ -57,7 +57,7 @@ class Operations:
         self._state = state
         self.worker_id = worker_id or new_worker_id()
         self._started_at = time.time()
-        self._last_healthy: bool | None = None
+        self._last_up: bool | None = None  # all dependencies answered at the last check
         self._runner: web.AppRunner | None = None
         self.port: int | None = None
         self._heartbeat = Heartbeat(
@@ -80,10 +80,13 @@ class Operations:
         )
         for name, result in report.checks.items():
             self._metrics.dependency(name, result.ok)
-        if report.healthy != self._last_healthy:
-            event = "worker.healthy" if report.healthy else "worker.unhealthy"
+        # Draining is not a failure (the worker logged worker.draining when it began): only
+        # what the dependencies say changes the healthy/unhealthy events.
+        up = all(c.ok for c in report.checks.values())
+        if up != self._last_up:
+            event = "worker.healthy" if up else "worker.unhealthy"
             log.info(event, **{n: c.error or "ok" for n, c in report.checks.items()})
-        self._last_healthy = report.healthy
+        self._last_up = up
         return report
 
     async def _beat(self) -> WorkerBeat:

@@ -1,14 +1,19 @@
-"""arq's Worker, surviving a Redis restart: a lost connection pauses polling, never kills it.
+"""arq's Worker, surviving a Redis restart: a lost connection pauses polling, never kills it;
+and saying when it starts draining.
 
 arq 0.28 lets a Redis ConnectionError raised while polling (or re-raised from a finished job
 task) escape its main loop, which ends the process. Here the poll iteration catches it,
 repairs the job-slot accounting a half-started job may have leaked, backs off and tries again.
 Relies on arq's private `_poll_iteration`, `sem` and `job_counter`: arq is pinned to 0.28.0.
+
+SIGTERM/SIGINT log `worker.draining` the moment the drain starts (arq's own line is at INFO
+on `arq.worker`, which we silence because its job lines carry message bodies).
 """
 
 from __future__ import annotations
 
 import asyncio
+from signal import Signals
 
 import structlog
 from arq.worker import Worker
@@ -22,6 +27,28 @@ RECONNECT_BACKOFF_MAX_S = 5.0
 
 class ResilientWorker(Worker):
     _redis_failures = 0
+    _drain_logged = False
+
+    def handle_sig_wait_for_completion(self, signum: Signals) -> None:
+        self._log_drain(signum)
+        super().handle_sig_wait_for_completion(signum)
+
+    def handle_sig(self, signum: Signals) -> None:
+        self._log_drain(signum)
+        super().handle_sig(signum)
+
+    def _log_drain(self, signum: Signals) -> None:
+        """Once per process: a second signal during the drain changes nothing arq does."""
+        if self._drain_logged:
+            return
+        self._drain_logged = True
+        log.info(
+            "worker.draining",
+            signal=Signals(signum).name,
+            jobs_in_progress=sum(not task.done() for task in self.tasks.values()),
+            # 0: running jobs are cancelled now (and run again elsewhere).
+            completion_wait_s=self._job_completion_wait,
+        )
 
     async def _poll_iteration(self) -> None:
         try:

@@ -32,11 +32,22 @@ def _env(settings: Settings, metrics_port: int) -> dict[str, str]:
     )
 
 
-def _start(env: dict[str, str], log_path: Path) -> subprocess.Popen[bytes]:
-    with log_path.open("wb") as log_file:  # the child keeps its own copy of the descriptor
-        return subprocess.Popen(
-            [SKILLET, "worker"], env=env, stdout=subprocess.DEVNULL, stderr=log_file
-        )
+def _start(
+    env: dict[str, str], log_path: Path, out_path: Path | None = None
+) -> subprocess.Popen[bytes]:
+    # The child keeps its own copies of the descriptors.
+    with log_path.open("wb") as log_file, (out_path or Path("/dev/null")).open("wb") as out:
+        return subprocess.Popen([SKILLET, "worker"], env=env, stdout=out, stderr=log_file)
+
+
+async def _malformed_request(port: int) -> None:
+    """A request aiohttp refuses while parsing: it logs the error with a traceback."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(b"GET /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n")
+    await writer.drain()
+    await reader.read()
+    writer.close()
+    await writer.wait_closed()
 
 
 async def _skillet(env: dict[str, str], *args: str) -> int:
@@ -54,8 +65,8 @@ async def test_worker_process_serves_metrics_health_and_json_logs(
     messages = [payload(org, f"p-{uuid.uuid4()}", f"quero o boleto {marker} {n}") for n in (1, 2)]
     port = free_port()
     env = _env(settings, port)
-    log_path = tmp_path / "worker.log"
-    worker = _start(env, log_path)
+    log_path, out_path = tmp_path / "worker.log", tmp_path / "worker.out"
+    worker = _start(env, log_path, out_path)
     try:
 
         async def serving() -> bool:
@@ -66,6 +77,7 @@ async def test_worker_process_serves_metrics_health_and_json_logs(
 
         await eventually(serving, timeout_s=30)
         assert await _skillet(env, "health") == 0  # what the compose healthcheck runs
+        await _malformed_request(port)
 
         await enqueue(settings, *messages)
 
@@ -93,8 +105,12 @@ async def test_worker_process_serves_metrics_health_and_json_logs(
             worker.wait()
     assert await _skillet(env, "health") == 1  # nothing answers any more
 
-    lines = log_path.read_text().splitlines()
-    events = [json.loads(line) for line in lines if line.startswith("{")]
+    # JSON mode: every line is one JSON object, the libraries' own (aiohttp's) included.
+    events = [json.loads(line) for line in log_path.read_text().splitlines()]
+    [result] = [json.loads(line) for line in out_path.read_text().splitlines()]
+    assert result["jobs_complete"] >= 2
+    [refused] = [e for e in events if e.get("logger") == "aiohttp.server"]
+    assert refused["level"] == "error" and "BadHttpMessage" in refused["exception"]
     finished = [e for e in events if e["event"] == "turn.finished"]
     assert len(finished) == 2
     for event in finished:
@@ -113,7 +129,8 @@ async def test_a_draining_worker_says_so_until_its_running_turn_finishes(
         "SKILLET_LOCAL_MODEL_LATENCY_MS": "3000",
         "SKILLET_JOB_COMPLETION_WAIT_S": "20",
     }
-    worker = _start(env, tmp_path / "worker.log")
+    log_path = tmp_path / "worker.log"
+    worker = _start(env, log_path)
     try:
         await enqueue(settings, payload(org, f"d-{uuid.uuid4()}", "boleto"))
 
@@ -141,6 +158,17 @@ async def test_a_draining_worker_says_so_until_its_running_turn_finishes(
             worker.kill()
             worker.wait()
     assert await db.fetchval(SENT, org) == 1  # the running turn finished before the exit
+    # The drain is logged when it starts, with the job it waits for; draining is not a failure.
+    events = [json.loads(line) for line in log_path.read_text().splitlines()]
+    names = [e["event"] for e in events]
+    [drain] = [e for e in events if e["event"] == "worker.draining"]
+    assert (drain["signal"], drain["jobs_in_progress"], drain["completion_wait_s"]) == (
+        "SIGTERM",
+        1,
+        20,
+    )
+    assert names.index("worker.draining") < names.index("turn.finished")
+    assert "worker.unhealthy" not in names
 
 
 async def test_status_shows_a_killed_workers_job_as_orphaned(

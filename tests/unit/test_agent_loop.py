@@ -160,6 +160,32 @@ async def test_tokens_are_summed_even_when_the_steps_run_out() -> None:
     assert (outcome.input_tokens, outcome.output_tokens) == (40, 8)
 
 
+async def test_a_count_one_step_did_not_report_makes_the_turns_total_unknown() -> None:
+    model = ScriptedModel(
+        [
+            ModelResponse(text=None, tool_calls=(call("a"),), input_tokens=100, output_tokens=7),
+            ModelResponse(text="fim", input_tokens=None, output_tokens=30, cache_read_tokens=None),
+        ]
+    )
+    outcome = await run_agent_loop(model, base_request(), RecordingTools(), max_steps=5)
+    assert (outcome.input_tokens, outcome.output_tokens) == (None, 37)
+    assert outcome.usage.to_json()["cache_read_tokens"] is None
+    assert outcome.usage.to_json()["cache_write_tokens"] == 0
+
+
+async def test_a_text_answer_cut_by_the_output_cap_is_trimmed_a_tool_step_is_not() -> None:
+    cut = "Vou ver. O prazo é de 30 di"
+    model = ScriptedModel(
+        [
+            ModelResponse(text=cut, tool_calls=(call("a"),), truncated=True),
+            ModelResponse(text=cut, truncated=True),
+        ]
+    )
+    outcome = await run_agent_loop(model, base_request(), RecordingTools(), max_steps=5)
+    assert outcome.text == "Vou ver."
+    assert model.requests[1].messages[1].content == cut  # history keeps what was said
+
+
 async def test_local_model_reads_the_reference_through_the_real_tool_then_answers() -> None:
     org = uuid.uuid4()
     skill = LoadedSkill(

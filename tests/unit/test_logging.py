@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import logging
+import subprocess
+import sys
 
 import pytest
 import structlog
@@ -86,3 +88,44 @@ def test_nesting_past_the_bound_and_cycles_are_cut_not_followed(
     assert "[truncated]" in json.dumps(event["deep"]) and "[truncated]" in json.dumps(
         event["cyclic"]
     )
+
+
+PROGRAM = """
+import logging, warnings
+import structlog
+from worker.logging import configure_logging
+
+configure_logging(log_format="json", own_process=True)
+structlog.get_logger("t").info("ours.event", n=1)
+logging.getLogger("arq.worker").warning("job %s expired", "abc")
+try:
+    1 / 0
+except ZeroDivisionError:
+    logging.getLogger("aiohttp.server").exception("Error handling request")
+with structlog.contextvars.bound_contextvars(job_id="j-1"):
+    logging.getLogger("asyncio").warning("two\\nlines")
+warnings.simplefilter("always")
+warnings.warn("old api", DeprecationWarning)
+raise RuntimeError("boom")
+"""
+
+
+def test_in_json_mode_every_line_a_process_writes_is_json() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", PROGRAM], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 1  # the uncaught exception still ends the process
+    assert done.stdout == ""
+    events = [json.loads(line) for line in done.stderr.splitlines()]
+    by_event = {e["event"]: e for e in events}
+    assert by_event["ours.event"]["n"] == 1
+    arq = by_event["job abc expired"]
+    assert (arq["logger"], arq["level"]) == ("arq.worker", "warning")
+    aiohttp = by_event["Error handling request"]
+    assert aiohttp["logger"] == "aiohttp.server" and "ZeroDivisionError" in aiohttp["exception"]
+    assert by_event["two\nlines"]["job_id"] == "j-1"  # the task's bound context
+    [warning] = [e for e in events if e.get("logger") == "py.warnings"]
+    assert "old api" in warning["event"]
+    crash = by_event["process.uncaught_exception"]
+    assert crash["level"] == "critical" and "RuntimeError: boom" in crash["exception"]
+    assert all("timestamp" in e and "level" in e for e in events)

@@ -149,7 +149,7 @@ def test_anthropic_answer_with_text_and_tool_use_and_cache_usage() -> None:
     assert (response.provider, response.model) == ("anthropic", "claude-test-20250101")
 
 
-def test_anthropic_cache_fields_may_be_null_or_absent() -> None:
+def test_anthropic_cache_fields_may_be_null_or_absent_and_are_then_unknown() -> None:
     response = anthropic.parse_response(
         {
             "content": [{"type": "text", "text": "oi"}],
@@ -159,10 +159,24 @@ def test_anthropic_cache_fields_may_be_null_or_absent() -> None:
     )
     assert (response.input_tokens, response.cache_read_tokens, response.cache_write_tokens) == (
         5,
-        0,
-        0,
+        None,
+        None,
     )
     assert response.model == "claude-test"
+    assert response.truncated is False
+
+
+def test_anthropic_without_usage_reports_unknown_counts_and_max_tokens_is_truncated() -> None:
+    response = anthropic.parse_response(
+        {"content": [{"type": "text", "text": "Olá, o prazo"}], "stop_reason": "max_tokens"},
+        requested_model="m",
+    )
+    assert (response.input_tokens, response.output_tokens) == (None, None)
+    assert response.truncated is True
+
+
+def test_anthropic_request_streams() -> None:
+    assert anthropic.build_request(request(), model="m", max_tokens=1)["stream"] is True
 
 
 @pytest.mark.parametrize(
@@ -199,6 +213,8 @@ def test_openai_request_has_prefix_first_tools_and_the_cache_key() -> None:
     assert body["prompt_cache_key"] == "skillet-abc"
     assert body["max_completion_tokens"] == 300
     assert "max_tokens" not in body
+    assert body["stream"] is True
+    assert body["stream_options"] == {"include_usage": True}
     assert body["tools"][0] == {
         "type": "function",
         "function": {
@@ -287,11 +303,26 @@ def test_openai_answer_with_tool_calls_and_cached_tokens() -> None:
     assert (response.provider, response.model) == ("openai", "gpt-test-2025")
 
 
-def test_openai_usage_is_optional_for_local_servers() -> None:
+def test_openai_usage_is_optional_for_local_servers_and_then_unknown() -> None:
     response = openai_compat.parse_response(
         {"choices": [{"message": {"content": "oi"}}]}, requested_model="llama"
     )
-    assert (response.text, response.input_tokens, response.model) == ("oi", 0, "llama")
+    assert (response.text, response.input_tokens, response.model) == ("oi", None, "llama")
+    assert (response.output_tokens, response.cache_read_tokens) == (None, None)
+    assert response.cache_write_tokens is None
+
+
+def test_openai_usage_without_cache_details_has_unknown_cached_tokens() -> None:
+    response = openai_compat.parse_response(
+        {
+            "choices": [{"message": {"content": "Olá, o pra"}, "finish_reason": "length"}],
+            "usage": {"prompt_tokens": 30, "completion_tokens": 8},
+        },
+        requested_model="llama",
+    )
+    assert (response.input_tokens, response.output_tokens) == (30, 8)
+    assert (response.cache_read_tokens, response.cache_write_tokens) == (None, 0)
+    assert response.truncated is True
 
 
 @pytest.mark.parametrize(

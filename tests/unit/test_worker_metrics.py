@@ -48,6 +48,30 @@ def test_label_values_come_from_closed_sets() -> None:
     assert value(s, "skillet_turns_failed_total", outcome="error", code="other") == 1
 
 
+def test_labelled_counters_have_a_zero_series_for_each_known_value_from_the_start() -> None:
+    s = _samples(WorkerMetrics())
+
+    def zero(name: str, **labels: str) -> bool:
+        return s.get((name, frozenset(labels.items()))) == 0
+
+    assert zero("skillet_turns_completed_total", outcome="replied")
+    assert zero("skillet_turns_failed_total", outcome="failed", code="none")
+    assert zero("skillet_turns_failed_total", outcome="failed", code="model_unauthorized")
+    assert zero("skillet_turns_failed_total", outcome="retry", code="model_unavailable")
+    assert zero("skillet_model_tokens_total", provider="openai", direction="cache_read")
+    assert zero("skillet_model_usage_unreported_total", provider="openai", direction="input")
+    assert zero("skillet_replies_trimmed_total", provider="anthropic")
+    assert zero("skillet_tool_calls_total", tool="read_skill_reference", result="ok")
+    assert zero(
+        "skillet_tool_calls_total", tool="read_skill_reference", result="storage_unavailable"
+    )
+    assert zero("skillet_outbox_deliveries_total", result="failed", code="none")
+    assert zero("skillet_curator_ticks_total", status="failed")
+    assert zero("skillet_curator_runs_total", trigger="idle")
+    assert zero("skillet_curator_transitions_total", from_state="stale", to_state="archived")
+    assert zero("skillet_activation_rows_total", result="dropped")
+
+
 async def test_each_worker_has_its_own_registry() -> None:
     settings = Settings(queue_name=f"q:{uuid.uuid4().hex}")
     first, second = build_worker(settings), build_worker(settings)
@@ -201,6 +225,31 @@ async def test_model_calls_are_timed_and_tokens_counted() -> None:
     assert value(s, tokens, provider="anthropic", direction="output") == 3
     assert value(s, tokens, provider="anthropic", direction="cache_write") == 8
     assert value(s, tokens, provider="anthropic", direction="cache_read") == 0
+
+
+def test_unreported_tokens_are_counted_apart_and_trimmed_replies_counted() -> None:
+    metrics = WorkerMetrics()
+    metrics.model_called(
+        0.1,
+        ModelResponse(
+            text="Olá, o pra",
+            input_tokens=None,
+            output_tokens=None,
+            cache_read_tokens=None,
+            cache_write_tokens=0,
+            provider="openai",
+            truncated=True,
+        ),
+    )
+    metrics.model_called(0.1, ModelResponse(text=None, provider="openai", truncated=True))
+    s = _samples(metrics)
+    unreported, tokens = "skillet_model_usage_unreported_total", "skillet_model_tokens_total"
+    for direction in ("input", "output", "cache_read"):
+        assert value(s, unreported, provider="openai", direction=direction) == 1
+        assert value(s, tokens, provider="openai", direction=direction) == 0
+    assert value(s, unreported, provider="openai", direction="cache_write") == 0
+    # Only the text answer is a trimmed reply (an empty one gets the fallback instead).
+    assert value(s, "skillet_replies_trimmed_total", provider="openai") == 1
 
 
 async def test_health_checks_run_concurrently_and_time_out() -> None:

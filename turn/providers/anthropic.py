@@ -1,5 +1,8 @@
 """The Anthropic Messages API adapter: request body, answer parsing, prompt-cache accounting.
 
+Answers stream (`stream: true`, turn.providers.anthropic_stream); the assembled message is
+read by the same `parse_response` as a non-streaming answer.
+
 The stable prefix is the first system block and carries the only `cache_control`
 breakpoint, so tools + prefix are cached (tools render before the system in Anthropic's
 cache order) and the matched skill bodies, in a second system block, never break it.
@@ -14,17 +17,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
+import structlog
 
 from turn.errors import ModelResponseInvalid
 from turn.model import ModelMessage, ModelRequest, ModelResponse, ToolCall, ToolDefinition
+from turn.providers.anthropic_stream import AnthropicStream
 from turn.providers.http import (
     Jitter,
     JsonEndpoint,
     RetryPolicy,
     Sleep,
-    post_json,
+    post_model,
     token_count,
 )
+from turn.providers.streaming import StreamLimits, read_model_answer
+
+log = structlog.get_logger(__name__)
 
 PROVIDER = "anthropic"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -55,6 +63,7 @@ def build_request(request: ModelRequest, *, model: str, max_tokens: int) -> dict
         "max_tokens": max_tokens,
         "system": system,
         "messages": _messages(request.messages),
+        "stream": True,
     }
     if request.tools:
         body["tools"] = [_tool(t) for t in request.tools]
@@ -119,18 +128,21 @@ def parse_response(body: dict[str, Any], *, requested_model: str) -> ModelRespon
         # Other block kinds (thinking, ...) carry nothing the turn uses.
     usage = _usage(body.get("usage"))
     model = body.get("model")
+    uncached = usage["input_tokens"]
+    write, read = usage["cache_creation_input_tokens"], usage["cache_read_input_tokens"]
     return ModelResponse(
         text="".join(texts) or None,
         tool_calls=tuple(calls),
-        input_tokens=usage["input_tokens"]
-        + usage["cache_creation_input_tokens"]
-        + usage["cache_read_input_tokens"],
+        # All prompt tokens: the uncached ones plus the cache parts the server reported
+        # (a server that reports no cache fields caches nothing we know of).
+        input_tokens=None if uncached is None else uncached + (write or 0) + (read or 0),
         output_tokens=usage["output_tokens"],
-        cache_write_tokens=usage["cache_creation_input_tokens"],
-        cache_read_tokens=usage["cache_read_input_tokens"],
+        cache_write_tokens=write,
+        cache_read_tokens=read,
         provider=PROVIDER,
         model=model if isinstance(model, str) and model else requested_model,
         extra={"stop_reason": body.get("stop_reason")},
+        truncated=body.get("stop_reason") == "max_tokens",
     )
 
 
@@ -138,7 +150,10 @@ def _tool_call(block: dict[str, Any]) -> ToolCall:
     arguments = block.get("input")
     if not isinstance(arguments, dict):
         raise ModelResponseInvalid(f"{PROVIDER} tool_use block has no input object")
-    return ToolCall(id=_str(block, "id"), name=_str(block, "name"), arguments=arguments)
+    name = _str(block, "name")
+    if block.get("input_invalid"):  # streamed as broken JSON (anthropic_stream)
+        log.warning("model.tool_arguments_invalid", provider=PROVIDER, tool=name)
+    return ToolCall(id=_str(block, "id"), name=name, arguments=arguments)
 
 
 _USAGE_FIELDS = (
@@ -149,9 +164,10 @@ _USAGE_FIELDS = (
 )
 
 
-def _usage(usage: object) -> dict[str, int]:
+def _usage(usage: object) -> dict[str, int | None]:
+    """Each count, None when the server did not report it."""
     if usage is None:
-        return dict.fromkeys(_USAGE_FIELDS, 0)
+        return dict.fromkeys(_USAGE_FIELDS, None)
     if not isinstance(usage, dict):
         raise ModelResponseInvalid(f"{PROVIDER} usage is not an object")
     # The cache fields may be absent or null.
@@ -170,7 +186,7 @@ def _keys(body: dict[str, Any]) -> str:
 
 
 class AnthropicModel:
-    """A Model answering through POST {base_url}/v1/messages."""
+    """A Model answering through POST {base_url}/v1/messages, streamed."""
 
     def __init__(
         self,
@@ -184,6 +200,7 @@ class AnthropicModel:
         self._config = config
         self._sleep = sleep
         self._jitter = jitter
+        self._limits = StreamLimits.for_output(config.max_tokens)
         self._endpoint = JsonEndpoint(
             provider=PROVIDER,
             url=config.base_url.rstrip("/") + "/v1/messages",
@@ -198,7 +215,17 @@ class AnthropicModel:
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         body = build_request(request, model=self._config.model, max_tokens=self._config.max_tokens)
-        answer = await post_json(
-            self._http, self._endpoint, body, sleep=self._sleep, jitter=self._jitter
+        model = self._config.model
+
+        async def read(response: aiohttp.ClientResponse) -> ModelResponse:
+            return await read_model_answer(
+                response,
+                provider=PROVIDER,
+                limits=self._limits,
+                accumulator=AnthropicStream(),
+                parse_json=lambda answer: parse_response(answer, requested_model=model),
+            )
+
+        return await post_model(
+            self._http, self._endpoint, body, read, sleep=self._sleep, jitter=self._jitter
         )
-        return parse_response(answer, requested_model=self._config.model)

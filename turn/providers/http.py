@@ -3,9 +3,11 @@ honour the server's wait, and provider failures translated into turn.errors.
 
 Retried within one call: connection failures, timeouts, 408, 409, 429 and 5xx (529 too),
 unless the answer says `x-should-retry: false`; `x-should-retry: true` retries any status.
-The wait is the server's (`retry-after-ms`, then `retry-after` in seconds or as an HTTP
-date) when it gives one, else an exponential backoff with jitter. A model call is safe to
-repeat (nothing is delivered to anyone), unlike a WhatsApp send.
+A 2xx answer whose stream is cut (network, a silence longer than the read timeout, an
+error event, its end before the provider's last event) is retried the same way, from the
+start. The wait is the server's (`retry-after-ms`, then `retry-after` in seconds or as an
+HTTP date) when it gives one, else an exponential backoff with jitter. A model call is safe
+to repeat (nothing is delivered to anyone), unlike a WhatsApp send.
 
 Headers are never logged; any secret passed in `secrets` is masked in error messages.
 """
@@ -18,12 +20,13 @@ import random
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import aiohttp
 import structlog
 
 from turn.errors import ModelError, ModelRequestRejected, ModelResponseInvalid
+from turn.providers.streaming import StreamInterrupted, snippet
 from turn.retry_after import parse_retry_after
 
 log = structlog.get_logger(__name__)
@@ -31,10 +34,13 @@ log = structlog.get_logger(__name__)
 Sleep = Callable[[float], Awaitable[None]]
 Jitter = Callable[[], float]  # uniform in [0, 1)
 
+T = TypeVar("T")
+
 RETRYABLE_STATUSES = frozenset({408, 409, 429})
-ERROR_SNIPPET_CHARS = 300
+ERROR_BODY_MAX_BYTES = 64 * 1024
 
 _RETRYABLE_EXCEPTIONS = (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, TimeoutError)
+_STALE_CONNECTION_ERRORS = (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError)
 
 
 @dataclass(frozen=True)
@@ -59,8 +65,9 @@ class RetryPolicy:
 
 
 def model_http_session(*, connect_timeout_s: float, read_timeout_s: float) -> aiohttp.ClientSession:
-    """The HTTP client of the model adapters: no total cap (answers may be long), but a
-    bounded connect and a bounded silence between bytes."""
+    """The HTTP client of the model adapters: no total cap (answers stream in for as long as
+    the server keeps sending; the turn has its own deadline), but a bounded connect and a
+    bounded silence between bytes (`sock_read` restarts with every chunk received)."""
     return aiohttp.ClientSession(
         timeout=aiohttp.ClientTimeout(
             total=None,
@@ -92,20 +99,26 @@ class JsonEndpoint:
     auth_hint: str = ""  # what to check on 401/403, e.g. "check SKILLET_ANTHROPIC_API_KEY"
 
 
-async def post_json(
+ReadOk = Callable[[aiohttp.ClientResponse], Awaitable[T]]
+
+
+async def post_model(
     http: aiohttp.ClientSession,
     endpoint: JsonEndpoint,
     payload: Mapping[str, Any],
+    read_ok: ReadOk[T],
     *,
     sleep: Sleep = asyncio.sleep,
     jitter: Jitter = random.random,
-) -> dict[str, Any]:
-    """The JSON object of the first 2xx answer, or a ModelError subclass."""
+) -> T:
+    """What `read_ok` makes of the first 2xx answer (it reads the body as it streams in),
+    or a ModelError subclass. A stream cut by the network, a timeout or an error event is
+    retried like a 5xx."""
     attempt = 0
     while True:
         attempt += 1
-        outcome = await _attempt(http, endpoint, payload)
-        if isinstance(outcome, dict):
+        outcome = await _attempt(http, endpoint, payload, read_ok)
+        if not isinstance(outcome, _Retry):
             return outcome
         delay_s = endpoint.policy.delay_s(attempt, outcome.retry_after_s, jitter())
         if delay_s is None:
@@ -133,36 +146,62 @@ class _Retry:
 
 
 async def _attempt(
-    http: aiohttp.ClientSession, endpoint: JsonEndpoint, payload: Mapping[str, Any]
-) -> dict[str, Any] | _Retry:
-    """One POST: the answer's JSON object, a reason to try again, or a raised ModelError."""
+    http: aiohttp.ClientSession,
+    endpoint: JsonEndpoint,
+    payload: Mapping[str, Any],
+    read_ok: ReadOk[T],
+) -> T | _Retry:
+    """One POST: the read answer, a reason to try again, or a raised ModelError."""
+    data = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    headers = {"content-type": "application/json", **endpoint.headers}
     try:
-        answer = await _post_once(http, endpoint, payload)
+        async with await _send(http, endpoint.url, data, headers) as response:
+            if 200 <= response.status < 300:
+                return await read_ok(response)
+            answer = await _error_answer(response)
     except _RETRYABLE_EXCEPTIONS as exc:
         problem = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         return _Retry(problem, None, None)
-    if 200 <= answer.status < 300:
-        return _json_object(endpoint, answer.body)
+    except StreamInterrupted as exc:
+        if exc.rejected:
+            raise ModelRequestRejected(_mask(exc.problem, endpoint.secrets)) from exc
+        return _Retry(exc.problem, None, None)
     if not _retryable(answer):
         raise _rejected(endpoint, answer)
     problem = f"HTTP {answer.status}: {_error_message(answer.body)}"
     return _Retry(problem, answer.status, answer.retry_after_s)
 
 
-async def _post_once(
-    http: aiohttp.ClientSession, endpoint: JsonEndpoint, payload: Mapping[str, Any]
-) -> _Answer:
-    data = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    headers = {"content-type": "application/json", **endpoint.headers}
-    async with http.post(endpoint.url, data=data, headers=headers) as response:
-        body = await response.read()
-        should_retry = response.headers.get("x-should-retry", "").strip().lower()
-        return _Answer(
-            status=response.status,
-            body=body,
-            retry_after_s=parse_retry_after(response.headers, datetime.now(UTC)),
-            should_retry={"true": True, "false": False}.get(should_retry),
-        )
+async def _send(
+    http: aiohttp.ClientSession, url: str, data: bytes, headers: Mapping[str, str]
+) -> aiohttp.ClientResponse:
+    """The POST's response (status and headers read). A pooled keep-alive connection the
+    server closed after its last answer (llama.cpp's server closes after every stream, and
+    the next call may take the connection before its close is seen) fails before any answer:
+    that is sent once more at once, on a new connection, without using up an attempt."""
+    try:
+        return await http.post(url, data=data, headers=headers)
+    except _STALE_CONNECTION_ERRORS as exc:
+        if isinstance(exc, aiohttp.ClientConnectorError):  # never connected: not stale
+            raise
+        log.debug("model.stale_connection", error=type(exc).__name__)
+        return await http.post(url, data=data, headers=headers)
+
+
+async def _error_answer(response: aiohttp.ClientResponse) -> _Answer:
+    # Only the start of an error body is read: it is shown in a message, never kept whole.
+    body = bytearray()
+    async for chunk in response.content.iter_any():
+        body += chunk
+        if len(body) >= ERROR_BODY_MAX_BYTES:
+            break
+    should_retry = response.headers.get("x-should-retry", "").strip().lower()
+    return _Answer(
+        status=response.status,
+        body=bytes(body[:ERROR_BODY_MAX_BYTES]),
+        retry_after_s=parse_retry_after(response.headers, datetime.now(UTC)),
+        should_retry={"true": True, "false": False}.get(should_retry),
+    )
 
 
 def _retryable(answer: _Answer) -> bool:
@@ -184,40 +223,20 @@ def _rejected(endpoint: JsonEndpoint, answer: _Answer) -> ModelError:
     return ModelRequestRejected(_mask(message, endpoint.secrets))
 
 
-def _json_object(endpoint: JsonEndpoint, body: bytes) -> dict[str, Any]:
-    try:
-        parsed = json.loads(body)
-    except ValueError as exc:
-        raise ModelResponseInvalid(
-            f"{endpoint.provider} answered 2xx with a body that is not JSON: "
-            f"{_snippet(body.decode('utf-8', 'replace'))!r}"
-        ) from exc
-    if not isinstance(parsed, dict):
-        raise ModelResponseInvalid(
-            f"{endpoint.provider} answered 2xx with JSON that is not an object "
-            f"({type(parsed).__name__})"
-        )
-    return parsed
-
-
 def _error_message(body: bytes) -> str:
     """The provider's own error message (both wire formats nest it in `error.message`)."""
     text = body.decode("utf-8", "replace")
     try:
         parsed = json.loads(text)
     except ValueError:
-        return _snippet(text) or "(empty body)"
+        return snippet(text) or "(empty body)"
     if isinstance(parsed, dict):
         error = parsed.get("error")
         if isinstance(error, dict) and isinstance(error.get("message"), str):
             kind = error.get("type")
             prefix = f"{kind}: " if isinstance(kind, str) and kind else ""
-            return _snippet(prefix + error["message"])
-    return _snippet(text)
-
-
-def _snippet(text: str) -> str:
-    return " ".join(text.split())[:ERROR_SNIPPET_CHARS]
+            return snippet(prefix + error["message"])
+    return snippet(text)
 
 
 def _mask(text: str, secrets: Sequence[str]) -> str:
@@ -227,10 +246,11 @@ def _mask(text: str, secrets: Sequence[str]) -> str:
     return text
 
 
-def token_count(provider: str, value: object, name: str) -> int:
-    """A usage field as a token count: absent or null is 0, anything but a count is refused."""
+def token_count(provider: str, value: object, name: str) -> int | None:
+    """A usage field as a token count: absent or null is None (not reported), anything but a
+    count is refused."""
     if value is None:
-        return 0
+        return None
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
         raise ModelResponseInvalid(f"{provider} usage.{name} is not a token count")
     return value

@@ -4,6 +4,9 @@ The system message starts with the byte-stable prefix and the matched skill bodi
 it, so providers that cache by longest common prefix (OpenAI does it automatically from
 1024 tokens) reuse it; `prompt_cache_key` (one per org and agent) routes requests sharing
 that prefix to the same cache. Cached tokens come back in usage.prompt_tokens_details.
+
+Answers stream (`stream: true` with `stream_options: {"include_usage": true}`, assembled by
+turn.providers.openai_stream); a server that answers one JSON object anyway is read too.
 """
 
 from __future__ import annotations
@@ -25,9 +28,11 @@ from turn.providers.http import (
     JsonEndpoint,
     RetryPolicy,
     Sleep,
-    post_json,
+    post_model,
     token_count,
 )
+from turn.providers.openai_stream import OpenAIStream
+from turn.providers.streaming import StreamLimits, read_model_answer
 
 log = structlog.get_logger(__name__)
 
@@ -66,6 +71,8 @@ def build_request(
         "model": model,
         "messages": [{"role": "system", "content": system}, *_messages(request.messages)],
         max_tokens_field: max_tokens,
+        "stream": True,
+        "stream_options": {"include_usage": True},
     }
     if request.tools:
         body["tools"] = [_tool(t) for t in request.tools]
@@ -139,10 +146,13 @@ def parse_response(body: dict[str, Any], *, requested_model: str) -> ModelRespon
         tool_calls=tuple(_tool_call(c) for c in raw_calls),
         input_tokens=prompt,
         output_tokens=completion,
-        cache_read_tokens=cached,  # OpenAI reports reads only; writes are not billed apart
+        cache_read_tokens=cached,
+        # OpenAI does not bill cache writes apart: 0 when it reported usage, else unknown.
+        cache_write_tokens=None if prompt is None else 0,
         provider=PROVIDER,
         model=model if isinstance(model, str) and model else requested_model,
         extra={"finish_reason": choices[0].get("finish_reason")},
+        truncated=choices[0].get("finish_reason") == "length",
     )
 
 
@@ -171,10 +181,11 @@ def _arguments(name: str, raw: object) -> dict[str, Any]:
     return parsed
 
 
-def _usage(usage: object) -> tuple[int, int, int]:
-    """(prompt, completion, cached) token counts; a server that reports none gets zeros."""
+def _usage(usage: object) -> tuple[int | None, int | None, int | None]:
+    """(prompt, completion, cached) token counts, each None when the server did not report
+    it (no usage at all, or no prompt_tokens_details: a server without a prompt cache)."""
     if usage is None:
-        return 0, 0, 0
+        return None, None, None
     if not isinstance(usage, dict):
         raise ModelResponseInvalid(f"{PROVIDER} usage is not an object")
     details = usage.get("prompt_tokens_details") or {}
@@ -188,7 +199,7 @@ def _usage(usage: object) -> tuple[int, int, int]:
 
 
 class OpenAICompatModel:
-    """A Model answering through POST {base_url}/chat/completions."""
+    """A Model answering through POST {base_url}/chat/completions, streamed."""
 
     def __init__(
         self,
@@ -203,6 +214,7 @@ class OpenAICompatModel:
         self._sleep = sleep
         self._jitter = jitter
         headers = {"authorization": f"Bearer {config.api_key}"} if config.api_key else {}
+        self._limits = StreamLimits.for_output(config.max_tokens)
         self._endpoint = JsonEndpoint(
             provider=PROVIDER,
             url=config.base_url.rstrip("/") + "/chat/completions",
@@ -226,7 +238,16 @@ class OpenAICompatModel:
             max_tokens_field=config.max_tokens_field,
             send_prompt_cache_key=config.send_prompt_cache_key,
         )
-        answer = await post_json(
-            self._http, self._endpoint, body, sleep=self._sleep, jitter=self._jitter
+
+        async def read(response: aiohttp.ClientResponse) -> ModelResponse:
+            return await read_model_answer(
+                response,
+                provider=PROVIDER,
+                limits=self._limits,
+                accumulator=OpenAIStream(),
+                parse_json=lambda answer: parse_response(answer, requested_model=config.model),
+            )
+
+        return await post_model(
+            self._http, self._endpoint, body, read, sleep=self._sleep, jitter=self._jitter
         )
-        return parse_response(answer, requested_model=config.model)
