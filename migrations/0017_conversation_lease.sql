@@ -12,6 +12,31 @@ alter table messages add column context_at timestamptz null;
 -- The agent of the number it came in on (null: the org's first agent).
 alter table messages add column agent_id uuid null;
 
+-- What each turn's model calls cost, per org, agent, provider and model per UTC day, written
+-- by the reply's commit: a business budgets from it. A turn whose provider did not report a
+-- count adds to `unreported_turns` instead of adding a partial (too low) sum.
+create table token_usage_daily (
+    organization_id    uuid not null references organizations (id),
+    agent_id           uuid null,
+    provider           text not null,
+    model              text not null,
+    day                date not null,
+    turns              bigint not null default 0,
+    calls              bigint not null default 0,
+    input_tokens       bigint not null default 0,
+    output_tokens      bigint not null default 0,
+    cache_read_tokens  bigint not null default 0,
+    cache_write_tokens bigint not null default 0,
+    unreported_turns   bigint not null default 0,
+    unique nulls not distinct (organization_id, agent_id, provider, model, day)
+);
+create index token_usage_daily_day_idx on token_usage_daily (day);
+
+alter table token_usage_daily enable row level security;
+create policy tenant_isolation on token_usage_daily
+    using (skillet_is_system() or organization_id = skillet_current_org())
+    with check (skillet_is_system() or organization_id = skillet_current_org());
+
 -- What the holder answers next: open inbound messages, in arrival order.
 create index messages_open_idx on messages (conversation_id, received_at, id)
     where direction = 'inbound' and answered_by is null and context_at is null;
@@ -32,7 +57,7 @@ create function skillet_commit_reply(
     p_first_received timestamptz, p_body text,
     p_used text[] default '{}', p_viewed text[] default '{}',
     p_names text[] default '{}', p_triggers text[] default '{}',
-    p_at timestamptz default now(), p_lease uuid default null
+    p_at timestamptz default now(), p_lease uuid default null, p_usage jsonb default null
 ) returns table (outcome text, outbox_id uuid, reply_id uuid)
 language plpgsql as $$
 declare
@@ -87,8 +112,38 @@ begin
     if cardinality(p_names) > 0 then
         perform skillet_bump_activation_daily(p_org, p_names, p_triggers, p_at);
     end if;
+    if p_usage is not null then
+        perform skillet_bump_token_usage(p_org, p_usage, p_at);
+    end if;
     return query select 'replied'::text, v_outbox, v_reply;
 end;
+$$;
+
+-- One turn's usage ({agent_id, provider, model, calls, input_tokens, output_tokens,
+-- cache_read_tokens, cache_write_tokens}; a null count: the provider did not report it).
+create function skillet_bump_token_usage(p_org uuid, p_usage jsonb, p_at timestamptz)
+returns void
+language sql as $$
+insert into token_usage_daily as t
+    (organization_id, agent_id, provider, model, day, turns, calls, input_tokens,
+     output_tokens, cache_read_tokens, cache_write_tokens, unreported_turns)
+select p_org, (p_usage ->> 'agent_id')::uuid, coalesce(p_usage ->> 'provider', ''),
+       coalesce(p_usage ->> 'model', ''), (p_at at time zone 'UTC')::date, 1,
+       coalesce((p_usage ->> 'calls')::bigint, 0),
+       coalesce((p_usage ->> 'input_tokens')::bigint, 0),
+       coalesce((p_usage ->> 'output_tokens')::bigint, 0),
+       coalesce((p_usage ->> 'cache_read_tokens')::bigint, 0),
+       coalesce((p_usage ->> 'cache_write_tokens')::bigint, 0),
+       case when p_usage ->> 'input_tokens' is null or p_usage ->> 'output_tokens' is null
+            then 1 else 0 end
+on conflict (organization_id, agent_id, provider, model, day) do update set
+    turns = t.turns + 1,
+    calls = t.calls + excluded.calls,
+    input_tokens = t.input_tokens + excluded.input_tokens,
+    output_tokens = t.output_tokens + excluded.output_tokens,
+    cache_read_tokens = t.cache_read_tokens + excluded.cache_read_tokens,
+    cache_write_tokens = t.cache_write_tokens + excluded.cache_write_tokens,
+    unreported_turns = t.unreported_turns + excluded.unreported_turns
 $$;
 
 -- Release the lease only when nothing waits: a message committed before this statement is

@@ -6,6 +6,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import asyncpg
 
@@ -275,7 +276,7 @@ async def upsert_inbound(
 
 COMMIT_REPLY = """
 select outcome, outbox_id, reply_id
-from skillet_commit_reply($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+from skillet_commit_reply($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
 """
 
 
@@ -287,6 +288,9 @@ class TurnCounts:
     used: tuple[str, ...] = ()
     viewed: tuple[str, ...] = ()
     activations: tuple[tuple[str, str], ...] = ()  # (skill, 'hard' | 'probe' | 'capped')
+    # What the turn's model calls cost: {agent_id, provider, model, calls, *_tokens} (a
+    # count None: unreported), added to the day's token usage.
+    usage: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -326,5 +330,6 @@ async def commit_reply(
         [trigger for _, trigger in counts.activations],
         at,
         lease_token,
+        counts.usage,
     )
     return CommittedReply(**dict(row))

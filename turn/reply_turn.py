@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import structlog
 
@@ -95,6 +96,7 @@ async def answer_batch(
         used=tuple(s.name for s in match.matched),
         viewed=tuple(ledger.viewed),
         activations=tuple((r.skill_name, r.trigger) for r in activations),
+        usage=_usage_row(conversation, loop) if loop.usage.calls else None,
     )
     try:
         reply = await _commit_reply(deps, conversation, batch, loop.text, counts)
@@ -175,6 +177,13 @@ async def _ask_model(
         max_steps=deps.config.max_steps,
         max_tool_calls=deps.config.max_tool_calls_per_answer,
     )
+
+
+def _usage_row(conversation: Conversation, loop: LoopOutcome) -> dict[str, Any]:
+    usage = loop.usage.to_json()
+    usage.pop("latency_ms", None)
+    agent = conversation.agent_id
+    return {**usage, "agent_id": None if agent is None else str(agent)}
 
 
 async def _rejected(

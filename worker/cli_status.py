@@ -18,6 +18,7 @@ if TYPE_CHECKING:
         DeadLetterCounts,
         LastCuratorRun,
         OutboxCounts,
+        TokensToday,
     )
 
 DEAD_LETTER_CODES = 10  # most frequent error codes listed
@@ -68,6 +69,7 @@ async def cmd_status(args: argparse.Namespace, settings: Settings) -> dict[str, 
         coverage = await q.fetch_curator_coverage(conn)
         runs = await q.list_last_curator_runs(conn, limit=args.orgs)
         outbox = await q.fetch_outbox_counts(conn, codes=DEAD_LETTER_CODES)
+        tokens = await q.list_tokens_today(conn)
     now = time.time()
     return {
         "queue": queue.to_json(),
@@ -108,8 +110,23 @@ async def cmd_status(args: argparse.Namespace, settings: Settings) -> dict[str, 
             "failed_24h": outbox.failed_24h,
             "undelivered_24h": outbox.undelivered_24h,
         },
-        "message": _status_text(queue, workers, counts, coverage, runs, outbox, now),
+        "tokens_today": [t.to_json() for t in tokens],
+        "message": _status_text(queue, workers, counts, coverage, runs, outbox, now)
+        + _tokens_text(tokens),
     }
+
+
+def _tokens_text(tokens: list[TokensToday]) -> str:
+    lines = ["", "tokens today (UTC):" if tokens else "tokens today (UTC): none"]
+    for t in tokens:
+        name = f"{t.provider or 'default'}/{t.model or '-'}"
+        cached = f"{t.cache_read_tokens / t.input_tokens:.0%}" if t.input_tokens else "-"
+        unreported = f", {t.unreported_turns} unreported" if t.unreported_turns else ""
+        lines.append(
+            f"  {name}: {t.turns} turns, {t.input_tokens} in ({cached} cached), "
+            f"{t.output_tokens} out{unreported}"
+        )
+    return "\n".join(lines)
 
 
 def _status_text(

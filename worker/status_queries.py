@@ -159,3 +159,46 @@ async def fetch_outbox_counts(conn: asyncpg.Connection, *, codes: int) -> Outbox
         failed_24h={r["code"]: int(r["count"]) for r in failures},
         undelivered_24h={r["code"]: int(r["count"]) for r in undelivered},
     )
+
+
+LIST_TOKENS_TODAY = """
+select provider, model, sum(turns) as turns, sum(input_tokens) as input_tokens,
+       sum(output_tokens) as output_tokens, sum(cache_read_tokens) as cache_read_tokens,
+       sum(unreported_turns) as unreported_turns
+from token_usage_daily
+where day = (now() at time zone 'UTC')::date
+group by provider, model
+order by sum(input_tokens) + sum(output_tokens) desc, provider, model
+"""
+
+
+@dataclass(frozen=True)
+class TokensToday:
+    """Every org's turns of today (UTC) for one provider and model, written by reply commits."""
+
+    provider: str
+    model: str
+    turns: int
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    unreported_turns: int  # turns whose provider sent no count (not in the sums)
+
+    def to_json(self) -> dict[str, object]:
+        return dict(vars(self))
+
+
+async def list_tokens_today(conn: asyncpg.Connection) -> list[TokensToday]:
+    rows = await conn.fetch(LIST_TOKENS_TODAY)
+    return [
+        TokensToday(
+            r["provider"],
+            r["model"],
+            int(r["turns"]),
+            int(r["input_tokens"]),
+            int(r["output_tokens"]),
+            int(r["cache_read_tokens"]),
+            int(r["unreported_turns"]),
+        )
+        for r in rows
+    ]

@@ -1,0 +1,97 @@
+"""What a business budgets from: each turn's tokens per org, agent and model per UTC day,
+written by the reply's commit (not only logged)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+
+import asyncpg
+import pytest
+
+from tests.integration.support import create_org, enqueue, payload, run_burst
+from turn.model import ModelRequest, ModelResponse
+from turn.queries import insert_agent
+from worker.cli import main
+from worker.settings import Settings
+
+
+class Metered:
+    """Answers at once and reports what it cost (None: the server sent no count)."""
+
+    def __init__(self, input_tokens: int | None, output_tokens: int | None) -> None:
+        self._input, self._output = input_tokens, output_tokens
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        return ModelResponse(
+            text="ok",
+            input_tokens=self._input,
+            output_tokens=self._output,
+            cache_read_tokens=80 if self._input else None,
+            provider="openai",
+            model="gpt-x",
+        )
+
+
+USAGE = """
+select agent_id, provider, model, turns, calls, input_tokens, output_tokens,
+       cache_read_tokens, unreported_turns, day = (now() at time zone 'UTC')::date as today
+from token_usage_daily where organization_id = $1
+"""
+
+
+async def test_each_reply_adds_its_turns_tokens_to_the_day(
+    settings: Settings, db: asyncpg.Connection
+) -> None:
+    org = await create_org(db)
+    agent = await insert_agent(db, org, "Vendas", "Você vende.")
+    await enqueue(settings, payload(org, "a", "oi"), payload(org, "b", "olá"))
+    await run_burst(settings, model=Metered(100, 7))
+    [row] = await db.fetch(USAGE, org)
+    assert dict(row) == {
+        "agent_id": agent,
+        "provider": "openai",
+        "model": "gpt-x",
+        "turns": 2,
+        "calls": 2,
+        "input_tokens": 200,
+        "output_tokens": 14,
+        "cache_read_tokens": 160,
+        "unreported_turns": 0,
+        "today": True,
+    }
+
+
+async def test_a_turn_without_counts_is_counted_as_unreported_not_as_free(
+    settings: Settings, db: asyncpg.Connection
+) -> None:
+    org = await create_org(db)
+    await enqueue(settings, payload(org, "a", "oi"))
+    await run_burst(settings, model=Metered(None, None))
+    [row] = await db.fetch(USAGE, org)
+    assert (row["turns"], row["input_tokens"], row["unreported_turns"]) == (1, 0, 1)
+
+
+async def test_status_shows_todays_tokens(
+    env: Settings, db: asyncpg.Connection, capsys: pytest.CaptureFixture[str]
+) -> None:
+    org = await create_org(db)
+    await enqueue(env, payload(org, f"t-{uuid.uuid4()}", "oi"))
+    await run_burst(env, model=Metered(100, 7))
+    capsys.readouterr()
+    assert await asyncio.to_thread(main, ["status", "--json"]) == 0
+    status = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert status["tokens_today"] == [
+        {
+            "provider": "openai",
+            "model": "gpt-x",
+            "turns": 1,
+            "input_tokens": 100,
+            "output_tokens": 7,
+            "cache_read_tokens": 80,
+            "unreported_turns": 0,
+        }
+    ]
+    assert await asyncio.to_thread(main, ["status"]) == 0
+    assert "openai/gpt-x: 1 turns, 100 in (80% cached), 7 out" in capsys.readouterr().out
