@@ -10,17 +10,24 @@ from pathlib import Path
 import asyncpg
 
 from core.errors import SkilletError
+from skillet_data import MIGRATIONS_DIR
 
 # Any constant works; it only has to be the same for every skillet process.
 MIGRATION_LOCK_KEY = 0x5C111E7
 
 _FILE_RE = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 
-DEFAULT_MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
+# Shipped in the wheel (skillet_data), so an installed skillet finds them without a checkout.
+DEFAULT_MIGRATIONS_DIR = MIGRATIONS_DIR
 
 
 class MigrationError(SkilletError):
     code = "migration_error"
+
+
+def migrations_dir(override: str | None) -> Path:
+    """SKILLET_MIGRATIONS_DIR when set, else the migrations shipped with the package."""
+    return Path(override) if override else DEFAULT_MIGRATIONS_DIR
 
 
 @dataclass(frozen=True)
