@@ -42,7 +42,11 @@ class Migration:
 
 
 def load_migrations(directory: Path) -> list[Migration]:
-    """Migrations on disk, by version; refuses misnamed files and duplicate numbers."""
+    """Migrations on disk, by version; refuses misnamed files, duplicate numbers and none at all.
+
+    No files means a wrong SKILLET_MIGRATIONS_DIR or a broken install, never an up-to-date
+    database: reporting "0 applied" there would hide it.
+    """
     found: dict[int, Migration] = {}
     for path in sorted(directory.glob("*.sql")):
         m = _FILE_RE.match(path.name)
@@ -52,6 +56,10 @@ def load_migrations(directory: Path) -> list[Migration]:
         if version in found:
             raise MigrationError(f"two migrations share number {version:04d}")
         found[version] = Migration(version, m.group(2), path.read_text(encoding="utf-8"))
+    if not found:
+        raise MigrationError(
+            f"no migration files (NNNN_name.sql) in {directory}: check SKILLET_MIGRATIONS_DIR"
+        )
     return [found[v] for v in sorted(found)]
 
 
