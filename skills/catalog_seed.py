@@ -1,6 +1,6 @@
 """`catalog seed`: publish the platform catalog from the package folders kept in the repo.
 
-Each folder under the catalog directory (`catalog/objecao-preco/`, `catalog/agendamento/`)
+Each folder under the catalog directory (`objecao-preco/`, `agendamento/`)
 is a skill package as a user would zip it: it is zipped in memory and run through the same
 parser as an upload, so the shipped skills obey every rule users' skills do. Idempotent: a
 folder whose content matches the catalog's current version publishes nothing.
@@ -15,14 +15,15 @@ from pathlib import Path
 
 import asyncpg
 
+from skillet_data import CATALOG_DIR
 from skills.catalog import ImportResult, publish_package
 from skills.catalog_errors import CatalogFolderInvalid
 from skills.package import PackageLimits, SkillPackage, SkillPackageError, parse_skill_package
 from skills.package_limits import DEFAULT_LIMITS
 from skills.storage import ObjectStore
 
-# The repo's catalog/ (an installed wheel does not carry it: pass the folder explicitly).
-DEFAULT_CATALOG_DIR = Path(__file__).resolve().parent.parent / "catalog"
+# Shipped in the wheel (skillet_data/catalog), so an installed skillet seeds without a checkout.
+DEFAULT_CATALOG_DIR = CATALOG_DIR
 # A fixed timestamp keeps the in-memory zip byte-identical run to run (the parser's content
 # hash ignores it anyway); 1980-01-01 is the earliest date a zip entry can hold.
 _ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)

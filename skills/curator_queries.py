@@ -90,7 +90,7 @@ reports as (
 # The write: compare-and-set against what `decided` read (state, pin, last activity), so a
 # row a turn or an operator changed since is not written and `moved` falls short of
 # `planned` (the caller rolls back and redoes the chunk); revisions bumped once per org (the
-# row trigger stands aside, see migrations/0003_curator.sql); the reports persisted.
+# row trigger stands aside, see skillet_data/migrations/0003_curator.sql); the reports persisted.
 # $4 the pass's clock, $5 trigger, $6 replayed.
 RUN_CURATOR_PASS = f"""
 with {_DECIDED},

@@ -9,7 +9,6 @@ import sys
 import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import asyncpg
@@ -36,9 +35,9 @@ log = structlog.get_logger(__name__)
 
 async def cmd_migrate(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     from core.db import connection
-    from worker.migrate import DEFAULT_MIGRATIONS_DIR, apply_migrations
+    from worker.migrate import apply_migrations, migrations_dir
 
-    directory = Path(settings.migrations_dir) if settings.migrations_dir else DEFAULT_MIGRATIONS_DIR
+    directory = migrations_dir(settings.migrations_dir)
     async with connection(settings.database_url) as conn:
         applied = await apply_migrations(conn, directory)
     return {"applied": applied, "message": f"{len(applied)} migration(s) applied"}

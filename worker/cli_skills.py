@@ -178,6 +178,6 @@ def register(
         "--dir",
         type=Path,
         default=DEFAULT_CATALOG_DIR,
-        help="folder of skill package folders (default: the repo's catalog/)",
+        help="folder of skill package folders (default: the catalog shipped in skillet_data/)",
     )
     seed.set_defaults(handler=cmd_catalog_seed)

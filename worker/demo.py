@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 from core.db import connect, create_pool
@@ -14,7 +13,7 @@ from skills.publisher import publish_skill_version
 from turn.queries import insert_agent, insert_organization
 from worker.app import build_worker
 from worker.demo_content import DEMO_MESSAGES, DEMO_PERSONA, DEMO_SKILLS
-from worker.migrate import DEFAULT_MIGRATIONS_DIR, apply_migrations
+from worker.migrate import apply_migrations, migrations_dir
 from worker.report_queries import list_activations, list_replies
 from worker.resources import open_resources
 from worker.settings import Settings
@@ -23,7 +22,7 @@ from worker.settings import Settings
 async def _setup_org(settings: Settings) -> tuple[uuid.UUID, dict[str, str]]:
     """Migrate, then a fresh demo org (a new one per run, so runs never collide)."""
     org_id = uuid.uuid4()
-    directory = Path(settings.migrations_dir) if settings.migrations_dir else DEFAULT_MIGRATIONS_DIR
+    directory = migrations_dir(settings.migrations_dir)
     conn = await connect(settings.database_url)
     resources = await open_resources(settings)
     versions: dict[str, str] = {}

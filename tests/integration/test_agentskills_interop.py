@@ -18,6 +18,7 @@ import pytest
 
 from skills.catalog import import_skill_package
 from skills.catalog_queries import fetch_org_pointed_version
+from skills.catalog_seed import DEFAULT_CATALOG_DIR
 from skills.models import FileKind, SkillFrontmatter, SkillMatcher
 from skills.queries import insert_skill_version, list_installed_skills, upsert_skill_pointer
 from tests.agentskills_layouts import (
@@ -180,7 +181,7 @@ def test_catalog_install_exports_the_catalog_bytes(
     assert main(["skills", "install", "agendamento", "--org", org]) == 0
     capsys.readouterr()
     out, folder = _export_and_check(capsys, org, "agendamento", tmp_path)
-    catalog = Path(__file__).resolve().parents[2] / "catalog" / "agendamento"
+    catalog = DEFAULT_CATALOG_DIR / "agendamento"
     assert (folder / "SKILL.md").read_bytes() == (catalog / "SKILL.md").read_bytes()
     code, again = _import(capsys, org, out)
     assert (code, again["status"]) == (0, "unchanged")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from pathlib import Path
 
 import asyncpg
 import pytest
@@ -13,7 +14,11 @@ from worker.settings import Settings
 
 
 def _json(capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
-    out = capsys.readouterr().out.strip().splitlines()
+    return _json_of(capsys.readouterr().out)
+
+
+def _json_of(stdout: str) -> dict[str, object]:
+    out = stdout.strip().splitlines()
     parsed: dict[str, object] = json.loads(out[-1])
     return parsed
 
@@ -111,6 +116,27 @@ def test_unreachable_database_is_a_clear_error(
     monkeypatch.setenv("DATABASE_URL", "postgresql://postgres@127.0.0.1:1/nothing")
     assert main(["migrate", "--json"]) == 1
     assert _json(capsys)["error"] == "service_unavailable"
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_migrate_without_migration_files_fails(
+    env: Settings,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    as_json: bool,
+) -> None:
+    monkeypatch.setenv("SKILLET_MIGRATIONS_DIR", str(tmp_path))
+    assert main(["migrate", "--json"] if as_json else ["migrate"]) == 1
+    captured = capsys.readouterr()
+    if as_json:
+        assert _json_of(captured.out)["error"] == "migration_error"
+    else:
+        assert captured.err.strip().splitlines() == [
+            f"error: migration_error: no migration files (NNNN_name.sql) in {tmp_path}: "
+            "check SKILLET_MIGRATIONS_DIR"
+        ]
+        assert "applied" not in captured.out
 
 
 def test_bad_uuid_is_refused_by_the_parser(env: Settings) -> None:

@@ -1,6 +1,7 @@
 """Per-channel WAHA webhook keys: each session signs with its own key, the global key is only
 the fallback for channels without one, and the application role reads no key but the one
-session's, through `skillet_waha_channel_key` (migrations/0013_waha_channel_keys.sql)."""
+session's, through `skillet_waha_channel_key`
+(skillet_data/migrations/0013_waha_channel_keys.sql)."""
 
 from __future__ import annotations
 

@@ -60,8 +60,16 @@ def test_two_files_with_the_same_number_are_refused(tmp_path: Path) -> None:
     assert "0003" in str(caught.value)
 
 
-def test_an_empty_directory_has_no_migrations(tmp_path: Path) -> None:
-    assert load_migrations(tmp_path) == []
+def test_an_empty_directory_is_refused(tmp_path: Path) -> None:
+    write(tmp_path, "README.md", "# notes")
+    with pytest.raises(MigrationError, match="no migration files") as caught:
+        load_migrations(tmp_path)
+    assert str(tmp_path) in str(caught.value)
+
+
+def test_a_missing_directory_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(MigrationError, match="no migration files"):
+        load_migrations(tmp_path / "absent")
 
 
 def test_the_checksum_changes_when_a_file_is_edited(tmp_path: Path) -> None:

@@ -1,0 +1,19 @@
+"""The data files skillet ships in its wheel: numbered SQL migrations and the platform catalog.
+
+A package of its own (not `worker/migrations`, not `skills/catalog/`) because `skills.catalog`
+is already a module, and because the files are read by several packages (the worker's
+`migrate`, the demo, `catalog seed`, the tests and benches): one home, named for what it holds.
+Wheels are installed unpacked, so a path next to this module is a real directory both in the
+repository (editable install) and in site-packages.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+_HERE = Path(__file__).resolve().parent
+
+# `skillet migrate` applies these (SKILLET_MIGRATIONS_DIR overrides).
+MIGRATIONS_DIR = _HERE / "migrations"
+# `skillet catalog seed` publishes each folder here (--dir overrides).
+CATALOG_DIR = _HERE / "catalog"
