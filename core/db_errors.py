@@ -20,6 +20,9 @@ from core.errors import DatabaseRejected, DatabaseUnavailable
 TRANSIENT_DATABASE_ERRORS: tuple[type[BaseException], ...] = (
     asyncpg.PostgresConnectionError,
     asyncpg.InterfaceError,
+    # A pooled connection the server dropped mid-operation (a restart) can be handed out in a
+    # broken protocol state: "another operation is in progress". A fresh connection works.
+    asyncpg.exceptions.InternalClientError,
     asyncpg.TooManyConnectionsError,
     asyncpg.CannotConnectNowError,
     asyncpg.AdminShutdownError,

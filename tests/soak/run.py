@@ -343,8 +343,13 @@ async def run_soak(settings: Settings, plan: SoakPlan) -> SoakReport:
     scaling = _Scaling(plan, env)
     try:
         producer = asyncio.create_task(_produce(settings, _message_plan(org, plan), plan))
-        await _watch(settings, org, plan, env, workers, report, scaling)
+        watch = asyncio.create_task(_watch(settings, org, plan, env, workers, report, scaling))
+        # A producer that fails must end the soak with its error, not look like a hang.
+        await asyncio.wait({producer, watch}, return_when=asyncio.FIRST_EXCEPTION)
+        if producer.done() and producer.exception() is not None:
+            watch.cancel()
         await producer
+        await watch
     finally:
         await scaling.finish(report)
         for worker in workers:

@@ -13,6 +13,7 @@ from core.errors import DatabaseRejected, DatabaseUnavailable, SkilletError
     "raised",
     [
         asyncpg.InterfaceError("connection is closed"),
+        asyncpg.exceptions.InternalClientError("another operation (2) is in progress"),
         asyncpg.CannotConnectNowError("the database system is starting up"),
         asyncpg.TooManyConnectionsError("too many clients"),
         asyncpg.SerializationError("could not serialize"),
