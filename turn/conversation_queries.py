@@ -192,20 +192,12 @@ select conv.id as conversation_id,
        exists (select 1 from ins) as created,
        m.answered_by is null and m.context_at is null as open,
        m.conversation_id as stored_conversation_id,
-       o.id as outbox_id, o.message_id as reply_id, o.body as reply_body,
-       o.status as outbox_status,
-       agent.id as agent_id, agent.system_prompt, agent.model_provider, agent.model_name
+       o.status as outbox_status
 from conv
 left join messages m
     on m.organization_id = $1 and m.channel = $2 and m.external_id = $4
    and m.direction = 'inbound'
 left join outbox o on o.message_id = m.answered_by
-left join lateral (
-    -- The receiving number's agent ($10) when it is one of this org's, else the org's first.
-    select a.id, a.system_prompt, a.model_provider, a.model_name from agents a
-    where a.organization_id = $1
-    order by (a.id = $10::uuid) desc nulls last, a.created_at, a.id limit 1
-) agent on true
 """
 
 
@@ -213,15 +205,9 @@ left join lateral (
 class PersistedInbound:
     conversation_id: uuid.UUID
     inbound_id: uuid.UUID
-    system_prompt: str | None
-    outbox_id: uuid.UUID | None  # set when the message was already answered
-    reply_id: uuid.UUID | None
-    reply_body: str | None
+    # The reply's outbox status when the message was already answered ('pending': committed
+    # but not yet handed to its channel, so its conversation is woken to deliver it).
     outbox_status: str | None
-    # The answering agent: persona and model (provider null = the default model).
-    agent_id: uuid.UUID | None = None
-    model_provider: str | None = None
-    model_name: str | None = None
     # Where the message was already stored (None: stored by this call). Another conversation
     # than conversation_id means its id came before from another contact.
     stored_conversation_id: uuid.UUID | None = None
@@ -249,7 +235,7 @@ async def upsert_inbound(
     expects_reply: bool = True,
     agent_id: uuid.UUID | None = None,
 ) -> PersistedInbound:
-    """Conversation + message (once) + the agent's prompt and model + any reply, in one trip.
+    """Conversation + message (once) + what became of a copy stored before, in one trip.
 
     An unknown organization fails the conversation's foreign key
     (asyncpg.ForeignKeyViolationError).
