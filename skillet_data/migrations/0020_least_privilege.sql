@@ -33,22 +33,46 @@ $$;
 -- membership for that; a development setup logs in as the owner and switches).
 grant skillet_system, skillet_worker, skillet_webhook, skillet_api to current_user;
 
-create or replace function skillet_is_system() returns boolean
-language sql stable as $$
-    select pg_has_role(current_user, 'skillet_system', 'USAGE')
-$$;
-
+-- Policies: the tenant's rows for everyone, and every row for skillet_system through a
+-- policy of its own (`to skillet_system`: Postgres decides per statement whether it applies,
+-- so a tenant's query pays nothing for it, where `skillet_is_system() or ...` ran per row).
 do $$
 declare
     t record;
 begin
     for t in
-        select c.relname from pg_class c join pg_namespace n on n.oid = c.relnamespace
+        select c.relname,
+               exists (select 1 from pg_attribute a where a.attrelid = c.oid
+                       and a.attname = 'organization_id' and not a.attisdropped) as has_org,
+               exists (select 1 from pg_policies p where p.schemaname = 'public'
+                       and p.tablename = c.relname and p.policyname = 'tenant_isolation')
+                   as has_tenant_policy
+        from pg_class c join pg_namespace n on n.oid = c.relnamespace
         where n.nspname = 'public' and c.relkind in ('r', 'p') and c.relrowsecurity
     loop
+        if t.has_tenant_policy and t.has_org then
+            execute format(
+                'alter policy tenant_isolation on %I
+                     using (organization_id = skillet_current_org())
+                     with check (organization_id = skillet_current_org())', t.relname);
+        end if;
+        execute format(
+            'create policy system_access on %I as permissive for all to skillet_system
+                 using (true) with check (true)', t.relname);
         execute format('alter table %I force row level security', t.relname);
     end loop;
 end
+$$;
+-- An org reads its own row; only the owner creates organizations (org_settings of 0015 lets
+-- an org change its own settings).
+alter policy tenant_isolation on organizations
+    using (id = skillet_current_org()) with check (false);
+drop policy system_only on dead_letters;  -- system_access now; org_read/org_requeue of 0015
+
+-- Kept for anything that still calls it: now a role, not a setting.
+create or replace function skillet_is_system() returns boolean
+language sql stable as $$
+    select pg_has_role(current_user, 'skillet_system', 'USAGE')
 $$;
 
 revoke create on schema public from public;
@@ -85,7 +109,7 @@ grant insert, update, delete on agents, skill_pointers, skill_drafts, skill_usag
 grant insert, update on skill_catalog_revisions, conversations, messages to skillet_api;
 grant insert on skill_versions, audit_log, inbound_routes, contact_aliases, console_sessions
     to skillet_api;
-grant update (agent_id, reply_to_non_text) on channels to skillet_api;
+grant insert, update (agent_id, reply_to_non_text) on channels to skillet_api;
 grant delete on console_sessions to skillet_api;
 grant update (requeued_at) on dead_letters to skillet_api;
 grant update (agent_authoring) on organizations to skillet_api;

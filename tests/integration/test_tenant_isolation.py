@@ -93,3 +93,13 @@ async def test_every_org_scoped_table_has_forced_row_level_security(
                          and a.attname = 'organization_id' and not a.attisdropped)"""
     )
     assert [r["relname"] for r in unprotected] == []
+    # The owner's functions see every org through a policy of their own, nobody else's.
+    without_system_policy = await db.fetch(
+        """select c.relname from pg_class c
+           join pg_namespace n on n.oid = c.relnamespace
+           where n.nspname = 'public' and c.relkind = 'r' and c.relrowsecurity
+             and not exists (select 1 from pg_policies p where p.schemaname = 'public'
+                             and p.tablename = c.relname and p.policyname = 'system_access'
+                             and p.roles = '{skillet_system}')"""
+    )
+    assert [r["relname"] for r in without_system_policy] == []
