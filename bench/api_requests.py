@@ -2,7 +2,7 @@
 
 Run: .venv/bin/python bench/api_requests.py [--requests N] [--concurrency C]
 `GET /v1/skills` with a bearer key pays for everything a read pays: the key's sha256, the
-security-definer lookup on one pooled connection (as skillet_app), the org binding of a
+security-definer lookup on one pooled connection (as skillet_api), the org binding of a
 second one, the listing of 30 installed skills under row-level security, JSON. `/healthz` is
 the same aiohttp app answering with no key and no database: what any request pays for HTTP
 alone. Both on 127.0.0.1 behind the same client, interleaved; on the Postgres/Redis at
@@ -98,7 +98,7 @@ async def _main(args: argparse.Namespace, base: Settings) -> float:
         conn = await connect(database_url)
         await apply_migrations(conn, DEFAULT_MIGRATIONS_DIR)
         _, key = await _seed(conn)
-        pool = await create_pool(database_url, min_size=2, max_size=10, app_role="skillet_app")
+        pool = await create_pool(database_url, min_size=2, max_size=10, app_role="skillet_api")
 
         def clock() -> datetime:
             return datetime.now(UTC)

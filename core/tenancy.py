@@ -1,8 +1,10 @@
-"""Connections bound to one tenant (or explicitly to system work) for row-level security.
+"""Connections bound to one tenant for row-level security.
 
-The worker's pool runs as the non-owner role `skillet_app` (see migration 0006), so every
-org-scoped row is filtered by the org bound here, whatever the query forgets. The pool's
-reset clears the binding before a connection is reused.
+Each process's pool runs as its group role (`skillet_worker`, `skillet_webhook`,
+`skillet_api`: core.db_roles, migration 0020), none of which may see another org's rows, so
+every org-scoped row is filtered by the org bound here, whatever the query forgets. The
+pool's reset clears the binding before a connection is reused. Work that spans orgs (sweeps,
+the curator, dead letters, telemetry) calls the narrow functions of migration 0020 instead.
 """
 
 from __future__ import annotations
@@ -15,13 +17,11 @@ from typing import Any
 import asyncpg
 
 BIND_ORGANIZATION = "select set_config('skillet.organization_id', $1, false)"
-BIND_SYSTEM = "select set_config('skillet.system', 'on', false)"
 # What a pooled connection must forget before its next user (asyncpg's default reset, plus
 # our bindings; no RESET ALL, which would also drop the SET ROLE of the pool's init).
 RESET_BINDINGS = """
 select pg_advisory_unlock_all(),
-       set_config('skillet.organization_id', '', false),
-       set_config('skillet.system', '', false);
+       set_config('skillet.organization_id', '', false);
 close all;
 """
 
@@ -33,14 +33,6 @@ async def org_connection(
     """A pooled connection that sees only `organization_id`'s rows (and the platform catalog)."""
     async with pool.acquire() as conn:
         await conn.execute(BIND_ORGANIZATION, str(organization_id))
-        yield conn
-
-
-@asynccontextmanager
-async def system_connection(pool: Any) -> AsyncIterator[asyncpg.Connection]:
-    """A pooled connection for deliberate cross-org work (curator, telemetry, dead letters)."""
-    async with pool.acquire() as conn:
-        await conn.execute(BIND_SYSTEM)
         yield conn
 
 

@@ -15,7 +15,7 @@ from redis.asyncio import Redis
 
 from core.clock import system_clock
 from core.db import create_pool
-from core.tenancy import system_connection
+from core.db_roles import WORKER_ROLE, warn_if_privileged_login
 from jobs.dead_letters import DatabaseDeadLetters
 from jobs.queue import redis_settings
 from skills.storage import S3ObjectStore
@@ -84,9 +84,10 @@ async def open_resources(
             settings.database_url,
             min_size=settings.db_pool_min_size,
             max_size=settings.db_pool_max_size,
-            app_role=settings.db_app_role or None,
+            app_role=WORKER_ROLE,
         )
         stack.push_async_callback(pool.close)
+        await warn_if_privileged_login(pool, WORKER_ROLE)
         client = await stack.enter_async_context(s3_client(settings))
         store = S3ObjectStore(client, settings.s3_bucket)
         await store.ensure_bucket()
@@ -94,8 +95,8 @@ async def open_resources(
         usage = UsageStore(system_clock)
 
         async def write(rows: Sequence[ActivationRow]) -> None:
-            # A batch spans orgs: deliberate system work under row-level security.
-            async with system_connection(pool) as conn:
+            # A batch spans orgs: written through a narrow function (migration 0020).
+            async with pool.acquire() as conn:
                 await write_activation_batch(conn, rows)
 
         recorder = ActivationRecorder(

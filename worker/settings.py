@@ -36,10 +36,19 @@ class Settings(BaseSettings):
         populate_by_name=True,
     )
 
+    # What this process logs in as: in production a member of its group role only
+    # (skillet_worker, skillet_webhook or skillet_api: README "Database roles").
     database_url: str = Field(
         default="postgresql://postgres@127.0.0.1:5432/skillet",
         validation_alias=AliasChoices("database_url", "DATABASE_URL"),
     )
+    # The schema owner: `skillet migrate` and the operator commands; unset = database_url.
+    owner_database_url: str | None = None
+    # Set: `skillet migrate` creates or updates the login user skillet_<process>_login with
+    # this password, member of the process's group role (worker/db_logins.py).
+    worker_db_password: SecretStr | None = None
+    webhook_db_password: SecretStr | None = None
+    api_db_password: SecretStr | None = None
     redis_url: str = Field(
         default="redis://127.0.0.1:6379/0",
         validation_alias=AliasChoices("redis_url", "REDIS_URL"),
@@ -74,9 +83,6 @@ class Settings(BaseSettings):
     keep_result_s: int = Field(default=3600, ge=0)
     db_pool_min_size: int = Field(default=1, ge=0)
     db_pool_max_size: int = Field(default=10, ge=1)
-    # The worker's pool switches to this non-owner role so row-level security applies
-    # (migration 0006 creates it); empty = connect as the URL's user (not recommended).
-    db_app_role: str | None = "skillet_app"
 
     # Operations (worker/ops_server.py): /metrics, /healthz, /livez on this port (0 = off);
     # the per-worker heartbeat in Redis runs either way.
@@ -207,6 +213,20 @@ class Settings(BaseSettings):
 
     # Local services launcher (`skillet dev up`)
     dev_dir: str = ".skillet"
+
+    @property
+    def owner_url(self) -> str:
+        """The schema owner's URL: migrations and operator commands."""
+        return self.owner_database_url or self.database_url
+
+    def login_passwords(self) -> dict[str, SecretStr]:
+        """The process logins `skillet migrate` must create, by process: their passwords."""
+        passwords = {
+            "worker": self.worker_db_password,
+            "webhook": self.webhook_db_password,
+            "api": self.api_db_password,
+        }
+        return {process: pw for process, pw in passwords.items() if pw is not None}
 
     def package_limits(self) -> PackageLimits:
         return PackageLimits(
