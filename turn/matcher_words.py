@@ -66,6 +66,9 @@ ABBREVIATIONS: Mapping[str, str] = MappingProxyType(
         "dexa": "deixa",
         "dxa": "deixa",
         "kro": "caro",
+        "caru": "caro",
+        "dezconto": "desconto",
+        "ajendar": "agendar",
         "orario": "horario",
     }
 )
