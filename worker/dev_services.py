@@ -2,8 +2,11 @@
 
 Behind `skillet dev up|down|status`. Anything that already answers at the configured URL is
 reused and never touched; what `up` starts is recorded in `{dev_dir}/{service}.state.json`,
-and `down` stops exactly those. Process handling is in `worker.processes`, `weed mini` in
-`worker.weed` (the test suite uses its `start_weed` for its own isolated S3).
+and `down` stops exactly those. Postgres and Redis are the machine's servers when installed,
+else the `dev-services` wheels' (`worker.dev_extra`); `dev_embedded` forces the wheels on free
+ports, whose URLs `up` hands to later commands in dev.env (`worker.dev_env`). URLs are parsed
+in `worker.dev_urls`, clusters run by `worker.postgres_cluster`, processes by
+`worker.processes`, `weed mini` by `worker.weed` (the tests use its `start_weed` too).
 
     SkilletError
     └── DevServicesError    (worker.processes) a service could not be found, started,
@@ -15,20 +18,19 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import shutil
 import socket
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 import asyncpg
 from pydantic import SecretStr
 
-from core.db import quote_ident, with_database
+from core.db import quote_ident
 from core.errors import StorageError
 from skills.storage import S3ObjectStore
 from worker import dev_extra
@@ -38,6 +40,16 @@ from worker.dev_env import (
     URL_VARIABLES,
     dev_env_path,
     write_dev_env,
+)
+from worker.dev_urls import (
+    Endpoint,
+    admin_database_url,
+    bind_host,
+    cluster_port,
+    database_name,
+    embedded_url,
+    endpoint_of,
+    is_local,
 )
 from worker.postgres_cluster import (
     EMBEDDED_USER,
@@ -63,58 +75,7 @@ from worker.weed import start_weed
 
 SERVICES: tuple[str, ...] = ("postgres", "redis", "s3")
 
-_DEFAULT_PORTS = {"postgresql": 5432, "postgres": 5432, "redis": 6379, "rediss": 6379}
-_DEFAULT_PORTS |= {"http": 80, "https": 443}
-_LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1", ""}
-
 Report = dict[str, dict[str, Any]]
-
-
-# --- URLs (pure) -----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Endpoint:
-    host: str
-    port: int
-
-
-def endpoint_of(url: str) -> Endpoint:
-    """Host and port of a service URL, with the scheme's default port when none is given."""
-    parts = urlsplit(url)
-    default = _DEFAULT_PORTS.get(parts.scheme)
-    port = parts.port or default
-    if port is None:
-        raise DevServicesError(f"no port in {mask_password(url)} and no default for its scheme")
-    return Endpoint(host=parts.hostname or "127.0.0.1", port=port)
-
-
-def is_local(host: str) -> bool:
-    """Whether `up` may start a server for this host (only loopback addresses)."""
-    return host in _LOOPBACK_NAMES or host.startswith("127.")
-
-
-def bind_host(host: str) -> str:
-    """The address a locally started server listens on for a URL host."""
-    return "127.0.0.1" if host in {"localhost", ""} else host
-
-
-def database_name(database_url: str) -> str:
-    """The database a URL names; like libpq, the user name when the path is empty."""
-    parts = urlsplit(database_url)
-    name = unquote(parts.path.lstrip("/"))
-    return name or unquote(parts.username or "postgres")
-
-
-def admin_database_url(database_url: str) -> str:
-    """The same server, user and options, but the always-present `postgres` database."""
-    return with_database(database_url, "postgres")
-
-
-def cluster_port(postgresql_conf: str) -> int:
-    """The port a Debian cluster's postgresql.conf sets (5432 when it sets none)."""
-    match = re.search(r"^\s*port\s*=\s*(\d+)", postgresql_conf, flags=re.MULTILINE)
-    return int(match.group(1)) if match else 5432
 
 
 # --- probes ----------------------------------------------------------------------------------
@@ -415,15 +376,6 @@ def with_dev_keys(settings: Settings) -> tuple[Settings, bool]:
         "aws_secret_access_key": SecretStr(DEV_SECRET_ACCESS_KEY),
     }
     return settings.model_copy(update=keys), True
-
-
-def embedded_url(service: str, settings: Settings, port: int) -> str:
-    """The URL of a forced embedded server on `port` of loopback (trust auth, no password)."""
-    if service == "postgres":
-        return f"postgresql://postgres@127.0.0.1:{port}/{database_name(settings.database_url)}"
-    if service == "redis":
-        return f"redis://127.0.0.1:{port}/0"
-    return f"http://127.0.0.1:{port}"
 
 
 def _with_url(settings: Settings, service: str, url: str) -> Settings:

@@ -18,7 +18,8 @@ from worker.dev_env import (
     render_dev_env,
     write_dev_env,
 )
-from worker.dev_services import embedded_url, up, with_dev_keys
+from worker.dev_services import up, with_dev_keys
+from worker.dev_urls import embedded_url
 from worker.processes import DevServicesError
 from worker.settings import Settings
 
