@@ -413,12 +413,13 @@ async def up(settings: Settings, services: Sequence[str] = SERVICES) -> Report:
 
 
 def _handed_over(dev_dir: Path, settings: Settings, dev_keys: bool) -> dict[str, str]:
-    """What later commands must be told: URLs `up` chose (recorded with their server), keys."""
+    """What later commands must be told: the URLs `up` chose (recorded with their server) that
+    it is using now (a forced server left running by an earlier `up` is not), the dev keys."""
     values: dict[str, str] = {}
     for service, variable in URL_VARIABLES.items():
-        record = _read_state(dev_dir, service)
-        if record is not None and "url" in record:
-            values[variable] = str(record["url"])
+        recorded = _recorded_embedded_url(dev_dir, service)
+        if recorded is not None and recorded == service_url(service, settings):
+            values[variable] = recorded
     if dev_keys:
         values["AWS_ACCESS_KEY_ID"] = DEV_ACCESS_KEY_ID
         values["AWS_SECRET_ACCESS_KEY"] = DEV_SECRET_ACCESS_KEY

@@ -56,7 +56,11 @@ def ensure_system_user(name: str) -> None:
 def _check_reachable(user: str, bindir: Path, base: Path) -> None:
     """The cluster's user must run the binaries and write its folder: say which fails."""
     for test, path in (("-x", bindir / "postgres"), ("-w", base)):
-        done = subprocess.run([*run_as_prefix(user), "test", test, str(path)], check=False)
+        argv = [*run_as_prefix(user), "test", test, str(path)]
+        try:
+            done = subprocess.run(argv, capture_output=True, timeout=COMMAND_TIMEOUT_S)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise DevServicesError(f"cannot check what {user} may use: {exc}") from exc
         if done.returncode != 0:
             raise DevServicesError(
                 f"user {user} cannot use {path}: let others enter its parent folders "

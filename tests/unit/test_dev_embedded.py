@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
-from worker import dev_extra
+from worker import dev_extra, dev_services
 from worker.dev_env import (
     DEV_ACCESS_KEY_ID,
     dev_env_path,
@@ -103,3 +104,14 @@ def test_later_commands_read_dev_env_under_the_environment(
     assert load_settings(read_dev_env=False).database_url != values["DATABASE_URL"]
     monkeypatch.setenv("REDIS_URL", "redis://cache.internal:6379/0")
     assert load_settings().redis_url == "redis://cache.internal:6379/0"  # the environment wins
+
+
+def test_only_a_chosen_url_in_use_is_handed_over(tmp_path: Path) -> None:
+    # A forced Valkey an earlier `up` left running, while this `up` uses another server.
+    chosen = "redis://127.0.0.1:41001/0"
+    record = {"kind": "process", "pid": 1, "program": "valkey-server", "url": chosen}
+    (tmp_path / "redis.state.json").write_text(json.dumps(record))
+    elsewhere = Settings(redis_url="redis://127.0.0.1:6379/0")
+    assert dev_services._handed_over(tmp_path, elsewhere, dev_keys=False) == {}
+    using = Settings(redis_url=chosen)
+    assert dev_services._handed_over(tmp_path, using, dev_keys=False) == {"REDIS_URL": chosen}
