@@ -27,6 +27,7 @@ from worker import (
     cli_status,
 )
 from worker.cli_args import CliError, Command, aware_datetime_arg, uuid_arg
+from worker.dev_env import load_settings
 from worker.logging import configure_logging
 from worker.settings import Settings
 
@@ -206,7 +207,9 @@ def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     as_json = bool(getattr(args, "json", False))
     try:
-        settings = Settings()
+        # `dev up` reads only the environment: dev.env is what it writes for the others.
+        dev_up = args.command == "dev" and args.action == "up"
+        settings = load_settings(read_dev_env=not dev_up)
         # The demo prints a transcript on stdout: keep routine worker logs out of its way.
         level = "WARNING" if args.command == "demo" else settings.log_level
         configure_logging(

@@ -24,10 +24,15 @@ async def _setup_org(settings: Settings) -> tuple[uuid.UUID, dict[str, str]]:
     org_id = uuid.uuid4()
     directory = migrations_dir(settings.migrations_dir)
     conn = await connect(settings.owner_url)
-    resources = await open_resources(settings)
+    try:
+        # First: the migrations create the role the pool switches to (a fresh server has none).
+        await apply_migrations(conn, directory)
+        resources = await open_resources(settings)
+    except BaseException:
+        await conn.close()
+        raise
     versions: dict[str, str] = {}
     try:
-        await apply_migrations(conn, directory)
         await insert_organization(conn, org_id, "Loja Exemplo (demo)")
         await insert_agent(conn, org_id, "Bia", DEMO_PERSONA)
         for draft in DEMO_SKILLS:

@@ -53,14 +53,39 @@ class Resources:
         await self.stack.aclose()
 
 
+@dataclass(frozen=True)
+class S3Keys:
+    """Explicit S3 credentials; all None means botocore's standard chain finds them
+    (env, shared config, instance profile, IRSA web identity)."""
+
+    access_key_id: str | None = None
+    secret_access_key: str | None = None
+    session_token: str | None = None
+
+
+def s3_credentials(settings: Settings) -> S3Keys:
+    """The explicit keys of `settings`, or none (a default `S3Keys`)."""
+    if settings.aws_access_key_id is None or settings.aws_secret_access_key is None:
+        return S3Keys()
+    token = settings.aws_session_token
+    return S3Keys(
+        access_key_id=settings.aws_access_key_id,
+        secret_access_key=settings.aws_secret_access_key.get_secret_value(),
+        session_token=None if token is None else token.get_secret_value(),
+    )
+
+
 def s3_client(settings: Settings) -> Any:
     """An async context manager yielding an S3 client for the configured endpoint."""
+    keys = s3_credentials(settings)
     return aioboto3.Session().client(
         "s3",
         endpoint_url=settings.s3_endpoint_url,
-        aws_access_key_id=settings.aws_access_key_id,
-        aws_secret_access_key=settings.aws_secret_access_key.get_secret_value(),
-        region_name=settings.s3_region,
+        region_name=settings.s3_region,  # None: botocore's own lookup
+        # None is "not given" to botocore: it then resolves credentials itself.
+        aws_access_key_id=keys.access_key_id,
+        aws_secret_access_key=keys.secret_access_key,
+        aws_session_token=keys.session_token,
         config=AioConfig(
             connect_timeout=3,
             read_timeout=10,

@@ -60,14 +60,25 @@ class Settings(BaseSettings):
     s3_bucket: str = Field(
         default="skillet", validation_alias=AliasChoices("s3_bucket", "S3_BUCKET")
     )
-    s3_region: str = "us-east-1"
-    aws_access_key_id: str = Field(
-        default="skillet-dev",
+    # Unset: AWS_REGION, then AWS_DEFAULT_REGION, then botocore's own lookup (shared config).
+    s3_region: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("SKILLET_S3_REGION", "AWS_REGION", "AWS_DEFAULT_REGION"),
+    )
+    # Unset keys mean the standard AWS credential chain (env, shared config, instance profile,
+    # IRSA web identity): the client gets no explicit keys. Only `skillet dev up` uses dev keys,
+    # and hands them to later commands in {dev_dir}/dev.env.
+    aws_access_key_id: str | None = Field(
+        default=None,
         validation_alias=AliasChoices("aws_access_key_id", "AWS_ACCESS_KEY_ID"),
     )
-    aws_secret_access_key: SecretStr = Field(
-        default=SecretStr("skillet-dev-secret"),
+    aws_secret_access_key: SecretStr | None = Field(
+        default=None,
         validation_alias=AliasChoices("aws_secret_access_key", "AWS_SECRET_ACCESS_KEY"),
+    )
+    aws_session_token: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices("aws_session_token", "AWS_SESSION_TOKEN"),
     )
 
     # Queue and worker
@@ -213,6 +224,9 @@ class Settings(BaseSettings):
 
     # Local services launcher (`skillet dev up`)
     dev_dir: str = ".skillet"
+    # Start PostgreSQL and Valkey from the dev-services extra's wheels (and weed) on free ports
+    # even where system servers exist or answer; later commands read their URLs from dev.env.
+    dev_embedded: bool = False
 
     @property
     def owner_url(self) -> str:
@@ -239,6 +253,12 @@ class Settings(BaseSettings):
     def _package_limits_consistent(self) -> Settings:
         if self.package_max_file_bytes > self.package_max_bytes:
             raise ValueError("package_max_file_bytes must be <= package_max_bytes")
+        return self
+
+    @model_validator(mode="after")
+    def _s3_keys_paired(self) -> Settings:
+        if (self.aws_access_key_id is None) != (self.aws_secret_access_key is None):
+            raise ValueError("set both AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or neither")
         return self
 
     @model_validator(mode="after")
