@@ -14,7 +14,7 @@ import pytest_asyncio
 
 from api import usage_routes
 from api.keys import Role
-from tests.integration.api_support import ApiClient, create_key, running_api
+from tests.integration.api_support import ApiClient, create_key, record_turn_usage, running_api
 from tests.integration.support import create_org
 from turn.queries import insert_agent
 from worker.resources import Resources
@@ -49,15 +49,8 @@ async def turn(
     provider: str = "openai",
     calls: int = 1,
 ) -> None:
-    """One reply's usage, through the function the reply commit calls; `tokens` is
-    (input, output, cache read, cache write), None when the provider sent no count."""
-    usage: dict[str, Any] = {"agent_id": None if agent is None else str(agent)}
-    usage |= {"provider": provider, "model": model, "calls": calls}
-    if tokens is not None:
-        names = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
-        usage |= dict(zip(names, tokens, strict=True))
     at = NOW - timedelta(days=days_ago, hours=1)
-    await db.execute("select skillet_bump_token_usage($1, $2, $3)", org, usage, at)
+    await record_turn_usage(db, org, agent, provider, model, at, tokens, calls=calls)
 
 
 def _sums(rows: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, int]]:
