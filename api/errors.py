@@ -3,8 +3,8 @@
 SkilletError (core.errors)
 └── ApiError     a refusal decided here, with its status: unauthorized (401), forbidden
                  (403), not_found (404), invalid_json / invalid_cursor / invalid_limit (400),
-                 invalid_input and the agents' and channels' codes (422), skill_too_large
-                 (413), dead_letter_* (404 / 409)
+                 invalid_input, invalid_days / invalid_agent_id and the agents' and
+                 channels' codes (422), skill_too_large (413), dead_letter_* (404 / 409)
 
 The other packages' refusals keep their codes (the CLI's) and get a status by code below;
 a package refused by the parser is 422; whatever may pass on a retry (Postgres, S3) is 503.

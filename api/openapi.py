@@ -25,7 +25,11 @@ _QUERY = {
     "limit": ("integer", "itens por página (1-200, padrão 50)"),
     "cursor": ("string", "o `next` da página anterior"),
     "status": ("string", "pending (padrão), approved, rejected ou all"),
+    "days": ("integer", "dias UTC até hoje, hoje incluído (1-90, padrão 30)"),
+    "agent_id": ("string", "só os de um agente (o id de `GET /v1/agents`)"),
 }
+# Query parameters a read refuses with 422 (writes document 422 anyway).
+_REFUSED_QUERY = {"days", "agent_id"}
 _BODIES: dict[str, dict[str, Any]] = {
     "json": {"application/json": {"schema": {"type": "object"}}},
     "zip": {
@@ -51,6 +55,7 @@ def _responses(route: Route) -> dict[str, Any]:
         responses[status] = {"description": what, **error}
     if route.action is not None:
         responses["409"] = {"description": "conflito com o estado atual", **error}
+    if route.action is not None or _REFUSED_QUERY.intersection(route.query):
         responses["422"] = {"description": "entrada recusada", **error}
     if route.body == "zip":
         responses["413"] = {"description": "pacote acima de 8 MiB", **error}

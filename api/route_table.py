@@ -8,6 +8,7 @@ from api import admin_routes as admin
 from api import draft_routes as drafts
 from api import history_routes as history
 from api import skill_routes as skills
+from api import usage_routes as usage
 from api.keys import Role
 from api.routing import Route
 from skills.drafts import DraftError
@@ -207,6 +208,15 @@ ROUTES: tuple[Route, ...] = (
         "reenfileira um trabalho que falhou",
         action="dead_letter.requeue",
         tags=("history",),
+    ),
+    Route(
+        "GET",
+        "/v1/usage/tokens",
+        usage.list_token_usage_route,
+        V,
+        "tokens por dia (UTC), agente e modelo, e o total por modelo",
+        query=("days", "agent_id"),
+        tags=("usage",),
     ),
     Route(
         "GET",

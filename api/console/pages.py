@@ -38,6 +38,7 @@ NAV = (
     ("/agente", "Agente", "list_agents_route"),
     ("/curador", "Curador", "list_curator_runs_route"),
     ("/conversas", "Conversas", "list_conversations_route"),
+    ("/uso", "Uso", "list_token_usage_route"),
     ("/auditoria", "Auditoria", "list_audit_route"),
     ("/chaves", "Chaves", "list_keys"),
 )
@@ -204,6 +205,11 @@ async def conversation(request: web.Request, visit: Visit) -> PageData:
         "items": reply["items"],
         "next": reply["next"],
     }
+
+
+async def usage(request: web.Request, visit: Visit) -> PageData:
+    reply = await read(request, visit, "list_token_usage_route")
+    return "usage.html", {"usage": reply, "next": None}
 
 
 async def audit(request: web.Request, visit: Visit) -> PageData:

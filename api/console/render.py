@@ -8,7 +8,7 @@ and a key is shown once), may not be framed, and run no script (the CSP says so)
 from __future__ import annotations
 
 import urllib.parse
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 import jinja2
@@ -36,6 +36,23 @@ def when(value: str | None) -> str:
     return stamp.strftime("%d/%m/%Y %H:%M") + " UTC"
 
 
+def day(value: str) -> str:
+    """An ISO date (a UTC day of the counts) as dd/mm/aaaa."""
+    return date.fromisoformat(value).strftime("%d/%m/%Y")
+
+
+def number(value: int) -> str:
+    """A count as read in Brazil: dots between thousands (1.234.567)."""
+    return f"{value:,}".replace(",", ".")
+
+
+def share(part: int, whole: int) -> str:
+    """`part` as a whole percent of `whole` ("—" when there is no whole to share)."""
+    if whole <= 0:
+        return "—"
+    return f"{round(100 * part / whole)}%"
+
+
 def segment(value: object) -> str:
     """One URL path segment (a skill name, an id), percent-encoded, slashes included."""
     return urllib.parse.quote(str(value), safe="")
@@ -51,6 +68,9 @@ def build_templates() -> jinja2.Environment:
     )
     env.filters["when"] = when
     env.filters["seg"] = segment
+    env.filters["day"] = day
+    env.filters["number"] = number
+    env.filters["share"] = share
     return env
 
 

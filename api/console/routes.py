@@ -32,6 +32,7 @@ PAGES = (
     ("/curador", pages.curator),
     ("/conversas", pages.conversations),
     ("/conversas/{id}", pages.conversation),
+    ("/uso", pages.usage),
     ("/auditoria", pages.audit),
 )
 _HTTP_MESSAGES = {

@@ -183,3 +183,24 @@ async def activation_daily_table(db: asyncpg.Connection) -> AsyncIterator[None]:
     finally:
         if not exists:
             await db.execute("drop table skill_activation_daily")
+
+
+async def record_turn_usage(
+    db: asyncpg.Connection,
+    org: uuid.UUID,
+    agent: uuid.UUID | None,
+    provider: str,
+    model: str,
+    at: datetime,
+    tokens: tuple[int, int, int, int] | None,
+    *,
+    calls: int = 1,
+) -> None:
+    """One reply's model usage, through the function the reply commit calls; `tokens` is
+    (input, output, cache read, cache write), None when the provider sent no count."""
+    usage: dict[str, Any] = {"agent_id": None if agent is None else str(agent)}
+    usage |= {"provider": provider, "model": model, "calls": calls}
+    if tokens is not None:
+        names = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+        usage |= dict(zip(names, tokens, strict=True))
+    await db.execute("select skillet_bump_token_usage($1, $2, $3)", org, usage, at)

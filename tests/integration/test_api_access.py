@@ -101,6 +101,11 @@ async def _org_a(db: asyncpg.Connection, resources: Resources) -> OrgA:
         "'[]', '[]')",
         org,
     )
+    await db.execute(
+        "select skillet_bump_token_usage($1, $2, now())",
+        org,
+        {"agent_id": str(agent.id), "provider": "openai", "model": "modelo-secreto-a", "calls": 1},
+    )
     admin = await create_key(db, org, Role.ADMIN)
     return OrgA(
         id=org,
@@ -121,6 +126,7 @@ async def _org_a(db: asyncpg.Connection, resources: Resources) -> OrgA:
             "mensagem privada da A",
             "5511900000001",
             "job-a",
+            "modelo-secreto-a",
             admin[:12],
         ),
     )
@@ -167,6 +173,7 @@ def _walk(a: OrgA) -> dict[tuple[str, str], tuple[Call, int]]:
             Call(f"/v1/dead-letters/{a.dead_letter_id}/requeue"),
             404,
         ),
+        ("GET", "/v1/usage/tokens"): (Call("/v1/usage/tokens?days=90"), 200),
         ("GET", "/v1/agents"): (Call("/v1/agents"), 200),
         ("PATCH", "/v1/agents/{id}"): (
             Call(f"/v1/agents/{a.agent_id}", {"system_prompt": "tomada"}),

@@ -14,6 +14,7 @@ from api.errors import ApiError
 from api.keys import Role, hash_key, mint_key, parse_bearer, parse_key, role_allows
 from api.pagination import encode_cursor, page_of, page_sorted, parse_limit, read_cursor
 from api.skill_queries import ActivationDay
+from api.usage_routes import parse_agent_id, parse_days
 from turn.agent_queries import Agent
 
 
@@ -165,3 +166,22 @@ def test_agent_changes_are_refused_with_the_clis_codes(
     with pytest.raises(ApiError) as refused:
         apply_agent_change(agent, AgentChange.model_validate(change))
     assert (refused.value.status, refused.value.code) == (422, code)
+
+
+def test_days_is_30_unless_given_and_1_to_90_ascii_digits() -> None:
+    assert parse_days({}) == 30
+    assert [parse_days({"days": t}) for t in ("1", "90", "07")] == [1, 90, 7]
+    for text in ("0", "91", "-1", "", " 5", "1.5", "²", "٣", "9" * 400):
+        with pytest.raises(ApiError) as refused:
+            parse_days({"days": text})
+        assert (refused.value.status, refused.value.code) == (422, "invalid_days"), text
+
+
+def test_agent_id_is_a_uuid_or_absent() -> None:
+    agent = uuid.uuid4()
+    assert parse_agent_id({}) is None
+    assert parse_agent_id({"agent_id": str(agent)}) == agent
+    for text in ("", "x", str(agent)[:-1], "' or 1=1 --"):
+        with pytest.raises(ApiError) as refused:
+            parse_agent_id({"agent_id": text})
+        assert (refused.value.status, refused.value.code) == (422, "invalid_agent_id"), text

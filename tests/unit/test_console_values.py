@@ -8,7 +8,7 @@ import difflib
 import pytest
 
 from api.console.diff_lines import DiffLine, LineKind, counts, diff_lines
-from api.console.render import segment, when
+from api.console.render import day, number, segment, share, when
 from api.console.sessions import (
     csrf_token,
     hash_secret,
@@ -83,3 +83,15 @@ def test_a_time_and_a_path_segment_as_pages_show_them() -> None:
     assert when("2026-11-30T14:05:00-03:00") == "30/11/2026 17:05 UTC"
     assert when(None) == "—"
     assert segment("a/b ?#") == "a%2Fb%20%3F%23"
+
+
+def test_a_day_a_count_and_a_share_as_the_usage_page_shows_them() -> None:
+    assert day("2025-03-02") == "02/03/2025"
+    assert [number(n) for n in (0, 999, 1_000, 1_234_567)] == ["0", "999", "1.000", "1.234.567"]
+    assert [share(p, w) for p, w in ((0, 10), (1, 3), (2, 3), (5, 5))] == [
+        "0%",
+        "33%",
+        "67%",
+        "100%",
+    ]
+    assert share(0, 0) == share(5, 0) == "—"  # no input: no share, not a division by zero
