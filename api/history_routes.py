@@ -166,7 +166,7 @@ async def list_dead_letters_route(request: web.Request, principal: Principal) ->
 
 def _dead_letter_id(request: web.Request) -> int:
     text = request.match_info["id"]
-    if not text.isdigit() or len(text) > 18:
+    if not (text.isascii() and text.isdigit()) or len(text) > 18:
         raise not_found("dead_letter_not_found", "Essa falha não existe nesta organização.")
     return int(text)
 

@@ -26,7 +26,8 @@ def parse_limit(query: Mapping[str, str]) -> int:
     text = query.get("limit")
     if text is None:
         return DEFAULT_LIMIT
-    if not text.isdigit() or not 1 <= int(text) <= MAX_LIMIT:
+    # ASCII digits only: str.isdigit() also takes "²" (int() refuses it: a 500) and "٣".
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= MAX_LIMIT:
         raise ApiError(
             400, "invalid_limit", f"`limit` deve ser um número inteiro de 1 a {MAX_LIMIT}."
         )

@@ -51,7 +51,7 @@ class CloudApiSender(PartsSender[CloudApiConfig]):
             raise send_failed(
                 SendFailure.NOT_CONFIGURED, "SKILLET_WHATSAPP_ACCESS_TOKEN is not set"
             )
-        if not recipient.contact_id.isdigit():
+        if not (recipient.contact_id.isascii() and recipient.contact_id.isdigit()):
             raise send_failed(
                 SendFailure.REJECTED, "the Cloud API needs the contact's phone number (wa_id)"
             )

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 Role = Literal["user", "assistant", "tool"]
+# A model name as a server reports it is kept this long at most (token usage rows per day).
+MAX_MODEL_NAME_CHARS = 200
 
 
 @dataclass(frozen=True)
@@ -106,7 +108,8 @@ class ModelUsage:
     def add(self, response: ModelResponse, latency_ms: int) -> ModelUsage:
         return ModelUsage(
             provider=response.provider or self.provider,
-            model=response.model or self.model,
+            # The server names the model: stored per day, so its length is ours to bound.
+            model=(response.model or self.model)[:MAX_MODEL_NAME_CHARS],
             calls=self.calls + 1,
             input_tokens=_plus(self.input_tokens, response.input_tokens),
             output_tokens=_plus(self.output_tokens, response.output_tokens),

@@ -82,7 +82,15 @@ async def test_pagination_walks_120_drafts_and_120_audit_rows_without_gaps_or_re
     first = await api.get("/v1/drafts?limit=2", key)
     foreign = await api.get(f"/v1/audit?cursor={first.body['next']}", key)
     assert (foreign.status, foreign.code) == (400, "invalid_cursor")
-    for query in ("cursor=%%%", "cursor=bm9wZQ", "limit=0", "limit=201", "limit=x"):
+    for query in (
+        "cursor=%%%",
+        "cursor=bm9wZQ",
+        "limit=0",
+        "limit=201",
+        "limit=x",
+        "limit=²",
+        "limit=٣",
+    ):
         refused = await api.get(f"/v1/drafts?{query}", key)
         assert refused.status == 400 and refused.code in {"invalid_cursor", "invalid_limit"}
 

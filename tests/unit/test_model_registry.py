@@ -12,7 +12,7 @@ from pydantic import SecretStr
 
 from turn.errors import ModelNotConfigured
 from turn.local_model import LocalModel
-from turn.model import Model, ModelRequest, ModelResponse, ModelUsage
+from turn.model import MAX_MODEL_NAME_CHARS, Model, ModelRequest, ModelResponse, ModelUsage
 from turn.providers.anthropic import AnthropicModel
 from turn.providers.http import RetryPolicy
 from turn.providers.openai_compat import OpenAICompatModel
@@ -205,3 +205,8 @@ def test_the_turns_usage_survives_the_log_redactor(capsys: pytest.CaptureFixture
     assert event["usage"]["cache_read_tokens"] == 900
     assert event["usage"]["provider"] == "anthropic"
     assert event["prefix_sha256"] == "ab"
+
+
+def test_a_server_reported_model_name_is_bounded() -> None:
+    usage = ModelUsage().add(ModelResponse(text="oi", model="m" * 100_000), latency_ms=1)
+    assert usage.model == "m" * MAX_MODEL_NAME_CHARS
