@@ -11,6 +11,7 @@ development setup logging in as the owner is told so at startup.
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
 import structlog
 
@@ -33,13 +34,24 @@ from pg_roles r where r.rolname = session_user
 """
 
 
-async def warn_if_privileged_login(pool: Any, group_role: str) -> str | None:
-    """Log `db.privileged_login` when the pool's login could see every org; the privilege."""
+LOOPBACK_HOSTS = frozenset({"", "localhost", "127.0.0.1", "::1"})
+
+
+def is_local_database(database_url: str) -> bool:
+    """A server on this host (loopback or a Unix socket): a development setup's."""
+    host = urlsplit(database_url).hostname or ""
+    return host in LOOPBACK_HOSTS or host.startswith("/")
+
+
+async def warn_if_privileged_login(pool: Any, group_role: str, database_url: str) -> str | None:
+    """Log `db.privileged_login` when the pool's login could see every org (a warning, or
+    only info for a server on this host: `skillet dev up`, the demo); the privilege."""
     async with pool.acquire() as conn:
         row = await conn.fetchrow(FETCH_LOGIN_PRIVILEGE)
     privilege: str | None = None if row is None else row["privilege"]
     if privilege is not None:
-        log.warning(
+        emit = log.info if is_local_database(database_url) else log.warning
+        emit(
             "db.privileged_login",
             login=row["login"] if row is not None else None,
             privilege=privilege,

@@ -69,7 +69,7 @@ async def serve(webhook: WebhookConfig, server: ServerConfig, stop: asyncio.Even
             server.database_url, min_size=1, max_size=server.db_pool_max_size, app_role=WEBHOOK_ROLE
         )
         stack.push_async_callback(pool.close)
-        await warn_if_privileged_login(pool, WEBHOOK_ROLE)
+        await warn_if_privileged_login(pool, WEBHOOK_ROLE, server.database_url)
         queue = await open_queue(server.redis_url, server.queue_name)
         stack.push_async_callback(queue.aclose)
         lids = await open_lid_lookup(stack, webhook)

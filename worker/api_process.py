@@ -33,7 +33,7 @@ async def serve_api(settings: Settings, host: str, port: int, stop: asyncio.Even
             app_role=API_ROLE,
         )
         stack.push_async_callback(pool.close)
-        await warn_if_privileged_login(pool, API_ROLE)
+        await warn_if_privileged_login(pool, API_ROLE, settings.database_url)
         queue = await open_queue(settings.redis_url, settings.queue_name)
         stack.push_async_callback(queue.aclose)
         client = await stack.enter_async_context(s3_client(settings))

@@ -112,7 +112,7 @@ async def open_resources(
             app_role=WORKER_ROLE,
         )
         stack.push_async_callback(pool.close)
-        await warn_if_privileged_login(pool, WORKER_ROLE)
+        await warn_if_privileged_login(pool, WORKER_ROLE, settings.database_url)
         client = await stack.enter_async_context(s3_client(settings))
         store = S3ObjectStore(client, settings.s3_bucket)
         await store.ensure_bucket()
