@@ -19,7 +19,11 @@ from typing import Any
 
 from skills.models import SkillFrontmatter
 from skills.package_errors import PackageErrorCode, SkillPackageError
-from skills.package_limits import MAX_COMPATIBILITY_CHARS, MAX_FIELD_CHARS
+from skills.package_limits import (
+    MAX_COMPATIBILITY_CHARS,
+    MAX_FIELD_CHARS,
+    MAX_KEYWORD_LIST_CHARS,
+)
 
 # Every top-level key the spec allows; anything else (our legacy `matcher` included) makes a
 # SKILL.md that the spec's validator (skills-ref) refuses.
@@ -27,6 +31,11 @@ SPEC_FIELDS = frozenset(
     {"name", "description", "license", "compatibility", "metadata", "allowed-tools"}
 )
 _SCALARS = (str, int, float, bool)
+# Our keyword lists in `metadata` (read by skills.package_skill_md); each value may take
+# MAX_KEYWORD_LIST_CHARS instead of MAX_FIELD_CHARS.
+KEYWORDS_KEY = "skillet-keywords"
+PROBE_KEYWORDS_KEY = "skillet-probe-keywords"
+KEYWORD_METADATA_KEYS = frozenset({KEYWORDS_KEY, PROBE_KEYWORDS_KEY})
 
 __all__ = ["SPEC_FIELDS", "SkillFrontmatter", "nonstandard_keys", "parse_frontmatter_fields"]
 
@@ -75,7 +84,17 @@ def _metadata(raw: object) -> tuple[tuple[str, str], ...]:
                 "uma lista nem um mapa."
             )
         text = "" if value is None else str(value)
-        if len(str(key)) > MAX_FIELD_CHARS or len(text) > MAX_FIELD_CHARS:
+        if len(str(key)) > MAX_FIELD_CHARS:
+            raise _invalid(
+                f"Cada chave e cada valor de metadata do SKILL.md pode ter até "
+                f"{MAX_FIELD_CHARS} caracteres."
+            )
+        if key in KEYWORD_METADATA_KEYS:
+            if len(text) > MAX_KEYWORD_LIST_CHARS:
+                raise _invalid(
+                    f"metadata.{key} do SKILL.md pode ter até {MAX_KEYWORD_LIST_CHARS} caracteres."
+                )
+        elif len(text) > MAX_FIELD_CHARS:
             raise _invalid(
                 f"Cada chave e cada valor de metadata do SKILL.md pode ter até "
                 f"{MAX_FIELD_CHARS} caracteres."

@@ -72,6 +72,11 @@ MAX_BODY_LINES = 200
 MAX_COMPATIBILITY_CHARS = 500
 # `license` and `allowed-tools`, and each `metadata` key and value, in characters.
 MAX_FIELD_CHARS = 1024
+# The two keyword lists (`metadata.skillet-keywords` and `skillet-probe-keywords`), each in
+# characters: a list that catches how customers actually write (stems, alternatives, a few
+# dozen phrases) takes about 1,700; MAX_KEYWORDS x MAX_KEYWORD_CHARS bounds it anyway, and
+# MAX_FRONTMATTER_BYTES still bounds the header, so both lists at this cap do not fit at once.
+MAX_KEYWORD_LIST_CHARS = 3000
 
 
 @dataclass(frozen=True)

@@ -37,10 +37,15 @@ from typing import Any
 from skills.models import SkillMatcher
 from skills.package_errors import PackageErrorCode, SkillPackageError
 from skills.package_frontmatter import (
+    KEYWORD_METADATA_KEYS,
     SkillFrontmatter,
     nonstandard_keys,
     parse_frontmatter_fields,
 )
+
+# The keyword keys live beside the metadata cap they raise; re-exported for skill_export.
+from skills.package_frontmatter import KEYWORDS_KEY as KEYWORDS_KEY
+from skills.package_frontmatter import PROBE_KEYWORDS_KEY as PROBE_KEYWORDS_KEY
 from skills.package_limits import (
     MAX_BODY_LINES,
     MAX_DESCRIPTION_CHARS,
@@ -53,9 +58,6 @@ from skills.package_yaml import load_frontmatter
 
 _NAME_PATTERN = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 _MATCHER_KEYS = frozenset({"any_keywords", "probe_keywords"})
-KEYWORDS_KEY = "skillet-keywords"
-PROBE_KEYWORDS_KEY = "skillet-probe-keywords"
-KEYWORD_METADATA_KEYS = frozenset({KEYWORDS_KEY, PROBE_KEYWORDS_KEY})
 
 
 @dataclass(frozen=True)

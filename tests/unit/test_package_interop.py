@@ -15,7 +15,9 @@ from skills.package_limits import (
     BYTES_PER_MIB,
     DEFAULT_LIMITS,
     MAX_BODY_LINES,
+    MAX_FIELD_CHARS,
     MAX_KEYWORD_CHARS,
+    MAX_KEYWORD_LIST_CHARS,
     MAX_KEYWORDS,
     MAX_SKILL_MD_CHARS,
 )
@@ -232,6 +234,40 @@ def test_metadata_keywords_at_the_bounds_are_accepted() -> None:
     keywords = ",".join(f"k{i}" for i in range(MAX_KEYWORDS - 1)) + ", " + "k" * MAX_KEYWORD_CHARS
     package = parse_skill_package(_md(spec_skill_md("frete", keywords=keywords)))
     assert len(package.matcher.any_keywords) == MAX_KEYWORDS
+
+
+def _keyword_list(chars: int) -> str:
+    """Keywords of MAX_KEYWORD_CHARS joined by commas, the last one cut to `chars` in all."""
+    full = MAX_KEYWORD_CHARS + 1  # a keyword and its comma
+    count = -(-chars // full)
+    last = chars - (count - 1) * full
+    return ",".join(["k" * MAX_KEYWORD_CHARS] * (count - 1) + ["k" * last])
+
+
+@pytest.mark.parametrize("field", ["keywords", "probes"])
+def test_a_keyword_list_may_take_more_than_other_metadata_values_up_to_its_cap(
+    field: str,
+) -> None:
+    at_cap = _keyword_list(MAX_KEYWORD_LIST_CHARS)
+    assert len(at_cap) == MAX_KEYWORD_LIST_CHARS > MAX_FIELD_CHARS
+    assert len(at_cap.split(",")) <= MAX_KEYWORDS
+    base = {"keywords": "frete", field: at_cap}
+    package = parse_skill_package(_md(spec_skill_md("frete", **base)))
+    listed = package.matcher.any_keywords if field == "keywords" else package.matcher.probe_keywords
+    assert ",".join(listed) == at_cap
+    over = {"keywords": "frete", field: _keyword_list(MAX_KEYWORD_LIST_CHARS + 1)}
+    error = _refused(_md(spec_skill_md("frete", **over)))
+    key = "skillet-keywords" if field == "keywords" else "skillet-probe-keywords"
+    assert error.code == "skill_frontmatter_invalid"
+    assert error.message == f"metadata.{key} do SKILL.md pode ter até 3000 caracteres."
+
+
+def test_other_metadata_values_keep_their_cap() -> None:
+    at_cap = spec_skill_md("frete", extra={"metadata": {"author": "a" * MAX_FIELD_CHARS}})
+    assert parse_skill_package(_md(at_cap)).name == "frete"
+    over = spec_skill_md("frete", extra={"metadata": {"author": "a" * (MAX_FIELD_CHARS + 1)}})
+    error = _refused(_md(over))
+    assert error.code == "skill_frontmatter_invalid" and "1024 caracteres" in error.message
 
 
 @pytest.mark.parametrize("value", ["off", "2024", "yes"])
