@@ -36,7 +36,7 @@ class Principal:
 class ApiDeps:
     """Opened and closed by the process (worker.api_process); the app only uses them."""
 
-    pool: Any  # asyncpg.Pool as skillet_app: row-level security applies
+    pool: Any  # asyncpg.Pool as skillet_api: row-level security applies
     store: ObjectStore
     queue: Any  # arq.ArqRedis (requeue)
     clock: Clock

@@ -22,8 +22,8 @@ import asyncpg
 
 from api.skill_queries import LIST_ACTIVATION_DAYS, LIST_ACTIVATION_TOTALS
 from core.db import connect, with_database
+from worker.dev_env import load_settings
 from worker.migrate import DEFAULT_MIGRATIONS_DIR, apply_migrations
-from worker.settings import Settings
 
 FILL_RAW = """
 insert into skill_activations (organization_id, skill_name, trigger, created_at)
@@ -90,7 +90,7 @@ async def _bench(conn: asyncpg.Connection, args: argparse.Namespace) -> None:
 
 
 async def _main(args: argparse.Namespace) -> None:
-    base = Settings()
+    base = load_settings()
     name = f"skillet_bench_{uuid.uuid4().hex[:10]}"
     admin = await asyncpg.connect(with_database(base.database_url, "postgres"))
     await admin.execute(f'create database "{name}"')

@@ -2,7 +2,7 @@
 
 Run: .venv/bin/python bench/api_requests.py [--requests N] [--concurrency C]
 `GET /v1/skills` with a bearer key pays for everything a read pays: the key's sha256, the
-security-definer lookup on one pooled connection (as skillet_app), the org binding of a
+security-definer lookup on one pooled connection (as skillet_api), the org binding of a
 second one, the listing of 30 installed skills under row-level security, JSON. `/healthz` is
 the same aiohttp app answering with no key and no database: what any request pays for HTTP
 alone. Both on 127.0.0.1 behind the same client, interleaved; on the Postgres/Redis at
@@ -33,6 +33,7 @@ from skills.publisher import SkillDraft, insert_version_and_pointer
 from skills.usage import UsageStore
 from turn.queries import insert_organization
 from webhook.server import start_site
+from worker.dev_env import load_settings
 from worker.logging import configure_logging
 from worker.migrate import DEFAULT_MIGRATIONS_DIR, apply_migrations
 from worker.settings import Settings
@@ -98,7 +99,7 @@ async def _main(args: argparse.Namespace, base: Settings) -> float:
         conn = await connect(database_url)
         await apply_migrations(conn, DEFAULT_MIGRATIONS_DIR)
         _, key = await _seed(conn)
-        pool = await create_pool(database_url, min_size=2, max_size=10, app_role="skillet_app")
+        pool = await create_pool(database_url, min_size=2, max_size=10, app_role="skillet_api")
 
         def clock() -> datetime:
             return datetime.now(UTC)
@@ -161,7 +162,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     configure_logging(level="WARNING")
-    asyncio.run(_main(args, Settings()))
+    asyncio.run(_main(args, load_settings()))
     return 0
 
 

@@ -30,6 +30,7 @@ from turn.queries import insert_organization
 from webhook.app import CLOUD_API_PATH, build_app
 from webhook.config import WebhookConfig
 from webhook.server import start_site
+from worker.dev_env import load_settings
 from worker.logging import configure_logging
 from worker.migrate import DEFAULT_MIGRATIONS_DIR, apply_migrations
 from worker.settings import Settings
@@ -169,7 +170,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     configure_logging(level="WARNING")
-    asyncio.run(_main(args, Settings()))
+    asyncio.run(_main(args, load_settings()))
     return 0
 
 

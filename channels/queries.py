@@ -96,8 +96,21 @@ FETCH_CHANNEL_BY_ADDRESS = f"select {_COLUMNS} from channels where kind = $1 and
 async def fetch_channel_by_address(
     conn: asyncpg.Connection, kind: ChannelKind, address: str
 ) -> Channel | None:
-    """The channel a webhook event's receiving number belongs to (None: not connected)."""
+    """The channel of a number, among those the connection may see (None: not connected)."""
     row = await conn.fetchrow(FETCH_CHANNEL_BY_ADDRESS, kind.value, address)
+    return None if row is None else _channel(row)
+
+
+# Before an event's org is known: a narrow function across orgs (migration 0020).
+FETCH_CHANNEL_ROUTE = f"select {_COLUMNS} from skillet_channel_by_address($1, $2)"
+
+
+async def fetch_channel_route(
+    conn: asyncpg.Connection, kind: ChannelKind, address: str
+) -> Channel | None:
+    """The channel a webhook event's receiving number belongs to, whichever org's (None: not
+    connected)."""
+    row = await conn.fetchrow(FETCH_CHANNEL_ROUTE, kind.value, address)
     return None if row is None else _channel(row)
 
 

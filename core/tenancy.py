@@ -1,8 +1,10 @@
-"""Connections bound to one tenant (or explicitly to system work) for row-level security.
+"""Connections bound to one tenant for row-level security.
 
-The worker's pool runs as the non-owner role `skillet_app` (see migration 0006), so every
-org-scoped row is filtered by the org bound here, whatever the query forgets. The pool's
-reset clears the binding before a connection is reused.
+Each process's pool runs as its group role (`skillet_worker`, `skillet_webhook`,
+`skillet_api`: core.db_roles, migration 0020), none of which may see another org's rows, so
+every org-scoped row is filtered by the org bound here, whatever the query forgets. The
+pool's reset clears the binding before a connection is reused. Work that spans orgs (sweeps,
+the curator, dead letters, telemetry) calls the narrow functions of migration 0020 instead.
 
 The turn's hot path binds differently: its statements are SQL functions that bind their org
 transaction-locally (migration 0021), so a `self_bound_connection` costs no bind before them
@@ -19,13 +21,11 @@ from typing import Any
 import asyncpg
 
 BIND_ORGANIZATION = "select set_config('skillet.organization_id', $1, false)"
-BIND_SYSTEM = "select set_config('skillet.system', 'on', false)"
 # What a pooled connection must forget before its next user (asyncpg's default reset, plus
 # our bindings; no RESET ALL, which would also drop the SET ROLE of the pool's init).
 RESET_BINDINGS = """
 select pg_advisory_unlock_all(),
-       set_config('skillet.organization_id', '', false),
-       set_config('skillet.system', '', false);
+       set_config('skillet.organization_id', '', false);
 close all;
 """
 
@@ -53,14 +53,6 @@ async def self_bound_connection(pool: Any) -> AsyncIterator[asyncpg.Connection]:
             skip()
 
 
-@asynccontextmanager
-async def system_connection(pool: Any) -> AsyncIterator[asyncpg.Connection]:
-    """A pooled connection for deliberate cross-org work (curator, telemetry, dead letters)."""
-    async with pool.acquire() as conn:
-        await conn.execute(BIND_SYSTEM)
-        yield conn
-
-
 class TenantConnection(asyncpg.Connection):  # type: ignore[misc]  # asyncpg is untyped
     """A pooled connection that knows when its last use left nothing to reset."""
 
@@ -81,7 +73,7 @@ class TenantConnection(asyncpg.Connection):  # type: ignore[misc]  # asyncpg is 
 
 
 async def reset_bindings(conn: asyncpg.Connection) -> None:
-    """The pool's reset: forget the org or system binding and advisory locks, unless the
+    """The pool's reset: forget the org binding and advisory locks, unless the
     connection's last use was a self-bound one (one round trip fewer per turn step)."""
     if isinstance(conn, TenantConnection) and conn.take_reset_skip():
         return

@@ -16,7 +16,6 @@ from typing import Any
 
 import structlog
 
-from core.tenancy import system_connection
 from jobs.context import JobContext
 from jobs.payloads import HANDLE_INBOUND_MESSAGE, ConversationPayload
 
@@ -27,22 +26,14 @@ SWEEP_EVERY_S = 15
 # Conversations woken per sweep at most; the next sweep takes the rest.
 MAX_WOKEN = 1_000
 
-LIST_WAITING = """
-select distinct m.organization_id, m.conversation_id
-from messages m
-join conversations c on c.id = m.conversation_id
-where m.direction = 'inbound' and m.answered_by is null and m.expects_reply
-  and m.received_at < now() - make_interval(secs => $1)
-  and (c.lease_until is null or c.lease_until < now())
-limit $2
-"""
+# Across orgs: one narrow function (migration 0020) returns ids only.
+LIST_WAITING = "select organization_id, conversation_id from skillet_conversations_waiting($1, $2)"
 
 
 async def conversation_sweep(ctx: JobContext) -> dict[str, Any]:
     """Enqueue a job per waiting conversation; returns a JSON summary."""
     try:
-        async with system_connection(ctx["pool"]) as conn:
-            rows = await conn.fetch(LIST_WAITING, ctx["sweep_after_s"], MAX_WOKEN)
+        rows = await ctx["pool"].fetch(LIST_WAITING, ctx["sweep_after_s"], MAX_WOKEN)
         bucket = int(time.time() // SWEEP_EVERY_S)
         woken = 0
         for row in rows:

@@ -12,7 +12,6 @@ from typing import Any
 import structlog
 
 from core.clock import system_clock
-from core.tenancy import system_connection
 from jobs.context import CuratorStats, JobContext
 from skills.curator_queries import prune_curator_runs
 from skills.curator_run import PassOptions
@@ -34,8 +33,8 @@ async def curator_tick(ctx: JobContext) -> dict[str, Any]:
         config = ctx["curator"]
         clock = ctx.get("clock") or system_clock
         options = PassOptions(now=clock(), policy=config.policy, chunk_orgs=config.chunk_orgs)
-        # Every org in one pass: deliberate system work under row-level security.
-        async with system_connection(ctx["pool"]) as conn:
+        # Every org in one pass, through the curator's narrow functions (migration 0020).
+        async with ctx["pool"].acquire() as conn:
             result = await run_curator_tick(
                 conn, now=options.now, schedule=config.schedule, options=options
             )

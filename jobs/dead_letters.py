@@ -1,5 +1,5 @@
 """The dead-letter table as the turn's `DeadLetters`: what a turn could not do, kept for an
-operator and the org's admins (written under deliberate system scope)."""
+operator and the org's admins (written through a narrow function, migration 0020)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from typing import Any
 
 import structlog
 
-from core.tenancy import system_connection
 from jobs.queries import insert_dead_letter
 
 log = structlog.get_logger(__name__)
@@ -22,7 +21,7 @@ class DatabaseDeadLetters:
         self, *, organization_id: uuid.UUID, function: str, payload: Any, code: str, error: str
     ) -> None:
         job_id = str(structlog.contextvars.get_contextvars().get("job_id", ""))
-        async with system_connection(self._pool) as conn:
+        async with self._pool.acquire() as conn:
             await insert_dead_letter(
                 conn,
                 job_id=job_id,

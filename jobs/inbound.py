@@ -16,7 +16,6 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from core.db_errors import TRANSIENT_DATABASE_ERRORS
 from core.errors import SkilletError
-from core.tenancy import system_connection
 from jobs.context import JobContext
 from jobs.payloads import HANDLE_INBOUND_MESSAGE, ConversationPayload, InboundMessagePayload
 from jobs.queries import insert_dead_letter
@@ -160,7 +159,7 @@ async def _dead_letter(
 ) -> None:
     """`organization_id` only from a payload that validated: that org may then see the row."""
     try:
-        async with system_connection(ctx["pool"]) as conn:
+        async with ctx["pool"].acquire() as conn:
             await insert_dead_letter(
                 conn,
                 job_id=ctx.get("job_id", ""),

@@ -14,7 +14,6 @@ from typing import Any
 
 import structlog
 
-from core.tenancy import system_connection
 from jobs.context import JobContext
 from turn.queries import fail_abandoned_claims
 
@@ -27,7 +26,7 @@ async def outbox_sweep(ctx: JobContext) -> dict[str, Any]:
     """Fail the abandoned claims of every org; returns a JSON summary."""
     metrics = ctx.get("metrics")
     try:
-        async with system_connection(ctx["pool"]) as conn:
+        async with ctx["pool"].acquire() as conn:
             failed = await fail_abandoned_claims(conn, ctx["outbox_abandoned_after_s"])
     except Exception as exc:  # the worker must outlive a failing sweep: the next one retries
         log.error("outbox.sweep_failed", error=repr(exc)[:300])

@@ -7,10 +7,8 @@ from typing import Any
 
 import asyncpg
 
-INSERT_DEAD_LETTER = """
-insert into dead_letters (job_id, function, payload, error_code, error, tries, organization_id)
-values ($1, $2, $3, $4, $5, $6, $7)
-"""
+# Dead letters span orgs (and payloads of no org): one narrow function (migration 0020).
+INSERT_DEAD_LETTER = "select skillet_record_dead_letter($1, $2, $3, $4, $5, $6, $7)"
 
 
 async def insert_dead_letter(

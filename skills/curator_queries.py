@@ -41,95 +41,12 @@ async def lock_curator_orgs(
     await conn.fetchval(LOCK_CURATOR_ORGS, list(organization_ids), ORG_LOCK_CLASS)
 
 
-# One pass over a chunk of orgs, evaluated by Postgres. $1 org ids, $2 stale cutoff,
-# $3 archive cutoff. Every installed skill of the orgs gets an outcome: a skip reason from
-# the gates (provenance is the installed version's created_by, then the pin), else the state
-# curator_next_state (the SQL twin of skills.curator.next_state) gives. Absent usage row:
-# active, unpinned, never active.
-_DECIDED = """
-decided as materialized (
-    select d.*, d.outcome <> d.from_state and d.outcome in ('active', 'stale', 'archived')
-           as moves
-    from (
-        select p.organization_id as org, p.name,
-               coalesce(u.state, 'active') as from_state,
-               u.last_activity_at as seen,
-               case when v.created_by <> 'agent' then 'not-agent-created'
-                    when coalesce(u.pinned, false) then 'pinned'
-                    else curator_next_state(coalesce(u.state, 'active'), u.last_activity_at,
-                                            $2::timestamptz, $3::timestamptz)
-               end as outcome
-        from skill_pointers p
-        join skill_versions v on v.id = p.version_id
-        left join skill_usage u
-               on u.organization_id = p.organization_id and u.skill_name = p.name
-        where p.organization_id = any($1::uuid[])
-    ) as d
-)"""
-
-# The reports, one row per requested org (an org without skills gets empty lists), each
-# list sorted by name in code-point order (collate "C", as Python sorts str).
-_REPORTS = """
-reports as (
-    select org,
-           count(*) filter (where moves) as planned,
-           json_agg(json_build_object('name', name, 'from', from_state, 'to', outcome)
-                     order by name collate "C") filter (where moves) as transitioned,
-           json_agg(json_build_object('name', name, 'reason',
-                         case when outcome in ('not-agent-created', 'pinned') then outcome
-                              else 'no-change' end)
-                     order by name collate "C") filter (where not moves) as skipped
-    from decided group by org
-), per_org as (
-    select o.org, coalesce(r.planned, 0) as planned,
-           coalesce(r.transitioned, '[]'::json) as transitioned,
-           coalesce(r.skipped, '[]'::json) as skipped
-    from unnest($1::uuid[]) as o(org) left join reports r on r.org = o.org
-)"""
-
-# The write: compare-and-set against what `decided` read (state, pin, last activity), so a
-# row a turn or an operator changed since is not written and `moved` falls short of
-# `planned` (the caller rolls back and redoes the chunk); revisions bumped once per org (the
-# row trigger stands aside, see skillet_data/migrations/0003_curator.sql); the reports persisted.
-# $4 the pass's clock, $5 trigger, $6 replayed.
-RUN_CURATOR_PASS = f"""
-with {_DECIDED},
-moved as (
-    update skill_usage u
-    set state = d.outcome,
-        archived_at = case when d.outcome = 'archived' then $4::timestamptz end
-    from decided d
-    where d.moves and u.organization_id = d.org and u.skill_name = d.name
-      and u.state = d.from_state and not u.pinned
-      and u.last_activity_at is not distinct from d.seen
-    returning u.organization_id
-), bumped as (
-    insert into skill_catalog_revisions as r (organization_id)
-    select organization_id from moved group by organization_id order by 1
-    on conflict (organization_id) do update set revision = r.revision + 1
-), {_REPORTS.strip()},
-runs as (
-    insert into curator_runs (organization_id, trigger, ran_at, replayed, stale_cutoff,
-                              archive_cutoff, transitioned, skipped)
-    select org, $5, $4, $6, $2, $3, transitioned, skipped from per_org
-)
-select (select count(*) from moved) as moved, org, planned,
-       transitioned::text as transitioned, skipped::text as skipped
-from per_org
-"""
-
-PREVIEW_CURATOR_PASS = f"""
-with {_DECIDED}, {_REPORTS.strip()}
-select 0::bigint as moved, org, planned,
-       transitioned::text as transitioned, skipped::text as skipped
-from per_org
-"""
-
-SET_REVISIONS_BUMPED_BY_STATEMENT = (
-    "select set_config('skillet.revisions_bumped_by_statement', $1, true)"
-)
-# Sorting and hashing ~100k rows in one statement: room in memory instead of temp files.
-SET_LOCAL_WORK_MEM = "select set_config('work_mem', '64MB', true)"
+# One pass over a chunk of orgs, evaluated by Postgres in the narrow function of migration
+# 0020 (the worker may not touch other orgs' rows itself): every installed skill of the orgs
+# gets an outcome, transitions are written with a compare-and-set against what was read, and
+# one report per org is stored; with $7 false nothing is written (a dry run).
+# $1 org ids, $2 stale cutoff, $3 archive cutoff, $4 the pass's clock, $5 trigger, $6 replayed.
+CURATOR_PASS = "select * from skillet_curator_pass($1, $2, $3, $4, $5, $6, $7)"
 
 
 @dataclass(frozen=True)
@@ -159,20 +76,18 @@ async def run_curator_pass(
     trigger: str,
     replayed: bool,
 ) -> PassRows:
-    """Decide, write and persist one chunk. Run it inside the caller's transaction (the
-    trigger switch and work_mem are transaction-local); compare `moved` with `planned`."""
-    await conn.fetchval(SET_REVISIONS_BUMPED_BY_STATEMENT, "on")
-    await conn.fetchval(SET_LOCAL_WORK_MEM)
+    """Decide, write and persist one chunk. Run it inside the caller's transaction, after
+    the orgs' locks; compare `moved` with `planned`."""
     rows = await conn.fetch(
-        RUN_CURATOR_PASS,
+        CURATOR_PASS,
         list(organization_ids),
         stale_cutoff,
         archive_cutoff,
         now,
         trigger,
         replayed,
+        True,
     )
-    await conn.fetchval(SET_REVISIONS_BUMPED_BY_STATEMENT, "off")
     return _pass_rows(rows)
 
 
@@ -185,7 +100,14 @@ async def preview_curator_pass(
 ) -> PassRows:
     """The same decisions and reports, nothing written (a dry run)."""
     rows = await conn.fetch(
-        PREVIEW_CURATOR_PASS, list(organization_ids), stale_cutoff, archive_cutoff
+        CURATOR_PASS,
+        list(organization_ids),
+        stale_cutoff,
+        archive_cutoff,
+        None,  # clock, trigger, replayed: only a stored run has them
+        None,
+        False,
+        False,
     )
     return _pass_rows(rows)
 
@@ -211,18 +133,11 @@ class ScheduleRow:
     last_activity_at: datetime | None
 
 
-# Orgs with at least one installed skill; both times are index probes per org. Activity is
-# the newest inbound message (its created_at is the database's clock, not a worker's).
-LIST_SCHEDULE_ROWS = """
-select o.id as organization_id,
-       (select max(r.ran_at) from curator_runs r
-        where r.organization_id = o.id and not r.replayed) as last_run_at,
-       (select max(m.created_at) from messages m
-        where m.organization_id = o.id and m.direction = 'inbound') as last_activity_at
-from organizations o
-where exists (select 1 from skill_pointers p where p.organization_id = o.id)
-order by o.id
-"""
+# Orgs with at least one installed skill, their last scheduled run and newest inbound
+# message (the database's clock): a narrow function across orgs (migration 0020).
+LIST_SCHEDULE_ROWS = (
+    "select organization_id, last_run_at, last_activity_at from skillet_curator_schedule()"
+)
 
 
 async def list_schedule_rows(conn: asyncpg.Connection) -> list[ScheduleRow]:
@@ -242,25 +157,11 @@ async def unlock_curator_tick(conn: asyncpg.Connection) -> None:
     await conn.fetchval(UNLOCK_CURATOR_TICK, TICK_LOCK_CLASS, TICK_LOCK_ID)
 
 
-# Reports written more than $1 days ago (the database's clock), oldest first, at most $2 per
-# call; never an org's newest scheduled run (the schedule's last_run_at and `skillet status`
-# read it). Replayed runs (`--now`) go by age alone.
-PRUNE_CURATOR_RUNS = """
-delete from curator_runs
-where id in (
-    select r.id from curator_runs r
-    where r.created_at < now() - make_interval(days => $1)
-      and (r.replayed or exists (
-          select 1 from curator_runs n
-          where n.organization_id = r.organization_id and not n.replayed and n.ran_at > r.ran_at))
-    order by r.created_at
-    limit $2
-)
-"""
+# Reports older than $1 days, at most $2 per call, never an org's newest scheduled run (the
+# schedule's last_run_at and `skillet status` read it): a narrow function (migration 0020).
+PRUNE_CURATOR_RUNS = "select skillet_prune_curator_runs($1, $2)"
 
 
 async def prune_curator_runs(conn: asyncpg.Connection, keep_days: int, limit: int) -> int:
-    """Delete up to `limit` reports older than `keep_days` (see PRUNE_CURATOR_RUNS); how
-    many went."""
-    status: str = await conn.execute(PRUNE_CURATOR_RUNS, keep_days, limit)
-    return int(status.split()[-1])
+    """Delete up to `limit` reports older than `keep_days`; how many went."""
+    return int(await conn.fetchval(PRUNE_CURATOR_RUNS, keep_days, limit))

@@ -130,7 +130,8 @@ async def _run_chunk(
 ) -> list[CuratorReport]:
     stale_cutoff, archive_cutoff = options.policy.cutoffs(options.now)
     if options.dry_run:
-        async with conn.transaction(isolation="repeatable_read", readonly=True):
+        # Not a read-only transaction: the pass function holds its writes, skipped here.
+        async with conn.transaction(isolation="repeatable_read"):
             rows = await preview_curator_pass(
                 conn, chunk, stale_cutoff=stale_cutoff, archive_cutoff=archive_cutoff
             )

@@ -9,7 +9,10 @@ Rules, the contract the turn and the tests rely on:
   longer than that is matched on its start. When the cut falls inside a word, that partial
   word is dropped too (``precoce`` cut to ``preco`` must not hit ``preço``).
 - Keywords and text are normalized alike: casefold, Unicode NFKD, combining marks dropped.
-  So ``Não``/``nao``, ``preço``/``PRECO`` and ``2ª``/``2a`` compare equal.
+  So ``Não``/``nao``, ``preço``/``PRECO`` and ``2ª``/``2a`` compare equal. Then, word by
+  word, a letter written three or more times in a row is written once (``muitooo`` ->
+  ``muito``, ``siiim`` -> ``sim``, ``kkkk`` -> ``k``); doubled letters (``carro``) and digits
+  (``1000``) stay.
 - Both are split into words (``\\w+`` after normalization). A keyword matches whole words
   only: ``cep`` never matches inside ``exceção``, ``frete`` never matches ``fretado``. A
   multi-word keyword matches its words in order, with any run of non-word characters between
@@ -21,9 +24,23 @@ Rules, the contract the turn and the tests rely on:
   stands for, in keywords and messages alike: ``vc``/``vce`` -> ``voce``, ``q`` -> ``que``,
   ``pq`` -> ``porque``, ``tb``/``tbm`` -> ``tambem``, ``mt``/``mto`` -> ``muito``, ``ta``/``tah``
   (tá) -> ``esta`` (está), ``to``/``tou`` (tô) -> ``estou``, ``pra`` -> ``para``, ``n``/``naum``
-  -> ``nao``, ``hj`` -> ``hoje``, ... So the keyword ``tá salgado`` matches ``está salgado``
-  and ``ta salgado``, and ``muito puxado`` matches ``mto puxado``. Only whole words are
-  replaced, one word by one word; ``esta`` (this) and ``está`` already compared equal.
+  -> ``nao``, ``hj`` -> ``hoje``, and common misspellings (``kero``/``qro`` -> ``quero``,
+  ``kro`` -> ``caro``, ``orario`` -> ``horario``), ... So the keyword ``tá salgado`` matches
+  ``está salgado`` and ``ta salgado``, and ``muito puxado`` matches ``mto puxado``. Only whole
+  words are replaced, one word by one word; ``esta`` (this) and ``está`` already compared
+  equal.
+- Word patterns, in keywords only. A keyword word may be written as:
+  a *stem*, letters followed by ``*`` (``agend*``): any message word that begins with those
+  letters (agenda, agendar, agendamento, agendei); the stem has ``MIN_STEM_CHARS`` (3) to
+  ``MAX_STEM_CHARS`` (16) characters after normalization and is not read as an abbreviation;
+  the *number* ``#``: any message word that begins with a digit (``8``, ``10h``, ``9h30``,
+  ``12x``; ``1.899`` is the two words ``1`` and ``899``);
+  *alternatives*, words, stems or ``#`` joined by ``|`` with no spaces (``sexta|sabado``,
+  ``remarc*|desmarc*``): any message word one of them matches. A plain alternative keeps its
+  plurals and abbreviations. So ``tem horario|vaga`` matches ``tem vaga`` and ``tem horários``,
+  and ``segunda|terca as #`` matches ``terça às 15h``. A run of word characters and marks that
+  is not such a pattern is read as plain words, as before the marks existed: ``c#`` is ``c``,
+  ``a*b`` is ``a b``, ``ab*`` (stem too short) is ``ab``, ``a||b`` is ``a b``.
 - One filler word: a keyword of ``MIN_GAPPED_PHRASE_WORDS`` (3) or more words also matches
   when exactly one extra word stands between two of its consecutive words, once, anywhere
   inside the phrase: ``fora do orçamento`` matches ``fora do meu orçamento`` and ``fora, do
@@ -46,9 +63,10 @@ Rules, the contract the turn and the tests rely on:
 
 Cost: linear in the message's words, whatever the keywords (turn.phrase_automaton: at most
 ``words x (longest phrase + 2) x widest`` automaton steps, counted by
-``CompiledMatcher.scan_work``). The index is built once per skill set: ``compile_matcher``
-(cached with the catalog snapshot), or the LRU of ``match_skills`` keyed by exactly the skills'
-names and matchers.
+``CompiledMatcher.scan_work``; a step looks a message word up by at most 16 keys: itself, one
+prefix per stem length in use (at most 14) and the number). The index is built once per skill
+set: ``compile_matcher`` (cached with the catalog snapshot), or the LRU of ``match_skills``
+keyed by exactly the skills' names and matchers.
 """
 
 from __future__ import annotations
@@ -58,6 +76,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from skills.models import LoadedSkill, SkillMatcher
+from turn.keyword_patterns import MAX_STEM_CHARS, MIN_STEM_CHARS, Phrase, keyword_phrase
 from turn.matcher_words import (
     ABBREVIATIONS,
     MAX_MATCHED_TEXT_BYTES,
@@ -70,7 +89,6 @@ from turn.matcher_words import (
 from turn.phrase_automaton import (
     MAX_PHRASE_WORDS,
     MIN_GAPPED_PHRASE_WORDS,
-    Phrase,
     PhraseAutomaton,
 )
 
@@ -78,11 +96,14 @@ __all__ = [
     "ABBREVIATIONS",
     "MAX_MATCHED_TEXT_BYTES",
     "MAX_PHRASE_WORDS",
+    "MAX_STEM_CHARS",
     "MIN_GAPPED_PHRASE_WORDS",
+    "MIN_STEM_CHARS",
     "CompiledMatcher",
     "MatchResult",
     "ScanWork",
     "compile_matcher",
+    "keyword_phrase",
     "match_skills",
     "matched_text",
     "normalize_text",
@@ -126,7 +147,7 @@ def _phrases(keywords: Sequence[str]) -> tuple[Phrase, ...]:
     """Normalized, deduplicated phrases of keywords, in first-seen order; empty ones dropped."""
     phrases: dict[Phrase, None] = {}  # a dict keeps first-seen order, unlike a set
     for keyword in keywords:
-        phrase = tuple(words_of(keyword))
+        phrase = keyword_phrase(keyword)
         if phrase:
             phrases[phrase] = None
     return tuple(phrases)

@@ -1,5 +1,5 @@
-"""How keywords and messages become words (pure): normalization, WhatsApp abbreviations,
-simple pt-BR plurals, and the cut of a long text to its first 8 KiB.
+"""How keywords and messages become words (pure): normalization, stretched letters, WhatsApp
+spellings, simple pt-BR plurals, and the cut of a long text to its first 8 KiB.
 
 The rules themselves are stated once, in the docstring of turn.matcher; this module is their
 implementation and is re-exported there.
@@ -18,7 +18,11 @@ from skills.package_limits import BYTES_PER_KIB
 MAX_MATCHED_TEXT_BYTES = 8 * BYTES_PER_KIB
 
 _WORD_RE = re.compile(r"\w+")
-# WhatsApp abbreviations (normalized) -> the normalized word they stand for (one word each).
+# A letter written three or more times in a row ("muitooo", "siiim", "kkkk"): one is kept.
+# Digits are left alone (1000), and doubled letters (carro, voo) are real spelling.
+_STRETCHED_RE = re.compile(r"([^\W\d_])\1{2,}")
+# WhatsApp abbreviations and common misspellings (normalized) -> the normalized word they
+# stand for (one word each).
 ABBREVIATIONS: Mapping[str, str] = MappingProxyType(
     {
         "vc": "voce",
@@ -46,9 +50,28 @@ ABBREVIATIONS: Mapping[str, str] = MappingProxyType(
         "td": "tudo",
         "agr": "agora",
         "dps": "depois",
+        "qnto": "quanto",
+        "qnt": "quanto",
+        "nd": "nada",
+        "pd": "pode",
+        "vo": "vou",
+        "hr": "hora",
+        "hrs": "horas",
+        "qro": "quero",
+        "qero": "quero",
+        "kero": "quero",
+        "qria": "queria",
+        "qeria": "queria",
+        "keria": "queria",
+        "dexa": "deixa",
+        "dxa": "deixa",
+        "kro": "caro",
+        "caru": "caro",
+        "dezconto": "desconto",
+        "ajendar": "agendar",
+        "orario": "horario",
     }
 )
-# Last letters whose plural is "+es"; and those whose plural is not a plain "+s".
 # Last letters whose plural is "+es"; and those whose plural is not a plain "+s".
 _ES_PLURAL_ENDINGS = frozenset("rzs")
 _NOT_PLAIN_S_ENDINGS = frozenset("xlmrzs")
@@ -67,9 +90,20 @@ def normalize_text(text: str) -> str:
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
+def unstretched(word: str) -> str:
+    """A letter written three or more times in a row, written once ("muitooo" -> "muito")."""
+    return _STRETCHED_RE.sub(r"\1", word) if len(word) > 2 else word
+
+
+def read_word(word: str) -> str:
+    """A normalized word as it is compared: unstretched, then an abbreviation read."""
+    word = unstretched(word)
+    return ABBREVIATIONS.get(word, word)
+
+
 def words_of(text: str) -> list[str]:
-    """The words keywords and messages are compared by: normalized, abbreviations expanded."""
-    return [ABBREVIATIONS.get(w, w) for w in _WORD_RE.findall(normalize_text(text))]
+    """The words messages (and plain keywords) are compared by (rules in turn.matcher)."""
+    return [read_word(w) for w in _WORD_RE.findall(normalize_text(text))]
 
 
 def _is_word_part(ch: str) -> bool:

@@ -203,17 +203,9 @@ async def update_outbox_failed(conn: asyncpg.Connection, outbox_id: uuid.UUID, r
 
 
 # A claim older than any send can last (its job was cancelled, or its worker died): the
-# reply may or may not have reached the customer, so it is failed, not re-sent.
-FAIL_ABANDONED_CLAIMS = """
-update outbox set
-    status = 'failed',
-    attempts = attempts + 1,
-    last_error = 'delivery_unknown: the send was interrupted after its claim at '
-        || to_char(delivery_claimed_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
-        || ' (worker stopped or job timed out); not re-sent'
-where status = 'pending' and delivery_claimed_at < now() - make_interval(secs => $1)
-returning id, organization_id
-"""
+# reply may or may not have reached the customer, so it is failed, not re-sent (one narrow
+# function across orgs, migration 0020).
+FAIL_ABANDONED_CLAIMS = "select id, organization_id from skillet_fail_abandoned_claims($1)"
 
 
 async def fail_abandoned_claims(
@@ -225,8 +217,7 @@ async def fail_abandoned_claims(
 
 
 INSERT_ACTIVATIONS = """
-insert into skill_activations (organization_id, skill_name, skill_version_id, trigger, job_id)
-select * from unnest($1::uuid[], $2::text[], $3::uuid[], $4::text[], $5::text[])
+select skillet_record_activations($1::uuid[], $2::text[], $3::uuid[], $4::text[], $5::text[])
 """
 
 

@@ -15,12 +15,13 @@ from pydantic import ValidationError
 from channels.contacts import ContactIds
 from channels.models import Channel, ChannelKind
 from channels.queries import (
-    fetch_channel_by_address,
+    fetch_channel_route,
     list_alias_contact_ids,
     record_inbound,
     update_receipts,
 )
 from channels.waha_lids import LidResolver
+from core.tenancy import org_connection
 from jobs.payloads import InboundMessagePayload
 from jobs.queries import fetch_inbound_contact_id
 from jobs.queue import enqueue_inbound
@@ -112,7 +113,7 @@ class _ChannelCache:
         key = (kind, address)
         if key not in self._found:
             async with self._pool.acquire() as conn:
-                self._found[key] = await fetch_channel_by_address(conn, kind, address)
+                self._found[key] = await fetch_channel_route(conn, kind, address)
         return self._found[key]
 
 
@@ -129,7 +130,7 @@ async def _record_statuses(
         by_org.setdefault(channel.organization_id, []).append(status)
     for organization_id, updates in by_org.items():
         rows = [(s.provider_message_id, s.status, s.error) for s in updates]
-        async with pool.acquire() as conn:
+        async with org_connection(pool, organization_id) as conn:
             moved = await update_receipts(conn, organization_id, rows)
         report.statuses += len(moved)
         errors = {s.provider_message_id: s.error for s in updates if s.status == "failed"}
@@ -172,7 +173,7 @@ async def _enqueue_text(
     if channel.kind is ChannelKind.WAHA and lids is not None:
         sender = await with_looked_up_phone(pool, channel, sender, lids)
     # Before the job exists: the worker looks the route up when it sends the reply.
-    async with pool.acquire() as conn:
+    async with org_connection(pool, channel.organization_id) as conn:
         contact_id = await record_inbound(
             conn, channel.organization_id, sender, text.message_id, channel.id
         )
@@ -208,7 +209,7 @@ async def with_looked_up_phone(
     for it (so a customer known by phone keeps their conversation); else `sender` as is."""
     if sender.phone is not None or sender.lid is None:
         return sender
-    async with pool.acquire() as conn:
+    async with org_connection(pool, channel.organization_id) as conn:
         known = await list_alias_contact_ids(conn, channel.organization_id, [sender.lid])
     if known:
         return sender  # seen before: its contact id is on record

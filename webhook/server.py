@@ -7,11 +7,12 @@ import contextlib
 from dataclasses import dataclass
 
 import aiohttp
-import asyncpg
 import structlog
 from aiohttp import web
 
 from channels.waha_lids import WahaLidLookup
+from core.db import create_pool
+from core.db_roles import WEBHOOK_ROLE, warn_if_privileged_login
 from jobs.queue import open_queue
 from webhook.app import build_app
 from webhook.config import WebhookConfig
@@ -62,10 +63,13 @@ async def open_lid_lookup(
 async def serve(webhook: WebhookConfig, server: ServerConfig, stop: asyncio.Event) -> None:
     """Serve until `stop` is set; closes only what it opened, in reverse order."""
     async with contextlib.AsyncExitStack() as stack:
-        pool = await asyncpg.create_pool(
-            server.database_url, min_size=1, max_size=server.db_pool_max_size
+        # As skillet_webhook: an org's rows only once an event is routed to it, and before
+        # that only the narrow lookups of its channel (migration 0020).
+        pool = await create_pool(
+            server.database_url, min_size=1, max_size=server.db_pool_max_size, app_role=WEBHOOK_ROLE
         )
         stack.push_async_callback(pool.close)
+        await warn_if_privileged_login(pool, WEBHOOK_ROLE)
         queue = await open_queue(server.redis_url, server.queue_name)
         stack.push_async_callback(queue.aclose)
         lids = await open_lid_lookup(stack, webhook)

@@ -1,5 +1,5 @@
-"""Running the admin API: open its pool (as the non-owner app role), queue and S3 client,
-serve until told to stop, close in reverse order."""
+"""Running the admin API: open its pool (as the group role skillet_api), queue and S3
+client, serve until told to stop, close in reverse order."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from api.app import build_app
 from api.routing import ApiDeps
 from core.clock import system_clock
 from core.db import create_pool
-from core.errors import SkilletError
+from core.db_roles import API_ROLE, warn_if_privileged_login
 from jobs.queue import open_queue
 from skills.storage import S3ObjectStore
 from skills.usage import UsageStore
@@ -23,26 +23,17 @@ from worker.settings import Settings
 log = structlog.get_logger(__name__)
 
 
-class ApiNotConfigured(SkilletError):
-    code = "api_not_configured"
-
-
 async def serve_api(settings: Settings, host: str, port: int, stop: asyncio.Event) -> None:
-    """Serve until `stop` is set. Refuses to start without an app role: the API must never
-    query as the owner, to whom row-level security does not apply."""
-    if not settings.db_app_role:
-        raise ApiNotConfigured(
-            "the admin API runs only under row-level security: set SKILLET_DB_APP_ROLE "
-            "(default skillet_app, created by `skillet migrate`)"
-        )
+    """Serve until `stop` is set. Every query runs as skillet_api, under row-level security."""
     async with contextlib.AsyncExitStack() as stack:
         pool = await create_pool(
             settings.database_url,
             min_size=settings.db_pool_min_size,
             max_size=settings.db_pool_max_size,
-            app_role=settings.db_app_role,
+            app_role=API_ROLE,
         )
         stack.push_async_callback(pool.close)
+        await warn_if_privileged_login(pool, API_ROLE)
         queue = await open_queue(settings.redis_url, settings.queue_name)
         stack.push_async_callback(queue.aclose)
         client = await stack.enter_async_context(s3_client(settings))

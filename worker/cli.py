@@ -27,6 +27,7 @@ from worker import (
     cli_status,
 )
 from worker.cli_args import CliError, Command, aware_datetime_arg, uuid_arg
+from worker.dev_env import load_settings
 from worker.logging import configure_logging
 from worker.settings import Settings
 
@@ -35,12 +36,18 @@ log = structlog.get_logger(__name__)
 
 async def cmd_migrate(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     from core.db import connection
+    from worker.db_logins import check_passwords, sync_login_users
     from worker.migrate import apply_migrations, migrations_dir
 
     directory = migrations_dir(settings.migrations_dir)
-    async with connection(settings.database_url) as conn:
+    check_passwords(settings.login_passwords())  # a bad one stops before any migration
+    async with connection(settings.owner_url) as conn:
         applied = await apply_migrations(conn, directory)
-    return {"applied": applied, "message": f"{len(applied)} migration(s) applied"}
+        logins = await sync_login_users(conn, settings.login_passwords())
+    message = f"{len(applied)} migration(s) applied"
+    if logins:
+        message += f"; login users ready: {', '.join(logins)}"
+    return {"applied": applied, "logins": logins, "message": message}
 
 
 async def cmd_dev(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
@@ -81,7 +88,7 @@ async def cmd_orgs_create(args: argparse.Namespace, settings: Settings) -> dict[
     from turn.queries import insert_organization
 
     org_id = args.id or uuid.uuid4()
-    async with connection(settings.database_url) as conn:
+    async with connection(settings.owner_url) as conn:
         created = await insert_organization(conn, org_id, args.name)
     if not created:
         raise CliError(f"organization {org_id} already exists", code="organization_exists")
@@ -101,7 +108,7 @@ async def cmd_enqueue(args: argparse.Namespace, settings: Settings) -> dict[str,
         text=args.text,
         sent_at=args.sent_at or datetime.now(UTC),
     )
-    async with connection(settings.database_url) as conn:
+    async with connection(settings.owner_url) as conn:
         owner = await fetch_inbound_contact_id(
             conn, payload.organization_id, payload.channel, payload.message_id
         )
@@ -110,7 +117,7 @@ async def cmd_enqueue(args: argparse.Namespace, settings: Settings) -> dict[str,
         log.warning("enqueue.duplicate_foreign_contact", job_id=payload.job_id)
         message = f"duplicate: {payload.job_id} (message id already stored for another contact)"
         return {"job_id": payload.job_id, "status": "duplicate", "message": message}
-    pool = await create_pool(settings.database_url, min_size=1, max_size=1)
+    pool = await create_pool(settings.owner_url, min_size=1, max_size=1)
     redis = await open_queue(settings.redis_url, settings.queue_name)
     try:
         job = await enqueue_inbound(pool, redis, payload, coalesce_ms=settings.coalesce_ms)
@@ -200,7 +207,9 @@ def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     as_json = bool(getattr(args, "json", False))
     try:
-        settings = Settings()
+        # `dev up` reads only the environment: dev.env is what it writes for the others.
+        dev_up = args.command == "dev" and args.action == "up"
+        settings = load_settings(read_dev_env=not dev_up)
         # The demo prints a transcript on stdout: keep routine worker logs out of its way.
         level = "WARNING" if args.command == "demo" else settings.log_level
         configure_logging(

@@ -86,7 +86,7 @@ async def cmd_add(args: argparse.Namespace, settings: Settings) -> dict[str, Any
     prompt = _prompt(args)
     assert prompt is not None  # one of --prompt/--prompt-file is required
     provider, model_name = check_model(args.model_provider, args.model_name)
-    async with connection(settings.database_url) as conn:
+    async with connection(settings.owner_url) as conn:
         if await fetch_org_agent(conn, args.org) is None:
             raise CliError(f"organization {args.org} does not exist", code="organization_not_found")
         agent = await create_agent(
@@ -104,7 +104,7 @@ async def cmd_list(args: argparse.Namespace, settings: Settings) -> dict[str, An
     from core.db import connection
     from turn.agent_queries import list_agents
 
-    async with connection(settings.database_url) as conn:
+    async with connection(settings.owner_url) as conn:
         agents = await list_agents(conn, args.org)
     lines = [f"agents ({len(agents)}; the first answers numbers without an agent):"]
     lines += [f"  {_line(a)}" for a in agents]
@@ -128,7 +128,7 @@ async def cmd_set(args: argparse.Namespace, settings: Settings) -> dict[str, Any
             "--model-name or --default-model",
             code="nothing_to_change",
         )
-    async with connection(settings.database_url) as conn, conn.transaction():
+    async with connection(settings.owner_url) as conn, conn.transaction():
         agent = await fetch_agent(conn, args.agent)
         if agent is None:
             raise CliError(f"agent {args.agent} does not exist", code="agent_not_found")

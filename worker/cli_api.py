@@ -49,7 +49,7 @@ async def cmd_create(args: argparse.Namespace, settings: Settings) -> dict[str, 
     from skills.catalog_queries import fetch_organization_exists
 
     role = Role(args.role)
-    async with connection(settings.database_url) as conn, conn.transaction():
+    async with connection(settings.owner_url) as conn, conn.transaction():
         if not await fetch_organization_exists(conn, args.org):
             raise CliError(f"organization {args.org} does not exist", code="organization_not_found")
         for _ in range(MINT_ATTEMPTS):
@@ -81,7 +81,7 @@ async def cmd_create(args: argparse.Namespace, settings: Settings) -> dict[str, 
 async def cmd_list(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     from api.key_queries import list_api_keys
 
-    async with connection(settings.database_url) as conn:
+    async with connection(settings.owner_url) as conn:
         keys = await list_api_keys(conn, args.org)
     lines = [
         f"{k.prefix}  {k.role.value:<6}  {'revoked' if k.revoked_at else 'live   '}  {k.name or ''}"
@@ -94,7 +94,7 @@ async def cmd_revoke(args: argparse.Namespace, settings: Settings) -> dict[str, 
     from api.key_queries import update_api_key_revoked
     from skills.audit_queries import AuditEntry, insert_audit
 
-    async with connection(settings.database_url) as conn, conn.transaction():
+    async with connection(settings.owner_url) as conn, conn.transaction():
         key = await update_api_key_revoked(conn, args.org, args.prefix)
         if key is None:
             raise CliError(

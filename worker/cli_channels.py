@@ -54,7 +54,7 @@ async def cmd_add(args: argparse.Namespace, settings: Settings) -> dict[str, Any
         raise CliError(
             f"not a phone_number_id or session name: {args.address!r}", code="invalid_address"
         )
-    async with connection(settings.database_url) as conn:
+    async with connection(settings.owner_url) as conn:
         if await fetch_org_agent(conn, args.org) is None:
             raise CliError(f"organization {args.org} does not exist", code="organization_not_found")
         if args.agent:
@@ -80,7 +80,7 @@ async def cmd_add(args: argparse.Namespace, settings: Settings) -> dict[str, Any
 async def cmd_list(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     from channels.queries import list_channels
 
-    async with connection(settings.database_url) as conn:
+    async with connection(settings.owner_url) as conn:
         channels = await list_channels(conn, args.org)
     lines = [f"channels ({len(channels)}):", *(f"  {_line(c)}" for c in channels)]
     return {"channels": [c.as_json() for c in channels], "message": "\n".join(lines)}
@@ -127,7 +127,7 @@ async def cmd_set(args: argparse.Namespace, settings: Settings) -> dict[str, Any
     kind = ChannelKind(args.kind)
     if changes_key and kind is not ChannelKind.WAHA:
         raise CliError("only WAHA channels have a webhook HMAC key", code="not_a_waha_channel")
-    async with connection(settings.database_url) as conn, conn.transaction():
+    async with connection(settings.owner_url) as conn, conn.transaction():
         channel = await fetch_channel_by_address(conn, kind, args.address)
         if channel is None:
             raise CliError(f"{args.kind} {args.address} is not connected", code="channel_not_found")
@@ -169,7 +169,7 @@ async def _set_waha_key(
 async def cmd_remove(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     from channels.queries import delete_channel
 
-    async with connection(settings.database_url) as conn:
+    async with connection(settings.owner_url) as conn:
         channel = await delete_channel(conn, ChannelKind(args.kind), args.address)
     if channel is None:
         raise CliError(f"{args.kind} {args.address} is not connected", code="channel_not_found")

@@ -29,7 +29,7 @@ async def cmd_curator_run(args: argparse.Namespace, settings: Settings) -> dict[
         dry_run=args.dry_run,
         chunk_orgs=settings.curator_chunk_orgs,
     )
-    async with connection(settings.database_url) as conn:
+    async with connection(settings.owner_url) as conn:
         if args.org is not None:
             reports = [await run_curator(conn, args.org, options)]
         else:
@@ -63,7 +63,7 @@ async def cmd_skills_unpin(args: argparse.Namespace, settings: Settings) -> dict
 async def _set_pinned(
     args: argparse.Namespace, settings: Settings, *, pinned: bool
 ) -> dict[str, Any]:
-    async with connection(settings.database_url) as conn:
+    async with connection(settings.owner_url) as conn:
         record = await UsageStore(system_clock).set_pinned(conn, args.org, args.name, pinned)
     word = "pinned" if pinned else "unpinned"
     return {
@@ -75,7 +75,7 @@ async def _set_pinned(
 
 
 async def cmd_skills_restore(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
-    async with connection(settings.database_url) as conn:
+    async with connection(settings.owner_url) as conn:
         restored = await UsageStore(system_clock).restore(conn, args.org, args.name)
     record = restored.record
     return {

@@ -24,7 +24,7 @@ async def cmd_list(args: argparse.Namespace, settings: Settings) -> dict[str, An
     from skills.draft_queries import list_drafts
 
     status = None if args.status == "all" else DraftStatus(args.status)
-    async with connection(settings.database_url) as conn:
+    async with connection(settings.owner_url) as conn:
         drafts = await list_drafts(conn, args.org, status=status, limit=args.limit)
     lines = [
         f"{d.name}  {d.status.value}  {d.edits} edit(s)  {d.updated_at:%Y-%m-%d %H:%M}Z  "
@@ -40,7 +40,7 @@ async def cmd_list(args: argparse.Namespace, settings: Settings) -> dict[str, An
 async def cmd_show(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     from skills.drafts import show_draft
 
-    async with connection(settings.database_url) as conn:
+    async with connection(settings.owner_url) as conn:
         draft, diff = await show_draft(conn, args.org, args.name)
     files = [f"+ {p}" for p in diff.added] + [f"- {p}" for p in diff.removed]
     files += [f"~ {p}" for p in diff.changed]
@@ -55,7 +55,7 @@ async def cmd_approve(args: argparse.Namespace, settings: Settings) -> dict[str,
     from skills.drafts import approve_draft
     from skills.usage import UsageStore
 
-    async with connection(settings.database_url) as conn:
+    async with connection(settings.owner_url) as conn:
         decision = await approve_draft(
             conn,
             UsageStore(system_clock),
@@ -76,7 +76,7 @@ async def cmd_approve(args: argparse.Namespace, settings: Settings) -> dict[str,
 async def cmd_reject(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     from skills.drafts import reject_draft
 
-    async with connection(settings.database_url) as conn:
+    async with connection(settings.owner_url) as conn:
         decision = await reject_draft(
             conn, organization_id=args.org, name=args.name, actor=CLI_ACTOR
         )
@@ -92,7 +92,7 @@ async def cmd_orgs_set(args: argparse.Namespace, settings: Settings) -> dict[str
     from skills.drafts import set_agent_authoring
 
     mode = AuthoringMode(args.agent_authoring)
-    async with connection(settings.database_url) as conn:
+    async with connection(settings.owner_url) as conn:
         previous = await set_agent_authoring(
             conn, organization_id=args.org, mode=mode, actor=CLI_ACTOR
         )
@@ -107,7 +107,7 @@ async def cmd_orgs_set(args: argparse.Namespace, settings: Settings) -> dict[str
 async def cmd_audit(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     from skills.audit_queries import list_audit
 
-    async with connection(settings.database_url) as conn:
+    async with connection(settings.owner_url) as conn:
         rows = await list_audit(conn, args.org, limit=args.limit, before_id=args.before)
     entries = [
         {

@@ -58,7 +58,7 @@ async def cmd_import(args: argparse.Namespace, settings: Settings) -> dict[str, 
 
     limits = settings.package_limits()
     data = _read_upload(args.file, limits.max_upload_bytes)
-    async with connection(settings.database_url) as conn, _store(settings) as store:
+    async with connection(settings.owner_url) as conn, _store(settings) as store:
         result = await import_skill_package(
             conn, store, organization_id=args.org, data=data, limits=limits
         )
@@ -74,7 +74,7 @@ async def cmd_import(args: argparse.Namespace, settings: Settings) -> dict[str, 
 async def cmd_install(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     from skills.catalog import install_catalog_skill
 
-    async with connection(settings.database_url) as conn, _store(settings) as store:
+    async with connection(settings.owner_url) as conn, _store(settings) as store:
         result = await install_catalog_skill(conn, store, organization_id=args.org, name=args.name)
     message = f"{result.name}: installed from the catalog as version {result.version_id}"
     if result.reactivated_from:
@@ -85,7 +85,7 @@ async def cmd_install(args: argparse.Namespace, settings: Settings) -> dict[str,
 async def cmd_uninstall(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     from skills.catalog import uninstall_skill
 
-    async with connection(settings.database_url) as conn:
+    async with connection(settings.owner_url) as conn:
         await uninstall_skill(conn, organization_id=args.org, name=args.name)
     return {"name": args.name, "message": f"{args.name}: uninstalled (its versions are kept)"}
 
@@ -107,7 +107,7 @@ def _write_export(path: Path, data: bytes) -> None:
 async def cmd_export(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     from skills.export import export_skill
 
-    async with connection(settings.database_url) as conn, _store(settings) as store:
+    async with connection(settings.owner_url) as conn, _store(settings) as store:
         data = await export_skill(conn, store, organization_id=args.org, name=args.name)
     _write_export(args.out, data)
     return {
@@ -131,7 +131,7 @@ def _listing_text(listing: SkillListing) -> str:
 async def cmd_list(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     from skills.catalog import list_skills
 
-    async with connection(settings.database_url) as conn:
+    async with connection(settings.owner_url) as conn:
         listing = await list_skills(conn, organization_id=args.org)
     return {**listing.to_json(), "message": _listing_text(listing)}
 
@@ -139,7 +139,7 @@ async def cmd_list(args: argparse.Namespace, settings: Settings) -> dict[str, An
 async def cmd_catalog_seed(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     from skills.catalog_seed import seed_catalog
 
-    async with connection(settings.database_url) as conn, _store(settings) as store:
+    async with connection(settings.owner_url) as conn, _store(settings) as store:
         seeded = await seed_catalog(conn, store, args.dir, settings.package_limits())
     lines = [f"{r.name}: {r.status} ({r.version_id})" for r in seeded.results]
     return {"seeded": [r.to_json() for r in seeded.results], "message": "\n".join(lines)}

@@ -57,13 +57,11 @@ async def _redis_status(settings: Settings) -> tuple[QueueSnapshot, list[WorkerB
 
 async def cmd_status(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     from core.db import connection
-    from core.tenancy import BIND_SYSTEM
     from worker import status_queries as q
 
     queue, workers = await _redis_status(settings)
     queue = queue.with_owners(workers, time.time())
-    async with connection(settings.database_url) as conn:
-        await conn.execute(BIND_SYSTEM)  # cross-org reads, even if the URL's user is not owner
+    async with connection(settings.owner_url) as conn:
         counts = await q.fetch_dead_letter_counts(conn, codes=DEAD_LETTER_CODES)
         recent = await q.list_recent_dead_letters(conn, limit=args.dead_letters)
         coverage = await q.fetch_curator_coverage(conn)

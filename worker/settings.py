@@ -36,10 +36,19 @@ class Settings(BaseSettings):
         populate_by_name=True,
     )
 
+    # What this process logs in as: in production a member of its group role only
+    # (skillet_worker, skillet_webhook or skillet_api: README "Database roles").
     database_url: str = Field(
         default="postgresql://postgres@127.0.0.1:5432/skillet",
         validation_alias=AliasChoices("database_url", "DATABASE_URL"),
     )
+    # The schema owner: `skillet migrate` and the operator commands; unset = database_url.
+    owner_database_url: str | None = None
+    # Set: `skillet migrate` creates or updates the login user skillet_<process>_login with
+    # this password, member of the process's group role (worker/db_logins.py).
+    worker_db_password: SecretStr | None = None
+    webhook_db_password: SecretStr | None = None
+    api_db_password: SecretStr | None = None
     redis_url: str = Field(
         default="redis://127.0.0.1:6379/0",
         validation_alias=AliasChoices("redis_url", "REDIS_URL"),
@@ -51,14 +60,25 @@ class Settings(BaseSettings):
     s3_bucket: str = Field(
         default="skillet", validation_alias=AliasChoices("s3_bucket", "S3_BUCKET")
     )
-    s3_region: str = "us-east-1"
-    aws_access_key_id: str = Field(
-        default="skillet-dev",
+    # Unset: AWS_REGION, then AWS_DEFAULT_REGION, then botocore's own lookup (shared config).
+    s3_region: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("SKILLET_S3_REGION", "AWS_REGION", "AWS_DEFAULT_REGION"),
+    )
+    # Unset keys mean the standard AWS credential chain (env, shared config, instance profile,
+    # IRSA web identity): the client gets no explicit keys. Only `skillet dev up` uses dev keys,
+    # and hands them to later commands in {dev_dir}/dev.env.
+    aws_access_key_id: str | None = Field(
+        default=None,
         validation_alias=AliasChoices("aws_access_key_id", "AWS_ACCESS_KEY_ID"),
     )
-    aws_secret_access_key: SecretStr = Field(
-        default=SecretStr("skillet-dev-secret"),
+    aws_secret_access_key: SecretStr | None = Field(
+        default=None,
         validation_alias=AliasChoices("aws_secret_access_key", "AWS_SECRET_ACCESS_KEY"),
+    )
+    aws_session_token: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices("aws_session_token", "AWS_SESSION_TOKEN"),
     )
 
     # Queue and worker
@@ -74,9 +94,6 @@ class Settings(BaseSettings):
     keep_result_s: int = Field(default=3600, ge=0)
     db_pool_min_size: int = Field(default=1, ge=0)
     db_pool_max_size: int = Field(default=10, ge=1)
-    # The worker's pool switches to this non-owner role so row-level security applies
-    # (migration 0006 creates it); empty = connect as the URL's user (not recommended).
-    db_app_role: str | None = "skillet_app"
 
     # Operations (worker/ops_server.py): /metrics, /healthz, /livez on this port (0 = off);
     # the per-worker heartbeat in Redis runs either way.
@@ -207,6 +224,23 @@ class Settings(BaseSettings):
 
     # Local services launcher (`skillet dev up`)
     dev_dir: str = ".skillet"
+    # Start PostgreSQL and Valkey from the dev-services extra's wheels (and weed) on free ports
+    # even where system servers exist or answer; later commands read their URLs from dev.env.
+    dev_embedded: bool = False
+
+    @property
+    def owner_url(self) -> str:
+        """The schema owner's URL: migrations and operator commands."""
+        return self.owner_database_url or self.database_url
+
+    def login_passwords(self) -> dict[str, SecretStr]:
+        """The process logins `skillet migrate` must create, by process: their passwords."""
+        passwords = {
+            "worker": self.worker_db_password,
+            "webhook": self.webhook_db_password,
+            "api": self.api_db_password,
+        }
+        return {process: pw for process, pw in passwords.items() if pw is not None}
 
     def package_limits(self) -> PackageLimits:
         return PackageLimits(
@@ -219,6 +253,12 @@ class Settings(BaseSettings):
     def _package_limits_consistent(self) -> Settings:
         if self.package_max_file_bytes > self.package_max_bytes:
             raise ValueError("package_max_file_bytes must be <= package_max_bytes")
+        return self
+
+    @model_validator(mode="after")
+    def _s3_keys_paired(self) -> Settings:
+        if (self.aws_access_key_id is None) != (self.aws_secret_access_key is None):
+            raise ValueError("set both AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or neither")
         return self
 
     @model_validator(mode="after")

@@ -11,7 +11,7 @@ import uuid
 
 from skills.models import LoadedSkill, SkillMatcher
 from skills.package_limits import BYTES_PER_KIB, MAX_KEYWORD_CHARS, MAX_KEYWORDS
-from turn.matcher import MAX_MATCHED_TEXT_BYTES, compile_matcher
+from turn.matcher import MAX_MATCHED_TEXT_BYTES, MAX_STEM_CHARS, MIN_STEM_CHARS, compile_matcher
 
 HOSTILE_TEXT_BYTES = 64 * BYTES_PER_KIB
 # "a a ... a bN": 30 shared words then a distinct last one, 63 characters (within the limit).
@@ -84,3 +84,41 @@ def test_one_giant_word_is_one_word() -> None:
     work = matcher.scan_work("a" * HOSTILE_TEXT_BYTES)
     assert work.words == 0  # the only word is cut by the 8 KiB limit, so it is dropped
     assert work.steps == 0
+
+
+def stems_of_every_length() -> list[str]:
+    # First words "abc*", "abcd*", ..., the 16-letter stem: 14 stem lengths, the most there
+    # are, each first word shared by 7 phrases that never end ("... zN").
+    letters = "abcdefghijklmnop"
+    return [
+        f"{letters[:n]}* {letters[:n]}* z{k}"
+        for n in range(MIN_STEM_CHARS, MAX_STEM_CHARS + 1)
+        for k in range(7)
+    ]
+
+
+def test_stems_of_every_length_cost_a_bounded_number_of_steps_per_word() -> None:
+    matcher = compile_matcher([hostile_skill(stems_of_every_length())])
+    text = "abcdefghijklmnopq " * (HOSTILE_TEXT_BYTES // 18)
+    work = matcher.scan_work(text)
+    assert matcher.match(text).matched == []
+    assert work.words == MAX_MATCHED_TEXT_BYTES // 18
+    # Each word starts the 14 stem groups, each live for at most 2 more words (phrases of 3).
+    assert work.steps <= 3 * 14 * work.words
+    assert work.steps <= work.step_bound
+
+
+def test_numbers_and_alternatives_sharing_a_prefix_cost_a_few_steps_per_word() -> None:
+    # The shared-prefix attack through patterns: 100 phrases of 9 positions that each hold
+    # the number and two words, then a distinct bN (at most 64 characters, as a package).
+    keywords = [" ".join(["#|c|d"] * 9) + f" b{n}" for n in range(KEYWORD_COUNT)]
+    assert all(len(k) <= MAX_KEYWORD_CHARS for k in keywords)
+    matcher = compile_matcher([hostile_skill(keywords)])
+    text = "7 c " * (HOSTILE_TEXT_BYTES // 4)
+    work = matcher.scan_work(text)
+    assert matcher.match(text).matched == []
+    assert work.words == MAX_MATCHED_TEXT_BYTES // 4 * 2
+    # First keys "#", "c" and "d" each hold the 100 phrases in two groups (64 + 36); a word
+    # starts the two groups of its one key and the previous word's groups keep running.
+    assert work.steps <= 4 * work.words
+    assert work.steps <= work.step_bound

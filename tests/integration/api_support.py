@@ -88,10 +88,10 @@ class ApiClient:
 async def running_api(
     settings: Settings, store: ObjectStore, *, clock: Any = None
 ) -> AsyncIterator[ApiClient]:
-    """The real application, as `skillet api` builds it (pool as skillet_app), on 127.0.0.1."""
+    """The real application, as `skillet api` builds it (pool as skillet_api), on 127.0.0.1."""
     the_clock = clock or (lambda: datetime.now(UTC))
     async with contextlib.AsyncExitStack() as stack:
-        pool = await create_pool(settings.database_url, max_size=4, app_role="skillet_app")
+        pool = await create_pool(settings.database_url, max_size=4, app_role="skillet_api")
         stack.push_async_callback(pool.close)
         queue = await open_queue(settings.redis_url, settings.queue_name)
         stack.push_async_callback(queue.aclose)
@@ -176,7 +176,7 @@ async def activation_daily_table(db: asyncpg.Connection) -> AsyncIterator[None]:
                create policy tenant_isolation on skill_activation_daily
                    using (skillet_is_system() or organization_id = skillet_current_org())
                    with check (skillet_is_system() or organization_id = skillet_current_org());
-               grant select, insert, update, delete on skill_activation_daily to skillet_app"""
+               grant select, insert, update, delete on skill_activation_daily to skillet_api"""
         )
     try:
         yield

@@ -271,7 +271,7 @@ async def test_sessions_are_hashed_org_scoped_and_the_api_role_cannot_change_the
     assert hashlib.sha256(cookie["value"].encode()).digest() == await db.fetchval(
         "select session_hash from console_sessions where organization_id = $1", org
     )
-    pool = api.deps.pool  # skillet_app, as `skillet api` runs
+    pool = api.deps.pool  # skillet_api, as `skillet api` runs
     async with pool.acquire() as conn:  # no org bound: nothing
         assert await conn.fetchval("select count(*) from console_sessions") == 0
     async with org_connection(pool, other) as conn:

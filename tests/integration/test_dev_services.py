@@ -20,8 +20,11 @@ from pydantic import SecretStr
 
 from core.db import with_database
 from webhook.server import start_site
-from worker.dev_services import admin_database_url, down, ensure_bucket, status, up
+from worker.dev_env import DEV_ACCESS_KEY_ID, DEV_SECRET_ACCESS_KEY, load_settings
+from worker.dev_services import down, ensure_bucket, status, up
+from worker.dev_urls import admin_database_url
 from worker.processes import DevServicesError, free_port
+from worker.resources import s3_client
 from worker.settings import Settings
 from worker.weed import WeedProcess, start_weed
 
@@ -165,3 +168,30 @@ async def test_an_s3_that_answers_but_cannot_store_is_refused_with_a_clear_reaso
             await ensure_bucket(settings, probe_timeout_s=1)
     finally:
         await runner.cleanup()
+
+
+async def test_up_without_keys_starts_weed_with_the_dev_keys_and_hands_them_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = Settings(s3_endpoint_url=f"http://127.0.0.1:{free_port()}", dev_dir=str(tmp_path))
+    assert settings.aws_access_key_id is None
+    try:
+        report = await up(settings, services=("s3",))
+        assert report["s3"]["action"] == "started" and report["s3"]["bucket"] == "created"
+        assert (tmp_path / "dev.env").read_text() == (
+            f"AWS_ACCESS_KEY_ID={DEV_ACCESS_KEY_ID}\nAWS_SECRET_ACCESS_KEY={DEV_SECRET_ACCESS_KEY}\n"
+        )
+        # A later command (same dev dir, nothing in the environment) stores with them.
+        monkeypatch.setenv("SKILLET_DEV_DIR", str(tmp_path))
+        monkeypatch.setenv("S3_ENDPOINT_URL", settings.s3_endpoint_url)
+        later = load_settings()
+        assert later.aws_access_key_id == DEV_ACCESS_KEY_ID
+        async with s3_client(later) as client:
+            await client.put_object(Bucket=later.s3_bucket, Key="k", Body=b"ola")
+        # Without them the server refuses (it accepts only the dev keys).
+        async with _s3_client(settings.s3_endpoint_url, "other", "other-secret") as s3:
+            with pytest.raises(ClientError):
+                await s3.get_object(Bucket=later.s3_bucket, Key="k")
+    finally:
+        await down(settings)
+    assert not (tmp_path / "dev.env").exists()

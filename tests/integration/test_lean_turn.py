@@ -13,6 +13,7 @@ import pytest
 
 from channels.queries import insert_inbound_route
 from core.db import create_pool
+from core.db_roles import WORKER_ROLE
 from core.tenancy import org_connection, self_bound_connection
 from tests.integration.support import create_org, payload
 from turn.conversation_lease import ConversationLeases
@@ -35,7 +36,7 @@ async def _store(pool: Any, org: uuid.UUID, message_id: str) -> tuple[uuid.UUID,
 
 async def _one_connection_pool(settings: Settings) -> Any:
     """The worker's kind of pool with a single connection, so each use meets the last one's."""
-    return await create_pool(settings.database_url, min_size=1, max_size=1, app_role="skillet_app")
+    return await create_pool(settings.database_url, min_size=1, max_size=1, app_role=WORKER_ROLE)
 
 
 async def _commit(conn: Any, org: uuid.UUID, conversation: uuid.UUID, batch: list[uuid.UUID],

@@ -8,7 +8,7 @@ from tests.integration.support import create_org, enqueue, payload, publish, res
 from tests.integration.tcp_proxy import TcpProxy
 from turn.local_model import LocalModel
 from turn.model import ModelRequest, ModelResponse
-from worker.dev_services import endpoint_of
+from worker.dev_urls import endpoint_of
 from worker.resources import Resources
 from worker.settings import Settings
 

@@ -11,7 +11,7 @@ import pytest
 import pytest_asyncio
 
 from core.db import create_pool
-from core.tenancy import org_connection, system_connection
+from core.tenancy import org_connection
 from tests.integration.support import create_org, enqueue, payload, publish, run_burst
 from worker.resources import Resources
 from worker.settings import Settings
@@ -19,8 +19,8 @@ from worker.settings import Settings
 
 @pytest_asyncio.fixture(loop_scope="session")
 async def app_pool(settings: Settings) -> AsyncIterator[Any]:
-    """A pool exactly like the worker's: non-owner role, bindings reset between uses."""
-    pool = await create_pool(settings.database_url, max_size=2, app_role="skillet_app")
+    """A pool exactly like the worker's: its group role, bindings reset between uses."""
+    pool = await create_pool(settings.database_url, max_size=2, app_role="skillet_worker")
     yield pool
     await pool.close()
 
@@ -49,7 +49,8 @@ async def test_queries_without_an_org_filter_see_only_the_bound_org(
         }
         assert orgs == {org_b}
         assert await conn.fetchval("select count(*) from outbox") == 1
-        assert await conn.fetchval("select count(*) from skill_activations") == 1
+        daily = await conn.fetch("select distinct organization_id from skill_activation_daily")
+        assert [r["organization_id"] for r in daily] == [org_b]
         assert [r["id"] for r in await conn.fetch("select id from organizations")] == [org_b]
         names = sorted(r["name"] for r in await conn.fetch("select name from skill_versions"))
         assert names == ["catalogo", "frete-b"]  # its own and the platform catalog, never A's
@@ -66,23 +67,39 @@ async def test_queries_without_an_org_filter_see_only_the_bound_org(
 async def test_an_unbound_connection_sees_nothing_and_bindings_do_not_leak(
     settings: Settings, db: asyncpg.Connection, resources: Resources, app_pool: Any
 ) -> None:
-    await _two_orgs_with_history(settings, db, resources)
+    org_a, _ = await _two_orgs_with_history(settings, db, resources)
     async with app_pool.acquire() as conn:
         assert await conn.fetchval("select count(*) from messages") == 0
-    async with system_connection(app_pool) as conn:
-        assert await conn.fetchval("select count(*) from messages where direction = 'inbound'") == 2
-    for _ in range(2):  # the same pooled connections, after the system binding was released
+        # The setting that opened every org before migration 0020 no longer does.
+        await conn.execute("select set_config('skillet.system', 'on', false)")
+        assert await conn.fetchval("select count(*) from messages") == 0
+    async with org_connection(app_pool, org_a) as conn:
+        assert await conn.fetchval("select count(*) from messages") == 2
+    for _ in range(2):  # the same pooled connections, after the org binding was released
         async with app_pool.acquire() as conn:
             assert await conn.fetchval("select count(*) from messages") == 0
-            assert await conn.fetchval("select current_user") == "skillet_app"
+            assert await conn.fetchval("select current_user") == "skillet_worker"
 
 
-async def test_every_org_scoped_table_has_row_level_security(db: asyncpg.Connection) -> None:
+async def test_every_org_scoped_table_has_forced_row_level_security(
+    db: asyncpg.Connection,
+) -> None:
     unprotected = await db.fetch(
         """select c.relname from pg_class c
            join pg_namespace n on n.oid = c.relnamespace
-           where n.nspname = 'public' and c.relkind = 'r' and not c.relrowsecurity
+           where n.nspname = 'public' and c.relkind = 'r'
+             and not (c.relrowsecurity and c.relforcerowsecurity)
              and exists (select 1 from pg_attribute a where a.attrelid = c.oid
                          and a.attname = 'organization_id' and not a.attisdropped)"""
     )
     assert [r["relname"] for r in unprotected] == []
+    # The owner's functions see every org through a policy of their own, nobody else's.
+    without_system_policy = await db.fetch(
+        """select c.relname from pg_class c
+           join pg_namespace n on n.oid = c.relnamespace
+           where n.nspname = 'public' and c.relkind = 'r' and c.relrowsecurity
+             and not exists (select 1 from pg_policies p where p.schemaname = 'public'
+                             and p.tablename = c.relname and p.policyname = 'system_access'
+                             and p.roles = '{skillet_system}')"""
+    )
+    assert [r["relname"] for r in without_system_policy] == []

@@ -100,16 +100,16 @@ async def test_without_a_global_key_only_sessions_with_their_own_are_served(
     assert shared.body["error"] == "not_configured"
 
 
-async def test_the_app_role_reads_no_key_table_and_one_session_through_the_function(
+async def test_the_webhook_role_reads_no_key_table_and_one_session_through_the_function(
     db: asyncpg.Connection, shops: Shops
 ) -> None:
     async with db.transaction():
-        await db.execute("set local role skillet_app")
+        await db.execute("set local role skillet_webhook")
         await db.execute("select set_config('skillet.organization_id', $1, true)", str(shops.a))
         with pytest.raises(asyncpg.InsufficientPrivilegeError):
             await db.fetch("select * from channel_waha_keys")  # not even its own org's keys
     async with db.transaction():
-        await db.execute("set local role skillet_app")  # the webhook knows no org yet
+        await db.execute("set local role skillet_webhook")  # the webhook knows no org yet
         rows = await db.fetch("select * from skillet_waha_channel_key('loja-b')")
         assert [tuple(r) for r in rows] == [(shops.b, KEY_B)]
         assert await db.fetch("select * from skillet_waha_channel_key('')") == []

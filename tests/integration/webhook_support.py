@@ -16,6 +16,8 @@ from redis.asyncio import Redis
 
 from channels.models import Channel, ChannelKind
 from channels.queries import insert_channel
+from core.db import create_pool
+from core.db_roles import WEBHOOK_ROLE
 from jobs.queue import open_queue
 from tests.whatsapp_payloads import (
     APP_SECRET,
@@ -85,8 +87,9 @@ class RunningWebhook:
 async def running_webhook(
     settings: Settings, config: WebhookConfig = TEST_CONFIG
 ) -> AsyncIterator[RunningWebhook]:
-    """The real app on a free port of 127.0.0.1, on the test's database and queue."""
-    pool = await asyncpg.create_pool(settings.database_url, min_size=1, max_size=4)
+    """The real app on a free port of 127.0.0.1, on the test's database and queue, its pool
+    as `skillet webhook` opens it (the webhook's group role, bindings reset)."""
+    pool = await create_pool(settings.database_url, min_size=1, max_size=4, app_role=WEBHOOK_ROLE)
     queue = await open_queue(settings.redis_url, settings.queue_name)
     async with contextlib.AsyncExitStack() as stack:
         lids = await open_lid_lookup(stack, config)

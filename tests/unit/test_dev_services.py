@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from worker.dev_services import (
+from core.db import quote_ident
+from worker.dev_services import redis_argv, up
+from worker.dev_urls import (
     Endpoint,
     admin_database_url,
     bind_host,
@@ -14,9 +16,6 @@ from worker.dev_services import (
     database_name,
     endpoint_of,
     is_local,
-    quote_ident,
-    redis_argv,
-    up,
 )
 from worker.processes import DevServicesError
 from worker.settings import Settings

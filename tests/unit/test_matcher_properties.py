@@ -1,5 +1,6 @@
 """Property-based: the matcher agrees with a readable oracle that tries every start and every
-filler position of every keyword (hypothesis), on words chosen to collide through plurals."""
+filler position of every keyword (hypothesis), on words chosen to collide through plurals,
+stems, numbers and alternatives."""
 
 from __future__ import annotations
 
@@ -24,18 +25,33 @@ PROPERTIES = settings(max_examples=400, deadline=None, database=None, derandomiz
 # "ta"/"esta"/"tá"/"vc" exercise the abbreviations on both sides.
 VOCABULARY = ["a", "as", "ases", "b", "bs", "papel", "papeil", "papeis", "mes", "meses", "pix"]
 VOCABULARY += ["ta", "tá", "esta", "vc", "voces"]
+# Word patterns, keyword side only: stems, the number, alternatives of all three.
+PATTERNS = ["pap*", "mes*", "#", "a|pix", "ase*|b", "#|vc", "papel|pap*"]
+# Message words that only patterns find (a number, a word a stem begins).
+MESSAGE_ONLY = ["7", "10h", "papelaria", "mesa"]
 SEPARATORS = [" ", ", ", "-", " ... "]
+
+
+def read(word: str) -> str:
+    return ABBREVIATIONS.get(normalize_text(word), normalize_text(word))
+
+
+def same_alternative(message_word: str, alternative: str) -> bool:
+    """A read message word against one alternative: the number, a stem, or a word."""
+    if alternative == "#":
+        return message_word[:1].isdigit()
+    if alternative.endswith("*"):
+        return message_word.startswith(alternative[:-1])
+    keyword_word = read(alternative)
+    return message_word == keyword_word or message_word in plural_forms(keyword_word)
+
+
+def same(message_word: str, keyword_word: str) -> bool:
+    return any(same_alternative(read(message_word), a) for a in keyword_word.split("|"))
 
 
 def occurs(phrase: list[str], words: list[str]) -> bool:
     """The rules, spelled out: consecutive words, or one filler inside a 3+ word phrase."""
-
-    def read(word: str) -> str:
-        return ABBREVIATIONS.get(normalize_text(word), normalize_text(word))
-
-    def same(message_word: str, keyword_word: str) -> bool:
-        message_word, keyword_word = read(message_word), read(keyword_word)
-        return message_word == keyword_word or message_word in plural_forms(keyword_word)
 
     def exact_at(start: int, part: list[str]) -> bool:
         window = words[start : start + len(part)]
@@ -64,23 +80,21 @@ def oracle(skills: list[Spec], words: list[str]) -> tuple[set[str], set[str]]:
     return hard, probes
 
 
-phrases = st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=5)
-skill_specs = st.lists(
-    st.tuples(st.lists(phrases, max_size=4), st.lists(phrases, max_size=2)),
-    min_size=1,
-    max_size=4,
-)
+def phrases(vocabulary: list[str]) -> st.SearchStrategy[list[str]]:
+    return st.lists(st.sampled_from(vocabulary), min_size=1, max_size=5)
 
 
-@PROPERTIES
-@given(
-    specs=skill_specs,
-    words=st.lists(st.sampled_from([*VOCABULARY, "x", "papeiss"]), max_size=25),
-    separator=st.sampled_from(SEPARATORS),
-)
-def test_matcher_agrees_with_the_oracle(
-    specs: list[tuple[list[list[str]], list[list[str]]]], words: list[str], separator: str
-) -> None:
+def skill_specs(vocabulary: list[str]) -> st.SearchStrategy[list[tuple[list[list[str]], ...]]]:
+    return st.lists(
+        st.tuples(
+            st.lists(phrases(vocabulary), max_size=4), st.lists(phrases(vocabulary), max_size=2)
+        ),
+        min_size=1,
+        max_size=4,
+    )
+
+
+def agrees(specs: list[tuple[list[list[str]], ...]], words: list[str], separator: str) -> None:
     named = [(f"s{i}", any_kw, probe_kw) for i, (any_kw, probe_kw) in enumerate(specs)]
     skills = [
         LoadedSkill(
@@ -102,3 +116,32 @@ def test_matcher_agrees_with_the_oracle(
     assert set(result.probes) == probes
     work = compile_matcher(skills).scan_work(text)
     assert work.steps <= work.step_bound
+
+
+@PROPERTIES
+@given(
+    specs=skill_specs([*VOCABULARY, *PATTERNS]),
+    words=st.lists(st.sampled_from([*VOCABULARY, *MESSAGE_ONLY, "x", "papeiss"]), max_size=25),
+    separator=st.sampled_from(SEPARATORS),
+)
+def test_matcher_agrees_with_the_oracle(
+    specs: list[tuple[list[list[str]], ...]], words: list[str], separator: str
+) -> None:
+    agrees(specs, words, separator)
+
+
+# Few words, most of them found only through a pattern, so patterns meet their words often.
+PATTERN_KEYWORD_WORDS = [*PATTERNS, "mes", "pix"]
+PATTERN_MESSAGE_WORDS = [*MESSAGE_ONLY, "mes", "meses", "pap", "papel", "pix", "vc", "b"]
+
+
+@PROPERTIES
+@given(
+    specs=skill_specs(PATTERN_KEYWORD_WORDS),
+    words=st.lists(st.sampled_from(PATTERN_MESSAGE_WORDS), max_size=12),
+    separator=st.sampled_from(SEPARATORS),
+)
+def test_patterns_agree_with_the_oracle(
+    specs: list[tuple[list[list[str]], ...]], words: list[str], separator: str
+) -> None:
+    agrees(specs, words, separator)

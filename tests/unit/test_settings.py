@@ -93,13 +93,15 @@ def test_an_invalid_env_value_is_refused(monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def test_the_secret_key_never_appears_in_repr_or_str(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAEXAMPLE")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET)
     from_env = Settings()
-    from_kwargs = Settings(aws_secret_access_key=SecretStr(SECRET))
+    from_kwargs = Settings(aws_access_key_id="AKIAEXAMPLE", aws_secret_access_key=SecretStr(SECRET))
     for settings in (from_env, from_kwargs):
         assert SECRET not in repr(settings)
         assert SECRET not in str(settings)
         assert SECRET not in repr(settings.aws_secret_access_key)
+        assert settings.aws_secret_access_key is not None
         assert settings.aws_secret_access_key.get_secret_value() == SECRET
 
 
