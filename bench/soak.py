@@ -1,8 +1,9 @@
 """Soak: many conversations, several worker processes, duplicates, a SIGKILL, a Postgres restart.
 
 Run: .venv/bin/python bench/soak.py [--messages 10000 --conversations 500 --workers 4]
-Uses the Postgres at DATABASE_URL (a database of its own, dropped at the end), a Redis of its
-own (`redis-server` on a free port: it is wiped at three quarters) and a private `weed mini`.
+Starts servers of its own (bench/private_services.py), so nobody else's connections are cut:
+a PostgreSQL (initdb in a temp dir from the system's binaries: restarted at half), a Redis
+(wiped at three quarters) and a `weed mini`; all stopped at the end.
 Prints, last:
     sent=N lost=0 duplicate_replies=0 out_of_order=0 photo_only_replies=0 ... msgs/s
 (10% of the messages are photos on a number that does not answer them: stored, and answered
@@ -13,10 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import shutil
-import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -34,12 +32,13 @@ from worker.weed import start_weed
 
 # The scenario lives beside the tests (its small-size run is one); make the repo importable.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.private_services import PrivatePostgres, start_private_postgres, start_private_redis
 from tests.soak.run import SoakPlan, run_soak
 
 
-async def _main(args: argparse.Namespace, base: Settings) -> int:
-    name = f"skillet_soak_{uuid.uuid4().hex[:10]}"
-    admin = await asyncpg.connect(with_database(base.database_url, "postgres"))
+async def _main(args: argparse.Namespace, base: Settings, postgres: PrivatePostgres) -> int:
+    name = "skillet_soak"
+    admin = await asyncpg.connect(base.database_url)
     await admin.execute(f'create database "{name}"')
     await admin.close()
     settings = base.model_copy(
@@ -48,29 +47,24 @@ async def _main(args: argparse.Namespace, base: Settings) -> int:
             "queue_name": f"soak:{uuid.uuid4().hex}",
         }
     )
-    try:
-        conn = await connect(settings.database_url)
-        await apply_migrations(conn, DEFAULT_MIGRATIONS_DIR)
-        await conn.close()
-        plan = SoakPlan(
-            messages=args.messages,
-            conversations=args.conversations,
-            workers=args.workers,
-            duplicate_share=0.10,
-            kill_one_worker=True,
-            restart_postgres=not args.no_restart,
-            wipe_redis=True,
-            model_latency_ms=args.latency_ms,
-            round_gap_s=args.round_gap_s,
-            timeout_s=args.timeout_s,
-        )
-        started = time.perf_counter()
-        report = await run_soak(settings, plan)
-        elapsed = time.perf_counter() - started
-    finally:
-        admin = await asyncpg.connect(with_database(base.database_url, "postgres"))
-        await admin.execute(f'drop database if exists "{name}" with (force)')
-        await admin.close()
+    conn = await connect(settings.database_url)
+    await apply_migrations(conn, DEFAULT_MIGRATIONS_DIR)
+    await conn.close()
+    plan = SoakPlan(
+        messages=args.messages,
+        conversations=args.conversations,
+        workers=args.workers,
+        duplicate_share=0.10,
+        kill_one_worker=True,
+        restart_postgres=None if args.no_restart else postgres.restart,
+        wipe_redis=True,
+        model_latency_ms=args.latency_ms,
+        round_gap_s=args.round_gap_s,
+        timeout_s=args.timeout_s,
+    )
+    started = time.perf_counter()
+    report = await run_soak(settings, plan)
+    elapsed = time.perf_counter() - started
     print(f"events: {', '.join(report.events) or 'none'}")
     print(
         f"sent={report.sent} lost={report.lost} duplicate_replies={report.duplicate_replies} "
@@ -94,49 +88,24 @@ def main() -> int:
     configure_logging(level="WARNING")
     with tempfile.TemporaryDirectory() as tmp:
         weed = start_weed(Path(tmp), free_port(), "soak", "soak-secret-key")
-        redis_port = free_port()
-        redis = _private_redis(redis_port, Path(tmp))
+        redis, redis_port = start_private_redis(Path(tmp))
+        postgres = start_private_postgres()
         try:
             base = Settings(
+                database_url=postgres.url,
                 redis_url=f"redis://127.0.0.1:{redis_port}/0",
                 s3_endpoint_url=weed.endpoint_url,
                 aws_access_key_id="soak",
                 aws_secret_access_key="soak-secret-key",
                 s3_bucket="soak",
             )
-            return asyncio.run(_main(args, base))
+            return asyncio.run(_main(args, base, postgres))
         finally:
+            postgres.stop()
             redis.terminate()
             redis.wait()
             weed.stop()
             shutil.rmtree(tmp, ignore_errors=True)
-
-
-def _private_redis(port: int, directory: Path) -> subprocess.Popen[bytes]:
-    """A Redis of the soak's own: it is wiped at three quarters (FLUSHALL)."""
-    process = subprocess.Popen(
-        [
-            "redis-server",
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            str(directory),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    for _ in range(100):
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.1):
-            return process
-        time.sleep(0.05)
-    process.kill()
-    raise SystemExit("redis-server did not start")
 
 
 if __name__ == "__main__":

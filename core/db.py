@@ -10,7 +10,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 
-from core.tenancy import reset_bindings
+from core.tenancy import TenantConnection, reset_bindings
 
 
 async def _init_connection(conn: asyncpg.Connection) -> None:
@@ -38,6 +38,7 @@ async def create_pool(
         max_size=max_size,
         init=init,
         reset=reset_bindings if app_role is not None else None,
+        connection_class=TenantConnection,
     )
 
 

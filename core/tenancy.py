@@ -5,6 +5,10 @@ Each process's pool runs as its group role (`skillet_worker`, `skillet_webhook`,
 every org-scoped row is filtered by the org bound here, whatever the query forgets. The
 pool's reset clears the binding before a connection is reused. Work that spans orgs (sweeps,
 the curator, dead letters, telemetry) calls the narrow functions of migration 0020 instead.
+
+The turn's hot path binds differently: its statements are SQL functions that bind their org
+transaction-locally (migration 0021), so a `self_bound_connection` costs no bind before them
+and no reset after them: nothing they set outlives the statement.
 """
 
 from __future__ import annotations
@@ -36,5 +40,41 @@ async def org_connection(
         yield conn
 
 
+@asynccontextmanager
+async def self_bound_connection(pool: Any) -> AsyncIterator[asyncpg.Connection]:
+    """A pooled connection bound to no one, for statements that bind their org themselves,
+    transaction-locally (`skillet_bind_org`, migration 0021; anything else sees no org row).
+    When the block ends without an error the pool skips its reset: such statements leave
+    nothing in the session. An error (or a connection of another pool) resets as usual."""
+    async with pool.acquire() as conn:
+        yield conn
+        skip = getattr(conn, "skip_next_reset", None)  # a TenantConnection (core.db)
+        if skip is not None:
+            skip()
+
+
+class TenantConnection(asyncpg.Connection):  # type: ignore[misc]  # asyncpg is untyped
+    """A pooled connection that knows when its last use left nothing to reset."""
+
+    __slots__ = ("_reset_skippable",)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._reset_skippable = False
+
+    def skip_next_reset(self) -> None:
+        """Only self_bound_connection says so, after statements that bound nothing beyond
+        their own transaction."""
+        self._reset_skippable = True
+
+    def take_reset_skip(self) -> bool:
+        skippable, self._reset_skippable = self._reset_skippable, False
+        return skippable
+
+
 async def reset_bindings(conn: asyncpg.Connection) -> None:
+    """The pool's reset: forget the org binding and advisory locks, unless the
+    connection's last use was a self-bound one (one round trip fewer per turn step)."""
+    if isinstance(conn, TenantConnection) and conn.take_reset_skip():
+        return
     await conn.execute(RESET_BINDINGS)

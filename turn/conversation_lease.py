@@ -1,10 +1,11 @@
 """At most one holder per conversation across all workers: a lease on the conversation row.
 
-One UPDATE takes it (a fresh token, `lease_until` = now + TTL) when it is free or expired; a
-background task renews it every third of the TTL; the holder releases it only when no
-message waits (one statement, so a message committed meanwhile is either seen by the holder
-or finds the lease free). The reply commit checks the token, so a holder whose lease ran out
-cannot commit over its successor. A crashed holder's lease simply expires.
+One UPDATE takes it (a fresh token, `lease_until` = now + TTL) when it is free or expired
+(`take` reads the first burst in the same statement); a background task renews it every
+third of the TTL; the holder releases it only when no message waits (one statement, so a
+message committed meanwhile is either seen by the holder or finds the lease free). The
+reply commit checks the token, so a holder whose lease ran out cannot commit over its
+successor. A crashed holder's lease simply expires.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from typing import Any
 
 import structlog
 
-from core.tenancy import org_connection
+from core.tenancy import org_connection, self_bound_connection
+from turn.holder_queries import BurstRead, take_conversation
 
 log = structlog.get_logger(__name__)
 
@@ -80,6 +82,39 @@ class ConversationLeases:
             row["contact_id"],
             undelivered=row["undelivered"],
         )
+
+    async def take(
+        self,
+        organization_id: uuid.UUID,
+        conversation_id: uuid.UUID,
+        *,
+        limit: int,
+        history_limit: int,
+    ) -> tuple[Lease, BurstRead | None] | None:
+        """The lease and the first burst in one statement (None: held by someone else); no
+        burst when a committed reply waits to be delivered first."""
+        token = uuid.uuid4()
+        async with self_bound_connection(self._pool) as conn:
+            taken = await take_conversation(
+                conn,
+                organization_id,
+                conversation_id,
+                token,
+                ttl_s=self._ttl_s,
+                limit=limit,
+                history_limit=history_limit,
+            )
+        if taken is None:
+            return None
+        lease = Lease(
+            organization_id,
+            conversation_id,
+            token,
+            taken.channel,
+            taken.contact_id,
+            undelivered=taken.undelivered,
+        )
+        return lease, None if taken.undelivered else taken.burst
 
     async def release_if_idle(self, conn: Any, lease: Lease) -> bool:
         """Free the conversation unless a message waits; False: keep answering (or lost)."""

@@ -1,4 +1,5 @@
-"""SQL of per-conversation ordering: pending inbound messages, the commit fence, history."""
+"""SQL of per-conversation ordering: stored messages, undelivered replies, the commit fence
+(the holder reads its bursts and history through turn.holder_queries)."""
 
 from __future__ import annotations
 
@@ -30,74 +31,12 @@ class AnsweringAgent:
     model_name: str | None
 
 
-# With each message, the agent that answers it: its number's when that is one of the org's,
-# else the org's first (the burst is answered by its last message's).
-LIST_OPEN_INBOUND = """
-select m.id, m.external_id, m.body, m.received_at, m.answered_by, m.expects_reply, m.agent_id,
-       a.id as answering_id, a.system_prompt, a.model_provider, a.model_name
-from (
-    select id, external_id, body, received_at, created_at, answered_by, expects_reply, agent_id
-    from messages
-    where conversation_id = $1 and direction = 'inbound' and answered_by is null
-      and context_at is null
-    order by coalesce(received_at, created_at), id
-    limit $2
-) m
-left join lateral (
-    select a.id, a.system_prompt, a.model_provider, a.model_name from agents a
-    where a.organization_id = $3
-    order by (a.id = m.agent_id) desc nulls last, a.created_at, a.id
-    limit 1
-) a on true
-order by coalesce(m.received_at, m.created_at), m.id
-"""
-
-
 @dataclass(frozen=True)
 class OpenBurst:
     """What waits in the conversation, oldest first, and who answers it."""
 
     rows: list[InboundRow]
     agent: AnsweringAgent
-
-
-async def list_open_inbound(
-    conn: asyncpg.Connection, organization_id: uuid.UUID, conversation_id: uuid.UUID, limit: int
-) -> OpenBurst:
-    """The next burst (at most `limit` messages) and its last message's agent."""
-    found = await conn.fetch(LIST_OPEN_INBOUND, conversation_id, limit, organization_id)
-    rows = [
-        InboundRow(
-            r["id"],
-            r["external_id"],
-            r["body"],
-            r["received_at"],
-            r["answered_by"],
-            r["expects_reply"],
-            r["agent_id"],
-        )
-        for r in found
-    ]
-    last = found[-1] if found else None
-    agent = AnsweringAgent(
-        last["answering_id"] if last else None,
-        last["system_prompt"] if last else None,
-        last["model_provider"] if last else None,
-        last["model_name"] if last else None,
-    )
-    return OpenBurst(rows, agent)
-
-
-UPDATE_CONTEXT_ONLY = """
-update messages set context_at = now()
-where id = any($1::uuid[]) and answered_by is null and context_at is null
-"""
-
-
-async def update_context_only(conn: asyncpg.Connection, message_ids: Sequence[uuid.UUID]) -> None:
-    """Messages that wait for no reply, with nothing asked after them: history from now on,
-    never part of a later reply."""
-    await conn.execute(UPDATE_CONTEXT_ONLY, list(message_ids))
 
 
 LIST_UNDELIVERED = """
@@ -140,30 +79,6 @@ async def fetch_inbound_state(
     """(answered, expects_reply, kept as context) of one message, or None if unknown."""
     row = await conn.fetchrow(FETCH_INBOUND_STATE, inbound_id)
     return None if row is None else (row["answered"], row["expects_reply"], row["context"])
-
-
-# Answered messages, replies, and messages stored without expecting a reply (context), minus
-# the burst being answered now (the prompt lists it after the history).
-LIST_HISTORY = """
-select direction, body from (
-    select direction, body, created_at, id from messages
-    where conversation_id = $1
-      and (direction = 'outbound' or answered_by is not null or not expects_reply)
-      and not (id = any($3::uuid[]))
-    order by created_at desc, id desc limit $2
-) recent order by created_at, id
-"""
-
-
-async def list_history(
-    conn: asyncpg.Connection,
-    conversation_id: uuid.UUID,
-    limit: int,
-    batch_ids: Sequence[uuid.UUID] = (),
-) -> list[tuple[str, str]]:
-    """Earlier exchange of the conversation, oldest first, for model context."""
-    rows = await conn.fetch(LIST_HISTORY, conversation_id, limit, list(batch_ids))
-    return [(r["direction"], r["body"]) for r in rows]
 
 
 PERSIST_INBOUND = """
@@ -286,6 +201,37 @@ class CommittedReply:
     reply_id: uuid.UUID | None
 
 
+def commit_args(
+    *,
+    organization_id: uuid.UUID,
+    conversation_id: uuid.UUID,
+    channel: str,
+    batch_ids: Sequence[uuid.UUID],
+    first_received_at: datetime,
+    body: str,
+    counts: TurnCounts,
+    at: datetime,
+    lease_token: uuid.UUID | None,
+) -> tuple[Any, ...]:
+    """The reply commit's thirteen arguments, in order (skillet_commit_reply and
+    skillet_commit_turn take the same)."""
+    return (
+        organization_id,
+        conversation_id,
+        channel,
+        list(batch_ids),
+        first_received_at,
+        body,
+        list(counts.used),
+        list(counts.viewed),
+        [name for name, _ in counts.activations],
+        [trigger for _, trigger in counts.activations],
+        at,
+        lease_token,
+        counts.usage,
+    )
+
+
 async def commit_reply(
     conn: asyncpg.Connection,
     *,
@@ -301,21 +247,17 @@ async def commit_reply(
 ) -> CommittedReply:
     """The fenced reply commit with the turn's counts (skillet_commit_reply, migrations 0005,
     0008, 0016, 0017): one statement, one transaction, refused to a holder whose lease ran
-    out."""
-    row = await conn.fetchrow(
-        COMMIT_REPLY,
-        organization_id,
-        conversation_id,
-        channel,
-        list(batch_ids),
-        first_received_at,
-        body,
-        list(counts.used),
-        list(counts.viewed),
-        [name for name, _ in counts.activations],
-        [trigger for _, trigger in counts.activations],
-        at,
-        lease_token,
-        counts.usage,
+    out. The holder commits through turn.holder_queries.commit_turn (claim included)."""
+    args = commit_args(
+        organization_id=organization_id,
+        conversation_id=conversation_id,
+        channel=channel,
+        batch_ids=batch_ids,
+        first_received_at=first_received_at,
+        body=body,
+        counts=counts,
+        at=at,
+        lease_token=lease_token,
     )
+    row = await conn.fetchrow(COMMIT_REPLY, *args)
     return CommittedReply(**dict(row))

@@ -9,15 +9,22 @@ finds the lease taken leaves its message to the holder. A sweeper re-wakes conve
 whose messages wait with no live lease (jobs.conversation_sweep), so a lost job or a wiped
 Redis delays a reply, never loses it.
 
+A turn is three statements, each a SQL function that binds its org transaction-locally
+(migration 0021; no bind or reset of the pooled connection around them):
+  take      the lease, the first burst with its agent, the catalog revision and the history
+  commit    the fenced reply, its outbox row, the turn's counts and the delivery claim
+  continue  (after the send, no connection held) mark it sent, then let go if nothing is
+            open, else read the next burst
 What the holder does, per read of the open messages:
 | open messages                    | the holder                                           |
 |----------------------------------|------------------------------------------------------|
-| none                             | releases if still none (one statement); else reads again |
+| none                             | continues: lets go if still none, else reads again    |
 | only ones expecting no reply     | keeps them as context (history, never a later reply) |
 | some expecting a reply           | one model turn, one fenced commit for the whole burst |
-| commit refused: overtaken        | reads again (an older message committed late)        |
-| commit refused: answered         | reads again (someone answered part of it first)      |
+| commit refused: overtaken        | continues (an older message committed late)          |
+| commit refused: answered         | continues (someone answered part of it first)        |
 | commit refused: lease_lost       | stops: its lease ran out and another holder answers  |
+| continue: lease not held         | stops (the same, seen without a commit)               |
 | `max_batches_per_job` bursts done | lets go; the next job or sweep goes on               |
 Replies committed but never handed to a channel (a crash between commit and send) are
 delivered first, once.
@@ -36,24 +43,20 @@ from datetime import datetime
 import asyncpg
 import structlog
 
-from core.tenancy import org_connection
+from core.tenancy import org_connection, self_bound_connection
 from turn.conversation_lease import Lease
 from turn.conversation_queries import (
-    OpenBurst,
     PersistedInbound,
     fetch_inbound_state,
-    list_history,
-    list_open_inbound,
     list_undelivered,
-    update_context_only,
     upsert_inbound,
 )
 from turn.deps import TurnConfig, TurnDeps, TurnOutcome
 from turn.errors import UnknownOrganization
+from turn.holder_queries import BurstRead, Continued, continue_conversation
 from turn.outbox import Recipient, deliver_reply
-from turn.queries import OutboxRow
-from turn.reply_turn import Conversation, answer_batch
-from turn.skill_catalog import CatalogSnapshot
+from turn.queries import OutboxRow, update_outbox_sent
+from turn.reply_turn import BatchResult, Conversation, SentReply, answer_batch
 
 log = structlog.get_logger(__name__)
 
@@ -129,75 +132,68 @@ async def run_conversation(
     job's own message. `redelivery`: the own message was stored before this job."""
     structlog.contextvars.bind_contextvars(conversation_id=str(wakeup.conversation_id))
     outcomes: list[TurnOutcome] = []
-    # One connection takes the lease and reads the first burst: each org_connection costs a
-    # bind and a reset, and a turn should cost few statements.
-    async with org_connection(deps.pool, wakeup.organization_id) as conn:
-        lease = await deps.leases.acquire(conn, wakeup.organization_id, wakeup.conversation_id)
-        first = None
-        if lease is not None and not lease.undelivered:
-            first = await _read(deps, conn, lease)
-    if lease is not None:
+    taken = await deps.leases.take(
+        wakeup.organization_id,
+        wakeup.conversation_id,
+        limit=MAX_BURST_MESSAGES,
+        history_limit=deps.config.history_limit,
+    )
+    if taken is not None:
+        lease, first = taken
         async with deps.leases.kept_alive(lease):
             outcomes = await _hold(deps, lease, first, job_id)
     return await _own_outcome(deps, wakeup, outcomes, redelivery)
 
 
-@dataclass(frozen=True)
-class _Burst:
-    """A burst to answer, with what its prompt needs (read on the holder's connection)."""
-
-    open: OpenBurst
-    snapshot: CatalogSnapshot | None = None
-    history: list[tuple[str, str]] | None = None
-
-
-async def _read(deps: TurnDeps, conn: asyncpg.Connection, lease: Lease) -> _Burst:
-    """The open messages; for a burst that wants a reply, the catalog and history too. A
-    burst of messages that expect no reply is kept as context here and now."""
-    burst = await list_open_inbound(
-        conn, lease.organization_id, lease.conversation_id, MAX_BURST_MESSAGES
-    )
-    if not burst.rows:
-        return _Burst(burst)
-    if not any(row.expects_reply for row in burst.rows):
-        await update_context_only(conn, [row.id for row in burst.rows])
-        return _Burst(OpenBurst([], burst.agent))
-    snapshot = await deps.catalog.get(conn, lease.organization_id)
-    history = await list_history(
-        conn, lease.conversation_id, deps.config.history_limit, [row.id for row in burst.rows]
-    )
-    return _Burst(burst, snapshot, history)
-
-
 async def _hold(
-    deps: TurnDeps, lease: Lease, first: _Burst | None, job_id: str
+    deps: TurnDeps, lease: Lease, burst: BurstRead | None, job_id: str
 ) -> list[TurnOutcome]:
     outcomes = await _deliver_undelivered(deps, lease) if lease.undelivered else []
-    burst = first
+    sent: SentReply | None = None  # handed to its channel, marked by the next statement
     for _ in range(deps.config.max_batches_per_job):
         if lease.lost:
-            return outcomes
+            break
         if burst is None or not burst.open.rows:
-            # Nothing read yet, or nothing open when read: let go, unless something came in.
-            async with org_connection(deps.pool, lease.organization_id) as conn:
-                if burst is not None and await deps.leases.release_if_idle(conn, lease):
-                    return outcomes
-                burst = await _read(deps, conn, lease)
+            step = await _continue(deps, lease, sent)
+            sent = None
+            if not step.held:
+                lease.lost = True
+            if step.released or not step.held:
+                return outcomes
+            burst = step.burst
             continue
         result = await _answer(deps, lease, burst, job_id)
-        if result is not None:
-            outcomes.append(result)
-            burst = _Burst(OpenBurst([], burst.open.agent))  # answered: try letting go first
-        elif lease.lost:
-            return outcomes
-        else:
-            burst = None  # refused (overtaken, answered elsewhere): read again
-    await deps.leases.abandon(lease)  # the rest is the next job's (or the sweeper's)
+        if result.outcome is not None:
+            outcomes.append(result.outcome)
+            sent = result.sent
+        burst = None  # answered or refused: let go, or read again
+    if sent is not None:
+        async with org_connection(deps.pool, lease.organization_id) as conn:
+            await update_outbox_sent(conn, *sent)
+    if not lease.lost:
+        await deps.leases.abandon(lease)  # the rest is the next job's (or the sweeper's)
     return outcomes
 
 
-async def _answer(deps: TurnDeps, lease: Lease, burst: _Burst, job_id: str) -> TurnOutcome | None:
-    assert burst.snapshot is not None and burst.history is not None
+async def _continue(deps: TurnDeps, lease: Lease, sent: SentReply | None) -> Continued:
+    async with self_bound_connection(deps.pool) as conn:
+        return await continue_conversation(
+            conn,
+            lease.organization_id,
+            lease.conversation_id,
+            lease.token,
+            sent=sent,
+            limit=MAX_BURST_MESSAGES,
+            history_limit=deps.config.history_limit,
+        )
+
+
+async def _answer(deps: TurnDeps, lease: Lease, burst: BurstRead, job_id: str) -> BatchResult:
+    assert burst.catalog_revision is not None and burst.history is not None
+    snapshot = deps.catalog.cached(lease.organization_id, burst.catalog_revision)
+    if snapshot is None:  # the org's skills changed (or this worker never loaded them)
+        async with org_connection(deps.pool, lease.organization_id) as conn:
+            snapshot = await deps.catalog.get(conn, lease.organization_id)
     agent = burst.open.agent
     conversation = Conversation(
         lease.organization_id,
@@ -211,11 +207,11 @@ async def _answer(deps: TurnDeps, lease: Lease, burst: _Burst, job_id: str) -> T
         lease_token=lease.token,
     )
     result = await answer_batch(
-        deps, conversation, burst.snapshot, burst.open.rows, burst.history, job_id=job_id
+        deps, conversation, snapshot, burst.open.rows, burst.history, job_id=job_id
     )
     if result.refused == "lease_lost":
         lease.lost = True
-    return result.outcome
+    return result
 
 
 async def _deliver_undelivered(deps: TurnDeps, lease: Lease) -> list[TurnOutcome]:
@@ -223,13 +219,8 @@ async def _deliver_undelivered(deps: TurnDeps, lease: Lease) -> list[TurnOutcome
         undelivered = await list_undelivered(conn, lease.conversation_id)
     outcomes = []
     for reply in undelivered:
-        row = OutboxRow(
-            id=reply.id,
-            message_id=reply.message_id,
-            organization_id=lease.organization_id,
-            conversation_id=lease.conversation_id,
-            body=reply.body,
-            status="pending",
+        row = OutboxRow.pending(
+            lease.organization_id, lease.conversation_id, reply.id, reply.message_id, reply.body
         )
         recipient = Recipient(lease.channel, lease.contact_id)
         if await deliver_reply(deps.pool, deps.sender, row, recipient):

@@ -12,6 +12,7 @@ import structlog
 from core.tenancy import org_connection
 from turn.errors import SendError
 from turn.queries import (
+    DeliveryClaim,
     OutboxRow,
     claim_outbox_delivery,
     release_outbox_claim,
@@ -72,12 +73,26 @@ async def deliver_reply(pool: Any, sender: Sender, row: OutboxRow, recipient: Re
     `no_channel` failure) and is not claimed: a re-run after a crash handles it again.
     A permanent SendError marks the row failed with its code and reason (not raised).
     No pooled connection is held while the channel is called: claim, let go, send, mark.
+    (The holder's own replies are claimed by their commit and marked by its next step.)
     """
     async with org_connection(pool, row.organization_id) as conn:
         claim = await claim_outbox_delivery(conn, row.id)
     if claim is None:
         log.info("outbox.not_claimed", outbox_id=str(row.id))  # sent, failed or in flight
         return False
+    provider_ids = await send_claimed(pool, sender, row, recipient, claim)
+    if provider_ids is None:
+        return False
+    async with org_connection(pool, row.organization_id) as conn:
+        return await update_outbox_sent(conn, row.id, provider_ids)
+
+
+async def send_claimed(
+    pool: Any, sender: Sender, row: OutboxRow, recipient: Recipient, claim: DeliveryClaim
+) -> tuple[str, ...] | None:
+    """Send a claimed row (see deliver_reply) with no connection held: the provider's
+    message ids, for the caller to mark it sent with; None when the channel refused it for
+    good (marked failed here). A retryable SendError releases the claim and is raised."""
     route = None
     if claim.route_kind is not None and claim.route_address is not None:
         route = Route(claim.route_kind, claim.route_address)
@@ -96,6 +111,5 @@ async def deliver_reply(pool: Any, sender: Sender, row: OutboxRow, recipient: Re
                 raise
             await update_outbox_failed(conn, row.id, str(exc))
         log.error("outbox.failed", outbox_id=str(row.id), code=exc.code, error=exc.message[:300])
-        return False
-    async with org_connection(pool, row.organization_id) as conn:
-        return await update_outbox_sent(conn, row.id, provider_ids or ())
+        return None
+    return tuple(provider_ids or ())

@@ -115,6 +115,18 @@ class OutboxRow:
     body: str
     status: str
 
+    @classmethod
+    def pending(
+        cls,
+        organization_id: uuid.UUID,
+        conversation_id: uuid.UUID,
+        outbox_id: uuid.UUID,
+        reply_id: uuid.UUID,
+        body: str,
+    ) -> OutboxRow:
+        """A committed reply not yet handed to its channel."""
+        return cls(outbox_id, reply_id, organization_id, conversation_id, body, "pending")
+
 
 # Sent, and one receipt per message id the provider answered with (its statuses update them).
 UPDATE_OUTBOX_SENT = """
@@ -150,48 +162,20 @@ class DeliveryClaim:
     route_address: str | None  # its phone_number_id / WAHA session
 
 
-# The route: the channel the answered message arrived on (inbound_routes, written by the
-# webhook), else the org's only channel; none for an org with zero or several channels.
-# Only a row with a route is claimed: it is the only kind that leaves the building, so the
-# only kind a crash mid-send could deliver twice. A row without one is re-tried by a re-run.
+# The claim and its route live in skillet_claim_outbox (migration 0021), which the holder's
+# reply commit also runs (turn.holder_queries.commit_turn).
 CLAIM_OUTBOX_DELIVERY = """
-with target as (
-    select id, organization_id, conversation_id, message_id from outbox
-    where id = $1 and status = 'pending' and delivery_claimed_at is null
-    for update
-), context as (
-    select t.id, i.external_id as reply_to_external_id,
-           (select max(m.sent_at) from messages m
-            where m.conversation_id = t.conversation_id and m.direction = 'inbound')
-               as last_inbound_at,
-           route.kind as route_kind, route.address as route_address
-    from target t
-    join messages r on r.id = t.message_id
-    left join messages i on i.id = r.reply_to_id
-    left join lateral (
-        select * from (
-            select ch.kind, ch.address, 0 as preference
-            from inbound_routes ir join channels ch on ch.id = ir.channel_id
-            where ir.organization_id = t.organization_id and ir.external_id = i.external_id
-            union all
-            select ch.kind, ch.address, 1 from channels ch
-            where ch.organization_id = t.organization_id
-              and (select count(*) from channels o where o.organization_id = t.organization_id) = 1
-        ) candidates order by preference limit 1
-    ) route on true
-), claimed as (
-    update outbox o set delivery_claimed_at = now()
-    from context c where o.id = c.id and c.route_kind is not null
-)
-select reply_to_external_id, last_inbound_at, route_kind, route_address from context
+select reply_to_external_id, last_inbound_at, route_kind, route_address
+from skillet_claim_outbox($1)
 """
 
 
 async def claim_outbox_delivery(
     conn: asyncpg.Connection, outbox_id: uuid.UUID
 ) -> DeliveryClaim | None:
-    """Claim a pending, never-claimed row for one send (see above); None if it is sent,
-    failed or claimed."""
+    """Claim a pending, never-claimed row for one send when it has a route (the only kind
+    that leaves the building, so the only kind a crash mid-send could deliver twice; a row
+    without one is re-tried by a re-run); None if it is sent, failed or claimed."""
     row = await conn.fetchrow(CLAIM_OUTBOX_DELIVERY, outbox_id)
     return None if row is None else DeliveryClaim(**dict(row))
 

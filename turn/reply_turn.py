@@ -10,20 +10,17 @@ from typing import Any
 import structlog
 
 from core.errors import SkilletError
-from core.tenancy import org_connection
+from core.tenancy import self_bound_connection
 from skills.models import LoadedSkill
 from turn.agent_loop import LoopOutcome, run_agent_loop
-from turn.conversation_queries import (
-    InboundRow,
-    TurnCounts,
-    commit_reply,
-)
+from turn.conversation_queries import InboundRow, TurnCounts
 from turn.deps import TurnDeps, TurnOutcome
 from turn.errors import ModelRequestRejected
+from turn.holder_queries import commit_turn
 from turn.matcher import MatchResult
 from turn.model import InjectedSkill, ModelMessage, ModelRequest, ModelUsage, ToolCall
 from turn.model_input import cap_burst, cap_history
-from turn.outbox import Recipient, deliver_reply
+from turn.outbox import Recipient, deliver_reply, send_claimed
 from turn.prompt import build_prefix, prefix_sha256, prompt_cache_key, render_skill_context
 from turn.queries import ActivationRow, OutboxRow
 from turn.skill_catalog import CatalogSnapshot
@@ -59,12 +56,18 @@ class _NotCommitted(Exception):
         self.outcome = outcome
 
 
+# A reply handed to its channel and not yet marked sent: (outbox id, the provider's message
+# ids). The holder's next step marks it (turn.holder_queries.continue_conversation).
+SentReply = tuple[uuid.UUID, tuple[str, ...]]
+
+
 @dataclass(frozen=True)
 class BatchResult:
     outcome: TurnOutcome | None  # None: not committed, see `refused`
     # 'overtaken' (an older message appeared: read again), 'answered' (someone else answered
     # part of it first), 'lease_lost' (another holder has the conversation: stop).
     refused: str | None = None
+    sent: SentReply | None = None  # to be marked sent by the holder's next statement
 
 
 async def answer_batch(
@@ -99,7 +102,7 @@ async def answer_batch(
         usage=_usage_row(conversation, loop) if loop.usage.calls else None,
     )
     try:
-        reply = await _commit_reply(deps, conversation, batch, loop.text, counts)
+        sent = await _commit_reply(deps, conversation, batch, loop.text, counts)
     except _NotCommitted as exc:
         log.info("turn.not_committed", outcome=exc.outcome)
         return BatchResult(outcome=None, refused=exc.outcome)
@@ -107,7 +110,7 @@ async def answer_batch(
     outcome = TurnOutcome(
         status="replied",
         inbound_id=batch[-1].id,
-        reply=reply,
+        reply=loop.text,
         matched=tuple((s.name, s.version_id) for s in match.matched),
         probes=tuple(match.probes),
         capped=tuple(match.capped),
@@ -117,7 +120,7 @@ async def answer_batch(
         steps=loop.steps,
         answered=tuple(row.external_id for row in batch),
     )
-    return BatchResult(outcome=outcome)
+    return BatchResult(outcome=outcome, sent=sent)
 
 
 async def _ask_model(
@@ -213,12 +216,13 @@ async def _commit_reply(
     batch: Sequence[InboundRow],
     text: str,
     counts: TurnCounts,
-) -> str:
-    """Reply + outbox row + 'answered' marks + the turn's counts in one fenced statement,
-    then delivery."""
+) -> SentReply | None:
+    """Reply + outbox row + 'answered' marks + the turn's counts + the delivery claim in one
+    fenced statement, then the send with no connection held; what was sent, for the holder
+    to mark (None: the channel refused it for good, marked failed)."""
     first_received = batch[0].received_at or deps.clock()
-    async with org_connection(deps.pool, conversation.organization_id) as conn:
-        committed = await commit_reply(
+    async with self_bound_connection(deps.pool) as conn:
+        committed = await commit_turn(
             conn,
             organization_id=conversation.organization_id,
             conversation_id=conversation.conversation_id,
@@ -230,20 +234,22 @@ async def _commit_reply(
             at=deps.clock(),
             lease_token=conversation.lease_token,
         )
-        if committed.outcome != "replied" or committed.outbox_id is None:
-            raise _NotCommitted(committed.outcome)
-        assert committed.reply_id is not None
-        row = OutboxRow(
-            id=committed.outbox_id,
-            message_id=committed.reply_id,
-            organization_id=conversation.organization_id,
-            conversation_id=conversation.conversation_id,
-            body=text,
-            status="pending",
-        )
+    reply = committed.reply
+    if reply.outcome != "replied" or reply.outbox_id is None or reply.reply_id is None:
+        raise _NotCommitted(reply.outcome)
+    row = OutboxRow.pending(
+        conversation.organization_id,
+        conversation.conversation_id,
+        reply.outbox_id,
+        reply.reply_id,
+        text,
+    )
     recipient = Recipient(conversation.channel, conversation.contact_id)
-    await deliver_reply(deps.pool, deps.sender, row, recipient)
-    return text
+    if committed.claim is None:  # not expected right after the commit: the full path
+        await deliver_reply(deps.pool, deps.sender, row, recipient)
+        return None
+    provider_ids = await send_claimed(deps.pool, deps.sender, row, recipient, committed.claim)
+    return None if provider_ids is None else (row.id, provider_ids)
 
 
 def _activation_rows(

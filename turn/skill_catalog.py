@@ -25,7 +25,8 @@ class CatalogSnapshot:
 
 
 class SkillCatalogCache:
-    """One primary-key read per turn; the full load only when the org's revision moved.
+    """One primary-key read per turn (the holder's burst read carries it); the full load only
+    when the org's revision moved.
 
     Triggers bump `skill_catalog_revisions` in the same transaction as any pointer or state
     change, so a change committed before a turn starts is seen by that turn on every worker.
@@ -48,6 +49,15 @@ class SkillCatalogCache:
         while len(self._entries) > self._max_orgs:
             self._entries.popitem(last=False)
         return snapshot
+
+    def cached(self, organization_id: uuid.UUID, revision: int) -> CatalogSnapshot | None:
+        """The snapshot at `revision` (read by the caller, e.g. with the holder's burst), if
+        this worker has it; None: load it with `get`."""
+        cached = self._entries.get(organization_id)
+        if cached is None or cached.revision != revision:
+            return None
+        self._entries.move_to_end(organization_id)
+        return cached
 
     async def _load(self, conn: asyncpg.Connection, organization_id: uuid.UUID) -> CatalogSnapshot:
         # Revision and rows from one snapshot, so a cached entry never pairs new rows with

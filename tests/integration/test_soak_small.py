@@ -19,7 +19,7 @@ async def test_small_soak_loses_nothing_and_answers_once_in_order(
         workers=4,
         duplicate_share=0.10,
         kill_one_worker=True,
-        restart_postgres=False,  # the suite's own connections share that server
+        restart_postgres=None,  # the suite's own connections share that server
         model_latency_ms=20,
         round_gap_s=0.1,
     )

@@ -5,13 +5,12 @@ from __future__ import annotations
 import asyncio
 import itertools
 import random
-import shutil
 import signal
 import subprocess
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import asyncpg
@@ -35,7 +34,9 @@ class SoakPlan:
     # Photos on a number that does not answer them: stored, never answered on their own.
     media_share: float = 0.10
     kill_one_worker: bool = True
-    restart_postgres: bool = False
+    # Restarts the Postgres the soak runs on, at half: only one of the soak's own (bench/soak.py
+    # starts one); the suite's server is shared with everyone's connections.
+    restart_postgres: Callable[[], None] | None = None
     # FLUSHALL at three quarters: only with a Redis of the soak's own (bench/soak.py).
     wipe_redis: bool = False
     add_workers: int = 0  # started when a quarter of the messages are answered
@@ -112,16 +113,6 @@ class _Scaling:
                 worker.kill()
                 code = None
             report.events.append(f"drained worker exited {code}")
-
-
-def _postgres_restart_command() -> list[str] | None:
-    """The local Debian cluster's restart, when this machine has one we may restart."""
-    if shutil.which("pg_ctlcluster") is None or not Path("/etc/postgresql").is_dir():
-        return None
-    versions = sorted(p.name for p in Path("/etc/postgresql").iterdir())
-    if not versions:
-        return None
-    return ["pg_ctlcluster", "--skip-systemctl-redirect", versions[-1], "main", "restart"]
 
 
 def _message_plan(org: uuid.UUID, plan: SoakPlan) -> list[tuple[InboundMessagePayload, str]]:
@@ -215,7 +206,7 @@ async def _watch(
     killed = restarted = wiped = False
     loop = asyncio.get_running_loop()
     deadline = loop.time() + plan.timeout_s
-    restart = _postgres_restart_command() if plan.restart_postgres else None
+    restart = plan.restart_postgres
     target = len(_expected(org, plan, expects_reply=True))
     while loop.time() < deadline:
         done = await _answered(settings, org)
@@ -228,7 +219,7 @@ async def _watch(
             killed = True
             report.events.append(f"SIGKILL worker at {done} answered")
         if done is not None and restart and not restarted and done >= plan.messages // 2:
-            await asyncio.to_thread(subprocess.run, restart, check=True, capture_output=True)
+            await asyncio.to_thread(restart)
             restarted = True
             report.events.append(f"Postgres restarted at {done} answered")
         if done is not None and plan.wipe_redis and not wiped and done >= plan.messages * 3 // 4:

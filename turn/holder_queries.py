@@ -1,0 +1,189 @@
+"""SQL of the holder's loop, one statement per step (migration 0021): take, commit, continue.
+
+Each is a SQL function that binds its org transaction-locally, so it runs on a
+`core.tenancy.self_bound_connection` (no bind before it, no reset after it) under row-level
+security like every other statement.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import asyncpg
+
+from turn.conversation_queries import (
+    AnsweringAgent,
+    CommittedReply,
+    InboundRow,
+    OpenBurst,
+    TurnCounts,
+    commit_args,
+)
+from turn.queries import DeliveryClaim
+
+_BURST_COLUMNS = """ids, external_ids, bodies, received_ats, expects_replies, agent_ids,
+    agent_id, system_prompt, model_provider, model_name, catalog_revision,
+    history_directions, history_bodies"""
+
+
+@dataclass(frozen=True)
+class BurstRead:
+    """One read of the open messages: the burst (empty: nothing waits that wants a reply),
+    its agent, and for a burst to answer, the org's catalog revision and the history."""
+
+    open: OpenBurst
+    catalog_revision: int | None = None
+    history: list[tuple[str, str]] | None = None
+
+
+def _burst(row: Any) -> BurstRead:
+    ids = row["ids"] or []
+    rows = [
+        InboundRow(id_, external_id, body, received_at, None, expects_reply, agent_id)
+        for id_, external_id, body, received_at, expects_reply, agent_id in zip(
+            ids,
+            row["external_ids"] or [],
+            row["bodies"] or [],
+            row["received_ats"] or [],
+            row["expects_replies"] or [],
+            row["agent_ids"] or [],
+            strict=True,
+        )
+    ]
+    agent = AnsweringAgent(
+        row["agent_id"], row["system_prompt"], row["model_provider"], row["model_name"]
+    )
+    if not rows:
+        return BurstRead(OpenBurst([], agent))
+    history = list(zip(row["history_directions"], row["history_bodies"], strict=True))
+    return BurstRead(OpenBurst(rows, agent), int(row["catalog_revision"]), history)
+
+
+TAKE_CONVERSATION = f"""
+select channel, contact_id, undelivered, {_BURST_COLUMNS}
+from skillet_take_conversation($1, $2, $3, $4, $5, $6)
+"""
+
+
+@dataclass(frozen=True)
+class TakenConversation:
+    channel: str
+    contact_id: str
+    undelivered: bool  # a committed reply waits to be handed to its channel (no burst read)
+    burst: BurstRead
+
+
+async def take_conversation(
+    conn: asyncpg.Connection,
+    organization_id: uuid.UUID,
+    conversation_id: uuid.UUID,
+    token: uuid.UUID,
+    *,
+    ttl_s: float,
+    limit: int,
+    history_limit: int,
+) -> TakenConversation | None:
+    """The lease under `token` and the first burst; None: someone else holds it."""
+    row = await conn.fetchrow(
+        TAKE_CONVERSATION, organization_id, conversation_id, token, ttl_s, limit, history_limit
+    )
+    if row is None:
+        return None
+    return TakenConversation(row["channel"], row["contact_id"], row["undelivered"], _burst(row))
+
+
+CONTINUE_CONVERSATION = f"""
+select sent, held, released, {_BURST_COLUMNS}
+from skillet_continue_conversation($1, $2, $3, $4, $5, $6, $7)
+"""
+
+
+@dataclass(frozen=True)
+class Continued:
+    sent: bool  # the outbox row given was pending and is now sent
+    held: bool  # False: the lease is someone else's now (stop)
+    released: bool  # nothing waited: the conversation is free
+    burst: BurstRead  # what waits, when held and not released
+
+
+async def continue_conversation(
+    conn: asyncpg.Connection,
+    organization_id: uuid.UUID,
+    conversation_id: uuid.UUID,
+    token: uuid.UUID,
+    *,
+    sent: tuple[uuid.UUID, tuple[str, ...]] | None,
+    limit: int,
+    history_limit: int,
+) -> Continued:
+    """Mark `sent` (outbox id, provider message ids) sent, then release if nothing waits,
+    else read the next burst."""
+    outbox_id, provider_ids = sent if sent is not None else (None, ())
+    row = await conn.fetchrow(
+        CONTINUE_CONVERSATION,
+        organization_id,
+        conversation_id,
+        token,
+        outbox_id,
+        list(provider_ids),
+        limit,
+        history_limit,
+    )
+    assert row is not None  # the function always returns its one row
+    return Continued(row["sent"], row["held"], row["released"], _burst(row))
+
+
+COMMIT_TURN = """
+select outcome, outbox_id, reply_id, deliverable,
+       reply_to_external_id, last_inbound_at, route_kind, route_address
+from skillet_commit_turn($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+"""
+
+
+@dataclass(frozen=True)
+class CommittedTurn:
+    reply: CommittedReply
+    claim: DeliveryClaim | None  # what the sender needs; None: not committed
+
+
+async def commit_turn(
+    conn: asyncpg.Connection,
+    *,
+    organization_id: uuid.UUID,
+    conversation_id: uuid.UUID,
+    channel: str,
+    batch_ids: list[uuid.UUID],
+    first_received_at: datetime,
+    body: str,
+    counts: TurnCounts,
+    at: datetime,
+    lease_token: uuid.UUID | None,
+) -> CommittedTurn:
+    """skillet_commit_reply's fenced commit (same refusals) and its outbox row's delivery
+    claim, in one statement."""
+    args = commit_args(
+        organization_id=organization_id,
+        conversation_id=conversation_id,
+        channel=channel,
+        batch_ids=batch_ids,
+        first_received_at=first_received_at,
+        body=body,
+        counts=counts,
+        at=at,
+        lease_token=lease_token,
+    )
+    row = await conn.fetchrow(COMMIT_TURN, *args)
+    assert row is not None  # the function always returns its one row
+    reply = CommittedReply(row["outcome"], row["outbox_id"], row["reply_id"])
+    if reply.outcome != "replied" or not row["deliverable"]:
+        return CommittedTurn(reply, None)
+    claim = DeliveryClaim(
+        row["reply_to_external_id"],
+        row["last_inbound_at"],
+        row["route_kind"],
+        row["route_address"],
+    )
+    return CommittedTurn(reply, claim)
