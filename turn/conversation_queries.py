@@ -201,63 +201,43 @@ class CommittedReply:
     reply_id: uuid.UUID | None
 
 
-def commit_args(
-    *,
-    organization_id: uuid.UUID,
-    conversation_id: uuid.UUID,
-    channel: str,
-    batch_ids: Sequence[uuid.UUID],
-    first_received_at: datetime,
-    body: str,
-    counts: TurnCounts,
-    at: datetime,
-    lease_token: uuid.UUID | None,
-) -> tuple[Any, ...]:
-    """The reply commit's thirteen arguments, in order (skillet_commit_reply and
-    skillet_commit_turn take the same)."""
-    return (
-        organization_id,
-        conversation_id,
-        channel,
-        list(batch_ids),
-        first_received_at,
-        body,
-        list(counts.used),
-        list(counts.viewed),
-        [name for name, _ in counts.activations],
-        [trigger for _, trigger in counts.activations],
-        at,
-        lease_token,
-        counts.usage,
-    )
+@dataclass(frozen=True)
+class ReplyCommit:
+    """What a reply commit writes (skillet_commit_reply and skillet_commit_turn take the same
+    thirteen arguments, `args()` in order)."""
+
+    organization_id: uuid.UUID
+    conversation_id: uuid.UUID
+    channel: str
+    batch_ids: Sequence[uuid.UUID]
+    first_received_at: datetime
+    body: str
+    counts: TurnCounts
+    at: datetime
+    lease_token: uuid.UUID | None
+
+    def args(self) -> tuple[Any, ...]:
+        counts = self.counts
+        return (
+            self.organization_id,
+            self.conversation_id,
+            self.channel,
+            list(self.batch_ids),
+            self.first_received_at,
+            self.body,
+            list(counts.used),
+            list(counts.viewed),
+            [name for name, _ in counts.activations],
+            [trigger for _, trigger in counts.activations],
+            self.at,
+            self.lease_token,
+            counts.usage,
+        )
 
 
-async def commit_reply(
-    conn: asyncpg.Connection,
-    *,
-    organization_id: uuid.UUID,
-    conversation_id: uuid.UUID,
-    channel: str,
-    batch_ids: Sequence[uuid.UUID],
-    first_received_at: datetime,
-    body: str,
-    counts: TurnCounts,
-    at: datetime,
-    lease_token: uuid.UUID | None,
-) -> CommittedReply:
+async def commit_reply(conn: asyncpg.Connection, commit: ReplyCommit) -> CommittedReply:
     """The fenced reply commit with the turn's counts (skillet_commit_reply, migrations 0005,
     0008, 0016, 0017): one statement, one transaction, refused to a holder whose lease ran
     out. The holder commits through turn.holder_queries.commit_turn (claim included)."""
-    args = commit_args(
-        organization_id=organization_id,
-        conversation_id=conversation_id,
-        channel=channel,
-        batch_ids=batch_ids,
-        first_received_at=first_received_at,
-        body=body,
-        counts=counts,
-        at=at,
-        lease_token=lease_token,
-    )
-    row = await conn.fetchrow(COMMIT_REPLY, *args)
+    row = await conn.fetchrow(COMMIT_REPLY, *commit.args())
     return CommittedReply(**dict(row))

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 import asyncpg
@@ -19,8 +18,7 @@ from turn.conversation_queries import (
     CommittedReply,
     InboundRow,
     OpenBurst,
-    TurnCounts,
-    commit_args,
+    ReplyCommit,
 )
 from turn.queries import DeliveryClaim
 
@@ -149,33 +147,10 @@ class CommittedTurn:
     claim: DeliveryClaim | None  # what the sender needs; None: not committed
 
 
-async def commit_turn(
-    conn: asyncpg.Connection,
-    *,
-    organization_id: uuid.UUID,
-    conversation_id: uuid.UUID,
-    channel: str,
-    batch_ids: list[uuid.UUID],
-    first_received_at: datetime,
-    body: str,
-    counts: TurnCounts,
-    at: datetime,
-    lease_token: uuid.UUID | None,
-) -> CommittedTurn:
+async def commit_turn(conn: asyncpg.Connection, commit: ReplyCommit) -> CommittedTurn:
     """skillet_commit_reply's fenced commit (same refusals) and its outbox row's delivery
     claim, in one statement."""
-    args = commit_args(
-        organization_id=organization_id,
-        conversation_id=conversation_id,
-        channel=channel,
-        batch_ids=batch_ids,
-        first_received_at=first_received_at,
-        body=body,
-        counts=counts,
-        at=at,
-        lease_token=lease_token,
-    )
-    row = await conn.fetchrow(COMMIT_TURN, *args)
+    row = await conn.fetchrow(COMMIT_TURN, *commit.args())
     assert row is not None  # the function always returns its one row
     reply = CommittedReply(row["outcome"], row["outbox_id"], row["reply_id"])
     if reply.outcome != "replied" or not row["deliverable"]:

@@ -13,7 +13,7 @@ from core.errors import SkilletError
 from core.tenancy import self_bound_connection
 from skills.models import LoadedSkill
 from turn.agent_loop import LoopOutcome, run_agent_loop
-from turn.conversation_queries import InboundRow, TurnCounts
+from turn.conversation_queries import InboundRow, ReplyCommit, TurnCounts
 from turn.deps import TurnDeps, TurnOutcome
 from turn.errors import ModelRequestRejected
 from turn.holder_queries import commit_turn
@@ -222,8 +222,7 @@ async def _commit_reply(
     to mark (None: the channel refused it for good, marked failed)."""
     first_received = batch[0].received_at or deps.clock()
     async with self_bound_connection(deps.pool) as conn:
-        committed = await commit_turn(
-            conn,
+        commit = ReplyCommit(
             organization_id=conversation.organization_id,
             conversation_id=conversation.conversation_id,
             channel=conversation.channel,
@@ -234,6 +233,7 @@ async def _commit_reply(
             at=deps.clock(),
             lease_token=conversation.lease_token,
         )
+        committed = await commit_turn(conn, commit)
     reply = committed.reply
     if reply.outcome != "replied" or reply.outbox_id is None or reply.reply_id is None:
         raise _NotCommitted(reply.outcome)

@@ -14,7 +14,7 @@ from jobs.conversation_sweep import conversation_sweep
 from jobs.queue import open_queue
 from tests.integration.support import create_org, enqueue, payload, run_burst
 from turn.conversation_lease import ConversationLeases
-from turn.conversation_queries import TurnCounts, commit_reply
+from turn.conversation_queries import ReplyCommit, TurnCounts, commit_reply
 from turn.inbound_turn import persist_inbound
 from worker.resources import Resources
 from worker.settings import Settings
@@ -39,15 +39,17 @@ async def _commit(
 ) -> str:
     committed = await commit_reply(
         db,
-        organization_id=org,
-        conversation_id=conversation,
-        channel="whatsapp",
-        batch_ids=[inbound],
-        first_received_at=datetime.now(UTC),
-        body="resposta",
-        counts=TurnCounts(),
-        at=datetime.now(UTC),
-        lease_token=token,
+        ReplyCommit(
+            organization_id=org,
+            conversation_id=conversation,
+            channel="whatsapp",
+            batch_ids=[inbound],
+            first_received_at=datetime.now(UTC),
+            body="resposta",
+            counts=TurnCounts(),
+            at=datetime.now(UTC),
+            lease_token=token,
+        ),
     )
     return committed.outcome
 

@@ -17,7 +17,7 @@ from core.db_roles import WORKER_ROLE
 from core.tenancy import org_connection, self_bound_connection
 from tests.integration.support import create_org, payload
 from turn.conversation_lease import ConversationLeases
-from turn.conversation_queries import TurnCounts
+from turn.conversation_queries import ReplyCommit, TurnCounts
 from turn.holder_queries import commit_turn, continue_conversation, take_conversation
 from turn.inbound_turn import ConversationWakeup, persist_inbound, run_conversation
 from worker.resources import Resources
@@ -39,19 +39,22 @@ async def _one_connection_pool(settings: Settings) -> Any:
     return await create_pool(settings.database_url, min_size=1, max_size=1, app_role=WORKER_ROLE)
 
 
-async def _commit(conn: Any, org: uuid.UUID, conversation: uuid.UUID, batch: list[uuid.UUID],
-                  token: uuid.UUID) -> Any:  # fmt: skip
+async def _commit(
+    conn: Any, org: uuid.UUID, conversation: uuid.UUID, batch: list[uuid.UUID], token: uuid.UUID
+) -> Any:
     return await commit_turn(
         conn,
-        organization_id=org,
-        conversation_id=conversation,
-        channel="whatsapp",
-        batch_ids=batch,
-        first_received_at=datetime.now(UTC),
-        body="resposta",
-        counts=TurnCounts(used=("frete",), usage={"provider": "local", "calls": 1}),
-        at=datetime.now(UTC),
-        lease_token=token,
+        ReplyCommit(
+            organization_id=org,
+            conversation_id=conversation,
+            channel="whatsapp",
+            batch_ids=batch,
+            first_received_at=datetime.now(UTC),
+            body="resposta",
+            counts=TurnCounts(used=("frete",), usage={"provider": "local", "calls": 1}),
+            at=datetime.now(UTC),
+            lease_token=token,
+        ),
     )
 
 
