@@ -10,7 +10,8 @@
 --     system-wide work goes through the narrow SECURITY DEFINER functions below, each doing
 --     one thing, executable only by the group that needs it.
 -- skillet_app (0006) keeps its grants for one release, for workers of the previous release
--- during a rolling deploy; nothing of this release uses it.
+-- during a rolling deploy; nothing of this release uses it, and tables made from now on are
+-- no longer granted to it by default (0006's default privileges end here).
 
 do $$
 declare
@@ -75,6 +76,9 @@ language sql stable as $$
     select pg_has_role(current_user, 'skillet_system', 'USAGE')
 $$;
 
+alter default privileges in schema public
+    revoke select, insert, update, delete on tables from skillet_app;
+alter default privileges in schema public revoke usage, select on sequences from skillet_app;
 revoke create on schema public from public;
 grant usage on schema public to skillet_worker, skillet_webhook, skillet_api;
 grant usage, select on all sequences in schema public to skillet_worker, skillet_webhook,

@@ -214,3 +214,10 @@ async def _migrations_table(url: str) -> str | None:
         return found
     finally:
         await conn.close()
+
+
+async def test_tables_added_later_are_granted_to_nobody_by_default(db: asyncpg.Connection) -> None:
+    """Each migration grants its tables to the groups that use them; 0006's default grant to
+    the retired skillet_app would hand every new table to it."""
+    defaults = await db.fetch("select defaclacl::text as acl from pg_default_acl")
+    assert [r["acl"] for r in defaults if "skillet_app" in r["acl"]] == []
