@@ -88,13 +88,13 @@ def _counts(row: Any) -> TokenCounts:
     return TokenCounts(*(int(row[c]) for c in _COUNTS))
 
 
-# Newest day first; the unique key makes each (day, agent, provider, model) one row.
+# Newest day first; one row per (day, agent, provider, model): the sum of its slots (0022).
 LIST_USAGE_DAYS = f"""
-select t.day, t.agent_id, a.name as agent_name, t.provider, t.model,
-       {", ".join(f"t.{c}" for c in _COUNTS)}
+select t.day, t.agent_id, a.name as agent_name, t.provider, t.model, {_SUMS}
 from token_usage_daily t
 left join agents a on a.id = t.agent_id and a.organization_id = t.organization_id
 {_WINDOW}
+group by t.day, t.agent_id, a.name, t.provider, t.model
 order by t.day desc, a.name nulls first, t.agent_id nulls first, t.provider, t.model
 limit $5
 """

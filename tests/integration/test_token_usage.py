@@ -34,10 +34,14 @@ class Metered:
         )
 
 
+# A day's row is the sum of its slots (migration 0022).
 USAGE = """
-select agent_id, provider, model, turns, calls, input_tokens, output_tokens,
-       cache_read_tokens, unreported_turns, day = (now() at time zone 'UTC')::date as today
+select agent_id, provider, model, sum(turns) as turns, sum(calls) as calls,
+       sum(input_tokens) as input_tokens, sum(output_tokens) as output_tokens,
+       sum(cache_read_tokens) as cache_read_tokens, sum(unreported_turns) as unreported_turns,
+       day = (now() at time zone 'UTC')::date as today
 from token_usage_daily where organization_id = $1
+group by agent_id, provider, model, day
 """
 
 
@@ -95,3 +99,34 @@ async def test_status_shows_todays_tokens(
     ]
     assert await asyncio.to_thread(main, ["status"]) == 0
     assert "openai/gpt-x: 1 turns, 100 in (80% cached), 7 out" in capsys.readouterr().out
+
+
+async def test_concurrent_commits_of_one_org_bump_rows_of_their_own_and_readers_sum_them(
+    settings: Settings, db: asyncpg.Connection
+) -> None:
+    """One busy org's commits must not queue on a single rollup row (migration 0022)."""
+    org = await create_org(db)
+    conns: dict[int, asyncpg.Connection] = {}
+    try:
+        while len(conns) < 2:  # two sessions whose backend pids fall in different slots
+            conn = await asyncpg.connect(settings.database_url)
+            slot = await conn.fetchval("select pg_backend_pid() % 32")
+            if slot in conns:
+                await conn.close()
+            else:
+                conns[slot] = conn
+        usage = '{"provider": "openai", "model": "gpt-x", "calls": 1, "input_tokens": 10,'
+        usage += ' "output_tokens": 2}'
+        async with conns[min(conns)].transaction():  # holds its row lock...
+            bump = "select skillet_bump_token_usage($1, $2::text::jsonb, now())"
+            await conns[min(conns)].execute(bump, org, usage)
+            # ...which the other session's commit does not wait for (a timeout would raise).
+            await conns[max(conns)].execute("set statement_timeout = '2s'")
+            await conns[max(conns)].execute(bump, org, usage)
+    finally:
+        for conn in conns.values():
+            await conn.close()
+    slots = await db.fetch("select slot from token_usage_daily where organization_id = $1", org)
+    assert sorted(r["slot"] for r in slots) == sorted(conns)
+    [row] = await db.fetch(USAGE, org)
+    assert (row["turns"], row["calls"], row["input_tokens"], row["output_tokens"]) == (2, 2, 20, 4)
