@@ -78,9 +78,9 @@ prefix per stem length in use (at most 14) and the number). Co-occurrence adds n
 sides of ``A + B`` are phrases of the automaton like any other, each reported once per text;
 then each reported phrase is checked against the keywords it is a side of, so at most two
 set look-ups per co-occurrence keyword of the skill set, a number fixed at compile time and
-independent of the text (a 64 KiB text of side words costs what one of 8 KiB does). The index is built once per skill
-set: ``compile_matcher`` (cached with the catalog snapshot), or the LRU of ``match_skills``
-keyed by exactly the skills' names and matchers.
+independent of the text (a 64 KiB text of side words costs what one of 8 KiB does). The
+index is built once per skill set: ``compile_matcher`` (cached with the catalog snapshot), or
+the LRU of ``match_skills`` keyed by exactly the skills' names and matchers.
 """
 
 from __future__ import annotations
