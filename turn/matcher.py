@@ -158,13 +158,16 @@ class MatchResult:
 class ScanWork:
     """What matching one text cost, in steps rather than seconds (bench/ measures seconds).
 
-    Invariant: ``steps <= step_bound = words x (longest phrase + 2) x widest start``.
+    Invariant: ``steps <= step_bound = words x (longest phrase + 2) x widest start``, and
+    ``side_checks <= 4 x keywords`` (each of a keyword's <= 2 sides, found, checks <= 2).
     """
 
     words: int  # message words read, after the 8 KiB cut
     steps: int  # group updates, each a fixed handful of int operations of <= 2048 bits
     hits: int  # distinct keywords found (each reported once)
     step_bound: int
+    # Look-ups of co-occurrence sides: at most 2 per keyword of the index, whatever the text.
+    side_checks: int = 0
 
 
 def _keywords(keywords: Sequence[str]) -> tuple[Sides, ...]:
@@ -225,15 +228,13 @@ class _KeywordIndex:
         found, steps = self.automaton.scan(words)
         # Each found phrase is checked once per keyword it is a side of: at most two checks
         # per keyword of the index, whatever the text's length.
-        hits = {
-            sides
-            for phrase in found
-            for sides in self.by_side[phrase]
-            if all(side in found for side in sides)
-        }
+        candidates = [sides for phrase in found for sides in self.by_side[phrase]]
+        hits = {sides for sides in candidates if all(side in found for side in sides)}
         longest, widest = self.automaton.longest, self.automaton.widest
         bound = len(words) * (longest + 2) * widest
-        return hits, ScanWork(words=len(words), steps=steps, hits=len(hits), step_bound=bound)
+        checks = sum(len(sides) for sides in candidates)
+        work = ScanWork(len(words), steps, len(hits), bound, side_checks=checks)
+        return hits, work
 
 
 def _content_key(skills: Sequence[LoadedSkill]) -> _ContentKey:
