@@ -80,10 +80,14 @@ def per_call_ms(matcher: CompiledMatcher, text: str) -> float:
 def main() -> int:
     shared = [("a " * 30) + f"b{n}" for n in range(100)]
     plural_mix = [" ".join("as" if (n >> i) & 1 else "a" for i in range(20)) for n in range(100)]
+    # Co-occurrence: every side shares the first words "a a ...", every side occurs.
+    sides = [("a " * 13) + f"b{n} + " + ("a " * 13) + f"c{n}" for n in range(100)]
+    sides_text = fill("".join(("a " * 13) + f"b{n} " + ("a " * 13) + f"c{n} " for n in range(100)))
     cases = {
         "plain pt-BR message": (shared, fill(PLAIN_PARAGRAPH)),
         "'a a ... a bN' x100 vs 'a a a ...'": (shared, fill("a ")),
         "'a'/'as' mixes x100 vs 'as as ...'": (plural_mix, fill("as ")),
+        "'a.. bN + a.. cN' x100, every side": (sides, sides_text),
     }
     print(f"catalog + 1 hostile skill (100 keywords); each message {TEXT_BYTES} B")
     plain_ms = 0.0

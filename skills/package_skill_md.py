@@ -55,6 +55,7 @@ from skills.package_limits import (
     MAX_SKILL_MD_CHARS,
 )
 from skills.package_yaml import load_frontmatter
+from turn.keyword_patterns import keyword_form_error
 
 _NAME_PATTERN = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 _MATCHER_KEYS = frozenset({"any_keywords", "probe_keywords"})
@@ -189,7 +190,17 @@ def _split_keywords(text: str, key: str) -> tuple[str, ...]:
             f"metadata.{key} do SKILL.md pode ter até {MAX_KEYWORDS} palavras-chave separadas "
             f"por vírgula, cada uma com até {MAX_KEYWORD_CHARS} caracteres."
         )
+    _check_keyword_forms(keywords, f"metadata.{key}")
     return keywords
+
+
+def _check_keyword_forms(keywords: tuple[str, ...], field_name: str) -> None:
+    """A malformed co-occurrence keyword (`a +`, `+ b`, `a + b + c`) is refused, not
+    silently never matched."""
+    for keyword in keywords:
+        error = keyword_form_error(keyword)
+        if error is not None:
+            raise _invalid(f"Em {field_name} do SKILL.md, {error}")
 
 
 def _legacy_matcher(matcher: object) -> SkillMatcher:
@@ -225,6 +236,7 @@ def _keywords(raw: object, field_name: str) -> tuple[str, ...]:
             f"Cada item de matcher.{field_name} do SKILL.md precisa ser um texto de 1 a "
             f"{MAX_KEYWORD_CHARS} caracteres (use aspas em números)."
         )
+    _check_keyword_forms(keywords, f"matcher.{field_name}")
     return keywords
 
 

@@ -25,8 +25,8 @@ MIN_RECALL = 0.9
 MAX_FALSE_HIT_RATE = 0.03
 # What the shipped keywords measure there (bench/catalog_recall.py), below the targets: a
 # keyword edit that loses recall or adds false hits fails the test and the bench.
-MEASURED_RECALL = {"agendamento": 0.78, "objecao-preco": 0.83}
-MEASURED_FALSE_HIT_RATE = {"agendamento": 0.01, "objecao-preco": 0.02}
+MEASURED_RECALL = {"agendamento": 0.88, "objecao-preco": 0.83}
+MEASURED_FALSE_HIT_RATE = {"agendamento": 0.02, "objecao-preco": 0.02}
 
 
 @dataclass(frozen=True)

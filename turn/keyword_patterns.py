@@ -1,5 +1,5 @@
-"""How a keyword becomes a phrase of word patterns (pure): plain words, stems (``agend*``),
-any number (``#``) and alternatives (``sexta|sabado``).
+"""How a keyword becomes phrases of word patterns (pure): plain words, stems (``agend*``),
+any number (``#``), alternatives (``sexta|sabado``) and co-occurrence (``agend* + amanha``).
 
 The rules are stated once, in the docstring of turn.matcher; this module implements the
 keyword side of them, and the message-side lookup keys a pattern is found by.
@@ -13,10 +13,13 @@ from turn.matcher_words import normalize_text, plural_forms, read_word, unstretc
 
 # A phrase is a keyword as its word patterns, e.g. ("segunda", "via") or ("agend*",).
 Phrase = tuple[str, ...]
+# A keyword as its sides: one phrase, or two that must both occur (``a + b``); () never matches.
+Sides = tuple[Phrase, ...]
 
 STEM_MARK = "*"
 NUMBER = "#"
 ALTERNATIVES_MARK = "|"
+COOCCURRENCE_MARK = "+"
 # A stem has 3 to 16 letters before its "*": shorter ones would match most words ("ca*"),
 # and the cap bounds the prefixes a message word is looked up by (at most 14 lengths).
 MIN_STEM_CHARS = 3
@@ -26,6 +29,9 @@ MAX_STEM_CHARS = 16
 # plain words, as keywords always were ("c#" is "c", "a*b" is "a b", "ab*" is "ab").
 _CHUNK_RE = re.compile(r"[\w*#|]+")
 _ALTERNATIVE_RE = re.compile(r"\w+\*?|#")
+# A "+" standing alone between spaces (or at an end) joins two sides; "c++" and "1+1" stay
+# plain words, as they always were.
+_COOCCURRENCE_RE = re.compile(r"(?<!\S)\+(?!\S)")
 
 
 def _alternative(text: str) -> str | None:
@@ -60,6 +66,27 @@ def keyword_phrase(keyword: str) -> Phrase:
         else:
             patterns.append(pattern)
     return tuple(patterns)
+
+
+def keyword_sides(keyword: str) -> Sides:
+    """A keyword's phrases: ``(phrase,)``, or both sides of ``a + b``; ``()`` when it can
+    never match (no words, a blank side, or more than one ``+``)."""
+    if keyword_form_error(keyword) is not None:
+        return ()
+    sides = tuple(keyword_phrase(side) for side in _COOCCURRENCE_RE.split(keyword))
+    return sides if all(sides) else ()
+
+
+def keyword_form_error(keyword: str) -> str | None:
+    """Why a package must refuse this keyword's co-occurrence form (pt-BR), or None."""
+    parts = _COOCCURRENCE_RE.split(keyword)
+    if len(parts) == 1:
+        return None
+    if len(parts) > 2:  # two sides at most: a + b
+        return f"a palavra-chave {keyword!r} tem mais de um ' + ': use um só (a + b)."
+    if not all(part.strip() for part in parts):
+        return f"a palavra-chave {keyword!r} precisa de palavras dos dois lados do ' + ' (a + b)."
+    return None
 
 
 def alternatives_of(pattern: str) -> tuple[str, ...]:

@@ -48,6 +48,16 @@ Rules, the contract the turn and the tests rely on:
   orçamento`` (two extra words together), ``fora meu do seu orçamento`` (one in each of two
   places) nor ``do fora orçamento`` (order). A keyword of one or two words never takes a
   filler word: ``segunda via`` does not match ``segunda e via``.
+- Co-occurrence: a keyword ``A + B`` (a ``+`` standing alone, spaces around it) matches when
+  phrase ``A`` and phrase ``B`` both occur anywhere in the matched text, in either order,
+  overlapping or not; each side follows every rule here (patterns, plurals, its own filler
+  word). So ``consulta|horario|agend* + amanha|sexta|#`` matches ``dá pra agendar pra sexta?``
+  and ``sexta tem horário?`` but not ``chega sexta?`` nor ``quero agendar``: a broad word
+  counts only beside an intent word. The window is the whole matched text (a WhatsApp
+  burst is short; no distance is kept). ``a + a`` is ``a``; ``b + a`` and ``a + b`` are one
+  keyword. A package refuses a blank side (``a +``, ``+ b``) and more than one ``+``; the
+  matcher never matches such a keyword. A ``+`` inside a word run stays a separator as
+  before (``c++`` is ``c``, ``1+1`` is ``1 1``).
 - Plurals: each keyword word also matches its simple Portuguese plural, derived from the
   normalized word: ``-ao`` -> ``-oes``/``-aes``/``-aos`` (cartão -> cartões, pão -> pães,
   mão -> mãos); ``-il`` -> ``-is``/``-eis`` (barril -> barris, fácil -> fáceis); other ``-l``
@@ -64,9 +74,13 @@ Rules, the contract the turn and the tests rely on:
 Cost: linear in the message's words, whatever the keywords (turn.phrase_automaton: at most
 ``words x (longest phrase + 2) x widest`` automaton steps, counted by
 ``CompiledMatcher.scan_work``; a step looks a message word up by at most 16 keys: itself, one
-prefix per stem length in use (at most 14) and the number). The index is built once per skill
-set: ``compile_matcher`` (cached with the catalog snapshot), or the LRU of ``match_skills``
-keyed by exactly the skills' names and matchers.
+prefix per stem length in use (at most 14) and the number). Co-occurrence adds no step: both
+sides of ``A + B`` are phrases of the automaton like any other, each reported once per text;
+then each reported phrase is checked against the keywords it is a side of, so at most two
+set look-ups per co-occurrence keyword of the skill set, a number fixed at compile time and
+independent of the text (a 64 KiB text of side words costs what one of 8 KiB does). The
+index is built once per skill set: ``compile_matcher`` (cached with the catalog snapshot), or
+the LRU of ``match_skills`` keyed by exactly the skills' names and matchers.
 """
 
 from __future__ import annotations
@@ -76,7 +90,15 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from skills.models import LoadedSkill, SkillMatcher
-from turn.keyword_patterns import MAX_STEM_CHARS, MIN_STEM_CHARS, Phrase, keyword_phrase
+from turn.keyword_patterns import (
+    MAX_STEM_CHARS,
+    MIN_STEM_CHARS,
+    Phrase,
+    Sides,
+    keyword_form_error,
+    keyword_phrase,
+    keyword_sides,
+)
 from turn.matcher_words import (
     ABBREVIATIONS,
     MAX_MATCHED_TEXT_BYTES,
@@ -103,7 +125,9 @@ __all__ = [
     "MatchResult",
     "ScanWork",
     "compile_matcher",
+    "keyword_form_error",
     "keyword_phrase",
+    "keyword_sides",
     "match_skills",
     "matched_text",
     "normalize_text",
@@ -134,44 +158,48 @@ class MatchResult:
 class ScanWork:
     """What matching one text cost, in steps rather than seconds (bench/ measures seconds).
 
-    Invariant: ``steps <= step_bound = words x (longest phrase + 2) x widest start``.
+    Invariant: ``steps <= step_bound = words x (longest phrase + 2) x widest start``, and
+    ``side_checks <= 4 x keywords`` (each of a keyword's <= 2 sides, found, checks <= 2).
     """
 
     words: int  # message words read, after the 8 KiB cut
     steps: int  # group updates, each a fixed handful of int operations of <= 2048 bits
-    hits: int  # distinct phrases found (each reported once)
+    hits: int  # distinct keywords found (each reported once)
     step_bound: int
+    # Look-ups of co-occurrence sides: at most 2 per keyword of the index, whatever the text.
+    side_checks: int = 0
 
 
-def _phrases(keywords: Sequence[str]) -> tuple[Phrase, ...]:
-    """Normalized, deduplicated phrases of keywords, in first-seen order; empty ones dropped."""
-    phrases: dict[Phrase, None] = {}  # a dict keeps first-seen order, unlike a set
+def _keywords(keywords: Sequence[str]) -> tuple[Sides, ...]:
+    """Normalized, deduplicated keywords as their sides, in first-seen order; empty ones
+    dropped (``b + a`` and ``a + b`` are one keyword)."""
+    found: dict[Sides, None] = {}  # a dict keeps first-seen order, unlike a set
     for keyword in keywords:
-        phrase = keyword_phrase(keyword)
-        if phrase:
-            phrases[phrase] = None
-    return tuple(phrases)
+        sides = keyword_sides(keyword)
+        if sides:
+            found[tuple(sorted(set(sides)))] = None
+    return tuple(found)
 
 
 @lru_cache(maxsize=_MATCHER_CACHE_SIZE)
-def _matcher_phrases(matcher: SkillMatcher) -> tuple[tuple[Phrase, ...], tuple[Phrase, ...]]:
-    return _phrases(matcher.any_keywords), _phrases(matcher.probe_keywords)
+def _matcher_keywords(matcher: SkillMatcher) -> tuple[tuple[Sides, ...], tuple[Sides, ...]]:
+    return _keywords(matcher.any_keywords), _keywords(matcher.probe_keywords)
 
 
-def _phrase_owners(key: _ContentKey) -> tuple[dict[Phrase, list[int]], dict[Phrase, list[int]]]:
-    """Phrase -> positions of the skills listing it in any_keywords, and in probe_keywords."""
-    hard: dict[Phrase, list[int]] = {}
-    probe: dict[Phrase, list[int]] = {}
+def _keyword_owners(key: _ContentKey) -> tuple[dict[Sides, list[int]], dict[Sides, list[int]]]:
+    """Keyword -> positions of the skills listing it in any_keywords, and in probe_keywords."""
+    hard: dict[Sides, list[int]] = {}
+    probe: dict[Sides, list[int]] = {}
     seen: set[str] = set()
     for position, (name, matcher) in enumerate(key):
         if name in seen:  # first occurrence wins
             continue
         seen.add(name)
-        any_phrases, probe_phrases = _matcher_phrases(matcher)
-        for phrase in any_phrases:
-            hard.setdefault(phrase, []).append(position)
-        for phrase in probe_phrases:
-            probe.setdefault(phrase, []).append(position)
+        any_keywords, probe_keywords = _matcher_keywords(matcher)
+        for sides in any_keywords:
+            hard.setdefault(sides, []).append(position)
+        for sides in probe_keywords:
+            probe.setdefault(sides, []).append(position)
     return hard, probe
 
 
@@ -182,19 +210,31 @@ class _KeywordIndex:
     pairs in the same order, whatever their bodies or version ids.
     """
 
-    __slots__ = ("automaton", "hard", "names", "probe")
+    __slots__ = ("automaton", "by_side", "hard", "names", "probe")
 
     def __init__(self, key: _ContentKey) -> None:
         self.names = tuple(name for name, _ in key)
-        self.hard, self.probe = _phrase_owners(key)
-        self.automaton = PhraseAutomaton({**self.hard, **self.probe})
+        self.hard, self.probe = _keyword_owners(key)
+        # Phrase -> the keywords it is a side of (a plain keyword is its own one side).
+        self.by_side: dict[Phrase, list[Sides]] = {}
+        for sides in {**self.hard, **self.probe}:
+            for phrase in sides:
+                self.by_side.setdefault(phrase, []).append(sides)
+        self.automaton = PhraseAutomaton(self.by_side)
 
-    def scan(self, text: str) -> tuple[set[Phrase], ScanWork]:
+    def scan(self, text: str) -> tuple[set[Sides], ScanWork]:
+        """Keywords found in `text`: every side of each occurs in its matched part."""
         words = words_of(matched_text(text))
         found, steps = self.automaton.scan(words)
+        # Each found phrase is checked once per keyword it is a side of: at most two checks
+        # per keyword of the index, whatever the text's length.
+        candidates = [sides for phrase in found for sides in self.by_side[phrase]]
+        hits = {sides for sides in candidates if all(side in found for side in sides)}
         longest, widest = self.automaton.longest, self.automaton.widest
         bound = len(words) * (longest + 2) * widest
-        return found, ScanWork(words=len(words), steps=steps, hits=len(found), step_bound=bound)
+        checks = sum(len(sides) for sides in candidates)
+        work = ScanWork(len(words), steps, len(hits), bound, side_checks=checks)
+        return hits, work
 
 
 def _content_key(skills: Sequence[LoadedSkill]) -> _ContentKey:
@@ -217,10 +257,10 @@ def _match(
         raise ValueError(f"max_matched must be >= 0 or None, got {max_matched}")
     found, _ = index.scan(text)
     hard_counts: dict[int, int] = {}
-    for phrase in found:
-        for position in index.hard.get(phrase, ()):
+    for sides in found:
+        for position in index.hard.get(sides, ()):
             hard_counts[position] = hard_counts.get(position, 0) + 1
-    probed = {p for phrase in found for p in index.probe.get(phrase, ()) if p not in hard_counts}
+    probed = {p for sides in found for p in index.probe.get(sides, ()) if p not in hard_counts}
     names = index.names
     ranked = sorted(hard_counts, key=lambda p: (-hard_counts[p], names[p]))
     cut = len(ranked) if max_matched is None else max_matched

@@ -122,3 +122,38 @@ def test_numbers_and_alternatives_sharing_a_prefix_cost_a_few_steps_per_word() -
     # starts the two groups of its one key and the previous word's groups keep running.
     assert work.steps <= 4 * work.words
     assert work.steps <= work.step_bound
+
+
+def co_occurrence_keywords() -> list[str]:
+    """100 keywords of two 14-word sides sharing their first 13 words ("a a ... bN + a a ...
+    cN", 63 characters): 200 phrases under one first word."""
+    return [("a " * 13) + f"b{n} + " + ("a " * 13) + f"c{n}" for n in range(KEYWORD_COUNT)]
+
+
+def every_side_text(size: int) -> str:
+    unit = "".join(("a " * 13) + f"b{n} " + ("a " * 13) + f"c{n} " for n in range(KEYWORD_COUNT))
+    return (unit * (size // len(unit) + 1))[:size]
+
+
+def test_co_occurrence_keywords_whose_sides_all_occur_cost_a_few_steps_per_word() -> None:
+    matcher = compile_matcher([hostile_skill(co_occurrence_keywords())])
+    short = matcher.scan_work(every_side_text(MAX_MATCHED_TEXT_BYTES))
+    work = matcher.scan_work(every_side_text(HOSTILE_TEXT_BYTES))
+    assert matcher.match(every_side_text(HOSTILE_TEXT_BYTES)).matched[0].name == "hostil"
+    assert work.hits == KEYWORD_COUNT  # every keyword found, each once
+    # 200 phrases under the first word "a": four groups of 64, so four steps per word.
+    assert work.steps <= 4 * work.words
+    assert work.steps <= work.step_bound
+    # The side checks are bounded by the keywords (each side found checks both sides of its
+    # keyword once), not by the text: 8 KiB already found them all, 64 KiB adds nothing.
+    assert work.side_checks == short.side_checks == 2 * 2 * KEYWORD_COUNT
+
+
+def test_a_side_shared_by_every_keyword_is_checked_once_per_keyword() -> None:
+    # "a + bN": a message of "a a a ..." finds the side "a" once, whatever its length.
+    keywords = [f"a + b{n}" for n in range(KEYWORD_COUNT)]
+    matcher = compile_matcher([hostile_skill(keywords)])
+    work = matcher.scan_work("a " * (HOSTILE_TEXT_BYTES // 2))
+    assert matcher.match("a " * (HOSTILE_TEXT_BYTES // 2)).matched == []
+    assert work.side_checks == 2 * KEYWORD_COUNT  # each keyword: "a" found, "bN" not
+    assert work.steps <= work.words

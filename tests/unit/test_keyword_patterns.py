@@ -13,7 +13,9 @@ from turn.matcher import (
     MAX_STEM_CHARS,
     MIN_STEM_CHARS,
     compile_matcher,
+    keyword_form_error,
     keyword_phrase,
+    keyword_sides,
     match_skills,
     words_of,
 )
@@ -167,3 +169,76 @@ def test_misspellings_and_stretched_words_read_as_the_word(keyword: str, text: s
 def test_every_abbreviation_is_a_fixed_point_of_its_own_reading() -> None:
     for full in ABBREVIATIONS.values():
         assert words_of(full) == [full]
+
+
+# --- co-occurrence -------------------------------------------------------------------------
+
+SCHEDULE = "consulta|horario|agend* + amanha|sexta|#"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "dá pra agendar pra sexta?",
+        "sexta tem horário?",  # either order
+        "amanhã às 10h, consulta",
+        "queria agendar... 9h30 pode ser?",
+        "AGENDAMENTO amanha",
+    ],
+)
+def test_co_occurrence_matches_when_both_sides_occur(text: str) -> None:
+    assert hits(SCHEDULE, text)
+
+
+@pytest.mark.parametrize(
+    "text", ["chega sexta?", "quero agendar", "custa 150", "consultar o pedido amanha"]
+)
+def test_co_occurrence_needs_both_sides(text: str) -> None:
+    # "consultar" is not "consulta": a side is a phrase with the usual whole-word rules.
+    assert not hits(SCHEDULE, text)
+
+
+def test_each_side_is_a_phrase_with_its_own_filler_word() -> None:
+    keyword = "quero marcar uma + amanha"
+    assert hits(keyword, "amanhã quero marcar mais uma")  # the side's one filler word
+    assert not hits(keyword, "quero uma marcar amanhã")
+    assert hits("segunda via + boleto", "boleto: manda a segunda-via")
+    assert not hits("segunda via + boleto", "segunda e via do boleto")
+
+
+def test_sides_are_normalized_sorted_and_one_side_twice_is_that_side() -> None:
+    assert keyword_sides("Agend* + AMANHÃ") == (("agend*",), ("amanha",))
+    assert keyword_sides("a + a") == (("a",), ("a",))
+    skill = LoadedSkill(
+        name="s",
+        description="d",
+        body="b",
+        matcher=SkillMatcher(any_keywords=["a + b", "b + a", "b+a"]),
+        version_id=uuid.uuid4(),
+    )
+    # "b + a" is "a + b"; "b+a" is the plain phrase "b a" (no lone "+"): two distinct hits.
+    assert compile_matcher([skill]).scan_work("b a").hits == 2
+    assert hits("a + a", "a")
+
+
+@pytest.mark.parametrize("keyword", ["a +", "+ b", "+", "a + b + c", " + ", "!! + b", "a + ..."])
+def test_a_malformed_co_occurrence_never_matches(keyword: str) -> None:
+    assert keyword_sides(keyword) == ()
+    assert not hits(keyword, "a b c !! ...")
+
+
+@pytest.mark.parametrize(
+    ("keyword", "refused"),
+    [("a +", True), ("+ b", True), ("+", True), ("a + b + c", True), ("a + b", False)],
+)
+def test_the_form_error_names_the_mark(keyword: str, refused: bool) -> None:
+    error = keyword_form_error(keyword)
+    assert (error is not None) == refused
+    assert error is None or "+" in error
+
+
+@pytest.mark.parametrize(("keyword", "phrase"), [("c++", ("c",)), ("1+1", ("1", "1"))])
+def test_a_plus_inside_a_word_run_is_a_separator_as_before(
+    keyword: str, phrase: tuple[str, ...]
+) -> None:
+    assert keyword_sides(keyword) == (phrase,)

@@ -1,6 +1,7 @@
 """Property-based: the matcher agrees with a readable oracle that tries every start and every
 filler position of every keyword (hypothesis), on words chosen to collide through plurals,
-stems, numbers and alternatives."""
+stems, numbers and alternatives, and with co-occurrence keywords (``a + b``, malformed ones
+included: ``+ a``, ``a +``, ``a + b + c``)."""
 
 from __future__ import annotations
 
@@ -67,21 +68,35 @@ def occurs(phrase: list[str], words: list[str]) -> bool:
     return False
 
 
+def keyword_occurs(keyword: list[str], words: list[str]) -> bool:
+    """A keyword's words, "+" among them: one phrase, or two sides that both occur."""
+    sides: list[list[str]] = [[]]
+    for word in keyword:
+        if word == "+":
+            sides.append([])
+        else:
+            sides[-1].append(word)
+    if len(sides) > 2 or not all(sides):
+        return False  # a blank side or two marks: refused by packages, never matched
+    return all(occurs(side, words) for side in sides)
+
+
 Spec = tuple[str, list[list[str]], list[list[str]]]  # name, any_keywords, probe_keywords
 
 
 def oracle(skills: list[Spec], words: list[str]) -> tuple[set[str], set[str]]:
-    hard = {name for name, any_kw, _ in skills if any(occurs(k, words) for k in any_kw)}
+    hard = {name for name, any_kw, _ in skills if any(keyword_occurs(k, words) for k in any_kw)}
     probes = {
         name
         for name, _, probe_kw in skills
-        if name not in hard and any(occurs(k, words) for k in probe_kw)
+        if name not in hard and any(keyword_occurs(k, words) for k in probe_kw)
     }
     return hard, probes
 
 
 def phrases(vocabulary: list[str]) -> st.SearchStrategy[list[str]]:
-    return st.lists(st.sampled_from(vocabulary), min_size=1, max_size=5)
+    # The co-occurrence mark "+" is one more word, so sides (and malformed ones) come up.
+    return st.lists(st.sampled_from([*vocabulary, "+"]), min_size=1, max_size=7)
 
 
 def skill_specs(vocabulary: list[str]) -> st.SearchStrategy[list[tuple[list[list[str]], ...]]]:

@@ -230,6 +230,32 @@ def test_metadata_keywords_out_of_bounds_are_refused(
     assert _refused(_md(text)).code == "skill_frontmatter_invalid"
 
 
+@pytest.mark.parametrize("keyword", ["a +", "+ b", "a + b + c", "+", "a + ", "a +  + b"])
+@pytest.mark.parametrize("form", ["metadata", "matcher", "probes"])
+def test_a_co_occurrence_keyword_with_a_blank_side_or_two_marks_is_refused(
+    keyword: str, form: str
+) -> None:
+    text = {
+        "metadata": spec_skill_md("frete", keywords=f"frete, {keyword}"),
+        "probes": spec_skill_md("frete", keywords="frete", probes=keyword),
+        "matcher": spec_skill_md("frete", extra={"matcher": {"any_keywords": ["frete", keyword]}}),
+    }[form]
+    error = _refused(_md(text))
+    assert error.code == "skill_frontmatter_invalid"
+    assert " + " in error.message
+
+
+def test_co_occurrence_keywords_and_plus_signs_inside_words_are_accepted() -> None:
+    keywords = "agend* + amanha|sexta|#, quero marcar + hoje, c++, 1+1"
+    package = parse_skill_package(_md(spec_skill_md("frete", keywords=keywords)))
+    assert package.matcher.any_keywords == (
+        "agend* + amanha|sexta|#",
+        "quero marcar + hoje",
+        "c++",
+        "1+1",
+    )
+
+
 def test_metadata_keywords_at_the_bounds_are_accepted() -> None:
     keywords = ",".join(f"k{i}" for i in range(MAX_KEYWORDS - 1)) + ", " + "k" * MAX_KEYWORD_CHARS
     package = parse_skill_package(_md(spec_skill_md("frete", keywords=keywords)))

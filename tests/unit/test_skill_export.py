@@ -56,6 +56,12 @@ CASES = [
         ),
     ),
     ("Índice apenas.", SkillMatcher(), SkillFrontmatter()),
+    # Co-occurrence keywords keep their " + " (and patterns) through export and re-import.
+    (
+        "Agenda.",
+        SkillMatcher(["consulta|horario|agend* + amanha|sexta|#", "marcar + hoje"], ["c++"]),
+        SkillFrontmatter(),
+    ),
     ("yes", SkillMatcher(["frete"]), SkillFrontmatter(metadata=(("n", "1"),))),
 ]
 
