@@ -10,6 +10,7 @@ from skills.models import LoadedSkill
 from skills.storage import ObjectStore
 from turn.model import ToolCall
 from turn.tools.base import ToolContext, ToolResult, TurnLedger
+from turn.tools.page_cache import StoredPageCache
 from turn.tools.registry import default_registry
 
 
@@ -20,8 +21,10 @@ def reference_context(
     *,
     max_bytes: int = 4096,
     pool: Any = None,
+    page_cache: StoredPageCache | None = None,
 ) -> ToolContext:
-    """A turn's view for tools that only read files (no pool unless given)."""
+    """A turn's view for tools that only read files (no pool unless given); a fresh page
+    cache unless one (a worker's, shared by turns) is given."""
     return ToolContext(
         organization_id=organization_id,
         pool=pool,
@@ -31,6 +34,7 @@ def reference_context(
         installed=matched,
         max_read_bytes=max_bytes,
         ledger=TurnLedger(max_writes=5),
+        page_cache=page_cache or StoredPageCache(),
     )
 
 

@@ -18,8 +18,11 @@ from turn.metrics import NO_TURN_METRICS, TurnMetrics
 from turn.model import ModelUsage
 from turn.model_input import InputCaps
 from turn.outbox import Sender
+from turn.prompt import PrefixCache
 from turn.providers.registry import ModelRegistry
 from turn.skill_catalog import SkillCatalogCache
+from turn.tools.page_cache import StoredPageCache
+from turn.tools.registry import turn_tools
 
 
 def utc_now() -> datetime:
@@ -74,6 +77,8 @@ class TurnDeps:
     clock: Callable[[], datetime] = utc_now
     metrics: TurnMetrics = NO_TURN_METRICS
     dead_letters: DeadLetters = field(default_factory=NoDeadLetters)
+    page_cache: StoredPageCache = field(default_factory=StoredPageCache)
+    prefixes: PrefixCache = field(default_factory=lambda: PrefixCache(turn_tools()))
 
 
 @dataclass(frozen=True)

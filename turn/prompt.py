@@ -5,7 +5,9 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
+from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from turn.model import InjectedSkill, ToolDefinition
 
@@ -16,17 +18,57 @@ def build_prefix(persona: str, tools: Sequence[ToolDefinition], skill_index: str
     Depends only on its inputs, never on the message, the match or the clock, so it stays
     byte-identical while the installed set is unchanged and the provider's cache hits.
     """
-    tool_json = json.dumps(
+    return _assemble(persona, _tools_json(tools), skill_index)
+
+
+def _tools_json(tools: Sequence[ToolDefinition]) -> str:
+    return json.dumps(
         [t.to_json() for t in sorted(tools, key=lambda t: t.name)],
         ensure_ascii=False,
         sort_keys=True,
         separators=(",", ":"),
     )
-    return f"{persona.strip()}\n\n# Ferramentas\n{tool_json}\n\n{skill_index.rstrip()}\n"
+
+
+def _assemble(persona: str, tools_json: str, skill_index: str) -> str:
+    return f"{persona.strip()}\n\n# Ferramentas\n{tools_json}\n\n{skill_index.rstrip()}\n"
 
 
 def prefix_sha256(prefix: str) -> str:
     return hashlib.sha256(prefix.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Prefix:
+    text: str
+    sha256: str
+
+
+class PrefixCache:
+    """`build_prefix` for one fixed tool set, remembered by persona and skill index.
+
+    An org's turns rebuild the same bytes until its agent or installed set changes: the
+    tool JSON, the copy of an index of hundreds of skills and its hash would otherwise cost
+    every turn. Least recently used entries go first past `max_entries`.
+    """
+
+    def __init__(self, tools: Sequence[ToolDefinition], max_entries: int = 128) -> None:
+        self._tools_json = _tools_json(tools)
+        self._max_entries = max_entries
+        self._entries: OrderedDict[tuple[str, str], Prefix] = OrderedDict()
+
+    def get(self, persona: str, skill_index: str) -> Prefix:
+        key = (persona, skill_index)
+        cached = self._entries.get(key)
+        if cached is not None:
+            self._entries.move_to_end(key)
+            return cached
+        text = _assemble(persona, self._tools_json, skill_index)
+        prefix = Prefix(text, prefix_sha256(text))
+        self._entries[key] = prefix
+        if len(self._entries) > self._max_entries:
+            self._entries.popitem(last=False)
+        return prefix
 
 
 def prompt_cache_key(organization_id: uuid.UUID, agent_id: uuid.UUID | None) -> str:

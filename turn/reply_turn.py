@@ -21,7 +21,7 @@ from turn.matcher import MatchResult
 from turn.model import InjectedSkill, ModelMessage, ModelRequest, ModelUsage, ToolCall
 from turn.model_input import cap_burst, cap_history
 from turn.outbox import Recipient, deliver_reply, send_claimed
-from turn.prompt import build_prefix, prefix_sha256, prompt_cache_key, render_skill_context
+from turn.prompt import prompt_cache_key, render_skill_context
 from turn.queries import ActivationRow, OutboxRow
 from turn.skill_catalog import CatalogSnapshot
 from turn.tools.base import ToolContext, ToolResult, TurnLedger
@@ -84,11 +84,11 @@ async def answer_batch(
     text = "\n".join(row.body for row in batch)
     match = snapshot.matcher.match(text, max_matched=deps.config.max_injected_skills)
     deps.metrics.skills_matched(len(match.matched), len(match.probes))
-    prefix = build_prefix(conversation.persona, turn_tools(), snapshot.index_text)
+    prefix = deps.prefixes.get(conversation.persona, snapshot.index_text)
     ledger = TurnLedger(max_writes=deps.config.max_skill_writes)
     try:
         loop = await _ask_model(
-            deps, conversation, batch, history, match, prefix, snapshot.skills, ledger
+            deps, conversation, batch, history, match, prefix.text, snapshot.skills, ledger
         )
     except ModelRequestRejected as exc:
         if exc.code != ModelRequestRejected.code:
@@ -115,7 +115,7 @@ async def answer_batch(
         probes=tuple(match.probes),
         capped=tuple(match.capped),
         tool_calls=loop.tool_calls,
-        prefix_sha256=prefix_sha256(prefix),
+        prefix_sha256=prefix.sha256,
         usage=loop.usage,
         steps=loop.steps,
         answered=tuple(row.external_id for row in batch),
@@ -165,6 +165,7 @@ async def _ask_model(
         ledger=ledger,
         conversation_id=conversation.conversation_id,
         package_limits=deps.config.package_limits,
+        page_cache=deps.page_cache,
     )
 
     async def execute(call: ToolCall) -> ToolResult:

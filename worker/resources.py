@@ -30,6 +30,7 @@ from turn.model_input import InputCaps
 from turn.outbox import Sender
 from turn.queries import ActivationRow
 from turn.skill_catalog import SkillCatalogCache
+from turn.tools.page_cache import StoredPageCache
 from worker.channel_senders import build_sender, http_session
 from worker.metered import metered_batches, metered_model, metered_sender
 from worker.metrics import WorkerMetrics
@@ -171,6 +172,7 @@ async def open_resources(
         usage=usage,
         metrics=metrics or NO_TURN_METRICS,
         dead_letters=DatabaseDeadLetters(pool),
+        page_cache=StoredPageCache(settings.reference_cache_bytes),
     )
     return Resources(
         pool=pool,

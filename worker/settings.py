@@ -108,6 +108,8 @@ class Settings(BaseSettings):
     model_max_steps: int = Field(default=4, ge=1, le=32)
     max_injected_skills: int = Field(default=3, ge=0)
     reference_max_bytes: int = Field(default=16_384, ge=256)
+    # Skill file pages kept in memory per worker (immutable per version; 0: none).
+    reference_cache_bytes: int = Field(default=32 * 1024 * 1024, ge=0)
     # What a conversation may send to the model, in characters (turn.model_input).
     max_message_chars: int = Field(default=4_000, ge=100)
     max_burst_chars: int = Field(default=12_000, ge=100)

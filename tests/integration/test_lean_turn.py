@@ -204,3 +204,40 @@ async def test_a_turn_costs_three_statements_on_the_pool(
         "skillet_commit_turn",
         "skillet_continue_conversation",
     ]
+
+
+# Called on every turn; SQL-language ones would be parsed and planned on every call.
+TURN_FUNCTIONS = (
+    "skillet_bind_org",
+    "skillet_take_conversation",
+    "skillet_read_burst",
+    "skillet_commit_turn",
+    "skillet_claim_outbox",
+    "skillet_bump_usage",
+    "skillet_bump_activation_daily",
+    "skillet_bump_token_usage",
+    "skillet_continue_conversation",
+    "skillet_release_lease",
+)
+PLANNED_ONCE = (
+    "skillet_take_conversation",
+    "skillet_commit_turn",
+    "skillet_continue_conversation",
+)
+
+
+async def test_the_turns_functions_keep_their_plans_for_the_session(
+    db: asyncpg.Connection,
+) -> None:
+    rows = await db.fetch(
+        """
+        select p.proname, l.lanname, coalesce(p.proconfig, '{}') as config
+        from pg_proc p join pg_language l on l.oid = p.prolang
+        where p.proname = any($1::text[])
+        """,
+        list(TURN_FUNCTIONS),
+    )
+    assert sorted(r["proname"] for r in rows) == sorted(TURN_FUNCTIONS)
+    assert {r["proname"]: r["lanname"] for r in rows} == dict.fromkeys(TURN_FUNCTIONS, "plpgsql")
+    generic = {r["proname"] for r in rows if "plan_cache_mode=force_generic_plan" in r["config"]}
+    assert generic == set(PLANNED_ONCE)

@@ -9,7 +9,7 @@ import uuid
 from skills.models import FileKind, LoadedSkill, ManifestEntry, SkillMatcher
 from turn.matcher import match_skills
 from turn.model import InjectedSkill, ToolDefinition
-from turn.prompt import build_prefix, prefix_sha256, render_skill_context
+from turn.prompt import PrefixCache, build_prefix, prefix_sha256, render_skill_context
 from turn.skill_index import render_skill_index
 from turn.tools.registry import turn_tools
 
@@ -164,3 +164,17 @@ def test_prefix_sha256_is_the_stable_hex_digest_of_the_utf8_bytes() -> None:
         prefix_sha256("ação") == "0664077f33cc3ebbaa4bbdacac0eb70e740983080f01dce29929e73b7785a7ad"
     )
     assert prefix_sha256(prefix + " ") != digest
+
+
+def test_the_prefix_cache_gives_build_prefix_bytes_and_builds_them_once() -> None:
+    cache = PrefixCache(turn_tools(), max_entries=2)
+    index = render_skill_index([boleto_skill()])
+    first = cache.get(PERSONA, index)
+    assert first.text == build_prefix(PERSONA, turn_tools(), index)
+    assert first.sha256 == prefix_sha256(first.text)
+    assert cache.get(PERSONA, index) is first
+    other_persona = cache.get("Você é o Léo.", index)
+    assert other_persona.text == build_prefix("Você é o Léo.", turn_tools(), index)
+    changed_index = render_skill_index([boleto_skill("Boletos e carnês.")])
+    assert cache.get(PERSONA, changed_index).text != first.text
+    assert cache.get(PERSONA, index) is not first  # the least recently used went

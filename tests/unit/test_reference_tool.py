@@ -11,6 +11,7 @@ from skills.models import FileKind, LoadedSkill, ManifestEntry
 from skills.storage import ObjectNotFound, StoredObject
 from tests.tool_support import read_reference, reference_context
 from turn.tools.base import ToolResult
+from turn.tools.page_cache import StoredPageCache
 
 ORG = uuid.UUID("11111111-1111-4111-8111-111111111111")
 OTHER_ORG = uuid.UUID("22222222-2222-4222-8222-222222222222")
@@ -204,3 +205,76 @@ async def test_non_string_arguments_from_the_model_get_teaching_errors(bad: obje
     assert as_path.error_code == "tool_arguments_invalid"
     assert "path: precisa ser texto" in as_path.content
     assert store.gets == []
+
+
+async def test_a_worker_reads_a_page_from_storage_once_across_turns() -> None:
+    skill = boleto()
+    store = MemoryStore({key(ORG, skill, "references/prazos.md"): PRAZOS.encode()})
+    worker_cache = StoredPageCache()
+    for _ in range(3):  # three turns of one worker
+        context = reference_context(store, ORG, [skill], page_cache=worker_cache)
+        result = await read_reference(context, "segunda-via-boleto", "references/prazos.md")
+        assert result.content == PRAZOS
+    assert len(store.gets) == 1
+
+
+THEIR_PRAZOS = PRAZOS.replace("Boletos", "Faturas")  # same sizes: one manifest fits all
+NEW_PRAZOS = PRAZOS.replace("30 dias", "45 dias")
+
+
+async def test_a_cached_page_is_not_served_to_another_org_or_version() -> None:
+    skill = boleto()
+    newer = boleto()  # same name and path, another version
+    store = MemoryStore(
+        {
+            key(ORG, skill, "references/prazos.md"): PRAZOS.encode(),
+            key(OTHER_ORG, skill, "references/prazos.md"): THEIR_PRAZOS.encode(),
+            key(ORG, newer, "references/prazos.md"): NEW_PRAZOS.encode(),
+        }
+    )
+    cache = StoredPageCache()
+    mine = await read_reference(
+        reference_context(store, ORG, [skill], page_cache=cache),
+        "segunda-via-boleto",
+        "references/prazos.md",
+    )
+    theirs = await read_reference(
+        reference_context(store, OTHER_ORG, [skill], page_cache=cache),
+        "segunda-via-boleto",
+        "references/prazos.md",
+    )
+    updated = await read_reference(
+        reference_context(store, ORG, [newer], page_cache=cache),
+        "segunda-via-boleto",
+        "references/prazos.md",
+    )
+    assert (mine.content, theirs.content, updated.content) == (PRAZOS, THEIR_PRAZOS, NEW_PRAZOS)
+    assert len(store.gets) == 3
+
+
+async def test_a_failed_read_is_not_remembered() -> None:
+    skill = boleto()
+    store = MemoryStore({}, fail=StorageError("s3 down"))
+    cache = StoredPageCache()
+    context = reference_context(store, ORG, [skill], page_cache=cache)
+    first = await read_reference(context, "segunda-via-boleto", "references/prazos.md")
+    store.fail = None
+    store.objects[key(ORG, skill, "references/prazos.md")] = PRAZOS.encode()
+    second = await read_reference(context, "segunda-via-boleto", "references/prazos.md")
+    assert first.error_code == "storage_unavailable"
+    assert second.content == PRAZOS
+
+
+def test_the_page_cache_keeps_the_most_recent_pages_within_its_byte_budget() -> None:
+    cache = StoredPageCache(max_bytes=10)
+    page = StoredObject(data=b"12345", truncated=False)
+    cache.put(("a", "sha-a", 0, 16), page)
+    cache.put(("b", "sha-b", 0, 16), page)
+    assert cache.get(("a", "sha-a", 0, 16)) is page  # now the most recent
+    cache.put(("c", "sha-c", 0, 16), page)
+    assert cache.get(("b", "sha-b", 0, 16)) is None
+    assert cache.get(("a", "sha-a", 0, 16)) is page
+    assert cache.bytes_held == 10
+    cache.put(("big", "sha-big", 0, 16), StoredObject(data=b"x" * 11, truncated=False))
+    assert cache.get(("big", "sha-big", 0, 16)) is None
+    assert StoredPageCache(max_bytes=0).get(("a", "sha-a", 0, 16)) is None

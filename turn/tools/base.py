@@ -17,6 +17,7 @@ from skills.models import LoadedSkill
 from skills.package_limits import DEFAULT_LIMITS, PackageLimits
 from skills.storage import ObjectStore
 from skills.usage import UsageStore
+from turn.tools.page_cache import StoredPageCache
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,8 @@ class ToolContext:
     conversation_id: uuid.UUID | None = None
     job_id: str = ""
     package_limits: PackageLimits = DEFAULT_LIMITS  # the caps of what skill_manage writes
+    # The worker's pages already read (shared by its turns); a fresh one keeps them per turn.
+    page_cache: StoredPageCache = field(default_factory=StoredPageCache)
 
 
 ArgsT = TypeVar("ArgsT", bound=BaseModel)
