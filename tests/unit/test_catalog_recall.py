@@ -8,20 +8,20 @@ from collections import Counter
 
 import pytest
 
-from tests.matcher_corpus import CORPUS_PATH, catalog_skills, load_corpus, score
+from tests.matcher_corpus import CORPUS_PATH, SPLITS, catalog_skills, load_corpus, score
 
 
-def test_the_corpus_has_100_messages_per_skill_200_for_none_and_two_halves() -> None:
+def test_the_measured_part_has_100_messages_per_skill_and_200_for_none() -> None:
     every = load_corpus("tune") + load_corpus("measure")
     assert len(CORPUS_PATH.read_text(encoding="utf-8").splitlines()) == len(every)
-    per_label = Counter(m.skill for m in every)
-    assert per_label["objecao-preco"] >= 100 and per_label["agendamento"] >= 100
-    assert per_label[None] >= 200
-    assert set(per_label) == {"objecao-preco", "agendamento", None}
+    assert {m.skill for m in every} == {"objecao-preco", "agendamento", None}
     assert len({m.text for m in every}) == len(every)  # no message twice
-    for label in per_label:
-        measured = sum(m.skill == label and m.split == "measure" for m in every)
-        assert 0.4 <= measured / per_label[label] <= 0.6, label
+    # The tune part grows as keywords are retuned (written before each retune, never copied
+    # from the measured part); the held-out part keeps enough messages per label to measure.
+    for split in SPLITS:
+        per_label = Counter(m.skill for m in every if m.split == split)
+        assert per_label["objecao-preco"] >= 100 and per_label["agendamento"] >= 100, split
+        assert per_label[None] >= 200, split
 
 
 def test_the_catalog_keeps_its_measured_recall_and_false_hits() -> None:
@@ -32,9 +32,9 @@ def test_the_catalog_keeps_its_measured_recall_and_false_hits() -> None:
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "keywords reach recall 0.88 (agendamento, 1.9% false hits: its broad words (weekdays, "
-        "months, atras*, confirm*, medic*) count only beside an intent or time word, a + b) "
-        "and 0.84 (objecao-preco, 1.9%) on the held-out part"
+        "keywords reach recall 0.86 (agendamento, 1.2% false hits) and 0.85 (objecao-preco, "
+        "0.3%) on the held-out part, while the 1,684 tune messages score 0.90 / 1.7% and "
+        "0.89 / 1.1%: the tune part still does not cover how the held-out messages are worded"
     ),
 )
 def test_the_catalog_meets_the_recall_and_false_hit_targets() -> None:
