@@ -9,7 +9,7 @@ finds the lease taken leaves its message to the holder. A sweeper re-wakes conve
 whose messages wait with no live lease (jobs.conversation_sweep), so a lost job or a wiped
 Redis delays a reply, never loses it.
 
-A turn is three statements, each a SQL function that binds its org transaction-locally
+A turn is three statements, each a database function binding its org transaction-locally
 (migration 0021; no bind or reset of the pooled connection around them):
   take      the lease, the first burst with its agent, the catalog revision and the history
   commit    the fenced reply, its outbox row, the turn's counts and the delivery claim
