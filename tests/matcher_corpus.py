@@ -25,9 +25,9 @@ MIN_RECALL = 0.9
 MAX_FALSE_HIT_RATE = 0.03
 # What the shipped keywords measure there (bench/catalog_recall.py), below the targets: a
 # keyword edit that loses recall or adds false hits fails the test and the bench.
-# Recall rounded down, false hits rounded up (agendamento 96/111 and 4/323, objecao-preco
+# Recall rounded down, false hits rounded up (agendamento 97/111 and 4/323, objecao-preco
 # 94/110 and 1/324).
-MEASURED_RECALL = {"agendamento": 0.86, "objecao-preco": 0.85}
+MEASURED_RECALL = {"agendamento": 0.87, "objecao-preco": 0.85}
 MEASURED_FALSE_HIT_RATE = {"agendamento": 0.02, "objecao-preco": 0.01}
 
 

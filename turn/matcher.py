@@ -24,8 +24,9 @@ Rules, the contract the turn and the tests rely on:
   stands for, in keywords and messages alike: ``vc``/``vce`` -> ``voce``, ``q`` -> ``que``,
   ``pq`` -> ``porque``, ``tb``/``tbm`` -> ``tambem``, ``mt``/``mto`` -> ``muito``, ``ta``/``tah``
   (tá) -> ``esta`` (está), ``to``/``tou`` (tô) -> ``estou``, ``pra`` -> ``para``, ``n``/``naum``
-  -> ``nao``, ``hj`` -> ``hoje``, and common misspellings (``kero``/``qro`` -> ``quero``,
-  ``kro`` -> ``caro``, ``orario`` -> ``horario``), ... So the keyword ``tá salgado`` matches
+  -> ``nao``, ``hj`` -> ``hoje``, ``hr`` -> ``hora``, ``vg`` -> ``vaga``, and common
+  misspellings (``kero``/``qro`` -> ``quero``, ``kro`` -> ``caro``, ``orario`` -> ``horario``),
+  ... So the keyword ``tá salgado`` matches
   ``está salgado`` and ``ta salgado``, and ``muito puxado`` matches ``mto puxado``. Only whole
   words are replaced, one word by one word; ``esta`` (this) and ``está`` already compared
   equal.

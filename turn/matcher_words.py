@@ -57,6 +57,7 @@ ABBREVIATIONS: Mapping[str, str] = MappingProxyType(
         "vo": "vou",
         "hr": "hora",
         "hrs": "horas",
+        "vg": "vaga",
         "qro": "quero",
         "qero": "quero",
         "kero": "quero",

@@ -555,6 +555,7 @@ def test_many_phrases_sharing_a_first_word_each_match_their_own_skill() -> None:
         ("tô sem grana", "to sem grana"),
         ("para hoje", "pra hj"),
         ("não dá", "n da"),
+        ("tem vaga hoje", "tem vg hj?"),
         ("vc faz", "você faz"),  # the keyword side is read the same way
     ],
 )
