@@ -1,9 +1,9 @@
 -- The turn's helper functions, same signatures and results, in PL/pgSQL instead of SQL.
 -- Before PostgreSQL 18 a SQL-language function that is not inlined (these write, or are
 -- called from PL/pgSQL) is parsed and planned again on every call, while PL/pgSQL keeps each
--- statement's plan for the session. Measured on the turn bench (PostgreSQL 15, 2,000 turns):
--- these five spent 6.6 ms of wall time per turn, the claim alone 3.8 ms, mostly planning;
--- Postgres was the busier side of the turn.
+-- statement's plan for the session. Measured with pg_stat_statements on the turn bench
+-- (PostgreSQL 15), with the generic plans below: the reply commit 2.69 -> 1.60 ms a turn, the
+-- turn's three statements 3.69 -> 2.49 ms.
 
 create or replace function skillet_claim_outbox(p_outbox uuid) returns table (
     reply_to_external_id text, last_inbound_at timestamptz, route_kind text, route_address text
