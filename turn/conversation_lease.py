@@ -24,22 +24,10 @@ from turn.holder_queries import BurstRead, take_conversation
 
 log = structlog.get_logger(__name__)
 
-# Also says whether a committed reply still waits to be handed to its channel (a crash
-# between commit and send): the holder delivers it first.
-ACQUIRE = """
-update conversations c
-set lease_token = $2, lease_until = now() + make_interval(secs => $3)
-where c.id = $1 and (c.lease_until is null or c.lease_until < now())
-returning c.channel, c.contact_id,
-    exists (select 1 from outbox o
-            where o.conversation_id = c.id and o.status = 'pending'
-              and o.delivery_claimed_at is null) as undelivered
-"""
 RENEW = """
 update conversations set lease_until = now() + make_interval(secs => $3)
 where id = $1 and lease_token = $2
 """
-RELEASE_IF_IDLE = "select skillet_release_lease($1, $2)"
 # Given up on the way out (the holder is done or failing): free it for the next job.
 ABANDON = """
 update conversations set lease_token = null, lease_until = null
@@ -59,29 +47,13 @@ class Lease:
 
 
 class ConversationLeases:
-    """Take, keep alive and release conversation leases. Taking and releasing run on the
-    caller's org-bound connection (the holder reads the conversation on the same one);
-    renewing and abandoning take their own."""
+    """Take, keep alive and give up conversation leases, each on a pooled connection of its
+    own. Letting go when nothing waits is the holder's continue step
+    (turn.holder_queries.continue_conversation, skillet_release_lease)."""
 
     def __init__(self, pool: Any, *, ttl_s: float = 30.0) -> None:
         self._pool = pool
         self._ttl_s = ttl_s
-
-    async def acquire(
-        self, conn: Any, organization_id: uuid.UUID, conversation_id: uuid.UUID
-    ) -> Lease | None:
-        token = uuid.uuid4()
-        row = await conn.fetchrow(ACQUIRE, conversation_id, token, self._ttl_s)
-        if row is None:
-            return None
-        return Lease(
-            organization_id,
-            conversation_id,
-            token,
-            row["channel"],
-            row["contact_id"],
-            undelivered=row["undelivered"],
-        )
 
     async def take(
         self,
@@ -115,11 +87,6 @@ class ConversationLeases:
             undelivered=taken.undelivered,
         )
         return lease, None if taken.undelivered else taken.burst
-
-    async def release_if_idle(self, conn: Any, lease: Lease) -> bool:
-        """Free the conversation unless a message waits; False: keep answering (or lost)."""
-        released = await conn.fetchval(RELEASE_IF_IDLE, lease.conversation_id, lease.token)
-        return bool(released)
 
     async def abandon(self, lease: Lease) -> None:
         async with org_connection(self._pool, lease.organization_id) as conn:

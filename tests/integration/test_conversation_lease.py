@@ -9,12 +9,14 @@ from typing import Any
 import asyncpg
 from arq.constants import job_key_prefix
 
+from core.tenancy import self_bound_connection
 from jobs.context import JobContext
 from jobs.conversation_sweep import conversation_sweep
 from jobs.queue import open_queue
 from tests.integration.support import create_org, enqueue, payload, run_burst
-from turn.conversation_lease import ConversationLeases
+from turn.conversation_lease import ConversationLeases, Lease
 from turn.conversation_queries import ReplyCommit, TurnCounts, commit_reply
+from turn.holder_queries import continue_conversation
 from turn.inbound_turn import persist_inbound
 from worker.resources import Resources
 from worker.settings import Settings
@@ -28,6 +30,28 @@ async def _store(pool: Any, org: uuid.UUID, message_id: str) -> tuple[uuid.UUID,
         pool, payload(org, message_id, "oi", CONTACT).to_message(), received_at=datetime.now(UTC)
     )
     return stored.conversation_id, stored.inbound_id
+
+
+async def _take(
+    leases: ConversationLeases, org: uuid.UUID, conversation: uuid.UUID
+) -> Lease | None:
+    taken = await leases.take(org, conversation, limit=50, history_limit=10)
+    return None if taken is None else taken[0]
+
+
+async def _let_go(pool: Any, lease: Lease) -> bool:
+    """The holder's continue step with nothing to mark: True when it let go."""
+    async with self_bound_connection(pool) as conn:
+        step = await continue_conversation(
+            conn,
+            lease.organization_id,
+            lease.conversation_id,
+            lease.token,
+            sent=None,
+            limit=50,
+            history_limit=10,
+        )
+    return step.released
 
 
 async def _commit(
@@ -60,18 +84,18 @@ async def test_a_holder_whose_lease_ran_out_cannot_commit_over_its_successor(
     org = await create_org(db)
     conversation, inbound = await _store(resources.pool, org, "m1")
     leases = ConversationLeases(resources.pool, ttl_s=30)
-    first = await leases.acquire(db, org, conversation)
+    first = await _take(leases, org, conversation)
     assert first is not None
-    assert await leases.acquire(db, org, conversation) is None  # held
+    assert await _take(leases, org, conversation) is None  # held
     # The first holder stalls past its lease (a long GC pause, a partition).
     await db.execute("update conversations set lease_until = now() - interval '1 s'")
-    second = await leases.acquire(db, org, conversation)
+    second = await _take(leases, org, conversation)
     assert second is not None and second.token != first.token
     assert await _commit(db, org, conversation, inbound, first.token) == "lease_lost"
     assert await db.fetchval("select count(*) from outbox") == 0
     assert await _commit(db, org, conversation, inbound, second.token) == "replied"
-    assert not await leases.release_if_idle(db, first)  # a stale token frees nothing
-    assert await leases.release_if_idle(db, second)
+    assert not await _let_go(resources.pool, first)  # a stale token frees nothing
+    assert await _let_go(resources.pool, second)
 
 
 async def test_the_holder_lets_go_only_when_nothing_waits(
@@ -80,15 +104,15 @@ async def test_the_holder_lets_go_only_when_nothing_waits(
     org = await create_org(db)
     conversation, inbound = await _store(resources.pool, org, "m1")
     leases = ConversationLeases(resources.pool, ttl_s=30)
-    lease = await leases.acquire(db, org, conversation)
+    lease = await _take(leases, org, conversation)
     assert lease is not None
-    assert not await leases.release_if_idle(db, lease)  # m1 waits: the holder keeps going
+    assert not await _let_go(resources.pool, lease)  # m1 waits: the holder keeps going
     assert await _commit(db, org, conversation, inbound, lease.token) == "replied"
     await _store(resources.pool, org, "m2")  # committed before the release: seen by it
-    assert not await leases.release_if_idle(db, lease)
+    assert not await _let_go(resources.pool, lease)
     await db.execute("update messages set context_at = now() where external_id = 'm2'")
-    assert await leases.release_if_idle(db, lease)
-    assert await leases.acquire(db, org, conversation) is not None  # free for the next job
+    assert await _let_go(resources.pool, lease)
+    assert await _take(leases, org, conversation) is not None  # free for the next job
 
 
 def _sweep_context(resources: Resources, redis: Any) -> JobContext:
@@ -127,7 +151,7 @@ async def test_the_sweep_leaves_a_conversation_whose_holder_is_alive(
 ) -> None:
     org = await create_org(db)
     conversation, _ = await _store(resources.pool, org, "m1")
-    lease = await ConversationLeases(resources.pool, ttl_s=30).acquire(db, org, conversation)
+    lease = await _take(ConversationLeases(resources.pool, ttl_s=30), org, conversation)
     assert lease is not None
     redis = await open_queue(settings.redis_url, settings.queue_name)
     try:
