@@ -6,7 +6,7 @@ every org-scoped row is filtered by the org bound here, whatever the query forge
 pool's reset clears the binding before a connection is reused. Work that spans orgs (sweeps,
 the curator, dead letters, telemetry) calls the narrow functions of migration 0020 instead.
 
-The turn's hot path binds differently: its statements are SQL functions that bind their org
+The turn's hot path binds differently: its statements are functions that bind their org
 transaction-locally (migration 0021), so a `self_bound_connection` costs no bind before them
 and no reset after them: nothing they set outlives the statement.
 """

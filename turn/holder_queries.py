@@ -1,6 +1,6 @@
 """SQL of the holder's loop, one statement per step (migration 0021): take, commit, continue.
 
-Each is a SQL function that binds its org transaction-locally, so it runs on a
+Each is a database function that binds its org transaction-locally, so it runs on a
 `core.tenancy.self_bound_connection` (no bind before it, no reset after it) under row-level
 security like every other statement.
 """

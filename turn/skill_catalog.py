@@ -39,9 +39,8 @@ class SkillCatalogCache:
 
     async def get(self, conn: asyncpg.Connection, organization_id: uuid.UUID) -> CatalogSnapshot:
         revision = await fetch_catalog_revision(conn, organization_id)
-        cached = self._entries.get(organization_id)
-        if cached is not None and cached.revision == revision:
-            self._entries.move_to_end(organization_id)
+        cached = self.cached(organization_id, revision)
+        if cached is not None:
             return cached
         snapshot = await self._load(conn, organization_id)
         self._entries[organization_id] = snapshot

@@ -24,18 +24,18 @@ async def read_stored_text(
 ) -> ToolResult:
     """`sha256`, `size`: the file's, per its version's manifest (`size` is the page's total)."""
     cache_key = (key, sha256, offset, context.max_read_bytes)
-    try:
-        stored = context.page_cache.get(cache_key) or await context.store.get(
-            key, max_bytes=context.max_read_bytes, offset=offset
-        )
-    except ObjectNotFound:
-        return ToolResult.error(missing_code, f"O arquivo {path} não está disponível.")
-    except StorageError:
-        return ToolResult.error(
-            "storage_unavailable",
-            "O armazenamento de arquivos não respondeu; siga sem esse arquivo.",
-        )
-    context.page_cache.put(cache_key, stored)
+    stored = context.page_cache.get(cache_key)
+    if stored is None:
+        try:
+            stored = await context.store.get(key, max_bytes=context.max_read_bytes, offset=offset)
+        except ObjectNotFound:
+            return ToolResult.error(missing_code, f"O arquivo {path} não está disponível.")
+        except StorageError:
+            return ToolResult.error(
+                "storage_unavailable",
+                "O armazenamento de arquivos não respondeu; siga sem esse arquivo.",
+            )
+        context.page_cache.put(cache_key, stored)
     page = page_of(stored.data, offset=offset, max_bytes=context.max_read_bytes, total=size)
     context.ledger.record_read(sha256, page.start, page.end)
     return ToolResult(content=page.render())
