@@ -22,6 +22,7 @@ from jobs.queue import enqueue_inbound, open_queue
 from skills.models import FileKind, SkillMatcher
 from skills.publisher import SkillDraft, SkillFile, publish_skill_version
 from skills.storage import ObjectStore
+from turn.inbound_turn import persist_inbound
 from turn.model import Model
 from turn.outbox import Sender
 from turn.queries import insert_organization
@@ -100,6 +101,16 @@ def payload(
         text=text,
         sent_at=datetime.now(UTC),
     )
+
+
+async def store_inbound(
+    pool: Any, org_id: uuid.UUID, message_id: str, contact: str
+) -> tuple[uuid.UUID, uuid.UUID]:
+    """Store a message as the webhook does, with no job: (conversation id, message id)."""
+    stored = await persist_inbound(
+        pool, payload(org_id, message_id, "oi", contact).to_message(), received_at=datetime.now(UTC)
+    )
+    return stored.conversation_id, stored.inbound_id
 
 
 async def enqueue(settings: Settings, *payloads: InboundMessagePayload) -> list[str | None]:

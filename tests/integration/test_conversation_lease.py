@@ -13,23 +13,15 @@ from core.tenancy import self_bound_connection
 from jobs.context import JobContext
 from jobs.conversation_sweep import conversation_sweep
 from jobs.queue import open_queue
-from tests.integration.support import create_org, enqueue, payload, run_burst
+from tests.integration.support import create_org, enqueue, payload, run_burst, store_inbound
 from turn.conversation_lease import ConversationLeases, Lease
 from turn.conversation_queries import ReplyCommit, TurnCounts, commit_reply
 from turn.holder_queries import continue_conversation
-from turn.inbound_turn import persist_inbound
 from worker.resources import Resources
 from worker.settings import Settings
 
 CONTACT = "5511955550000"
 REPLIES = "select count(*) from outbox where organization_id = $1 and status = 'sent'"
-
-
-async def _store(pool: Any, org: uuid.UUID, message_id: str) -> tuple[uuid.UUID, uuid.UUID]:
-    stored = await persist_inbound(
-        pool, payload(org, message_id, "oi", CONTACT).to_message(), received_at=datetime.now(UTC)
-    )
-    return stored.conversation_id, stored.inbound_id
 
 
 async def _take(
@@ -82,7 +74,7 @@ async def test_a_holder_whose_lease_ran_out_cannot_commit_over_its_successor(
     db: asyncpg.Connection, resources: Resources
 ) -> None:
     org = await create_org(db)
-    conversation, inbound = await _store(resources.pool, org, "m1")
+    conversation, inbound = await store_inbound(resources.pool, org, "m1", CONTACT)
     leases = ConversationLeases(resources.pool, ttl_s=30)
     first = await _take(leases, org, conversation)
     assert first is not None
@@ -102,13 +94,15 @@ async def test_the_holder_lets_go_only_when_nothing_waits(
     db: asyncpg.Connection, resources: Resources
 ) -> None:
     org = await create_org(db)
-    conversation, inbound = await _store(resources.pool, org, "m1")
+    conversation, inbound = await store_inbound(resources.pool, org, "m1", CONTACT)
     leases = ConversationLeases(resources.pool, ttl_s=30)
     lease = await _take(leases, org, conversation)
     assert lease is not None
     assert not await _let_go(resources.pool, lease)  # m1 waits: the holder keeps going
     assert await _commit(db, org, conversation, inbound, lease.token) == "replied"
-    await _store(resources.pool, org, "m2")  # committed before the release: seen by it
+    await store_inbound(
+        resources.pool, org, "m2", CONTACT
+    )  # committed before the release: seen by it
     assert not await _let_go(resources.pool, lease)
     await db.execute("update messages set context_at = now() where external_id = 'm2'")
     assert await _let_go(resources.pool, lease)
@@ -150,7 +144,7 @@ async def test_the_sweep_leaves_a_conversation_whose_holder_is_alive(
     settings: Settings, db: asyncpg.Connection, resources: Resources
 ) -> None:
     org = await create_org(db)
-    conversation, _ = await _store(resources.pool, org, "m1")
+    conversation, _ = await store_inbound(resources.pool, org, "m1", CONTACT)
     lease = await _take(ConversationLeases(resources.pool, ttl_s=30), org, conversation)
     assert lease is not None
     redis = await open_queue(settings.redis_url, settings.queue_name)

@@ -15,23 +15,16 @@ from channels.queries import insert_inbound_route
 from core.db import create_pool
 from core.db_roles import WORKER_ROLE
 from core.tenancy import org_connection, self_bound_connection
-from tests.integration.support import create_org, payload
+from tests.integration.support import create_org, store_inbound
 from turn.conversation_lease import ConversationLeases
 from turn.conversation_queries import ReplyCommit, TurnCounts
 from turn.holder_queries import commit_turn, continue_conversation, take_conversation
-from turn.inbound_turn import ConversationWakeup, persist_inbound, run_conversation
+from turn.inbound_turn import ConversationWakeup, run_conversation
 from worker.resources import Resources
 from worker.settings import Settings
 
 CONTACT = "5511955551111"
 BOUND = "select coalesce(current_setting('skillet.organization_id', true), '')"
-
-
-async def _store(pool: Any, org: uuid.UUID, message_id: str) -> tuple[uuid.UUID, uuid.UUID]:
-    stored = await persist_inbound(
-        pool, payload(org, message_id, "oi", CONTACT).to_message(), received_at=datetime.now(UTC)
-    )
-    return stored.conversation_id, stored.inbound_id
 
 
 async def _one_connection_pool(settings: Settings) -> Any:
@@ -62,7 +55,7 @@ async def test_a_self_bound_statement_leaves_no_org_for_the_next_user(
     settings: Settings, db: asyncpg.Connection, resources: Resources
 ) -> None:
     org = await create_org(db)
-    conversation, _ = await _store(resources.pool, org, "m1")
+    conversation, _ = await store_inbound(resources.pool, org, "m1", CONTACT)
     pool = await _one_connection_pool(settings)
     try:
         async with self_bound_connection(pool) as conn:
@@ -114,7 +107,7 @@ async def test_the_commit_claims_a_routed_reply_and_the_old_signature_does_not(
         "returning id",
         org,
     )
-    conversation, inbound = await _store(resources.pool, org, "wamid.1")
+    conversation, inbound = await store_inbound(resources.pool, org, "wamid.1", CONTACT)
     await insert_inbound_route(db, org, "wamid.1", channel)
     token = uuid.uuid4()
     async with self_bound_connection(resources.pool) as conn:
@@ -133,7 +126,7 @@ async def test_the_commit_claims_a_routed_reply_and_the_old_signature_does_not(
     assert await db.fetchval("select turns from token_usage_daily where organization_id = $1", org)
 
     # A worker of the previous release commits with six arguments and claims apart.
-    _, second = await _store(resources.pool, org, "wamid.2")
+    _, second = await store_inbound(resources.pool, org, "wamid.2", CONTACT)
     async with org_connection(resources.pool, org) as conn:
         row = await conn.fetchrow(
             "select * from skillet_commit_reply($1, $2, 'whatsapp', $3, $4, 'r2')",
@@ -150,14 +143,14 @@ async def test_continuing_marks_sent_then_lets_go_or_reads_what_came_in(
     db: asyncpg.Connection, resources: Resources
 ) -> None:
     org = await create_org(db)
-    conversation, inbound = await _store(resources.pool, org, "m1")
+    conversation, inbound = await store_inbound(resources.pool, org, "m1", CONTACT)
     token = uuid.uuid4()
     async with self_bound_connection(resources.pool) as conn:
         await take_conversation(
             conn, org, conversation, token, ttl_s=30, limit=50, history_limit=10
         )
         committed = await _commit(conn, org, conversation, [inbound], token)
-        await _store(resources.pool, org, "m2")  # arrives during the send
+        await store_inbound(resources.pool, org, "m2", CONTACT)  # arrives during the send
         sent = (committed.reply.outbox_id, ("wamid.out.1",))
         step = await continue_conversation(
             conn, org, conversation, token, sent=sent, limit=50, history_limit=10
@@ -186,11 +179,11 @@ async def test_a_turn_costs_three_statements_on_the_pool(
         deps = dataclasses.replace(
             resources.turn_deps, pool=pool, leases=ConversationLeases(pool, ttl_s=30)
         )
-        conversation, inbound = await _store(resources.pool, org, "m1")
+        conversation, inbound = await store_inbound(resources.pool, org, "m1", CONTACT)
         await run_conversation(  # warms this worker's catalog cache (a load: more statements)
             deps, ConversationWakeup(org, conversation, inbound, "m1"), job_id="j1"
         )
-        _, inbound = await _store(resources.pool, org, "m2")
+        _, inbound = await store_inbound(resources.pool, org, "m2", CONTACT)
         statements.clear()
         outcome = await run_conversation(
             deps, ConversationWakeup(org, conversation, inbound, "m2"), job_id="j2"
