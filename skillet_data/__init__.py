@@ -1,4 +1,5 @@
-"""The data files skillet ships in its wheel: numbered SQL migrations and the platform catalog.
+"""The data files skillet ships in its wheel: numbered SQL migrations, the platform catalog and
+the intent models trained for its skills.
 
 A package of its own (not `worker/migrations`, not `skills/catalog/`) because `skills.catalog`
 is already a module, and because the files are read by several packages (the worker's
@@ -17,3 +18,5 @@ _HERE = Path(__file__).resolve().parent
 MIGRATIONS_DIR = _HERE / "migrations"
 # `skillet catalog seed` publishes each folder here (--dir overrides).
 CATALOG_DIR = _HERE / "catalog"
+# Intent models trained for catalog skills (turn.intent_model reads them).
+INTENT_MODELS_DIR = _HERE / "intent_models"

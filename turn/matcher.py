@@ -67,9 +67,15 @@ Rules, the contract the turn and the tests rely on:
   tórax, 24); anything else ``+s`` (frete -> fretes, preço -> preços, cep -> ceps). It is one
   way: the keyword ``boletos`` does not match ``boleto``; write the singular. Irregular
   plurals (mal -> males) are not derived; list them as keywords when they matter.
+- Intent models (turn.intent_model): a skill that is exactly a catalog skill as shipped (same
+  name, same keyword lists) is also matched when the classifier trained for it accepts the
+  text, keywords or not (``faz 3x?``, ``é muito pra mim``). It reads the matched part's first
+  ``MAX_SCORED_WORDS`` words (turn.intent_features). A business that edits the skill's
+  keywords has its own keywords decide alone; editing the body keeps the model.
 - Order: ``matched`` by number of distinct ``any_keywords`` hits (after normalization)
-  descending, then name ascending (code point order); ``max_matched`` keeps the first N and
-  lists the rest, in the same order, in ``capped``. ``probes`` sorted by name. A skill name
+  descending, then name ascending (code point order); skills only their intent model matched
+  come after, by name; ``max_matched`` keeps the first N and lists the rest, in the same
+  order, in ``capped``. ``probes`` sorted by name, without any matched skill. A skill name
   that appears twice in the input is taken from its first occurrence only.
 
 Cost: linear in the message's words, whatever the keywords (turn.phrase_automaton: at most
@@ -79,18 +85,22 @@ prefix per stem length in use (at most 14) and the number). Co-occurrence adds n
 sides of ``A + B`` are phrases of the automaton like any other, each reported once per text;
 then each reported phrase is checked against the keywords it is a side of, so at most two
 set look-ups per co-occurrence keyword of the skill set, a number fixed at compile time and
-independent of the text (a 64 KiB text of side words costs what one of 8 KiB does). The
+independent of the text (a 64 KiB text of side words costs what one of 8 KiB does). An intent
+model adds one weight look-up per feature of the text, at most ``MAX_FEATURES`` (6,662), and
+only for a skill its keywords did not match (``ScanWork.intent_lookups``). The
 index is built once per skill set: ``compile_matcher`` (cached with the catalog snapshot), or
 the LRU of ``match_skills`` keyed by exactly the skills' names and matchers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Container, Sequence
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from skills.models import LoadedSkill, SkillMatcher
+from turn.intent_features import intent_features
+from turn.intent_model import IntentModel, IntentModels, keywords_sha256, shipped_intent_models
 from turn.keyword_patterns import (
     MAX_STEM_CHARS,
     MIN_STEM_CHARS,
@@ -169,6 +179,8 @@ class ScanWork:
     step_bound: int
     # Look-ups of co-occurrence sides: at most 2 per keyword of the index, whatever the text.
     side_checks: int = 0
+    # Weight look-ups of intent models: features (<= MAX_FEATURES) x models that apply.
+    intent_lookups: int = 0
 
 
 def _keywords(keywords: Sequence[str]) -> tuple[Sides, ...]:
@@ -204,17 +216,36 @@ def _keyword_owners(key: _ContentKey) -> tuple[dict[Sides, list[int]], dict[Side
     return hard, probe
 
 
+def _applying_models(key: _ContentKey, models: IntentModels) -> tuple[tuple[int, IntentModel], ...]:
+    """(position, model) for each skill an intent model was trained for, name and keywords."""
+    if not models:
+        return ()
+    trained_names = {name for name, _ in models}
+    found: list[tuple[int, IntentModel]] = []
+    seen: set[str] = set()
+    for position, (name, matcher) in enumerate(key):
+        if name in seen or name not in trained_names:
+            continue
+        seen.add(name)
+        model = models.get((name, keywords_sha256(matcher)))
+        if model is not None:
+            found.append((position, model))
+    return tuple(found)
+
+
 class _KeywordIndex:
-    """Keyword phrases of a list of skills, addressed by each skill's position in that list.
+    """Keyword phrases of a list of skills, addressed by each skill's position in that list,
+    and the intent models that apply to them.
 
     It depends only on the (name, matcher) pairs, so one index serves any list with the same
     pairs in the same order, whatever their bodies or version ids.
     """
 
-    __slots__ = ("automaton", "by_side", "hard", "names", "probe")
+    __slots__ = ("automaton", "by_side", "hard", "intent_models", "names", "probe")
 
-    def __init__(self, key: _ContentKey) -> None:
+    def __init__(self, key: _ContentKey, models: IntentModels) -> None:
         self.names = tuple(name for name, _ in key)
+        self.intent_models = _applying_models(key, models)
         self.hard, self.probe = _keyword_owners(key)
         # Phrase -> the keywords it is a side of (a plain keyword is its own one side).
         self.by_side: dict[Phrase, list[Sides]] = {}
@@ -237,6 +268,24 @@ class _KeywordIndex:
         work = ScanWork(len(words), steps, len(hits), bound, side_checks=checks)
         return hits, work
 
+    def keyword_counts(self, found: set[Sides]) -> dict[int, int]:
+        """Position -> distinct ``any_keywords`` found, for each skill they match."""
+        counts: dict[int, int] = {}
+        for sides in found:
+            for position in self.hard.get(sides, ()):
+                counts[position] = counts.get(position, 0) + 1
+        return counts
+
+    def intent_hits(self, text: str, keyword_matched: Container[int]) -> tuple[list[int], int]:
+        """Positions of skills not matched by keywords whose intent model accepts `text`, and
+        the weight look-ups that took (features x models asked)."""
+        pending = [(p, m) for p, m in self.intent_models if p not in keyword_matched]
+        if not pending:
+            return [], 0
+        features = intent_features(text)
+        hits = [p for p, model in pending if model.accepts(features)]
+        return hits, len(features) * len(pending)
+
 
 def _content_key(skills: Sequence[LoadedSkill]) -> _ContentKey:
     return tuple((s.name, s.matcher) for s in skills)
@@ -245,7 +294,7 @@ def _content_key(skills: Sequence[LoadedSkill]) -> _ContentKey:
 @lru_cache(maxsize=_INDEX_CACHE_SIZE)
 def _cached_index(key: _ContentKey) -> _KeywordIndex:
     # Keyed by value (names and keyword tuples), so different keywords never share an index.
-    return _KeywordIndex(key)
+    return _KeywordIndex(key, shipped_intent_models())
 
 
 def _match(
@@ -257,13 +306,13 @@ def _match(
     if max_matched is not None and max_matched < 0:
         raise ValueError(f"max_matched must be >= 0 or None, got {max_matched}")
     found, _ = index.scan(text)
-    hard_counts: dict[int, int] = {}
-    for sides in found:
-        for position in index.hard.get(sides, ()):
-            hard_counts[position] = hard_counts.get(position, 0) + 1
-    probed = {p for sides in found for p in index.probe.get(sides, ()) if p not in hard_counts}
+    hard_counts = index.keyword_counts(found)
     names = index.names
     ranked = sorted(hard_counts, key=lambda p: (-hard_counts[p], names[p]))
+    # A skill its intent model alone matched ranks after every keyword match.
+    ranked += sorted(index.intent_hits(text, hard_counts)[0], key=lambda p: names[p])
+    matched = set(ranked)
+    probed = {p for sides in found for p in index.probe.get(sides, ()) if p not in matched}
     cut = len(ranked) if max_matched is None else max_matched
     return MatchResult(
         matched=[skills[p] for p in ranked[:cut]],
@@ -277,21 +326,29 @@ class CompiledMatcher:
 
     __slots__ = ("_index", "_skills")
 
-    def __init__(self, skills: Sequence[LoadedSkill]) -> None:
+    def __init__(self, skills: Sequence[LoadedSkill], intent_models: IntentModels) -> None:
         self._skills = tuple(skills)
-        self._index = _KeywordIndex(_content_key(self._skills))
+        self._index = _KeywordIndex(_content_key(self._skills), intent_models)
 
     def match(self, text: str, max_matched: int | None = None) -> MatchResult:
         return _match(self._index, self._skills, text, max_matched)
 
     def scan_work(self, text: str) -> ScanWork:
         """The work `match(text)` does, counted (for tests and benches; not on the turn path)."""
-        return self._index.scan(text)[1]
+        found, work = self._index.scan(text)
+        _, lookups = self._index.intent_hits(text, self._index.keyword_counts(found))
+        return replace(work, intent_lookups=lookups)
 
 
-def compile_matcher(skills: Sequence[LoadedSkill]) -> CompiledMatcher:
-    """Compile the keyword index of `skills` once; `.match(text)` then costs per message only."""
-    return CompiledMatcher(skills)
+def compile_matcher(
+    skills: Sequence[LoadedSkill], *, intent_models: IntentModels | None = None
+) -> CompiledMatcher:
+    """Compile the keyword index of `skills` once; `.match(text)` then costs per message only.
+
+    `intent_models`: the shipped ones by default; ``NO_INTENT_MODELS`` matches by keywords only.
+    """
+    models = shipped_intent_models() if intent_models is None else intent_models
+    return CompiledMatcher(skills, models)
 
 
 def match_skills(

@@ -11,6 +11,8 @@ import uuid
 
 from skills.models import LoadedSkill, SkillMatcher
 from skills.package_limits import BYTES_PER_KIB, MAX_KEYWORD_CHARS, MAX_KEYWORDS
+from tests.matcher_corpus import catalog_skills
+from turn.intent_features import MAX_FEATURES
 from turn.matcher import MAX_MATCHED_TEXT_BYTES, MAX_STEM_CHARS, MIN_STEM_CHARS, compile_matcher
 
 HOSTILE_TEXT_BYTES = 64 * BYTES_PER_KIB
@@ -157,3 +159,17 @@ def test_a_side_shared_by_every_keyword_is_checked_once_per_keyword() -> None:
     assert matcher.match("a " * (HOSTILE_TEXT_BYTES // 2)).matched == []
     assert work.side_checks == 2 * KEYWORD_COUNT  # each keyword: "a" found, "bN" not
     assert work.steps <= work.words
+
+
+def test_the_catalog_intent_models_read_a_bounded_part_of_a_64_kib_text() -> None:
+    catalog = catalog_skills()
+    matcher = compile_matcher(catalog)
+    rng = random.Random(11)
+    # Distinct made-up words: every gram new, no keyword hit, so every model is asked.
+    words = (
+        "".join(rng.choices("bcdfghjklmnpqrstvwxz", k=rng.randint(3, 9))) for _ in range(20000)
+    )
+    text = " ".join(words)[:HOSTILE_TEXT_BYTES]
+    work = matcher.scan_work(text)
+    assert work.hits == 0
+    assert 0 < work.intent_lookups <= MAX_FEATURES * len(catalog)

@@ -99,3 +99,21 @@ async def test_customize_is_served_by_the_next_turn_and_uninstall_removes_it(
     gone = await _turn(settings, org, text)
     assert gone["matched"] == [] and gone["tools"] == []
     assert await _reply(db, gone["inbound_id"]) == NO_SKILL_REPLY
+
+
+async def test_the_catalog_intent_model_answers_what_keywords_miss_until_keywords_are_edited(
+    settings: Settings, db: asyncpg.Connection, resources: Resources
+) -> None:
+    org = await _org_with_catalog(db, resources)
+    text = "faz 3x?"  # a price objection no catalog keyword matches
+
+    before = await _turn(settings, org, text)
+    assert [m["name"] for m in before["matched"]] == ["objecao-preco"]
+    assert (await _reply(db, before["inbound_id"])).startswith("Objeção de preço: acolha")
+
+    # The business's own keywords decide alone once it edits them.
+    own = skill_zip("objecao-preco", keywords=["desconto"], body="Desconto só no Pix.")
+    await import_skill_package(db, resources.store, organization_id=org, data=own)
+    after = await _turn(settings, org, text)
+    assert after["matched"] == []
+    assert await _reply(db, after["inbound_id"]) == NO_SKILL_REPLY

@@ -109,13 +109,17 @@ def test_the_installed_wheel_migrates_and_seeds(
                 str(installed_venv / "bin" / "python"),
                 "-c",
                 "import json, worker, skillet_data; "
-                "print(json.dumps([worker.__file__, str(skillet_data.MIGRATIONS_DIR)]))",
+                "from turn.intent_model import shipped_intent_models as m; "
+                "print(json.dumps([worker.__file__, str(skillet_data.MIGRATIONS_DIR), "
+                "sorted(s for s, _ in m())]))",
             ],
             cwd=cwd,
             env=env,
         )
     )
-    assert all(Path(p).is_relative_to(installed_venv) for p in where), where
+    *paths, intent_models = where
+    assert all(Path(p).is_relative_to(installed_venv) for p in paths), where
+    assert intent_models == ["agendamento", "objecao-preco"]  # the catalog's models ship too
 
     skillet = str(installed_venv / "bin" / "skillet")
     migrated = _json(_run([skillet, "migrate", "--json"], cwd=cwd, env=env))
