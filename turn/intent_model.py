@@ -36,7 +36,7 @@ MAX_MODEL_FILE_BYTES = 4 * 1024 * 1024
 
 
 class IntentModelError(ValueError):
-    """A shipped intent model file that cannot be used (the process refuses to start with it)."""
+    """A shipped intent model file that cannot be used (a worker refuses to start with it)."""
 
 
 class _ModelFile(BaseModel):

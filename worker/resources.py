@@ -24,6 +24,7 @@ from turn.activation_writer import write_activation_batch
 from turn.activations import ActivationRecorder
 from turn.conversation_lease import ConversationLeases
 from turn.inbound_turn import TurnConfig, TurnDeps
+from turn.intent_model import shipped_intent_models
 from turn.metrics import NO_TURN_METRICS
 from turn.model import Model
 from turn.model_input import InputCaps
@@ -104,6 +105,8 @@ async def open_resources(
     metrics: WorkerMetrics | None = None,
 ) -> Resources:
     """Everything a turn needs; on failure, closes whatever it had opened."""
+    # A broken intent model file in the wheel stops the worker here, not at its first turn.
+    shipped_intent_models()
     stack = contextlib.AsyncExitStack()
     try:
         pool = await create_pool(
