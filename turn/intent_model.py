@@ -40,7 +40,8 @@ class IntentModelError(ValueError):
 
 
 class _ModelFile(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    # A NaN weight would make every score NaN: a model that silently never matches.
+    model_config = ConfigDict(extra="ignore", frozen=True, allow_inf_nan=False)
 
     format: int
     skill: str = Field(min_length=1)

@@ -130,6 +130,8 @@ def test_a_model_file_is_read_and_keyed_by_what_it_applies_to(tmp_path: Path) ->
         (_document(keywords_sha256="abc"), "keywords_sha256"),
         (_document(weights={"w:a": "muito"}), "weights"),
         (_document(skill=""), "skill"),
+        (_document(weights={"w:a": float("nan")}), "weights"),
+        (_document(threshold=float("inf")), "threshold"),
         (b"{not json", "not an intent model file"),
         (b" " * (MAX_MODEL_FILE_BYTES + 1), "more than"),
     ],
