@@ -4,7 +4,10 @@ Run: .venv/bin/python bench/turn_throughput.py [--jobs N]
 Uses the Postgres at DATABASE_URL's server (a database of its own, dropped at the end), a
 Redis of its own (so its command counter counts only this bench) and a private `weed mini`.
 Each conversation gets one untimed message first (history, planner statistics), then the
-timed one. Prints SQL statements and Redis commands per turn, then the ratio last.
+timed one. Prints SQL statements and Redis commands per turn, the CPU a turn and a no-op job
+cost in this process, Redis and (when it runs on this host) PostgreSQL (bench/cpu_time.py),
+then the ratio last. The ratio moves ±20% between identical runs on a 2-vCPU VM; compare
+two versions by their CPU ms per turn, run side by side.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from typing import Any
 
 import asyncpg
 from arq import func
-from arq.connections import RedisSettings
+from arq.connections import ArqRedis, RedisSettings
 from arq.worker import Worker
 
 from core.db import connect, create_pool, with_database
@@ -41,6 +44,7 @@ from worker.settings import Settings
 from worker.weed import start_weed
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench.* importable
+from bench import cpu_time
 from bench.private_services import start_private_redis
 
 FLOOR = 0.5  # on a quiet machine (issue 14); a busy one reads lower
@@ -165,19 +169,29 @@ async def _timed(worker: Worker, expected: int) -> float:
     return elapsed
 
 
-async def _measure(settings: Settings, org: uuid.UUID, jobs: int) -> tuple[float, float]:
+async def _measure(
+    settings: Settings, org: uuid.UUID, jobs: int, postmaster: int | None
+) -> tuple[float, float]:
     bodies = [_payload(org, i) for i in range(jobs)]
     noop_settings = settings.model_copy(update={"queue_name": f"bench:noop:{uuid.uuid4().hex}"})
     await _enqueue(noop_settings, bodies, "noop")
-    noop_commands = await _redis_commands(settings)
-    noop_s = await _timed(_noop_worker(noop_settings), jobs)
-    noop_commands = await _redis_commands(settings) - noop_commands
-    await _warm_up(settings, [_payload(org, i) for i in range(jobs)])
-    await _ingest(settings, bodies)
-    turn_commands = await _redis_commands(settings)
-    with _counting_statements() as counted:
-        turn_s = await _timed(build_worker(settings, burst=True, handle_signals=False), jobs)
-    turn_commands = await _redis_commands(settings) - turn_commands
+    probe = await open_queue(settings.redis_url, settings.queue_name)
+    try:
+        noop_commands = await _redis_commands(probe)
+        noop_cpu = await cpu_time.sample(probe, postmaster)
+        noop_s = await _timed(_noop_worker(noop_settings), jobs)
+        noop_cpu = await cpu_time.sample(probe, postmaster) - noop_cpu
+        noop_commands = await _redis_commands(probe) - noop_commands
+        await _warm_up(settings, [_payload(org, i) for i in range(jobs)])
+        await _ingest(settings, bodies)
+        turn_commands = await _redis_commands(probe)
+        turn_cpu = await cpu_time.sample(probe, postmaster)
+        with _counting_statements() as counted:
+            turn_s = await _timed(build_worker(settings, burst=True, handle_signals=False), jobs)
+        turn_cpu = await cpu_time.sample(probe, postmaster) - turn_cpu
+        turn_commands = await _redis_commands(probe) - turn_commands
+    finally:
+        await probe.aclose()
     print(
         f"SQL statements per turn (the worker's pool, bind/reset included): {counted[0] / jobs:.1f}"
     )
@@ -187,16 +201,17 @@ async def _measure(settings: Settings, org: uuid.UUID, jobs: int) -> tuple[float
         f"(turns {turn_commands / jobs:.1f}, no-op jobs {noop_commands / jobs:.1f}; "
         "arq polls while jobs run, so a slower job reads a little higher)"
     )
+    # Work done, not time taken: comparable between runs when the wall clock is noisy.
+    print(f"CPU ms per turn: {turn_cpu.per_job_ms(jobs)}")
+    print(f"CPU ms per no-op job: {noop_cpu.per_job_ms(jobs)}")
+    if postmaster is None:
+        print("(PostgreSQL's CPU is not counted: its server does not run on this host)")
     return jobs / turn_s, jobs / noop_s
 
 
-async def _redis_commands(settings: Settings) -> int:
+async def _redis_commands(redis: ArqRedis) -> int:
     """Commands the bench's own Redis has processed (this INFO included)."""
-    redis = await open_queue(settings.redis_url, settings.queue_name)
-    try:
-        stats = await redis.info("stats")
-    finally:
-        await redis.aclose()
+    stats = await redis.info("stats")
     return int(stats["total_commands_processed"])
 
 
@@ -252,7 +267,8 @@ async def _with_database(base: Settings, jobs: int) -> float:
         await apply_migrations(conn, DEFAULT_MIGRATIONS_DIR)
         await conn.close()
         org = await _seed(settings)
-        turns_per_s, noop_per_s = await _measure(settings, org, jobs)
+        postmaster = await cpu_time.postmaster_pid(admin)
+        turns_per_s, noop_per_s = await _measure(settings, org, jobs, postmaster)
     finally:
         await admin.execute(f'drop database if exists "{name}" with (force)')
         await admin.close()
