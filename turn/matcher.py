@@ -74,9 +74,10 @@ Rules, the contract the turn and the tests rely on:
   keywords has its own keywords decide alone; editing the body keeps the model.
 - Order: ``matched`` by number of distinct ``any_keywords`` hits (after normalization)
   descending, then name ascending (code point order); skills only their intent model matched
-  come after, by name; ``max_matched`` keeps the first N and lists the rest, in the same
-  order, in ``capped``. ``probes`` sorted by name, without any matched skill. A skill name
-  that appears twice in the input is taken from its first occurrence only.
+  come after, by name (and, when kept, in ``by_intent`` too); ``max_matched`` keeps the
+  first N and lists the rest, in the same order, in ``capped``. ``probes`` sorted by name,
+  without any matched skill. A skill name that appears twice in the input is taken from its
+  first occurrence only.
 
 Cost: linear in the message's words, whatever the keywords (turn.phrase_automaton: at most
 ``words x (longest phrase + 2) x widest`` automaton steps, counted by
@@ -163,6 +164,8 @@ class MatchResult:
     matched: list[LoadedSkill]
     probes: list[str]
     capped: list[str] = field(default_factory=list)
+    # Names in `matched` that only an intent model matched (their keywords did not).
+    by_intent: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -310,12 +313,15 @@ def _match(
     names = index.names
     ranked = sorted(hard_counts, key=lambda p: (-hard_counts[p], names[p]))
     # A skill its intent model alone matched ranks after every keyword match.
-    ranked += sorted(index.intent_hits(text, hard_counts)[0], key=lambda p: names[p])
+    by_intent = sorted(index.intent_hits(text, hard_counts)[0], key=lambda p: names[p])
+    ranked += by_intent
     matched = set(ranked)
     probed = {p for sides in found for p in index.probe.get(sides, ()) if p not in matched}
     cut = len(ranked) if max_matched is None else max_matched
+    kept = ranked[:cut]
     return MatchResult(
-        matched=[skills[p] for p in ranked[:cut]],
+        matched=[skills[p] for p in kept],
+        by_intent=[names[p] for p in by_intent if p in kept],
         probes=sorted(names[p] for p in probed),
         capped=[names[p] for p in ranked[cut:]],
     )

@@ -10,8 +10,9 @@ from typing import Protocol
 
 
 class TurnMetrics(Protocol):
-    def skills_matched(self, matched: int, probes: int) -> None:
-        """One model turn matched `matched` skills (bodies injected) and `probes` probe names."""
+    def skills_matched(self, matched: int, probes: int, by_intent: int) -> None:
+        """One model turn matched `matched` skills (bodies injected; `by_intent` of them only
+        by a catalog intent model) and `probes` probe names."""
         ...
 
     def tool_called(self, tool: str, error_code: str | None) -> None:
@@ -22,7 +23,7 @@ class TurnMetrics(Protocol):
 class NoTurnMetrics:
     """Records nothing."""
 
-    def skills_matched(self, matched: int, probes: int) -> None:
+    def skills_matched(self, matched: int, probes: int, by_intent: int) -> None:
         return None
 
     def tool_called(self, tool: str, error_code: str | None) -> None:

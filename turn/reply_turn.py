@@ -83,7 +83,7 @@ async def answer_batch(
     `history`: the conversation before it, oldest first (turn.conversation_queries)."""
     text = "\n".join(row.body for row in batch)
     match = snapshot.matcher.match(text, max_matched=deps.config.max_injected_skills)
-    deps.metrics.skills_matched(len(match.matched), len(match.probes))
+    deps.metrics.skills_matched(len(match.matched), len(match.probes), len(match.by_intent))
     prefix = deps.prefixes.get(conversation.persona, snapshot.index_text)
     ledger = TurnLedger(max_writes=deps.config.max_skill_writes)
     try:

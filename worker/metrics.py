@@ -191,6 +191,13 @@ class WorkerMetrics:
         self.probes = Counter(
             "skillet_skill_probes", "Probe keywords hit (skills not injected)", registry=r
         )
+        # How often the classifier, not the keywords, decides what the model is told.
+        self.intent_matches = Counter(
+            "skillet_skill_intent_matches",
+            "Skills injected because their catalog intent model accepted the message (their "
+            "keywords did not match)",
+            registry=r,
+        )
         self.tool_calls = Counter(
             "skillet_tool_calls",
             "Tool calls by tool and result (ok or the teaching error's code), e.g. "
@@ -286,10 +293,12 @@ class WorkerMetrics:
                 counter.labels(**labels)
 
     # turn.metrics.TurnMetrics
-    def skills_matched(self, matched: int, probes: int) -> None:
+    def skills_matched(self, matched: int, probes: int, by_intent: int) -> None:
         self.matched.observe(matched)
         if probes:
             self.probes.inc(probes)
+        if by_intent:
+            self.intent_matches.inc(by_intent)
 
     def tool_called(self, tool: str, error_code: str | None) -> None:
         name = tool if tool in self._tools else "other"

@@ -7,11 +7,13 @@ import uuid
 from typing import Any
 
 import asyncpg
+from prometheus_client import generate_latest
 
 from skills.catalog import import_skill_package, install_catalog_skill, uninstall_skill
 from skills.catalog_seed import DEFAULT_CATALOG_DIR, seed_catalog
 from tests.integration.support import create_org, enqueue, payload, result_of, run_burst
 from tests.package_builders import skill_zip
+from tests.prometheus_samples import parse_samples, value
 from turn.local_model import NO_SKILL_REPLY
 from turn.queries import insert_agent
 from worker.resources import Resources
@@ -20,11 +22,19 @@ from worker.settings import Settings
 CUSTOM_CHECKLIST = "Clínica Sorriso: agenda de segunda a sexta, das 8h às 18h.\nTraga RG."
 
 
-async def _turn(settings: Settings, org: uuid.UUID, text: str) -> dict[str, Any]:
+async def _turn_and_intent_matches(
+    settings: Settings, org: uuid.UUID, text: str
+) -> tuple[dict[str, Any], float]:
+    """The turn's job result, and the skills its worker reports only a model matched."""
     [job] = await enqueue(settings, payload(org, f"m-{uuid.uuid4()}", text))
-    await run_burst(settings)
+    worker = await run_burst(settings)
     result: dict[str, Any] = await result_of(settings, job)
-    return result
+    samples = parse_samples(generate_latest(worker.ctx["metrics"].registry).decode())
+    return result, value(samples, "skillet_skill_intent_matches_total")
+
+
+async def _turn(settings: Settings, org: uuid.UUID, text: str) -> dict[str, Any]:
+    return (await _turn_and_intent_matches(settings, org, text))[0]
 
 
 async def _reply(db: asyncpg.Connection, inbound_id: str) -> str:
@@ -107,13 +117,14 @@ async def test_the_catalog_intent_model_answers_what_keywords_miss_until_keyword
     org = await _org_with_catalog(db, resources)
     text = "faz 3x?"  # a price objection no catalog keyword matches
 
-    before = await _turn(settings, org, text)
+    before, by_model = await _turn_and_intent_matches(settings, org, text)
     assert [m["name"] for m in before["matched"]] == ["objecao-preco"]
+    assert by_model == 1
     assert (await _reply(db, before["inbound_id"])).startswith("Objeção de preço: acolha")
 
     # The business's own keywords decide alone once it edits them.
     own = skill_zip("objecao-preco", keywords=["desconto"], body="Desconto só no Pix.")
     await import_skill_package(db, resources.store, organization_id=org, data=own)
-    after = await _turn(settings, org, text)
-    assert after["matched"] == []
+    after, by_model = await _turn_and_intent_matches(settings, org, text)
+    assert after["matched"] == [] and by_model == 0
     assert await _reply(db, after["inbound_id"]) == NO_SKILL_REPLY

@@ -135,6 +135,7 @@ async def test_counters_move_after_real_turns(
     assert value(samples, "skillet_turn_skills_matched_count") == 3
     assert value(samples, "skillet_turn_skills_matched_sum") == 1
     assert value(samples, "skillet_skill_probes_total") == 1
+    assert value(samples, "skillet_skill_intent_matches_total") == 0  # no catalog skill here
     assert value(samples, "skillet_tool_calls_total", tool="read_skill_reference", result="ok") == 1
     assert value(samples, "skillet_outbox_deliveries_total", result="sent", code="none") == 3
     assert value(samples, "skillet_activation_rows_total", result="dropped") == 0

@@ -74,9 +74,12 @@ def test_a_model_applies_only_to_the_name_and_keywords_it_was_trained_for() -> N
 def test_model_matches_rank_after_keyword_matches_and_are_capped_first() -> None:
     skills = [_skill("pagamentos", PIX), _skill("zeta", SkillMatcher(any_keywords=["boleto"]))]
     matcher = compile_matcher(skills, intent_models=_model("pagamentos", PIX))
-    assert _names(matcher.match("segue o boleto").matched) == ["zeta", "pagamentos"]
+    both = matcher.match("segue o boleto")
+    assert _names(both.matched) == ["zeta", "pagamentos"] and both.by_intent == ["pagamentos"]
     capped = matcher.match("segue o boleto", max_matched=1)
     assert _names(capped.matched) == ["zeta"] and capped.capped == ["pagamentos"]
+    assert capped.by_intent == []  # cut by the cap: not injected, so not counted
+    assert matcher.match("segue o boleto no pix").by_intent == []  # its keywords matched
 
 
 def test_a_skill_its_model_matched_is_not_also_a_probe() -> None:

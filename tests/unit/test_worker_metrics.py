@@ -81,6 +81,17 @@ async def test_each_worker_has_its_own_registry() -> None:
     assert value(_samples(second.ctx["metrics"]), "skillet_turns_started_total") == 0
 
 
+def test_matches_count_probes_and_what_only_an_intent_model_matched() -> None:
+    metrics = WorkerMetrics()
+    metrics.skills_matched(2, 1, 1)
+    metrics.skills_matched(1, 0, 0)
+    s = _samples(metrics)
+    assert value(s, "skillet_turn_skills_matched_count") == 2
+    assert value(s, "skillet_turn_skills_matched_sum") == 3
+    assert value(s, "skillet_skill_probes_total") == 1
+    assert value(s, "skillet_skill_intent_matches_total") == 1
+
+
 def test_activation_rows_are_read_from_the_recorder_stats() -> None:
     metrics = WorkerMetrics()
     assert value(_samples(metrics), "skillet_activation_rows_total", result="written") == 0
