@@ -24,6 +24,7 @@ def summarize_activations(rows: Iterable[ActivationDay], today: date) -> dict[st
         {
             "day": d.isoformat(),
             "hard": by_day[d].hard if d in by_day else 0,
+            "intent": by_day[d].intent if d in by_day else 0,
             "probe": by_day[d].probe if d in by_day else 0,
         }
         for d in days
@@ -33,6 +34,7 @@ def summarize_activations(rows: Iterable[ActivationDay], today: date) -> dict[st
         recent = series[-window:]
         summary[f"last_{window}_days"] = {
             "hard": sum(d["hard"] for d in recent),
+            "intent": sum(d["intent"] for d in recent),
             "probe": sum(d["probe"] for d in recent),
         }
     summary["days"] = series

@@ -47,10 +47,11 @@ class ActivationDay:
     day: date
     hard: int
     probe: int
+    intent: int = 0
 
 
 LIST_ACTIVATION_DAYS = """
-select day, hard_count, probe_count from skill_activation_daily
+select day, hard_count, probe_count, intent_count from skill_activation_daily
 where organization_id = $1 and skill_name = $2 and day > $3::date - $4::int and day <= $3
 order by day
 """
@@ -61,19 +62,23 @@ async def list_activation_days(
 ) -> list[ActivationDay]:
     """Counts of the `days` UTC days ending `today` (days without a row are absent)."""
     rows = await conn.fetch(LIST_ACTIVATION_DAYS, organization_id, name, today, days)
-    return [ActivationDay(r["day"], int(r["hard_count"]), int(r["probe_count"])) for r in rows]
+    return [
+        ActivationDay(r["day"], int(r["hard_count"]), int(r["probe_count"]), int(r["intent_count"]))
+        for r in rows
+    ]
 
 
 @dataclass(frozen=True)
 class ActivationTotals:
-    hard: int
+    hard: int  # injected: its keywords matched
     probe: int  # probe keywords matched without a hard match: demand no skill serves
     capped: int  # matched, but cut by the injection cap
+    intent: int = 0  # injected: only its catalog intent model matched
 
 
 LIST_ACTIVATION_TOTALS = """
 select skill_name, sum(hard_count) as hard, sum(probe_count) as probe,
-       sum(capped_count) as capped
+       sum(capped_count) as capped, sum(intent_count) as intent
 from skill_activation_daily
 where organization_id = $1 and skill_name = any($2::text[])
   and day > $3::date - $4::int and day <= $3
@@ -91,6 +96,8 @@ async def list_activation_totals(
     """Sums of the `days` UTC days ending `today`, by skill; skills without a row are absent."""
     rows = await conn.fetch(LIST_ACTIVATION_TOTALS, organization_id, names, today, days)
     return {
-        r["skill_name"]: ActivationTotals(int(r["hard"]), int(r["probe"]), int(r["capped"]))
+        r["skill_name"]: ActivationTotals(
+            int(r["hard"]), int(r["probe"]), int(r["capped"]), int(r["intent"])
+        )
         for r in rows
     }

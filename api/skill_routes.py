@@ -56,6 +56,7 @@ def _installed_json(row: InstalledRow, totals: ActivationTotals) -> dict[str, An
         "updated_at": row.updated_at.isoformat(),
         f"last_{SERIES_DAYS}_days": {
             "hard": totals.hard,
+            "intent": totals.intent,
             "probe": totals.probe,
             "capped": totals.capped,
         },
@@ -63,8 +64,9 @@ def _installed_json(row: InstalledRow, totals: ActivationTotals) -> dict[str, An
 
 
 async def list_installed(request: web.Request, principal: Principal) -> Reply:
-    """Each with its activations of the last 30 UTC days: hard, probe (demand no skill
-    served) and capped (matched but cut by the injection cap)."""
+    """Each with its activations of the last 30 UTC days: hard (injected by its keywords),
+    intent (injected by its catalog intent model alone), probe (demand no skill served) and
+    capped (matched but cut by the injection cap)."""
     limit = parse_limit(request.query)
     after = read_cursor("skills", request.query, lambda k: str(k[0]))
     today = deps_of(request).clock().astimezone(UTC).date()

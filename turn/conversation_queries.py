@@ -188,7 +188,8 @@ class TurnCounts:
 
     used: tuple[str, ...] = ()
     viewed: tuple[str, ...] = ()
-    activations: tuple[tuple[str, str], ...] = ()  # (skill, 'hard' | 'probe' | 'capped')
+    # (skill, 'hard' | 'intent' | 'probe' | 'capped')
+    activations: tuple[tuple[str, str], ...] = ()
     # What the turn's model calls cost: {agent_id, provider, model, calls, *_tokens} (a
     # count None: unreported), added to the day's token usage.
     usage: dict[str, Any] | None = None

@@ -256,9 +256,18 @@ async def _commit_reply(
 def _activation_rows(
     organization_id: uuid.UUID, match: MatchResult, job_id: str
 ) -> list[ActivationRow]:
-    hard = [
-        ActivationRow(organization_id, s.name, s.version_id, "hard", job_id) for s in match.matched
+    # Injected either way: `intent` when only the skill's catalog intent model matched.
+    by_intent = set(match.by_intent)
+    injected = [
+        ActivationRow(
+            organization_id,
+            s.name,
+            s.version_id,
+            "intent" if s.name in by_intent else "hard",
+            job_id,
+        )
+        for s in match.matched
     ]
     probes = [ActivationRow(organization_id, name, None, "probe", job_id) for name in match.probes]
     capped = [ActivationRow(organization_id, n, None, "capped", job_id) for n in match.capped]
-    return hard + probes + capped
+    return injected + probes + capped

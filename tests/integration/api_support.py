@@ -159,7 +159,8 @@ async def audit_rows(db: asyncpg.Connection, org: uuid.UUID) -> list[dict[str, A
 ACTIVATION_DAILY_DDL = """
 create table skill_activation_daily (
     organization_id uuid, skill_name text, day date, hard_count bigint, probe_count bigint,
-    capped_count bigint, primary key (organization_id, skill_name, day)
+    capped_count bigint, intent_count bigint not null default 0,
+    primary key (organization_id, skill_name, day)
 )
 """
 

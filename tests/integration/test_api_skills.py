@@ -217,18 +217,22 @@ async def test_activations_are_counted_per_utc_day_for_7_and_30_days(
     org, other = await create_org(db, "A"), await create_org(db, "B")
     await publish(db, resources.store, org, "frete", keywords=["frete"])
     key = await create_key(db, org, Role.VIEWER)
-    counts = {0: (3, 1), 6: (2, 0), 7: (5, 5), 29: (1, 1), 30: (100, 100)}
+    # days ago -> (hard, probe, intent)
+    counts = {0: (3, 1, 2), 6: (2, 0, 0), 7: (5, 5, 1), 29: (1, 1, 0), 30: (100, 100, 100)}
     async with (
         activation_daily_table(db),
         running_api(settings, resources.store, clock=lambda: now) as api,
     ):
-        for ago, (hard, probe) in counts.items():
+        for ago, (hard, probe, intent) in counts.items():
             await db.execute(
-                "insert into skill_activation_daily values ($1, 'frete', $2, $3, $4, 0)",
+                "insert into skill_activation_daily (organization_id, skill_name, day, "
+                "hard_count, probe_count, capped_count, intent_count) "
+                "values ($1, 'frete', $2, $3, $4, 0, $5)",
                 org,
                 today - timedelta(days=ago),
                 hard,
                 probe,
+                intent,
             )
         for owner, name in ((other, "frete"), (org, "troca")):  # not this skill of this org
             await db.execute(
@@ -242,12 +246,12 @@ async def test_activations_are_counted_per_utc_day_for_7_and_30_days(
         listed = await api.get("/v1/skills", key)
     assert answer.status == 200, answer.body
     assert answer.body["today"] == "2026-11-30"
-    assert answer.body["last_7_days"] == {"hard": 5, "probe": 1}
-    assert answer.body["last_30_days"] == {"hard": 11, "probe": 7}
+    assert answer.body["last_7_days"] == {"hard": 5, "intent": 2, "probe": 1}
+    assert answer.body["last_30_days"] == {"hard": 11, "intent": 3, "probe": 7}
     days = answer.body["days"]
     assert len(days) == 30 and days[0]["day"] == "2026-11-01" and days[-1]["day"] == "2026-11-30"
-    assert days[-1] == {"day": "2026-11-30", "hard": 3, "probe": 1}
+    assert days[-1] == {"day": "2026-11-30", "hard": 3, "intent": 2, "probe": 1}
     assert (missing.status, missing.code) == (404, "skill_not_installed")
     # The installed list carries the same 30-day sums (the console's skills page shows them).
     [frete] = listed.body["items"]
-    assert frete["last_30_days"] == {"hard": 11, "probe": 7, "capped": 0}
+    assert frete["last_30_days"] == {"hard": 11, "intent": 3, "probe": 7, "capped": 0}

@@ -118,8 +118,24 @@ async def test_the_catalog_intent_model_answers_what_keywords_miss_until_keyword
     text = "faz 3x?"  # a price objection no catalog keyword matches
 
     before, by_model = await _turn_and_intent_matches(settings, org, text)
-    assert [m["name"] for m in before["matched"]] == ["objecao-preco"]
-    assert by_model == 1
+    [injected] = before["matched"]
+    assert injected["name"] == "objecao-preco" and by_model == 1
+    # Recorded apart from keyword matches: the business sees the classifier decided.
+    raw = await db.fetch(
+        "select skill_version_id, trigger from skill_activations where organization_id = $1",
+        org,
+    )
+    assert [(str(r["skill_version_id"]), r["trigger"]) for r in raw] == [
+        (injected["version_id"], "intent")
+    ]
+    daily = await db.fetchrow(
+        "select hard_count, intent_count from skill_activation_daily "
+        "where organization_id = $1 and skill_name = 'objecao-preco'",
+        org,
+    )
+    assert dict(daily) == {"hard_count": 0, "intent_count": 1}
+    usage = "select use_count from skill_usage where organization_id = $1 and skill_name = $2"
+    assert await db.fetchval(usage, org, "objecao-preco") == 1  # a use, for the curator too
     assert (await _reply(db, before["inbound_id"])).startswith("Objeção de preço: acolha")
 
     # The business's own keywords decide alone once it edits them.

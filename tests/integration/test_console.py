@@ -421,6 +421,34 @@ async def test_the_reading_pages_show_the_orgs_agent_curator_reports_and_drafts(
     await shot(page, "13-nao-encontrada")
 
 
+async def test_the_skills_page_counts_uses_and_says_which_the_classifier_made(
+    api: ApiClient,
+    db: asyncpg.Connection,
+    resources: Resources,
+    context: BrowserContext,
+) -> None:
+    org = await create_org(db, "Ótica Visão")
+    for name in ("objecao-preco", "frete"):
+        await publish(db, resources.store, org, name, keywords=[name])
+    # 30-day counts: keywords injected 4, the catalog's classifier 3 more; frete by keywords.
+    await db.execute(
+        "insert into skill_activation_daily (organization_id, skill_name, day, hard_count, "
+        "probe_count, capped_count, intent_count) values "
+        "($1, 'objecao-preco', (now() at time zone 'UTC')::date, 4, 1, 0, 3), "
+        "($1, 'frete', (now() at time zone 'UTC')::date, 2, 0, 0, 0)",
+        org,
+    )
+    page = await context.new_page()
+    await sign_in(page, api.base_url, await create_key(db, org, Role.VIEWER))
+
+    cells = page.locator("tr", has_text="objecao-preco").locator("td.num")
+    assert await cells.all_inner_texts() == ["7\n3 pelo classificador", "1", "0"]
+    frete = page.locator("tr", has_text="frete").locator("td.num")
+    assert await frete.all_inner_texts() == ["2", "0", "0"]
+    assert "pelo classificador" in await page.locator("p.intro").inner_text()
+    await shot(page, "14-skills-classificador")
+
+
 async def test_only_the_sign_in_page_and_static_files_answer_without_a_session(
     api: ApiClient, db: asyncpg.Connection
 ) -> None:

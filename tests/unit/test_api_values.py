@@ -108,12 +108,12 @@ def test_a_limit_outside_1_to_200_is_refused(text: str) -> None:
 def test_activation_windows_end_today_and_include_it() -> None:
     today = date(2026, 3, 1)  # after a short February: windows cross the month
     rows = [
-        ActivationDay(today - timedelta(days=ago), hard, probe)
+        ActivationDay(today - timedelta(days=ago), hard, probe, intent=probe * 10)
         for ago, hard, probe in ((0, 1, 0), (6, 2, 1), (7, 4, 0), (29, 8, 2), (30, 16, 4))
     ]
     summary = summarize_activations(rows, today)
-    assert summary["last_7_days"] == {"hard": 3, "probe": 1}
-    assert summary["last_30_days"] == {"hard": 15, "probe": 3}
+    assert summary["last_7_days"] == {"hard": 3, "intent": 10, "probe": 1}
+    assert summary["last_30_days"] == {"hard": 15, "intent": 30, "probe": 3}
     assert [d["day"] for d in summary["days"][:1] + summary["days"][-1:]] == [
         "2026-01-31",
         "2026-03-01",
