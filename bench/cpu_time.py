@@ -84,7 +84,7 @@ class CpuSample:
         )
 
     def per_job_ms(self, jobs: int) -> str:
-        """``process 2.31, Redis 0.20, PostgreSQL 1.80`` (ms a job)."""
+        """``this process 2.31, Redis 0.20, PostgreSQL 1.80`` (ms a job)."""
         parts = [f"this process {1000 * self.process_s / jobs:.2f}"]
         parts.append(f"Redis {1000 * self.redis_s / jobs:.2f}")
         if self.postgres_s is not None:

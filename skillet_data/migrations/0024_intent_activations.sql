@@ -2,8 +2,8 @@
 -- its keywords did not match) is recorded as `intent`, apart from `hard` (its keywords
 -- matched): a business reads which of its skills' uses the platform's classifier decided.
 -- Both are injected and both count as uses (skill_usage); `probe` and `capped` are unchanged.
--- Rolling deploy: apply before the workers that write `intent` start (older workers have no
--- intent models and never write it).
+-- Rolling deploy: apply before the new workers (they write `intent`) and the new API (it
+-- reads intent_count) start; older workers have no intent models and never write it.
 
 alter table skill_activations drop constraint skill_activations_trigger_check;
 -- Every existing row met the narrower check: NOT VALID spares re-reading them under this
