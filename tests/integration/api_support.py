@@ -156,36 +156,6 @@ async def audit_rows(db: asyncpg.Connection, org: uuid.UUID) -> list[dict[str, A
     return [dict(r) for r in rows]
 
 
-ACTIVATION_DAILY_DDL = """
-create table skill_activation_daily (
-    organization_id uuid, skill_name text, day date, hard_count bigint, probe_count bigint,
-    capped_count bigint, intent_count bigint not null default 0,
-    primary key (organization_id, skill_name, day)
-)
-"""
-
-
-@contextlib.asynccontextmanager
-async def activation_daily_table(db: asyncpg.Connection) -> AsyncIterator[None]:
-    """The daily activation roll-up another migration creates; made here with its DDL (and
-    the tenant policy every org table has) only while it is missing, and dropped after."""
-    exists = await db.fetchval("select to_regclass('public.skill_activation_daily') is not null")
-    if not exists:
-        await db.execute(ACTIVATION_DAILY_DDL)
-        await db.execute(
-            """alter table skill_activation_daily enable row level security;
-               create policy tenant_isolation on skill_activation_daily
-                   using (skillet_is_system() or organization_id = skillet_current_org())
-                   with check (skillet_is_system() or organization_id = skillet_current_org());
-               grant select, insert, update, delete on skill_activation_daily to skillet_api"""
-        )
-    try:
-        yield
-    finally:
-        if not exists:
-            await db.execute("drop table skill_activation_daily")
-
-
 async def record_turn_usage(
     db: asyncpg.Connection,
     org: uuid.UUID,

@@ -18,7 +18,6 @@ from skills.draft_queries import AuthoringMode
 from skills.usage import UsageStore
 from tests.integration.api_support import (
     ApiClient,
-    activation_daily_table,
     audit_rows,
     create_key,
     org_snapshot,
@@ -219,10 +218,7 @@ async def test_activations_are_counted_per_utc_day_for_7_and_30_days(
     key = await create_key(db, org, Role.VIEWER)
     # days ago -> (hard, probe, intent)
     counts = {0: (3, 1, 2), 6: (2, 0, 0), 7: (5, 5, 1), 29: (1, 1, 0), 30: (100, 100, 100)}
-    async with (
-        activation_daily_table(db),
-        running_api(settings, resources.store, clock=lambda: now) as api,
-    ):
+    async with running_api(settings, resources.store, clock=lambda: now) as api:
         for ago, (hard, probe, intent) in counts.items():
             await db.execute(
                 "insert into skill_activation_daily (organization_id, skill_name, day, "
