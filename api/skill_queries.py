@@ -47,7 +47,7 @@ class ActivationDay:
     day: date
     hard: int
     probe: int
-    intent: int = 0
+    intent: int
 
 
 LIST_ACTIVATION_DAYS = """
@@ -73,7 +73,7 @@ class ActivationTotals:
     hard: int  # injected: its keywords matched
     probe: int  # probe keywords matched without a hard match: demand no skill serves
     capped: int  # matched, but cut by the injection cap
-    intent: int = 0  # injected: only its catalog intent model matched
+    intent: int  # injected: only its catalog intent model matched
 
 
 LIST_ACTIVATION_TOTALS = """

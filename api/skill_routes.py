@@ -42,7 +42,7 @@ async def list_catalog(request: web.Request, principal: Principal) -> Reply:
     return {"items": [s.to_json() for s in page.items], "next": page.next}
 
 
-_NONE = ActivationTotals(0, 0, 0)
+_NONE = ActivationTotals(0, 0, 0, 0)
 
 
 def _installed_json(row: InstalledRow, totals: ActivationTotals) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from turn.intent_features import intent_features
+from turn.intent_model import linear_score
 
 EPOCHS = 30
 LEARNING_RATE = 0.2
@@ -73,8 +74,7 @@ def fit(training: Sequence[Example], *, seed: int = 0) -> tuple[dict[str, float]
         shuffle.shuffle(order)
         for i in order:
             example = training[i]
-            logit = bias + sum(weights.get(f, 0.0) for f in example.features)
-            logit = max(-_MAX_LOGIT, min(_MAX_LOGIT, logit))
+            logit = max(-_MAX_LOGIT, min(_MAX_LOGIT, linear_score(weights, bias, example.features)))
             error = 1 / (1 + math.exp(-logit)) - example.positive
             # Long messages have many features: a step per feature shrinks with their number.
             step = LEARNING_RATE * error / math.sqrt(max(1, len(example.features)))
@@ -87,10 +87,6 @@ def fit(training: Sequence[Example], *, seed: int = 0) -> tuple[dict[str, float]
         if abs(w) >= MIN_KEPT_WEIGHT
     }
     return kept, round(bias, WEIGHT_DECIMALS)
-
-
-def _score(weights: dict[str, float], bias: float, features: frozenset[str]) -> float:
-    return bias + sum(weights.get(f, 0.0) for f in features)
 
 
 def _rates(scored: Sequence[tuple[float, Example]], threshold: float | None) -> tuple[float, float]:
@@ -110,7 +106,7 @@ def train(data: Sequence[Example], *, max_false_hit_rate: float) -> TrainedModel
         training = [e for i, e in enumerate(data) if i % FOLDS != fold]
         weights, bias = fit(training)
         held_out = (e for i, e in enumerate(data) if i % FOLDS == fold)
-        scored.extend((_score(weights, bias, e.features), e) for e in held_out)
+        scored.extend((linear_score(weights, bias, e.features), e) for e in held_out)
     threshold = THRESHOLDS[-1]
     for candidate in THRESHOLDS:
         if _rates(scored, candidate)[1] <= max_false_hit_rate:

@@ -13,6 +13,7 @@ form are read, so a text yields at most ``MAX_FEATURES`` features.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import pairwise
 
 from turn.matcher_words import matched_text, words_of
@@ -32,7 +33,13 @@ _GRAM = "c:"
 
 def intent_features(text: str) -> frozenset[str]:
     """The features of `text` an intent model scores (rules in the module docstring)."""
-    words = words_of(matched_text(text))[:MAX_SCORED_WORDS]
+    return features_of_words(words_of(matched_text(text)))
+
+
+def features_of_words(matched_words: Sequence[str]) -> frozenset[str]:
+    """The same, from the matched part's words as the keyword matcher read them (a turn reads
+    them once for both)."""
+    words = matched_words[:MAX_SCORED_WORDS]
     found = {_WORD + w for w in words}
     found.update(f"{_PAIR}{a}_{b}" for a, b in pairwise(words))
     joined = f" {' '.join(words)[:MAX_SCORED_CHARS]} "

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -29,10 +29,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from skillet_data import INTENT_MODELS_DIR
 from skills.models import SkillMatcher
+from skills.package_limits import BYTES_PER_MIB
 
 MODEL_FORMAT = 1
 # The shipped files are a few hundred KiB; a bigger one is a mistake, not a model.
-MAX_MODEL_FILE_BYTES = 4 * 1024 * 1024
+MAX_MODEL_FILE_BYTES = 4 * BYTES_PER_MIB
 
 
 class IntentModelError(ValueError):
@@ -51,6 +52,11 @@ class _ModelFile(BaseModel):
     weights: dict[str, float]
 
 
+def linear_score(weights: Mapping[str, float], bias: float, features: Iterable[str]) -> float:
+    """``bias + sum(weights)`` over `features` (a feature without a weight adds nothing)."""
+    return bias + sum(weights.get(f, 0.0) for f in features)
+
+
 @dataclass(frozen=True)
 class IntentModel:
     """One catalog skill's classifier: matches when ``bias + sum(weights) > threshold``."""
@@ -62,8 +68,7 @@ class IntentModel:
     weights: Mapping[str, float]
 
     def score(self, features: frozenset[str]) -> float:
-        weights = self.weights
-        return self.bias + sum(weights.get(f, 0.0) for f in features)
+        return linear_score(self.weights, self.bias, features)
 
     def accepts(self, features: frozenset[str]) -> bool:
         return self.score(features) > self.threshold

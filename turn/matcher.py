@@ -100,7 +100,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from skills.models import LoadedSkill, SkillMatcher
-from turn.intent_features import intent_features
+from turn.intent_features import features_of_words
 from turn.intent_model import IntentModel, IntentModels, keywords_sha256, shipped_intent_models
 from turn.keyword_patterns import (
     MAX_STEM_CHARS,
@@ -257,9 +257,8 @@ class _KeywordIndex:
                 self.by_side.setdefault(phrase, []).append(sides)
         self.automaton = PhraseAutomaton(self.by_side)
 
-    def scan(self, text: str) -> tuple[set[Sides], ScanWork]:
-        """Keywords found in `text`: every side of each occurs in its matched part."""
-        words = words_of(matched_text(text))
+    def scan(self, words: Sequence[str]) -> tuple[set[Sides], ScanWork]:
+        """Keywords found in `words` (a text's matched part): every side of each occurs."""
         found, steps = self.automaton.scan(words)
         # Each found phrase is checked once per keyword it is a side of: at most two checks
         # per keyword of the index, whatever the text's length.
@@ -279,13 +278,15 @@ class _KeywordIndex:
                 counts[position] = counts.get(position, 0) + 1
         return counts
 
-    def intent_hits(self, text: str, keyword_matched: Container[int]) -> tuple[list[int], int]:
-        """Positions of skills not matched by keywords whose intent model accepts `text`, and
-        the weight look-ups that took (features x models asked)."""
+    def intent_hits(
+        self, words: Sequence[str], keyword_matched: Container[int]
+    ) -> tuple[list[int], int]:
+        """Positions of skills not matched by keywords whose intent model accepts the text of
+        `words`, and the weight look-ups that took (features x models asked)."""
         pending = [(p, m) for p, m in self.intent_models if p not in keyword_matched]
         if not pending:
             return [], 0
-        features = intent_features(text)
+        features = features_of_words(words)
         hits = [p for p, model in pending if model.accepts(features)]
         return hits, len(features) * len(pending)
 
@@ -308,12 +309,13 @@ def _match(
 ) -> MatchResult:
     if max_matched is not None and max_matched < 0:
         raise ValueError(f"max_matched must be >= 0 or None, got {max_matched}")
-    found, _ = index.scan(text)
+    words = words_of(matched_text(text))
+    found, _ = index.scan(words)
     hard_counts = index.keyword_counts(found)
     names = index.names
     ranked = sorted(hard_counts, key=lambda p: (-hard_counts[p], names[p]))
     # A skill its intent model alone matched ranks after every keyword match.
-    by_intent = sorted(index.intent_hits(text, hard_counts)[0], key=lambda p: names[p])
+    by_intent = sorted(index.intent_hits(words, hard_counts)[0], key=lambda p: names[p])
     ranked += by_intent
     matched = set(ranked)
     probed = {p for sides in found for p in index.probe.get(sides, ()) if p not in matched}
@@ -341,8 +343,9 @@ class CompiledMatcher:
 
     def scan_work(self, text: str) -> ScanWork:
         """The work `match(text)` does, counted (for tests and benches; not on the turn path)."""
-        found, work = self._index.scan(text)
-        _, lookups = self._index.intent_hits(text, self._index.keyword_counts(found))
+        words = words_of(matched_text(text))
+        found, work = self._index.scan(words)
+        _, lookups = self._index.intent_hits(words, self._index.keyword_counts(found))
         return replace(work, intent_lookups=lookups)
 
 
