@@ -236,6 +236,16 @@ def _applying_models(key: _ContentKey, models: IntentModels) -> tuple[tuple[int,
     return tuple(found)
 
 
+@dataclass(frozen=True)
+class _Read:
+    """One text read by a `_KeywordIndex`."""
+
+    found: set[Sides]  # keywords (hard and probe) whose every side occurs
+    keyword_counts: dict[int, int]  # position -> distinct ``any_keywords`` found
+    by_intent: list[int]  # positions only their intent model matched
+    work: ScanWork
+
+
 class _KeywordIndex:
     """Keyword phrases of a list of skills, addressed by each skill's position in that list,
     and the intent models that apply to them.
@@ -257,7 +267,16 @@ class _KeywordIndex:
                 self.by_side.setdefault(phrase, []).append(sides)
         self.automaton = PhraseAutomaton(self.by_side)
 
-    def scan(self, words: Sequence[str]) -> tuple[set[Sides], ScanWork]:
+    def read(self, text: str) -> _Read:
+        """What `text` matches and what finding it cost: its matched part's words read once,
+        for the keywords and for the intent models of skills the keywords did not match."""
+        words = words_of(matched_text(text))
+        found, work = self._scan(words)
+        counts = self._keyword_counts(found)
+        by_intent, lookups = self._intent_hits(words, counts)
+        return _Read(found, counts, by_intent, replace(work, intent_lookups=lookups))
+
+    def _scan(self, words: Sequence[str]) -> tuple[set[Sides], ScanWork]:
         """Keywords found in `words` (a text's matched part): every side of each occurs."""
         found, steps = self.automaton.scan(words)
         # Each found phrase is checked once per keyword it is a side of: at most two checks
@@ -270,7 +289,7 @@ class _KeywordIndex:
         work = ScanWork(len(words), steps, len(hits), bound, side_checks=checks)
         return hits, work
 
-    def keyword_counts(self, found: set[Sides]) -> dict[int, int]:
+    def _keyword_counts(self, found: set[Sides]) -> dict[int, int]:
         """Position -> distinct ``any_keywords`` found, for each skill they match."""
         counts: dict[int, int] = {}
         for sides in found:
@@ -278,7 +297,7 @@ class _KeywordIndex:
                 counts[position] = counts.get(position, 0) + 1
         return counts
 
-    def intent_hits(
+    def _intent_hits(
         self, words: Sequence[str], keyword_matched: Container[int]
     ) -> tuple[list[int], int]:
         """Positions of skills not matched by keywords whose intent model accepts the text of
@@ -309,16 +328,15 @@ def _match(
 ) -> MatchResult:
     if max_matched is not None and max_matched < 0:
         raise ValueError(f"max_matched must be >= 0 or None, got {max_matched}")
-    words = words_of(matched_text(text))
-    found, _ = index.scan(words)
-    hard_counts = index.keyword_counts(found)
+    read = index.read(text)
+    hard_counts = read.keyword_counts
     names = index.names
     ranked = sorted(hard_counts, key=lambda p: (-hard_counts[p], names[p]))
     # A skill its intent model alone matched ranks after every keyword match.
-    by_intent = sorted(index.intent_hits(words, hard_counts)[0], key=lambda p: names[p])
+    by_intent = sorted(read.by_intent, key=lambda p: names[p])
     ranked += by_intent
     matched = set(ranked)
-    probed = {p for sides in found for p in index.probe.get(sides, ()) if p not in matched}
+    probed = {p for sides in read.found for p in index.probe.get(sides, ()) if p not in matched}
     cut = len(ranked) if max_matched is None else max_matched
     kept = ranked[:cut]
     return MatchResult(
@@ -343,10 +361,7 @@ class CompiledMatcher:
 
     def scan_work(self, text: str) -> ScanWork:
         """The work `match(text)` does, counted (for tests and benches; not on the turn path)."""
-        words = words_of(matched_text(text))
-        found, work = self._index.scan(words)
-        _, lookups = self._index.intent_hits(words, self._index.keyword_counts(found))
-        return replace(work, intent_lookups=lookups)
+        return self._index.read(text).work
 
 
 def compile_matcher(
