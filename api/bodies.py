@@ -19,7 +19,7 @@ from aiohttp import BodyPartReader, web
 from pydantic import BaseModel, ValidationError
 
 from api.errors import ApiError
-from skills.package_limits import DEFAULT_LIMITS
+from skills.package.limits import DEFAULT_LIMITS
 
 MAX_UPLOAD_BYTES = DEFAULT_LIMITS.max_upload_bytes  # at the default package limits
 MAX_JSON_BYTES = 256 * 1024  # an agent's prompt is at most 50,000 characters

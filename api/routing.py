@@ -17,7 +17,7 @@ from api.keys import Role
 from core.clock import Clock
 from core.errors import SkilletError
 from core.tenancy import org_connection
-from skills.package_limits import DEFAULT_LIMITS, PackageLimits
+from skills.package.limits import DEFAULT_LIMITS, PackageLimits
 from skills.storage import ObjectStore
 from skills.usage import UsageStore
 

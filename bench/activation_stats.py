@@ -22,7 +22,7 @@ import asyncpg
 
 from api.skill_queries import LIST_ACTIVATION_DAYS, LIST_ACTIVATION_TOTALS
 from core.db import connect, with_database
-from worker.dev_env import load_settings
+from dev.env import load_settings
 from worker.migrate import DEFAULT_MIGRATIONS_DIR, apply_migrations
 
 FILL_RAW = """

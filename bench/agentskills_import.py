@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from skills.catalog_seed import zip_folder
 from skills.package import PackageLimits, SkillPackageError, parse_skill_package
-from skills.package_limits import BYTES_PER_MIB, DEFAULT_LIMITS
+from skills.package.limits import BYTES_PER_MIB, DEFAULT_LIMITS
 
 
 def outcome(data: bytes, limits: PackageLimits) -> str:

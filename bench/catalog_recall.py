@@ -34,7 +34,7 @@ from tests.matcher_corpus import (
     load_corpus,
     score,
 )
-from turn.intent_model import NO_INTENT_MODELS
+from turn.matcher.intent_model import NO_INTENT_MODELS
 
 
 def main(argv: list[str] | None = None) -> int:

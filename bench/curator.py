@@ -4,7 +4,7 @@ Run: .venv/bin/python bench/curator.py
 100,000 installed skills with usage rows across 1,000 orgs (80% agent-authored, 3% pinned,
 10% never used, the rest idle 0-150 days, 15% already stale: a first pass that moves about
 55% of them), on the Postgres server of DATABASE_URL (default local); creates and drops a
-database of its own. The baseline reads one record, decides with skills.curator, and writes
+database of its own. The baseline reads one record, decides with skills.curator.rules, and writes
 one row per transition; the curator pass (median of 3) must end in the same states. Prints
 the throughput ratio last.
 """
@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core.db import connect, with_database
 from skills.curator import CuratorPolicy, CuratorReport, SkillRecord, plan_report
-from skills.curator_run import PassOptions, run_curator_all
+from skills.curator.run import PassOptions, run_curator_all
 from worker.logging import configure_logging
 from worker.migrate import DEFAULT_MIGRATIONS_DIR, apply_migrations
 

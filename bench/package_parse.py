@@ -29,7 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from skills.package import parse_skill_package
-from skills.package_limits import BYTES_PER_KIB, BYTES_PER_MIB, MAX_FILE_BYTES, MAX_TOTAL_BYTES
+from skills.package.limits import BYTES_PER_KIB, BYTES_PER_MIB, MAX_FILE_BYTES, MAX_TOTAL_BYTES
 
 REPEATS = 7
 SEED = 20_241_130

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from worker.processes import free_port
+from dev.processes import free_port
 
 POSTGRES_BIN_GLOB = "/usr/lib/postgresql/*/bin"
 UNPRIVILEGED_USER = "nobody"  # who runs postgres when the bench runs as root

@@ -24,11 +24,11 @@ from pathlib import Path
 import asyncpg
 
 from core.db import connect, with_database
+from dev.processes import free_port
+from dev.weed import start_weed
 from worker.logging import configure_logging
 from worker.migrate import DEFAULT_MIGRATIONS_DIR, apply_migrations
-from worker.processes import free_port
 from worker.settings import Settings
-from worker.weed import start_weed
 
 # The scenario lives beside the tests (its small-size run is one); make the repo importable.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))

@@ -29,6 +29,8 @@ from arq.connections import ArqRedis, RedisSettings
 from arq.worker import Worker
 
 from core.db import connect, create_pool, with_database
+from dev.processes import free_port
+from dev.weed import start_weed
 from jobs import serialization
 from jobs.payloads import InboundMessagePayload
 from jobs.queue import enqueue_inbound, open_queue
@@ -38,10 +40,8 @@ from turn.queries import insert_agent, insert_organization
 from worker import resources
 from worker.app import build_worker
 from worker.migrate import DEFAULT_MIGRATIONS_DIR, apply_migrations
-from worker.processes import free_port
 from worker.resources import open_resources
 from worker.settings import Settings
-from worker.weed import start_weed
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench.* importable
 from bench import cpu_time

@@ -25,12 +25,12 @@ from aiohttp import web
 from channels.models import ChannelKind
 from channels.queries import insert_channel
 from core.db import connect, with_database
+from dev.env import load_settings
 from jobs.queue import open_queue
 from turn.queries import insert_organization
 from webhook.app import CLOUD_API_PATH, build_app
 from webhook.config import WebhookConfig
 from webhook.server import start_site
-from worker.dev_env import load_settings
 from worker.logging import configure_logging
 from worker.migrate import DEFAULT_MIGRATIONS_DIR, apply_migrations
 from worker.settings import Settings

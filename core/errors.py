@@ -4,7 +4,7 @@ SkilletError (code, retryable)
 ├── StorageError            the object store failed (retryable)
 ├── DatabaseUnavailable     a Postgres call failed for a transient reason (retryable)
 ├── DatabaseRejected        Postgres refused a statement on its content; no retry mends it
-├── SkillPackageError       skills.package: an uploaded package is refused
+├── SkillPackageError       skills.package.parser: an uploaded package is refused
 ├── AuthoringError          skills.authoring_rules: a skill_manage/skill_view call refused
 ├── DraftError              skills.drafts: a draft cannot be approved or rejected
 └── (catalog refusals)      skills.catalog_errors: unknown org, already installed, not

@@ -10,9 +10,9 @@ from typing import Any, Protocol, TypedDict
 
 from core.clock import Clock
 from skills.curator import CuratorPolicy
-from skills.curator_schedule import SchedulePolicy
-from skills.curator_tick import TickResult
-from turn.inbound_turn import TurnDeps
+from skills.curator.schedule import SchedulePolicy
+from skills.curator.tick import TickResult
+from turn.holder import TurnDeps
 
 
 class CronMetrics(Protocol):

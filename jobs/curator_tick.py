@@ -13,9 +13,9 @@ import structlog
 
 from core.clock import system_clock
 from jobs.context import CuratorStats, JobContext
-from skills.curator_queries import prune_curator_runs
-from skills.curator_run import PassOptions
-from skills.curator_tick import run_curator_tick
+from skills.curator.queries import prune_curator_runs
+from skills.curator.run import PassOptions
+from skills.curator.tick import run_curator_tick
 
 log = structlog.get_logger(__name__)
 

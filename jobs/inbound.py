@@ -20,7 +20,7 @@ from jobs.context import JobContext
 from jobs.payloads import HANDLE_INBOUND_MESSAGE, ConversationPayload, InboundMessagePayload
 from jobs.queries import insert_dead_letter
 from jobs.serialization import UNDECODABLE_JOB
-from turn.inbound_turn import (
+from turn.holder import (
     ConversationWakeup,
     TurnDeps,
     TurnOutcome,

@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 
-from turn.inbound_turn import ConversationWakeup, InboundMessage
+from turn.holder import ConversationWakeup, InboundMessage
 
 HANDLE_INBOUND_MESSAGE = "handle_inbound_message"
 

@@ -16,7 +16,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from jobs import serialization
 from jobs.payloads import HANDLE_INBOUND_MESSAGE, ConversationPayload, InboundMessagePayload
-from turn.inbound_turn import persist_inbound
+from turn.holder import persist_inbound
 
 log = structlog.get_logger(__name__)
 

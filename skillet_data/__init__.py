@@ -18,5 +18,5 @@ _HERE = Path(__file__).resolve().parent
 MIGRATIONS_DIR = _HERE / "migrations"
 # `skillet catalog seed` publishes each folder here (--dir overrides).
 CATALOG_DIR = _HERE / "catalog"
-# Intent models trained for catalog skills (turn.intent_model reads them).
+# Intent models trained for catalog skills (turn.matcher.intent_model reads them).
 INTENT_MODELS_DIR = _HERE / "intent_models"

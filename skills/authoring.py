@@ -44,7 +44,7 @@ from skills.catalog_queries import (
     fetch_platform_pointed_version,
     insert_skill_pointer,
 )
-from skills.curator_queries import lock_curator_orgs
+from skills.curator.queries import lock_curator_orgs
 from skills.draft_queries import (
     AuthoringMode,
     Draft,
@@ -54,8 +54,8 @@ from skills.draft_queries import (
     update_draft_version,
 )
 from skills.models import FileKind, ManifestEntry, SkillMatcher
-from skills.package_limits import MAX_FILE_BYTES, MAX_FILES, MAX_TOTAL_BYTES, PackageLimits
-from skills.package_skill_md import SkillMd
+from skills.package.limits import MAX_FILE_BYTES, MAX_FILES, MAX_TOTAL_BYTES, PackageLimits
+from skills.package.skill_md import SkillMd
 from skills.publisher import SkillFile, content_type_of, manifest_of
 from skills.queries import insert_skill_version, upsert_skill_pointer
 from skills.storage import ObjectStore, object_key
@@ -66,7 +66,7 @@ MAX_PENDING_DRAFTS = 50
 
 @dataclass(frozen=True)
 class AuthoringLimits:
-    """The agent's caps: the deployment's package limits (skills.package_limits) and how many
+    """The agent's caps: the deployment's package limits (skills.package.limits) and how many
     drafts may wait for review."""
 
     max_pending_drafts: int = MAX_PENDING_DRAFTS

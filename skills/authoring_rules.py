@@ -4,7 +4,7 @@ Pure: every check returns the value or raises AuthoringError, whose pt-BR messag
 rule broken, because the model reads it and must be able to correct itself. A SKILL.md the
 agent writes or patches must also pass the same SKILL.md rules as an uploaded package
 (frontmatter, keywords, at most 200 body lines, the 100,000-character cap of
-skills.package_limits); the cap is checked here first, so the model reads `skill_md_too_long`.
+skills.package.limits); the cap is checked here first, so the model reads `skill_md_too_long`.
 """
 
 from __future__ import annotations
@@ -15,14 +15,14 @@ import yaml
 
 from core.errors import SkilletError
 from skills.models import DEFAULT_FRONTMATTER, FileKind, SkillFrontmatter, SkillMatcher
-from skills.package_errors import SkillPackageError
-from skills.package_limits import (
+from skills.package.errors import SkillPackageError
+from skills.package.limits import (
     MAX_DESCRIPTION_CHARS,
     MAX_FILE_BYTES,
     MAX_NAME_CHARS,
     MAX_SKILL_MD_CHARS,
 )
-from skills.package_skill_md import SkillMd, parse_skill_md
+from skills.package.skill_md import SkillMd, parse_skill_md
 
 MAX_SUPPORT_FILE_BYTES = MAX_FILE_BYTES  # the default; SkillAuthor passes its limits
 MAX_SUPPORT_PATH_CHARS = 255

@@ -49,12 +49,12 @@ from skills.catalog_queries import (
     lock_skill_catalog,
     unlock_skill_catalog,
 )
-from skills.curator_queries import lock_curator_orgs
+from skills.curator.queries import lock_curator_orgs
+from skills.export.archive import exported_verbatim
 from skills.package import PackageLimits, SkillPackage, parse_skill_package
-from skills.package_limits import DEFAULT_LIMITS
+from skills.package.limits import DEFAULT_LIMITS
 from skills.publisher import SkillDraft, SkillFile, insert_version_and_pointer, store_skill_files
 from skills.queries import delete_skill_pointer, insert_skill_version
-from skills.skill_export import exported_verbatim
 from skills.storage import ObjectStore, object_key
 from skills.usage_queries import reactivate_usage
 
@@ -83,7 +83,7 @@ def same_content(current: PointedVersion, package: SkillPackage) -> bool:
 
     Same bytes (SKILL.md as uploaded and every file) always are. When `current`'s export
     is not its stored SKILL.md byte for byte (a version from before migration 0019, the
-    agent's own, or one uploaded with our legacy `matcher`: skills.skill_export renders
+    agent's own, or one uploaded with our legacy `matcher`: skills.export.archive renders
     those), the same parsed content and files are too, so exporting and re-importing any
     version is "unchanged"."""
     if current.content_sha256 == package.content_sha256:

@@ -8,7 +8,7 @@
     └── CatalogFolderInvalid    catalog_folder_invalid: `catalog seed` found a bad folder
 
 None is retryable: each one needs a different command or a fixed input. A refused package is
-`skills.package.SkillPackageError`; a failing object store is `core.errors.StorageError`.
+`skills.package.parser.SkillPackageError`; a failing object store is `core.errors.StorageError`.
 """
 
 from __future__ import annotations

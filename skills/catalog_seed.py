@@ -19,7 +19,7 @@ from skillet_data import CATALOG_DIR
 from skills.catalog import ImportResult, publish_package
 from skills.catalog_errors import CatalogFolderInvalid
 from skills.package import PackageLimits, SkillPackage, SkillPackageError, parse_skill_package
-from skills.package_limits import DEFAULT_LIMITS
+from skills.package.limits import DEFAULT_LIMITS
 from skills.storage import ObjectStore
 
 # Shipped in the wheel (skillet_data/catalog), so an installed skillet seeds without a checkout.

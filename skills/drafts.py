@@ -24,7 +24,7 @@ from core.errors import SkilletError
 from skills.audit_queries import AuditEntry, insert_audit
 from skills.catalog import catalog_lock, reactivate_installed_skill
 from skills.catalog_queries import fetch_org_pointed_version
-from skills.curator_queries import lock_curator_orgs
+from skills.curator.queries import lock_curator_orgs
 from skills.draft_diff import DraftDiff, diff_versions
 from skills.draft_queries import (
     AuthoringMode,

@@ -1,7 +1,7 @@
 """Training a catalog skill's intent model (pure, deterministic): what
 tools/train_intent_models.py runs on the tune part of the labelled corpus.
 
-The model is a logistic regression over turn.intent_features, fitted by stochastic gradient
+The model is a logistic regression over turn.matcher.intent_features, fitted by stochastic gradient
 descent in a fixed order (seeded shuffle), so the same messages give the same weights on any
 machine. Its threshold is chosen by k-fold cross-validation on the same messages, with the
 keywords in: the lowest threshold at which keywords and model together falsely match at most
@@ -16,8 +16,8 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from turn.intent_features import intent_features
-from turn.intent_model import linear_score
+from turn.matcher.intent_features import intent_features
+from turn.matcher.intent_model import linear_score
 
 EPOCHS = 30
 LEARNING_RATE = 0.2

@@ -16,7 +16,7 @@ class SkillState(StrEnum):
 
 
 class FileKind(StrEnum):
-    """What a stored file is to the model (skills.package decides it for uploads)."""
+    """What a stored file is to the model (skills.package.parser decides it for uploads)."""
 
     REFERENCE = "reference"  # references/ or any other text (LICENSE.txt, reference.md...)
     ASSET = "asset"  # binary (media, fonts, archives): described, never dumped
@@ -64,7 +64,7 @@ class SkillMatcher:
 
 @dataclass(frozen=True)
 class SkillFrontmatter:
-    """The Agent Skills spec's optional fields of one version (skills.package_frontmatter
+    """The Agent Skills spec's optional fields of one version (skills.package.frontmatter
     validates them); `metadata` as (key, value) pairs sorted by key."""
 
     license: str | None = None

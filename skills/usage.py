@@ -19,7 +19,7 @@ import structlog
 
 from core.clock import Clock
 from core.db_errors import DATABASE_ERRORS
-from skills.curator_errors import SkillNotInstalled, UsageWriteError
+from skills.curator.errors import SkillNotInstalled, UsageWriteError
 from skills.usage_queries import (
     CounterDelta,
     UsageRecord,

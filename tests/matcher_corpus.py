@@ -16,8 +16,8 @@ from pathlib import Path
 
 from skills.catalog_seed import DEFAULT_CATALOG_DIR, catalog_folders, load_catalog_package
 from skills.models import LoadedSkill
-from turn.intent_model import IntentModels
 from turn.matcher import compile_matcher
+from turn.matcher.intent_model import IntentModels
 
 CORPUS_PATH = Path(__file__).resolve().parent / "data" / "matcher_corpus.jsonl"
 SPLITS = ("tune", "measure")

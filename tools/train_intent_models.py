@@ -1,5 +1,5 @@
 """Train the catalog's intent models on the tune part of tests/data/matcher_corpus.jsonl and
-write them to skillet_data/intent_models/<skill>.json (turn.intent_model reads them).
+write them to skillet_data/intent_models/<skill>.json (turn.matcher.intent_model reads them).
 
 Run it after editing a catalog skill's keywords or the corpus: a test fails while a shipped
 model's keywords or tune part differ from the current ones. Deterministic: the same corpus and
@@ -21,8 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from skillet_data import INTENT_MODELS_DIR
 from skills.intent_training import examples, train
 from tests.matcher_corpus import catalog_skills, load_corpus, part_sha256
-from turn.intent_model import MODEL_FORMAT, NO_INTENT_MODELS, keywords_sha256
 from turn.matcher import compile_matcher
+from turn.matcher.intent_model import MODEL_FORMAT, NO_INTENT_MODELS, keywords_sha256
 
 # The target is 3% on the measured part; the rest is margin for messages unlike the tune part.
 DEFAULT_MAX_FALSE_HITS = 0.025

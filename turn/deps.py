@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
 
-from skills.package_limits import DEFAULT_LIMITS, PackageLimits
+from skills.package.limits import DEFAULT_LIMITS, PackageLimits
 from skills.storage import ObjectStore
 from skills.usage import UsageStore
 from turn.activations import ActivationRecorder

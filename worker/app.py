@@ -16,16 +16,10 @@ from jobs.queue import redis_settings
 from jobs.serialization import UNDECODABLE_JOB
 from turn.model import Model
 from turn.outbox import Sender
-from worker.conversation_cron import (
-    conversation_cron_job,
-    conversation_function,
-    sweep_after_s,
-)
-from worker.curator_cron import curator_config, curator_cron_job, curator_function
+from worker.crons import abandoned_after_s, curator_config, periodic_jobs, sweep_after_s
 from worker.metered import metered_turn
 from worker.metrics import WorkerMetrics
 from worker.ops_server import Operations
-from worker.outbox_cron import abandoned_after_s, outbox_cron_job, outbox_function
 from worker.resilient_worker import ResilientWorker
 from worker.resources import Resources, open_resources_with_retry
 from worker.settings import Settings
@@ -106,24 +100,9 @@ def build_worker(
         timeout=settings.job_timeout_s,
         max_tries=settings.max_tries,
     )
-    # The curator's tick is scheduled by long-running workers only; a burst worker exits when
-    # the queue is empty and must not wait for (or enqueue) the next tick.
-    scheduled = settings.curator_enabled and not burst
-    # A cron job brings its own function; a worker that does not schedule one still runs
-    # the ticks another worker enqueued.
     undecodable = func(arq_job(undecodable_job), name=UNDECODABLE_JOB, max_tries=1)
-    functions = [function, undecodable]
-    if not scheduled:
-        functions.append(curator_function(settings))
-    cron_jobs = [curator_cron_job(settings)] if scheduled else []
-    if not burst and settings.outbox_sweep_enabled:
-        cron_jobs.append(outbox_cron_job(settings))
-    else:
-        functions.append(outbox_function(settings))
-    if not burst and settings.conversation_sweep_enabled:
-        cron_jobs.append(conversation_cron_job(settings))
-    else:
-        functions.append(conversation_function(settings))
+    cron_jobs, side_functions = periodic_jobs(settings, burst=burst)
+    functions = [function, undecodable, *side_functions]
     metrics = WorkerMetrics()  # its own registry: several workers may share a process
     worker = ResilientWorker(
         functions=functions,

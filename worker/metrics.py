@@ -31,7 +31,7 @@ from turn.reply_trim import trims_reply
 from turn.tools.registry import turn_tools
 
 if TYPE_CHECKING:
-    from skills.curator_tick import TickResult
+    from skills.curator.tick import TickResult
     from turn.activations import ActivationStats
     from turn.model import ModelResponse
     from worker.worker_state import WorkerState

@@ -23,8 +23,8 @@ from skills.usage import UsageStore
 from turn.activation_writer import write_activation_batch
 from turn.activations import ActivationRecorder
 from turn.conversation_lease import ConversationLeases
-from turn.inbound_turn import TurnConfig, TurnDeps
-from turn.intent_model import shipped_intent_models
+from turn.holder import TurnConfig, TurnDeps
+from turn.matcher.intent_model import shipped_intent_models
 from turn.metrics import NO_TURN_METRICS
 from turn.model import Model
 from turn.model_input import InputCaps

@@ -9,7 +9,7 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from skills.package_limits import MAX_FILE_BYTES, MAX_FILES, MAX_TOTAL_BYTES, PackageLimits
+from skills.package.limits import MAX_FILE_BYTES, MAX_FILES, MAX_TOTAL_BYTES, PackageLimits
 
 
 def mask_password(url: str) -> str:
@@ -164,7 +164,7 @@ class Settings(BaseSettings):
     activation_queue_max: int = Field(default=10_000, ge=1)
     activation_shutdown_flush_s: float = Field(default=5.0, ge=0)
 
-    # The curator (skills/curator*.py) and its sleep-cycle schedule (worker/curator_cron.py)
+    # The curator (skills/curator*.py) and its sleep-cycle schedule (worker/crons.py)
     curator_enabled: bool = True
     curator_check_every_s: int = Field(default=60, ge=1, le=3600)  # divides 60 or 3600
     curator_idle_s: int = Field(default=300, ge=0)
@@ -174,7 +174,7 @@ class Settings(BaseSettings):
     curator_archive_after_days: int = Field(default=90, ge=1)
     curator_chunk_orgs: int = Field(default=1000, ge=1, le=10_000)
     curator_timeout_s: int = Field(default=300, ge=1)
-    # Long-running workers fail abandoned delivery claims every minute (worker/outbox_cron.py).
+    # Long-running workers fail abandoned delivery claims every minute (worker/crons.py).
     outbox_sweep_enabled: bool = True
     # Curator reports older than this are deleted (each org's newest kept); 0 keeps them all.
     curator_runs_keep_days: int = Field(default=180, ge=0)
@@ -209,7 +209,7 @@ class Settings(BaseSettings):
     # `log` it and mark it sent (development, demo), or mark it `fail`ed (`no_channel`).
     unrouted_replies: str = Field(default="log", pattern="^(log|fail)$")
 
-    # Skill packages (skills.package_limits): uploads, the catalog seed and the agent's own
+    # Skill packages (skills.package.limits): uploads, the catalog seed and the agent's own
     # skills share these; raise them to import larger Agent Skills packages (83 files and
     # 5.3 MiB is the largest public one measured).
     package_max_files: int = Field(default=MAX_FILES, ge=1, le=10_000)  # SKILL.md included

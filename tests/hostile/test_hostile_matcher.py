@@ -10,10 +10,10 @@ import random
 import uuid
 
 from skills.models import LoadedSkill, SkillMatcher
-from skills.package_limits import BYTES_PER_KIB, MAX_KEYWORD_CHARS, MAX_KEYWORDS
+from skills.package.limits import BYTES_PER_KIB, MAX_KEYWORD_CHARS, MAX_KEYWORDS
 from tests.matcher_corpus import catalog_skills
-from turn.intent_features import MAX_FEATURES
 from turn.matcher import MAX_MATCHED_TEXT_BYTES, MAX_STEM_CHARS, MIN_STEM_CHARS, compile_matcher
+from turn.matcher.intent_features import MAX_FEATURES
 
 HOSTILE_TEXT_BYTES = 64 * BYTES_PER_KIB
 # "a a ... a bN": 30 shared words then a distinct last one, 63 characters (within the limit).

@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 import yaml
 
-from skills import package_central_directory
+from skills.package import central_directory as package_central_directory
 from skills.authoring_rules import AuthoringError, check_skill_md
 from skills.package import SkillPackageError, parse_skill_package
-from skills.package_central_directory import count_records
-from skills.package_limits import (
+from skills.package.central_directory import count_records
+from skills.package.limits import (
     MAX_ARCHIVE_ENTRIES,
     MAX_BODY_LINES,
     MAX_FRONTMATTER_BYTES,
@@ -233,7 +233,7 @@ def test_100k_macosx_entries_are_refused_before_zipfile_reads_them(
     def no_zipfile(*args: object, **kwargs: object) -> zipfile.ZipFile:
         raise AssertionError("zipfile opened the archive: its 100,000 records were read")
 
-    monkeypatch.setattr("skills.package.count_records", counting)
+    monkeypatch.setattr("skills.package.parser.count_records", counting)
     monkeypatch.setattr(zipfile, "ZipFile", no_zipfile)
     with pytest.raises(SkillPackageError) as caught:
         parse_skill_package(data)

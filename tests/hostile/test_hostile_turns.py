@@ -11,9 +11,9 @@ from arq.constants import job_key_prefix
 
 from jobs.queue import open_queue
 from tests.integration.support import create_org, enqueue, payload, result_of, run_burst
+from turn.burst import REJECTED_REPLY
 from turn.errors import ModelRequestRejected
 from turn.model import ModelRequest, ModelResponse
-from turn.reply_turn import REJECTED_REPLY
 from worker.settings import Settings
 
 CONTACT = "5511966660000"

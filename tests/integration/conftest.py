@@ -12,14 +12,14 @@ import pytest_asyncio
 from pydantic import SecretStr
 
 from core.db import connect, with_database
+from dev.processes import free_port
+from dev.weed import WeedProcess, start_weed
 from tests.integration.whatsapp_fakes import FakeGraphApi, FakeWaha
 from tests.whatsapp_payloads import ACCESS_TOKEN, WAHA_API_KEY
 from webhook.server import start_site
 from worker.migrate import DEFAULT_MIGRATIONS_DIR, apply_migrations
-from worker.processes import free_port
 from worker.resources import Resources, open_resources
 from worker.settings import Settings
-from worker.weed import WeedProcess, start_weed
 
 ADMIN_DATABASE_URL = os.environ.get(
     "SKILLET_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres"

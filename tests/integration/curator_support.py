@@ -9,7 +9,7 @@ from typing import Any
 import asyncpg
 
 from skills.curator import CuratorPolicy
-from skills.curator_run import PassOptions
+from skills.curator.run import PassOptions
 from tests.integration.support import publish
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)

@@ -22,7 +22,7 @@ from jobs.queue import enqueue_inbound, open_queue
 from skills.models import FileKind, SkillMatcher
 from skills.publisher import SkillDraft, SkillFile, publish_skill_version
 from skills.storage import ObjectStore
-from turn.inbound_turn import persist_inbound
+from turn.holder import persist_inbound
 from turn.model import Model
 from turn.outbox import Sender
 from turn.queries import insert_organization

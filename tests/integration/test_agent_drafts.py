@@ -16,6 +16,7 @@ import asyncpg
 import pytest
 import pytest_asyncio
 
+from cli.main import main
 from skills.authoring import AuthoringLimits, SkillAuthor
 from skills.authoring_rules import AuthoringError
 from skills.catalog import uninstall_skill
@@ -28,7 +29,6 @@ from tests.integration.test_skill_authoring import call_tool, tool_context
 from turn.model import ModelRequest, ModelResponse, ToolCall
 from turn.tools.base import ToolContext, ToolResult
 from turn.tools.skill_view import DRAFT_BANNER
-from worker.cli import main
 from worker.resources import Resources
 from worker.settings import Settings
 

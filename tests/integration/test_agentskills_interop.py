@@ -16,6 +16,7 @@ from typing import Any
 import asyncpg
 import pytest
 
+from cli.main import main
 from skills.catalog import import_skill_package
 from skills.catalog_queries import fetch_org_pointed_version
 from skills.catalog_seed import DEFAULT_CATALOG_DIR
@@ -33,7 +34,6 @@ from tests.package_builders import skill_zip, zip_files
 from tests.tool_support import read_reference, reference_context
 from turn.model import ToolCall
 from turn.tools.registry import default_registry
-from worker.cli import main
 from worker.resources import Resources
 from worker.settings import Settings
 

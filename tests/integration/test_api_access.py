@@ -16,6 +16,7 @@ import pytest_asyncio
 from api.app import build_app
 from api.keys import Role, role_allows
 from api.route_table import ROUTES
+from cli.main import main
 from skills.authoring import AuthoringLimits, SkillAuthor
 from skills.draft_queries import AuthoringMode
 from skills.usage import UsageStore
@@ -30,7 +31,6 @@ from tests.integration.api_support import (
 from tests.integration.support import create_org, publish
 from tests.package_builders import skill_zip
 from turn.agent_queries import create_agent
-from worker.cli import main
 from worker.resources import Resources
 from worker.settings import Settings
 

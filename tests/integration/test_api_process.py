@@ -11,8 +11,8 @@ import time
 import aiohttp
 import asyncpg
 
+from dev.processes import free_port
 from tests.integration.support import SKILLET, create_org, worker_env
-from worker.processes import free_port
 from worker.settings import Settings
 
 

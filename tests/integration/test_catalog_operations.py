@@ -27,7 +27,7 @@ from skills.catalog_errors import (
     SkillNotInstalled,
 )
 from skills.catalog_seed import DEFAULT_CATALOG_DIR, SeedResult, seed_catalog
-from skills.curator_queries import lock_curator_orgs
+from skills.curator.queries import lock_curator_orgs
 from skills.package import SkillPackageError
 from skills.queries import list_installed_skills
 from skills.storage import S3ObjectStore, object_key

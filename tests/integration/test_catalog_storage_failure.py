@@ -11,6 +11,8 @@ import asyncpg
 import pytest
 
 from core.errors import StorageError
+from dev.processes import free_port
+from dev.weed import WeedProcess, start_weed
 from skills.catalog import (
     import_skill_package,
     install_catalog_skill,
@@ -22,10 +24,8 @@ from skills.storage import S3ObjectStore, StoredObject
 from tests.integration.conftest import S3_ACCESS_KEY, S3_SECRET_KEY
 from tests.integration.support import create_org
 from tests.package_builders import skill_zip
-from worker.processes import free_port
 from worker.resources import s3_client
 from worker.settings import Settings
-from worker.weed import WeedProcess, start_weed
 
 
 class StopServerAfterFirstPut:

@@ -9,7 +9,7 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from worker.cli import main
+from cli.main import main
 from worker.settings import Settings
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import asyncpg
 import pytest
 
+from cli.main import main
 from tests.integration.support import enqueue, payload, result_of, run_burst
 from turn.model import ModelRequest, ModelResponse
-from worker.cli import main
 from worker.settings import Settings
 
 

@@ -17,6 +17,8 @@ import asyncpg
 import pytest
 
 from channels.models import ChannelKind
+from cli.main import main
+from dev.processes import free_port
 from tests.integration.support import create_org
 from tests.integration.webhook_support import connect_number, queued_payloads
 from tests.whatsapp_payloads import (
@@ -29,8 +31,6 @@ from tests.whatsapp_payloads import (
     encode,
 )
 from turn.queries import insert_agent
-from worker.cli import main
-from worker.processes import free_port
 from worker.settings import Settings
 
 SKILLET = str(Path(sys.executable).parent / "skillet")

@@ -11,11 +11,11 @@ from typing import Any
 import asyncpg
 import pytest
 
+from cli.args import CliError
+from cli.curator import add_usage_commands
+from cli.main import main
 from tests.integration.curator_support import NOW, days_ago, install, states
 from tests.integration.support import create_org
-from worker.cli import main
-from worker.cli_args import CliError
-from worker.cli_curator import add_usage_commands
 from worker.settings import Settings
 
 
@@ -87,7 +87,7 @@ def test_curator_run_refuses_a_naive_now(env: Settings) -> None:
 
 
 def _usage_parser() -> argparse.ArgumentParser:
-    """What worker/cli_skills.py does with `add_usage_commands`, standalone."""
+    """What cli/skills.py does with `add_usage_commands`, standalone."""
     parser = argparse.ArgumentParser(prog="skillet skills")
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--json", action="store_true")

@@ -11,9 +11,9 @@ from typing import Any
 import asyncpg
 import pytest
 
+from cli.main import main
 from tests.integration.support import create_org
 from tests.package_builders import skill_md_text, skill_zip, zip_files
-from worker.cli import main
 from worker.settings import Settings
 
 

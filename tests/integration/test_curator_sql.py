@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 import asyncpg
 
 from skills.curator import CuratorPolicy, SkillRecord, next_state, plan_report
-from skills.curator_run import run_curator_for
+from skills.curator.run import run_curator_for
 from tests.integration.curator_support import NOW, install, options
 from tests.integration.support import create_org
 

@@ -15,14 +15,14 @@ from jobs.context import JobContext
 from jobs.conversation_sweep import CONVERSATION_SWEEP
 from jobs.curator_tick import CURATOR_TICK, curator_tick
 from jobs.outbox_sweep import OUTBOX_SWEEP
-from skills.curator_queries import TICK_LOCK_CLASS, TICK_LOCK_ID
-from skills.curator_run import PassOptions
-from skills.curator_schedule import SchedulePolicy
-from skills.curator_tick import TickResult, run_curator_tick
+from skills.curator.queries import TICK_LOCK_CLASS, TICK_LOCK_ID
+from skills.curator.run import PassOptions
+from skills.curator.schedule import SchedulePolicy
+from skills.curator.tick import TickResult, run_curator_tick
 from tests.integration.curator_support import NOW, days_ago, install
 from tests.integration.support import create_org
 from worker.app import build_worker
-from worker.curator_cron import curator_config
+from worker.crons import curator_config
 from worker.settings import Settings
 
 SCHEDULE = SchedulePolicy(idle_s=300, floor_s=3600, every_s=21_600)

@@ -16,7 +16,7 @@ from skills.catalog import (
     uninstall_skill,
 )
 from skills.catalog_seed import DEFAULT_CATALOG_DIR, seed_catalog
-from skills.curator_run import run_curator
+from skills.curator.run import run_curator
 from skills.usage import UsageStore
 from tests.integration.curator_support import options, states
 from tests.integration.support import create_org, enqueue, payload, publish, result_of, run_burst

@@ -14,10 +14,10 @@ import asyncpg
 import pytest
 import pytest_asyncio
 
+from cli.main import main
 from core.db import with_database
 from tests.integration.conftest import ADMIN_DATABASE_URL
 from tests.integration.support import create_org, enqueue, payload, publish, run_burst
-from worker.cli import main
 from worker.db_logins import scram_sha256_verifier
 from worker.resources import Resources
 from worker.settings import Settings

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncpg
 import pytest
 
-from worker.demo import run_demo
+from demo.run import run_demo
 from worker.settings import Settings
 
 

@@ -22,9 +22,9 @@ from urllib.parse import urlsplit
 import asyncpg
 import pytest
 
+from dev import services as dev_services
+from dev.processes import exited, free_port
 from tests.integration.support import SKILLET
-from worker import dev_services
-from worker.processes import exited, free_port
 from worker.settings import Settings
 
 pytestmark = pytest.mark.integration

@@ -19,14 +19,14 @@ from botocore.exceptions import ClientError
 from pydantic import SecretStr
 
 from core.db import with_database
+from dev.env import DEV_ACCESS_KEY_ID, DEV_SECRET_ACCESS_KEY, load_settings
+from dev.processes import DevServicesError, free_port
+from dev.services import down, ensure_bucket, status, up
+from dev.urls import admin_database_url
+from dev.weed import WeedProcess, start_weed
 from webhook.server import start_site
-from worker.dev_env import DEV_ACCESS_KEY_ID, DEV_SECRET_ACCESS_KEY, load_settings
-from worker.dev_services import down, ensure_bucket, status, up
-from worker.dev_urls import admin_database_url
-from worker.processes import DevServicesError, free_port
 from worker.resources import s3_client
 from worker.settings import Settings
-from worker.weed import WeedProcess, start_weed
 
 pytestmark = pytest.mark.integration
 

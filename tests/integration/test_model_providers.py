@@ -11,6 +11,7 @@ import aiohttp
 import pytest
 from structlog.testing import capture_logs
 
+from dev.processes import free_port
 from skills.models import FileKind, LoadedSkill, ManifestEntry
 from skills.storage import ObjectNotFound, StoredObject
 from tests.model_fakes import Answer, FakeAnthropic, FakeOpenAI
@@ -25,7 +26,6 @@ from turn.providers.openai_compat import OpenAICompatModel, OpenAIConfig
 from turn.skill_index import render_skill_index
 from turn.tools.base import ToolResult
 from turn.tools.registry import turn_tools
-from worker.processes import free_port
 
 ANTHROPIC_KEY = "sk-ant-api03-chave-secreta-de-teste"
 OPENAI_KEY = "sk-proj-chave-secreta-de-teste"

@@ -15,6 +15,8 @@ from urllib.parse import urlsplit, urlunsplit
 import asyncpg
 import pytest
 
+from cli.main import main
+from dev.processes import free_port
 from jobs.curator_tick import CURATOR_TICK
 from jobs.queue import open_queue
 from tests.integration.curator_support import install
@@ -30,8 +32,6 @@ from tests.integration.support import create_org, enqueue, enqueue_raw, payload,
 from tests.integration.tcp_proxy import TcpProxy
 from turn.local_model import LocalModel
 from turn.model import ModelRequest, ModelResponse
-from worker.cli import main
-from worker.processes import free_port
 from worker.resources import Resources
 from worker.settings import Settings
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import asyncpg
 import pytest
 
+from dev.processes import free_port
 from tests.integration.support import create_org, enqueue, payload
 from tests.integration.test_worker_process import _start, _wait_for
-from worker.processes import free_port
 from worker.settings import Settings
 
 

@@ -7,12 +7,12 @@ import uuid
 import asyncpg
 import pytest
 
+from dev.processes import free_port
 from skills.models import LoadedSkill
 from skills.queries import list_installed_skills
 from skills.storage import S3ObjectStore
 from tests.integration.support import create_org, publish
 from tests.tool_support import read_reference, reference_context
-from worker.processes import free_port
 from worker.resources import Resources, s3_client
 from worker.settings import Settings
 

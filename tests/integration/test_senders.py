@@ -19,6 +19,8 @@ from channels.dispatch import ChannelSender
 from channels.http import RetryPolicy
 from channels.models import ChannelKind
 from channels.queries import insert_inbound_route
+from cli.status_queries import fetch_outbox_counts
+from dev.processes import free_port
 from jobs.context import JobContext
 from jobs.outbox_sweep import outbox_sweep
 from tests.integration.support import create_org
@@ -29,11 +31,9 @@ from turn.errors import SendError
 from turn.outbox import LoggingSender, Recipient, Sender, deliver_reply
 from turn.queries import OutboxRow
 from worker.channel_senders import build_sender, http_session
-from worker.outbox_cron import abandoned_after_s
-from worker.processes import free_port
+from worker.crons import abandoned_after_s
 from worker.resources import Resources
 from worker.settings import Settings
-from worker.status_queries import fetch_outbox_counts
 
 CONTACT = "5511999990000"
 

@@ -8,7 +8,7 @@ import asyncpg
 
 from skills.queries import delete_skill_pointer
 from tests.integration.support import create_org, payload, publish
-from turn.inbound_turn import ConversationWakeup, persist_inbound, run_conversation
+from turn.holder import ConversationWakeup, persist_inbound, run_conversation
 from worker.resources import Resources
 
 

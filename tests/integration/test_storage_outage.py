@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import asyncpg
 
+from dev.urls import endpoint_of
 from tests.integration.support import create_org, enqueue, payload, publish, result_of, run_burst
 from tests.integration.tcp_proxy import TcpProxy
 from turn.local_model import LocalModel
 from turn.model import ModelRequest, ModelResponse
-from worker.dev_urls import endpoint_of
 from worker.resources import Resources
 from worker.settings import Settings
 

@@ -10,10 +10,10 @@ import uuid
 import asyncpg
 import pytest
 
+from cli.main import main
 from tests.integration.support import create_org, enqueue, payload, run_burst
 from turn.model import ModelRequest, ModelResponse
 from turn.queries import insert_agent
-from worker.cli import main
 from worker.settings import Settings
 
 

@@ -11,8 +11,8 @@ import pytest
 from structlog.testing import capture_logs
 
 from core.db import connect
-from skills.curator_errors import SkillNotInstalled, UsageWriteError
-from skills.curator_run import run_curator
+from skills.curator.errors import SkillNotInstalled, UsageWriteError
+from skills.curator.run import run_curator
 from skills.usage import UsageBump, UsageEvent, UsageStore
 from tests.integration.curator_support import NOW, days_ago, install, options, states
 from tests.integration.support import create_org

@@ -21,6 +21,7 @@ from channels.waha_key_queries import (
     fetch_waha_channel_key,
     upsert_waha_channel_key,
 )
+from cli.main import main
 from tests.integration.support import create_org
 from tests.integration.webhook_support import (
     TEST_CONFIG,
@@ -29,7 +30,6 @@ from tests.integration.webhook_support import (
     running_webhook,
 )
 from tests.whatsapp_payloads import WAHA_HMAC_KEY, encode, waha_event, waha_signature
-from worker.cli import main
 from worker.settings import Settings
 
 KEY_A = "chave-da-loja-a-0123456789abcdef"

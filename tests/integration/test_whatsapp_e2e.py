@@ -8,6 +8,7 @@ import time
 import asyncpg
 
 from channels.models import ChannelKind
+from cli.status_queries import fetch_outbox_counts
 from tests.integration.support import create_org, run_burst
 from tests.integration.webhook_support import connect_number, running_webhook
 from tests.integration.whatsapp_fakes import FakeGraphApi, FakeWaha
@@ -20,7 +21,6 @@ from tests.whatsapp_payloads import (
 )
 from turn.queries import insert_agent
 from worker.settings import Settings
-from worker.status_queries import fetch_outbox_counts
 
 
 async def _outbox(db: asyncpg.Connection) -> list[tuple[str, int]]:

@@ -24,9 +24,9 @@ import asyncpg
 import pytest
 
 from core.db import with_database
+from dev.weed import WeedProcess
 from tests.integration.conftest import ADMIN_DATABASE_URL, REDIS_URL, S3_ACCESS_KEY, S3_SECRET_KEY
 from worker.migrate import DEFAULT_MIGRATIONS_DIR, load_migrations
-from worker.weed import WeedProcess
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -109,7 +109,7 @@ def test_the_installed_wheel_migrates_and_seeds(
                 str(installed_venv / "bin" / "python"),
                 "-c",
                 "import json, worker, skillet_data; "
-                "from turn.intent_model import shipped_intent_models as m; "
+                "from turn.matcher.intent_model import shipped_intent_models as m; "
                 "print(json.dumps([worker.__file__, str(skillet_data.MIGRATIONS_DIR), "
                 "sorted(s for s, _ in m())]))",
             ],

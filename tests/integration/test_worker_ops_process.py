@@ -14,10 +14,10 @@ from typing import Any
 import asyncpg
 import pytest
 
+from cli.main import main
+from dev.processes import free_port
 from tests.integration.ops_support import eventually, http_get, scrape, value
 from tests.integration.support import SKILLET, create_org, enqueue, payload, worker_env
-from worker.cli import main
-from worker.processes import free_port
 from worker.settings import Settings
 
 SENT = "select count(*) from outbox where organization_id = $1 and status = 'sent'"

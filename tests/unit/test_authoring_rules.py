@@ -16,7 +16,7 @@ from skills.authoring_rules import (
     replace_unique,
 )
 from skills.models import FileKind, SkillMatcher
-from skills.package_limits import MAX_SKILL_MD_CHARS
+from skills.package.limits import MAX_SKILL_MD_CHARS
 
 
 def _code(call: object, *args: object) -> str:
@@ -133,7 +133,7 @@ def test_replace_unique() -> None:
 
 def test_the_agent_caps_are_the_deployments_package_limits() -> None:
     from skills.authoring import AuthoringLimits
-    from skills.package_limits import PackageLimits
+    from skills.package.limits import PackageLimits
 
     limits = AuthoringLimits.of(PackageLimits(128, 8 << 20, 2 << 20))
     assert (limits.max_files, limits.max_total_bytes, limits.max_file_bytes) == (

@@ -19,7 +19,7 @@ from skills.catalog_seed import (
 )
 from skills.models import FileKind, LoadedSkill
 from skills.package import parse_skill_package
-from skills.package_limits import MAX_BODY_LINES
+from skills.package.limits import MAX_BODY_LINES
 from tests.package_builders import skill_md_text
 from turn.matcher import match_skills
 

@@ -21,7 +21,7 @@ from tests.matcher_corpus import (
     part_sha256,
     score,
 )
-from turn.intent_model import NO_INTENT_MODELS, keywords_sha256, shipped_intent_models
+from turn.matcher.intent_model import NO_INTENT_MODELS, keywords_sha256, shipped_intent_models
 
 
 def test_the_measured_part_has_100_messages_per_skill_and_200_for_none() -> None:

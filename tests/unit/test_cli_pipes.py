@@ -1,4 +1,4 @@
-"""worker.cli_pipes tells a stdout nobody reads apart from any other stream."""
+"""cli.pipes tells a stdout nobody reads apart from any other stream."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from worker.cli_pipes import reader_gone
+from cli.pipes import reader_gone
 
 
 @pytest.fixture

@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from pydantic import ValidationError
 
-from skills.curator_schedule import RunTrigger, SchedulePolicy, due_trigger
-from worker.curator_cron import cron_fields
+from skills.curator.schedule import RunTrigger, SchedulePolicy, due_trigger
+from worker.crons import cron_fields
 from worker.settings import Settings
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)

@@ -1,11 +1,11 @@
-"""Unit tests of worker.demo_transcript: the demo report as a transcript a person can read."""
+"""Unit tests of demo.transcript: the demo report as a transcript a person can read."""
 
 from __future__ import annotations
 
 import copy
 from typing import Any
 
-from worker.demo_transcript import render_transcript
+from demo.transcript import render_transcript
 
 ORG = "0f7c2a1e-5d4b-4c3a-9e8f-7a6b5c4d3e2f"
 BOLETO_V = "a1a1a1a1-0000-4000-8000-000000000001"
@@ -32,7 +32,7 @@ def result(
 
 
 def report() -> dict[str, Any]:
-    """Shaped like worker.demo.run_demo's report."""
+    """Shaped like demo.run.run_demo's report."""
     return {
         "organization_id": ORG,
         "skills": {

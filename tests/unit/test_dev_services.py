@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from core.db import quote_ident
-from worker.dev_services import redis_argv, up
-from worker.dev_urls import (
+from dev.processes import DevServicesError
+from dev.services import redis_argv, up
+from dev.urls import (
     Endpoint,
     admin_database_url,
     bind_host,
@@ -17,10 +18,9 @@ from worker.dev_urls import (
     endpoint_of,
     is_local,
 )
-from worker.processes import DevServicesError
+from dev.weed import WeedPorts, weed_argv
 from worker.settings import Settings
 from worker.settings import mask_password as redact_url
-from worker.weed import WeedPorts, weed_argv
 
 
 @pytest.mark.parametrize(

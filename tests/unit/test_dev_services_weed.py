@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from worker.processes import DevServicesError
-from worker.weed import find_weed
+from dev.processes import DevServicesError
+from dev.weed import find_weed
 
 
 def _executable(path: Path) -> Path:

@@ -7,7 +7,7 @@ import json
 import aiohttp
 import pytest
 
-from worker.cli_status import unreachable_reason
+from cli.status import unreachable_reason
 
 NOT_JSON = "the answer is not JSON (is that port a skillet worker's?)"
 

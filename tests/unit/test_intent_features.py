@@ -6,8 +6,8 @@ from __future__ import annotations
 import random
 import string
 
-from skills.package_limits import BYTES_PER_KIB
-from turn.intent_features import MAX_FEATURES, MAX_SCORED_WORDS, intent_features
+from skills.package.limits import BYTES_PER_KIB
+from turn.matcher.intent_features import MAX_FEATURES, MAX_SCORED_WORDS, intent_features
 
 
 def test_spelling_variants_read_as_the_matcher_reads_them() -> None:

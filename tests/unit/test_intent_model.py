@@ -12,7 +12,8 @@ import pytest
 
 from skills.models import LoadedSkill, SkillMatcher
 from tests.matcher_corpus import catalog_skills
-from turn.intent_model import (
+from turn.matcher import compile_matcher, match_skills
+from turn.matcher.intent_model import (
     MAX_MODEL_FILE_BYTES,
     NO_INTENT_MODELS,
     IntentModel,
@@ -22,7 +23,6 @@ from turn.intent_model import (
     load_intent_models,
     parse_intent_model,
 )
-from turn.matcher import compile_matcher, match_skills
 
 PIX = SkillMatcher(any_keywords=["pix"], probe_keywords=["pagamento"])
 

@@ -1,5 +1,5 @@
 """Unit tests of the keyword word patterns (stems, the number, alternatives) and of stretched
-letters and misspellings, each rule as its own case (rules in turn.matcher's docstring)."""
+letters and misspellings, each rule as its own case (rules in turn.matcher.match's docstring)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Unit tests of turn.matcher: every matching rule as its own case."""
+"""Unit tests of turn.matcher.match: every matching rule as its own case."""
 
 from __future__ import annotations
 

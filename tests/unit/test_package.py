@@ -1,4 +1,4 @@
-"""skills.package: accepted layouts, every refusal code, each limit at and over its bound."""
+"""skills.package.parser: accepted layouts, every refusal code, each limit at and over its bound."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from skills.package import (
     SkillPackageError,
     parse_skill_package,
 )
-from skills.package_limits import (
+from skills.package.limits import (
     BYTES_PER_MIB,
     MAX_ARCHIVE_ENTRIES,
     MAX_BODY_LINES,

@@ -1,4 +1,4 @@
-"""skills.package_central_directory: its count is the number of entries zipfile builds, on
+"""skills.package.central_directory: its count is the number of entries zipfile builds, on
 valid, ZIP64, prefixed, commented, mutated and random archives (hypothesis)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skills.package_central_directory import count_records
+from skills.package.central_directory import count_records
 from tests.package_builders import skill_md_text, zip_files
 from tests.unit.test_package_properties import _MUTATION, _mutate
 

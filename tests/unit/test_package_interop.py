@@ -10,8 +10,8 @@ import yaml
 
 from skills.models import FileKind, SkillMatcher
 from skills.package import PackageLimits, SkillPackageError, parse_skill_package
-from skills.package_frontmatter import SkillFrontmatter
-from skills.package_limits import (
+from skills.package.frontmatter import SkillFrontmatter
+from skills.package.limits import (
     BYTES_PER_MIB,
     DEFAULT_LIMITS,
     MAX_BODY_LINES,
@@ -334,7 +334,7 @@ def test_the_frontmatter_is_still_capped_for_an_index_only_skill() -> None:
 
 
 def test_nonstandard_keys_are_recorded_for_export() -> None:
-    from skills.package_skill_md import parse_skill_md
+    from skills.package.skill_md import parse_skill_md
 
     legacy = spec_skill_md("frete", extra={"matcher": {"any_keywords": ["frete"]}, "x": 1})
     assert parse_skill_md(legacy.encode()).nonstandard_keys == ("matcher", "x")

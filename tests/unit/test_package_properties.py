@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from skills.models import FileKind
 from skills.package import PackageErrorCode, SkillPackage, SkillPackageError, parse_skill_package
-from skills.package_limits import MAX_FILE_BYTES, MAX_FILES, MAX_TOTAL_BYTES
+from skills.package.limits import MAX_FILE_BYTES, MAX_FILES, MAX_TOTAL_BYTES
 from tests.package_builders import skill_md_text, zip_files
 
 PROPERTIES = settings(

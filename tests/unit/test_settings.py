@@ -158,7 +158,7 @@ def test_the_admin_api_listens_on_loopback_8081_unless_told(
 def test_package_limits_default_to_the_seed_and_come_from_their_env_vars(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from skills.package_limits import DEFAULT_LIMITS, PackageLimits
+    from skills.package.limits import DEFAULT_LIMITS, PackageLimits
 
     assert Settings().package_limits() == DEFAULT_LIMITS == PackageLimits(64, 5 << 20, 1 << 20)
     monkeypatch.setenv("SKILLET_PACKAGE_MAX_FILES", "128")

@@ -1,4 +1,4 @@
-"""skills.skill_export: which stored SKILL.md is exported as it is, the rendered spec form
+"""skills.export.archive: which stored SKILL.md is exported as it is, the rendered spec form
 (checked by the spec's validator, skills-ref), and the .zip layout."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from skills.export.archive import export_zip, exported_verbatim, render_spec_skill_md
 from skills.models import SkillFrontmatter, SkillMatcher
 from skills.package import parse_skill_package
-from skills.package_skill_md import parse_skill_md
-from skills.skill_export import export_zip, exported_verbatim, render_spec_skill_md
+from skills.package.skill_md import parse_skill_md
 
 VALIDATOR = Path(sys.executable).with_name("agentskills")
 BASE = "---\nname: frete\ndescription: Calcula o frete.\n{}---\nCorpo.\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import SecretStr, ValidationError
 
-from worker.cli_channels import webhook_config
+from cli.channels import webhook_config
 from worker.settings import Settings
 
 SECRET = "app-secret-que-nao-pode-vazar"

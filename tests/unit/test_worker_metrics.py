@@ -14,7 +14,7 @@ from prometheus_client import generate_latest
 
 from core.errors import SkilletError
 from skills.curator import CuratorReport, Transition
-from skills.curator_tick import TickResult
+from skills.curator.tick import TickResult
 from tests.prometheus_samples import parse_samples, value
 from turn.activations import ActivationStats
 from turn.errors import SendError

@@ -14,7 +14,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel
 
 from skills.models import LoadedSkill
-from skills.package_limits import DEFAULT_LIMITS, PackageLimits
+from skills.package.limits import DEFAULT_LIMITS, PackageLimits
 from skills.storage import ObjectStore
 from skills.usage import UsageStore
 from turn.tools.page_cache import StoredPageCache

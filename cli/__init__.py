@@ -1,0 +1,1 @@
+"""The `skillet` command line: one module per command group, `main(argv) -> int`."""

@@ -1,0 +1,1 @@
+"""Local services for development and tests: Postgres, Redis or Valkey, SeaweedFS."""

@@ -1,0 +1,256 @@
+"""One conversation's waiting messages: each answered once, in arrival order, by one holder.
+
+Postgres owns the conversation. A message's row is written when it arrives (webhook,
+`skillet enqueue`: `persist_inbound`), before any job exists; a job only names the
+conversation (and the message that woke it). Whoever takes the conversation's lease
+(turn.conversation_lease) answers every open message, oldest first, one reply per burst (a
+burst: everything open when it is read), and lets go only when nothing is open. A job that
+finds the lease taken leaves its message to the holder. A sweeper re-wakes conversations
+whose messages wait with no live lease (jobs.conversation_sweep), so a lost job or a wiped
+Redis delays a reply, never loses it.
+
+A turn is three statements, each a database function binding its org transaction-locally
+(migration 0021; no bind or reset of the pooled connection around them):
+  take      the lease, the first burst with its agent, the catalog revision and the history
+  commit    the fenced reply, its outbox row, the turn's counts and the delivery claim
+  continue  (after the send, no connection held) mark it sent, then let go if nothing is
+            open, else read the next burst
+What the holder does, per read of the open messages:
+| open messages                    | the holder                                           |
+|----------------------------------|------------------------------------------------------|
+| none                             | continues: lets go if still none, else reads again    |
+| only ones expecting no reply     | keeps them as context (history, never a later reply) |
+| some expecting a reply           | one model turn, one fenced commit for the whole burst |
+| commit refused: overtaken        | continues (an older message committed late)          |
+| commit refused: answered         | continues (someone answered part of it first)        |
+| commit refused: lease_lost       | stops: its lease ran out and another holder answers  |
+| continue: lease not held         | stops (the same, seen without a commit)               |
+| `max_batches_per_job` bursts done | lets go; the next job or sweep goes on               |
+Replies committed but never handed to a channel (a crash between commit and send) are
+delivered first, once.
+
+The job's own message then reads: `replied` (answered by this job), `redelivered` (its
+reply was delivered now), `queued` (the holder answers or answered it), `stored` (kept as
+context), `duplicate` (a redelivery of a message already answered or stored).
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+
+import asyncpg
+import structlog
+
+from core.tenancy import org_connection, self_bound_connection
+from turn.burst import BatchResult, Conversation, SentReply, answer_batch
+from turn.conversation_lease import Lease
+from turn.conversation_queries import (
+    PersistedInbound,
+    fetch_inbound_state,
+    list_undelivered,
+    upsert_inbound,
+)
+from turn.deps import TurnConfig, TurnDeps, TurnOutcome
+from turn.errors import UnknownOrganization
+from turn.holder_queries import BurstRead, Continued, continue_conversation
+from turn.outbox import Recipient, deliver_reply
+from turn.queries import OutboxRow, update_outbox_sent
+
+log = structlog.get_logger(__name__)
+
+__all__ = [
+    "ConversationWakeup",
+    "InboundMessage",
+    "TurnConfig",
+    "TurnDeps",
+    "TurnOutcome",
+    "persist_inbound",
+    "run_conversation",
+]
+
+# Messages one burst answers at most; a longer backlog takes several bursts.
+MAX_BURST_MESSAGES = 50
+
+
+@dataclass(frozen=True)
+class InboundMessage:
+    """One inbound message, from the queue's payload to its row (the one shape of it)."""
+
+    organization_id: uuid.UUID
+    channel: str
+    contact_id: str
+    message_id: str
+    text: str
+    sent_at: datetime
+    kind: str = "text"
+    expects_reply: bool = True  # False: stored as context, answered only inside a burst
+    agent_id: uuid.UUID | None = None  # the receiving number's agent; None: the org's first
+
+
+@dataclass(frozen=True)
+class ConversationWakeup:
+    """What a job carries: ids only (the message row exists before the job)."""
+
+    organization_id: uuid.UUID
+    conversation_id: uuid.UUID
+    inbound_id: uuid.UUID | None = None  # the message that woke it (None: a sweep)
+    message_id: str | None = None  # its external id
+
+
+async def persist_inbound(
+    pool: object, message: InboundMessage, *, received_at: datetime
+) -> PersistedInbound:
+    """Store the message once (idempotent on org, channel and external id) and its
+    conversation; a redelivery finds the stored row and what became of it."""
+    async with org_connection(pool, message.organization_id) as conn:
+        try:
+            return await upsert_inbound(
+                conn,
+                organization_id=message.organization_id,
+                channel=message.channel,
+                contact_id=message.contact_id,
+                external_id=message.message_id,
+                body=message.text,
+                sent_at=message.sent_at,
+                received_at=received_at,
+                kind=message.kind,
+                expects_reply=message.expects_reply,
+                agent_id=message.agent_id,
+            )
+        except asyncpg.ForeignKeyViolationError as exc:
+            raise UnknownOrganization(
+                f"organization {message.organization_id} does not exist"
+            ) from exc
+
+
+async def run_conversation(
+    deps: TurnDeps, wakeup: ConversationWakeup, *, job_id: str, redelivery: bool = False
+) -> TurnOutcome:
+    """Answer what waits in the conversation if this job gets its lease; report on the
+    job's own message. `redelivery`: the own message was stored before this job."""
+    structlog.contextvars.bind_contextvars(conversation_id=str(wakeup.conversation_id))
+    outcomes: list[TurnOutcome] = []
+    taken = await deps.leases.take(
+        wakeup.organization_id,
+        wakeup.conversation_id,
+        limit=MAX_BURST_MESSAGES,
+        history_limit=deps.config.history_limit,
+    )
+    if taken is not None:
+        lease, first = taken
+        async with deps.leases.kept_alive(lease):
+            outcomes = await _hold(deps, lease, first, job_id)
+    return await _own_outcome(deps, wakeup, outcomes, redelivery)
+
+
+async def _hold(
+    deps: TurnDeps, lease: Lease, burst: BurstRead | None, job_id: str
+) -> list[TurnOutcome]:
+    outcomes = await _deliver_undelivered(deps, lease) if lease.undelivered else []
+    sent: SentReply | None = None  # handed to its channel, marked by the next statement
+    for _ in range(deps.config.max_batches_per_job):
+        if lease.lost:
+            break
+        if burst is None or not burst.open.rows:
+            step = await _continue(deps, lease, sent)
+            sent = None
+            if not step.held:
+                lease.lost = True
+            if step.released or not step.held:
+                return outcomes
+            burst = step.burst
+            continue
+        result = await _answer(deps, lease, burst, job_id)
+        if result.outcome is not None:
+            outcomes.append(result.outcome)
+            sent = result.sent
+        burst = None  # answered or refused: let go, or read again
+    if sent is not None:
+        async with org_connection(deps.pool, lease.organization_id) as conn:
+            await update_outbox_sent(conn, *sent)
+    if not lease.lost:
+        await deps.leases.abandon(lease)  # the rest is the next job's (or the sweeper's)
+    return outcomes
+
+
+async def _continue(deps: TurnDeps, lease: Lease, sent: SentReply | None) -> Continued:
+    async with self_bound_connection(deps.pool) as conn:
+        return await continue_conversation(
+            conn,
+            lease.organization_id,
+            lease.conversation_id,
+            lease.token,
+            sent=sent,
+            limit=MAX_BURST_MESSAGES,
+            history_limit=deps.config.history_limit,
+        )
+
+
+async def _answer(deps: TurnDeps, lease: Lease, burst: BurstRead, job_id: str) -> BatchResult:
+    assert burst.catalog_revision is not None and burst.history is not None
+    snapshot = deps.catalog.cached(lease.organization_id, burst.catalog_revision)
+    if snapshot is None:  # the org's skills changed (or this worker never loaded them)
+        async with org_connection(deps.pool, lease.organization_id) as conn:
+            snapshot = await deps.catalog.get(conn, lease.organization_id)
+    agent = burst.open.agent
+    conversation = Conversation(
+        lease.organization_id,
+        lease.channel,
+        lease.contact_id,
+        lease.conversation_id,
+        agent.system_prompt or deps.config.default_persona,
+        agent_id=agent.id,
+        model_provider=agent.model_provider,
+        model_name=agent.model_name,
+        lease_token=lease.token,
+    )
+    result = await answer_batch(
+        deps, conversation, snapshot, burst.open.rows, burst.history, job_id=job_id
+    )
+    if result.refused == "lease_lost":
+        lease.lost = True
+    return result
+
+
+async def _deliver_undelivered(deps: TurnDeps, lease: Lease) -> list[TurnOutcome]:
+    async with org_connection(deps.pool, lease.organization_id) as conn:
+        undelivered = await list_undelivered(conn, lease.conversation_id)
+    outcomes = []
+    for reply in undelivered:
+        row = OutboxRow.pending(
+            lease.organization_id, lease.conversation_id, reply.id, reply.message_id, reply.body
+        )
+        recipient = Recipient(lease.channel, lease.contact_id)
+        if await deliver_reply(deps.pool, deps.sender, row, recipient):
+            log.info("turn.redelivered", outbox_id=str(reply.id))
+            outcomes.append(
+                TurnOutcome(
+                    status="redelivered",
+                    inbound_id=reply.message_id,
+                    reply=reply.body,
+                    answered=reply.answered,
+                )
+            )
+    return outcomes
+
+
+async def _own_outcome(
+    deps: TurnDeps, wakeup: ConversationWakeup, outcomes: list[TurnOutcome], redelivery: bool
+) -> TurnOutcome:
+    if wakeup.inbound_id is None:  # a sweep: report what it answered, if anything
+        if outcomes:
+            return outcomes[-1]
+        return TurnOutcome(status="queued", inbound_id=wakeup.conversation_id)
+    mine = next((o for o in outcomes if wakeup.message_id in o.answered), None)
+    if mine is not None:
+        return mine
+    async with org_connection(deps.pool, wakeup.organization_id) as conn:
+        state = await fetch_inbound_state(conn, wakeup.inbound_id)
+    answered, expects_reply, context = state or (False, True, False)
+    if redelivery and (answered or context or not expects_reply):
+        return TurnOutcome(status="duplicate", inbound_id=wakeup.inbound_id)
+    if not answered and (context or not expects_reply):
+        return TurnOutcome(status="stored", inbound_id=wakeup.inbound_id)
+    return TurnOutcome(status="queued", inbound_id=wakeup.inbound_id)

@@ -1,0 +1,154 @@
+"""The worker's periodic jobs: the curator's tick, the outbox sweep and the conversation
+sweep; when each runs, its timeout, and the side jobs a worker that does not schedule them
+still runs (a tick or sweep another worker enqueued).
+
+Every side job's timeout is at most a turn's: arq re-runs a crashed worker's jobs only after
+the longest function timeout + 10 s, so a long side job would delay every lost turn. The
+seconds are spread so no two start together: curator at 0, outbox at 30, conversations at
+7/22/37/52.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from arq import cron, func
+from arq.cron import CronJob
+from arq.worker import Function
+
+from jobs.context import CuratorConfig, arq_job
+from jobs.conversation_sweep import CONVERSATION_SWEEP, conversation_sweep
+from jobs.curator_tick import CURATOR_TICK, curator_tick
+from jobs.outbox_sweep import OUTBOX_SWEEP, outbox_sweep
+from skills.curator import CuratorPolicy
+from skills.curator.schedule import SchedulePolicy
+from worker.settings import Settings
+
+SWEEP_TIMEOUT_S = 30
+# Past the coalescing window: a job deferred by it is not yet late.
+SWEEP_SLACK_S = 5.0
+CONVERSATION_SWEEP_SECONDS = {7, 22, 37, 52}
+OUTBOX_SWEEP_SECONDS = {30}
+# arq re-runs a dead worker's job after its timeout + 10 s; a claim outliving that by a
+# margin belongs to a send that can no longer be in flight.
+CLAIM_MARGIN_S = 30
+
+JobFunction = Callable[..., Coroutine[Any, Any, Any]]
+
+
+@dataclass(frozen=True)
+class PeriodicJob:
+    """One periodic job: its arq name, its function, when it runs and its timeout."""
+
+    name: str
+    job: JobFunction
+    second: set[int]
+    minute: set[int] | None
+    timeout_s: int
+
+    def cron_job(self) -> CronJob:
+        """On its schedule, for a worker that schedules it."""
+        return cron(
+            arq_job(self.job),
+            name=self.name,
+            second=self.second,
+            minute=self.minute,
+            timeout=self.timeout_s,
+            max_tries=1,
+        )
+
+    def function(self) -> Function:
+        """As a plain function, for a worker that does not schedule it (burst mode, or
+        disabled) but may still pick up one another worker enqueued."""
+        return func(arq_job(self.job), name=self.name, timeout=self.timeout_s, max_tries=1)
+
+
+def within_turn_timeout(timeout_s: int, settings: Settings) -> int:
+    return min(timeout_s, settings.job_timeout_s)
+
+
+def cron_fields(every_s: int) -> tuple[set[int], set[int] | None]:
+    """arq cron (second, minute) for "every `every_s` seconds": a divisor of 60, or whole
+    minutes dividing 60 (minute None = every minute)."""
+    if 60 % every_s == 0:
+        return set(range(0, 60, every_s)), None
+    if every_s % 60 == 0 and 3600 % every_s == 0:
+        return {0}, set(range(0, 60, every_s // 60))
+    raise ValueError(f"cannot schedule every {every_s} s with cron fields")
+
+
+def curator_job(settings: Settings) -> PeriodicJob:
+    """A tick every `SKILLET_CURATOR_CHECK_EVERY_S`; the tick decides whether a pass is due."""
+    second, minute = cron_fields(settings.curator_check_every_s)
+    timeout_s = within_turn_timeout(settings.curator_timeout_s, settings)
+    return PeriodicJob(CURATOR_TICK, curator_tick, second, minute, timeout_s)
+
+
+def outbox_job(settings: Settings) -> PeriodicJob:
+    timeout_s = within_turn_timeout(SWEEP_TIMEOUT_S, settings)
+    return PeriodicJob(OUTBOX_SWEEP, outbox_sweep, OUTBOX_SWEEP_SECONDS, None, timeout_s)
+
+
+def conversation_job(settings: Settings) -> PeriodicJob:
+    timeout_s = within_turn_timeout(SWEEP_TIMEOUT_S, settings)
+    return PeriodicJob(
+        CONVERSATION_SWEEP, conversation_sweep, CONVERSATION_SWEEP_SECONDS, None, timeout_s
+    )
+
+
+def curator_config(settings: Settings) -> CuratorConfig:
+    """What the tick reads from the job context, built once at the worker's startup."""
+    return CuratorConfig(
+        policy=curator_policy(settings),
+        schedule=schedule_policy(settings),
+        chunk_orgs=settings.curator_chunk_orgs,
+        runs_keep_days=settings.curator_runs_keep_days,
+    )
+
+
+def curator_policy(settings: Settings) -> CuratorPolicy:
+    return CuratorPolicy(
+        stale_after=timedelta(days=settings.curator_stale_after_days),
+        archive_after=timedelta(days=settings.curator_archive_after_days),
+    )
+
+
+def schedule_policy(settings: Settings) -> SchedulePolicy:
+    return SchedulePolicy(
+        idle_s=settings.curator_idle_s,
+        floor_s=settings.curator_floor_s,
+        every_s=settings.curator_every_s,
+    )
+
+
+def sweep_after_s(settings: Settings) -> float:
+    """How old a waiting message must be before the conversation sweep wakes it."""
+    return settings.coalesce_ms / 1000 + SWEEP_SLACK_S
+
+
+def abandoned_after_s(settings: Settings) -> float:
+    """How old a delivery claim must be before the outbox sweep fails it."""
+    return float(settings.job_timeout_s + CLAIM_MARGIN_S)
+
+
+def periodic_jobs(settings: Settings, *, burst: bool) -> tuple[list[CronJob], list[Function]]:
+    """The cron jobs this worker schedules, and the side functions it runs unscheduled.
+
+    Long-running workers schedule what is enabled; a burst worker exits when the queue is
+    empty and must not wait for (or enqueue) the next tick, so it schedules nothing."""
+    enabled = {
+        CURATOR_TICK: (curator_job(settings), settings.curator_enabled),
+        OUTBOX_SWEEP: (outbox_job(settings), settings.outbox_sweep_enabled),
+        CONVERSATION_SWEEP: (conversation_job(settings), settings.conversation_sweep_enabled),
+    }
+    cron_jobs: list[CronJob] = []
+    functions: list[Function] = []
+    for job, on in enabled.values():
+        if on and not burst:
+            cron_jobs.append(job.cron_job())
+        else:
+            functions.append(job.function())
+    return cron_jobs, functions
