@@ -28,11 +28,11 @@ from api.key_queries import insert_api_key
 from api.keys import Role, mint_key
 from api.routing import ApiDeps
 from core.db import connect, create_pool, with_database
+from core.organizations import insert_organization
 from dev.env import load_settings
 from skills.models import SkillMatcher
 from skills.publisher import SkillDraft, insert_version_and_pointer
 from skills.usage import UsageStore
-from turn.queries import insert_organization
 from webhook.server import start_site
 from worker.logging import configure_logging
 from worker.migrate import DEFAULT_MIGRATIONS_DIR, apply_migrations

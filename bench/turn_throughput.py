@@ -29,6 +29,7 @@ from arq.connections import ArqRedis, RedisSettings
 from arq.worker import Worker
 
 from core.db import connect, create_pool, with_database
+from core.organizations import insert_organization
 from dev.processes import free_port
 from dev.weed import start_weed
 from jobs import serialization
@@ -36,7 +37,7 @@ from jobs.payloads import InboundMessagePayload
 from jobs.queue import enqueue_inbound, open_queue
 from skills.models import FileKind, SkillMatcher
 from skills.publisher import SkillDraft, SkillFile, publish_skill_version
-from turn.queries import insert_agent, insert_organization
+from turn.agent_queries import insert_agent
 from worker import resources
 from worker.app import build_worker
 from worker.migrate import DEFAULT_MIGRATIONS_DIR, apply_migrations

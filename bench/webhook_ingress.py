@@ -25,9 +25,9 @@ from aiohttp import web
 from channels.models import ChannelKind
 from channels.queries import insert_channel
 from core.db import connect, with_database
+from core.organizations import insert_organization
 from dev.env import load_settings
 from jobs.queue import open_queue
-from turn.queries import insert_organization
 from webhook.app import CLOUD_API_PATH, build_app
 from webhook.config import WebhookConfig
 from webhook.server import start_site

@@ -9,7 +9,7 @@ import structlog
 
 from channels.errors import SendFailure, send_failed
 from turn.outbox import Recipient, Sender
-from turn.queries import OutboxRow
+from turn.outbox_queries import OutboxRow
 
 log = structlog.get_logger(__name__)
 

@@ -13,7 +13,7 @@ from channels.errors import SendFailure, send_failed
 from channels.http import PartsSender, Verdict
 from channels.text import split_text
 from turn.outbox import Recipient
-from turn.queries import OutboxRow
+from turn.outbox_queries import OutboxRow
 
 log = structlog.get_logger(__name__)
 

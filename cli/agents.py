@@ -79,8 +79,7 @@ def check_model(provider: str | None, name: str | None) -> tuple[str | None, str
 
 async def cmd_add(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     from core.db import connection
-    from turn.agent_queries import create_agent
-    from turn.queries import fetch_org_agent
+    from turn.agent_queries import create_agent, fetch_org_agent
 
     name = _name(args.name)
     prompt = _prompt(args)

@@ -48,7 +48,7 @@ async def _check_agent(conn: asyncpg.Connection, agent_id: uuid.UUID, org: uuid.
 
 async def cmd_add(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     from channels.queries import fetch_channel_by_address, insert_channel
-    from turn.queries import fetch_org_agent
+    from turn.agent_queries import fetch_org_agent
 
     if not _ADDRESS_RE.match(args.address):
         raise CliError(

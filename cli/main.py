@@ -83,7 +83,7 @@ async def cmd_worker(args: argparse.Namespace, settings: Settings) -> dict[str, 
 
 async def cmd_orgs_create(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     from core.db import connection
-    from turn.queries import insert_organization
+    from core.organizations import insert_organization
 
     org_id = args.id or uuid.uuid4()
     async with connection(settings.owner_url) as conn:
@@ -95,8 +95,8 @@ async def cmd_orgs_create(args: argparse.Namespace, settings: Settings) -> dict[
 
 async def cmd_enqueue(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     from core.db import connection, create_pool
+    from inbox.queries import fetch_inbound_contact_id
     from jobs.payloads import InboundMessagePayload
-    from jobs.queries import fetch_inbound_contact_id
     from jobs.queue import enqueue_inbound, open_queue
 
     payload = InboundMessagePayload(

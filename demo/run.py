@@ -7,11 +7,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from core.db import connect, create_pool
+from core.organizations import insert_organization
 from demo.content import DEMO_MESSAGES, DEMO_PERSONA, DEMO_SKILLS
 from jobs.payloads import HANDLE_INBOUND_MESSAGE, InboundMessagePayload
 from jobs.queue import enqueue_inbound, open_queue
 from skills.publisher import publish_skill_version
-from turn.queries import insert_agent, insert_organization
+from turn.agent_queries import insert_agent
 from worker.app import build_worker
 from worker.migrate import apply_migrations, migrations_dir
 from worker.report_queries import list_activations, list_replies

@@ -15,7 +15,7 @@ from typing import Any
 import structlog
 
 from jobs.context import JobContext
-from turn.queries import fail_abandoned_claims
+from turn.outbox_queries import fail_abandoned_claims
 
 log = structlog.get_logger(__name__)
 

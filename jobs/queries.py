@@ -34,21 +34,3 @@ async def insert_dead_letter(
         tries,
         organization_id,
     )
-
-
-FETCH_INBOUND_CONTACT_ID = """
-select c.contact_id from messages m join conversations c on c.id = m.conversation_id
-where m.organization_id = $1 and m.channel = $2 and m.external_id = $3
-  and m.direction = 'inbound'
-"""
-
-
-async def fetch_inbound_contact_id(
-    conn: asyncpg.Connection, organization_id: uuid.UUID, channel: str, external_id: str
-) -> str | None:
-    """The contact whose conversation holds the stored inbound message, or None if the
-    message id was never stored (inbound ids are unique per org and channel)."""
-    contact_id: str | None = await conn.fetchval(
-        FETCH_INBOUND_CONTACT_ID, organization_id, channel, external_id
-    )
-    return contact_id

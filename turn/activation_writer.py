@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import asyncpg
 
-from turn.queries import ActivationRow, insert_activations
+from turn.activation_queries import ActivationRow, insert_activations
 
 
 async def write_activation_batch(conn: asyncpg.Connection, rows: Sequence[ActivationRow]) -> None:

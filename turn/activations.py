@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import structlog
 
-from turn.queries import ActivationRow
+from turn.activation_queries import ActivationRow
 
 BatchWriter = Callable[[Sequence[ActivationRow]], Awaitable[None]]
 

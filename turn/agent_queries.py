@@ -92,3 +92,36 @@ async def update_agent(conn: asyncpg.Connection, agent: Agent) -> Agent:
         agent.model_name,
     )
     return Agent(**dict(row))
+
+
+@dataclass(frozen=True)
+class OrgAgent:
+    organization_id: uuid.UUID
+    system_prompt: str | None
+
+
+FETCH_ORG_AGENT = """
+select o.id, a.system_prompt
+from organizations o
+left join lateral (
+    select system_prompt from agents
+    where organization_id = o.id order by created_at, id limit 1
+) a on true
+where o.id = $1
+"""
+
+
+async def fetch_org_agent(conn: asyncpg.Connection, organization_id: uuid.UUID) -> OrgAgent | None:
+    """The org and its agent's system prompt (None when the org has no agent yet)."""
+    row = await conn.fetchrow(FETCH_ORG_AGENT, organization_id)
+    if row is None:
+        return None
+    return OrgAgent(organization_id=row["id"], system_prompt=row["system_prompt"])
+
+
+async def insert_agent(
+    conn: asyncpg.Connection, organization_id: uuid.UUID, name: str, system_prompt: str
+) -> uuid.UUID:
+    """An agent on the worker's default model; its id (see create_agent)."""
+    agent = await create_agent(conn, organization_id, name=name, system_prompt=system_prompt)
+    return agent.id

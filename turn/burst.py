@@ -12,17 +12,17 @@ import structlog
 from core.errors import SkilletError
 from core.tenancy import self_bound_connection
 from skills.models import LoadedSkill
+from turn.activation_queries import ActivationRow
 from turn.agent_loop import LoopOutcome, run_agent_loop
-from turn.conversation_queries import InboundRow, ReplyCommit, TurnCounts
+from turn.conversation_queries import InboundRow, ReplyCommit, TurnCounts, commit_turn
 from turn.deps import TurnDeps, TurnOutcome
 from turn.errors import ModelRequestRejected
-from turn.holder_queries import commit_turn
 from turn.matcher import MatchResult
 from turn.model import InjectedSkill, ModelMessage, ModelRequest, ModelUsage, ToolCall
 from turn.model_input import cap_burst, cap_history
 from turn.outbox import Recipient, deliver_reply, send_claimed
+from turn.outbox_queries import OutboxRow
 from turn.prompt import prompt_cache_key, render_skill_context
-from turn.queries import ActivationRow, OutboxRow
 from turn.skill_catalog import CatalogSnapshot
 from turn.tools.base import ToolContext, ToolResult, TurnLedger
 from turn.tools.registry import default_registry, turn_tools
@@ -57,7 +57,7 @@ class _NotCommitted(Exception):
 
 
 # A reply handed to its channel and not yet marked sent: (outbox id, the provider's message
-# ids). The holder's next step marks it (turn.holder_queries.continue_conversation).
+# ids). The holder's next step marks it (turn.conversation_queries.continue_conversation).
 SentReply = tuple[uuid.UUID, tuple[str, ...]]
 
 

@@ -1,5 +1,10 @@
-"""SQL of per-conversation ordering: stored messages, undelivered replies, the commit fence
-(the holder reads its bursts and history through turn.holder_queries)."""
+"""SQL of a conversation's turn, one statement per step: take (skillet_take_conversation),
+commit (skillet_commit_turn), continue (skillet_continue_conversation), and their rows.
+
+Each is a database function that binds its org transaction-locally, so it runs on a
+`core.tenancy.self_bound_connection` (no bind before it, no reset after it) under row-level
+security like every other statement.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,8 @@ from datetime import datetime
 from typing import Any
 
 import asyncpg
+
+from turn.outbox_queries import DeliveryClaim
 
 
 @dataclass(frozen=True)
@@ -39,148 +46,6 @@ class OpenBurst:
     agent: AnsweringAgent
 
 
-LIST_UNDELIVERED = """
-select o.id, o.message_id, o.body,
-       array(select m.external_id from messages m where m.answered_by = o.message_id
-             order by m.received_at, m.id) as answered
-from outbox o
-where o.conversation_id = $1 and o.status = 'pending' and o.delivery_claimed_at is null
-order by o.created_at, o.id
-"""
-
-
-@dataclass(frozen=True)
-class UndeliveredReply:
-    id: uuid.UUID  # the outbox row
-    message_id: uuid.UUID  # the reply
-    body: str
-    answered: tuple[str, ...]  # external ids of the messages it answers
-
-
-async def list_undelivered(
-    conn: asyncpg.Connection, conversation_id: uuid.UUID
-) -> list[UndeliveredReply]:
-    """Replies committed but never handed to a channel (a crash between commit and send)."""
-    rows = await conn.fetch(LIST_UNDELIVERED, conversation_id)
-    return [
-        UndeliveredReply(r["id"], r["message_id"], r["body"], tuple(r["answered"])) for r in rows
-    ]
-
-
-FETCH_INBOUND_STATE = """
-select answered_by is not null as answered, expects_reply, context_at is not null as context
-from messages where id = $1
-"""
-
-
-async def fetch_inbound_state(
-    conn: asyncpg.Connection, inbound_id: uuid.UUID
-) -> tuple[bool, bool, bool] | None:
-    """(answered, expects_reply, kept as context) of one message, or None if unknown."""
-    row = await conn.fetchrow(FETCH_INBOUND_STATE, inbound_id)
-    return None if row is None else (row["answered"], row["expects_reply"], row["context"])
-
-
-PERSIST_INBOUND = """
-with existing as (
-    select id from conversations
-    where organization_id = $1 and channel = $2 and contact_id = $3
-), created as (
-    -- No ON CONFLICT DO UPDATE: it would lock the conversation row on every message and
-    -- deadlock against a reply commit holding it.
-    insert into conversations (organization_id, channel, contact_id)
-    select $1, $2, $3 where not exists (select 1 from existing)
-    on conflict (organization_id, channel, contact_id) do nothing
-    returning id
-), conv as (
-    select id from existing union all select id from created
-), ins as (
-    insert into messages
-        (organization_id, conversation_id, direction, channel, external_id, body, sent_at,
-         received_at, kind, expects_reply, agent_id)
-    select $1, conv.id, 'inbound', $2, $4, $5, $6, $7, $8, $9, $10 from conv
-    on conflict (organization_id, channel, external_id) where direction = 'inbound' do nothing
-    returning id
-)
-select conv.id as conversation_id,
-       coalesce((select id from ins), m.id) as inbound_id,
-       exists (select 1 from ins) as created,
-       m.answered_by is null and m.context_at is null as open,
-       m.conversation_id as stored_conversation_id,
-       o.status as outbox_status
-from conv
-left join messages m
-    on m.organization_id = $1 and m.channel = $2 and m.external_id = $4
-   and m.direction = 'inbound'
-left join outbox o on o.message_id = m.answered_by
-"""
-
-
-@dataclass(frozen=True)
-class PersistedInbound:
-    conversation_id: uuid.UUID
-    inbound_id: uuid.UUID
-    # The reply's outbox status when the message was already answered ('pending': committed
-    # but not yet handed to its channel, so its conversation is woken to deliver it).
-    outbox_status: str | None
-    # Where the message was already stored (None: stored by this call). Another conversation
-    # than conversation_id means its id came before from another contact.
-    stored_conversation_id: uuid.UUID | None = None
-    created: bool = True  # False: the message was stored before (a redelivery)
-    open: bool | None = None  # stored before and still waiting (None: stored by this call)
-
-    @property
-    def foreign(self) -> bool:
-        """The message id belongs to another contact's conversation."""
-        stored = self.stored_conversation_id
-        return stored is not None and stored != self.conversation_id
-
-
-async def upsert_inbound(
-    conn: asyncpg.Connection,
-    *,
-    organization_id: uuid.UUID,
-    channel: str,
-    contact_id: str,
-    external_id: str,
-    body: str,
-    sent_at: datetime,
-    received_at: datetime,
-    kind: str = "text",
-    expects_reply: bool = True,
-    agent_id: uuid.UUID | None = None,
-) -> PersistedInbound:
-    """Conversation + message (once) + what became of a copy stored before, in one trip.
-
-    An unknown organization fails the conversation's foreign key
-    (asyncpg.ForeignKeyViolationError).
-    """
-    args = (
-        organization_id,
-        channel,
-        contact_id,
-        external_id,
-        body,
-        sent_at,
-        received_at,
-        kind,
-        expects_reply,
-        agent_id,
-    )
-    row = await conn.fetchrow(PERSIST_INBOUND, *args)
-    if row is None:
-        # Another job created the conversation concurrently, after this statement's
-        # snapshot: it is committed now, so a second try sees it.
-        row = await conn.fetchrow(PERSIST_INBOUND, *args)
-    return PersistedInbound(**dict(row))
-
-
-COMMIT_REPLY = """
-select outcome, outbox_id, reply_id
-from skillet_commit_reply($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-"""
-
-
 @dataclass(frozen=True)
 class TurnCounts:
     """A turn's durable counts, written by its reply's commit (migration 0016): a use per
@@ -204,8 +69,8 @@ class CommittedReply:
 
 @dataclass(frozen=True)
 class ReplyCommit:
-    """What a reply commit writes (skillet_commit_reply and skillet_commit_turn take the same
-    thirteen arguments, `args()` in order)."""
+    """What a reply commit writes (skillet_commit_turn's thirteen arguments, `args()` in
+    order)."""
 
     organization_id: uuid.UUID
     conversation_id: uuid.UUID
@@ -236,9 +101,143 @@ class ReplyCommit:
         )
 
 
-async def commit_reply(conn: asyncpg.Connection, commit: ReplyCommit) -> CommittedReply:
-    """The fenced reply commit with the turn's counts (skillet_commit_reply, migrations 0005,
-    0008, 0016, 0017): one statement, one transaction, refused to a holder whose lease ran
-    out. The holder commits through turn.holder_queries.commit_turn (claim included)."""
-    row = await conn.fetchrow(COMMIT_REPLY, *commit.args())
-    return CommittedReply(**dict(row))
+_BURST_COLUMNS = """ids, external_ids, bodies, received_ats, expects_replies, agent_ids,
+    agent_id, system_prompt, model_provider, model_name, catalog_revision,
+    history_directions, history_bodies"""
+
+
+@dataclass(frozen=True)
+class BurstRead:
+    """One read of the open messages: the burst (empty: nothing waits that wants a reply),
+    its agent, and for a burst to answer, the org's catalog revision and the history."""
+
+    open: OpenBurst
+    catalog_revision: int | None = None
+    history: list[tuple[str, str]] | None = None
+
+
+def _burst(row: Any) -> BurstRead:
+    ids = row["ids"] or []
+    rows = [
+        InboundRow(id_, external_id, body, received_at, None, expects_reply, agent_id)
+        for id_, external_id, body, received_at, expects_reply, agent_id in zip(
+            ids,
+            row["external_ids"] or [],
+            row["bodies"] or [],
+            row["received_ats"] or [],
+            row["expects_replies"] or [],
+            row["agent_ids"] or [],
+            strict=True,
+        )
+    ]
+    agent = AnsweringAgent(
+        row["agent_id"], row["system_prompt"], row["model_provider"], row["model_name"]
+    )
+    if not rows:
+        return BurstRead(OpenBurst([], agent))
+    history = list(zip(row["history_directions"], row["history_bodies"], strict=True))
+    return BurstRead(OpenBurst(rows, agent), int(row["catalog_revision"]), history)
+
+
+TAKE_CONVERSATION = f"""
+select channel, contact_id, undelivered, {_BURST_COLUMNS}
+from skillet_take_conversation($1, $2, $3, $4, $5, $6)
+"""
+
+
+@dataclass(frozen=True)
+class TakenConversation:
+    channel: str
+    contact_id: str
+    undelivered: bool  # a committed reply waits to be handed to its channel (no burst read)
+    burst: BurstRead
+
+
+async def take_conversation(
+    conn: asyncpg.Connection,
+    organization_id: uuid.UUID,
+    conversation_id: uuid.UUID,
+    token: uuid.UUID,
+    *,
+    ttl_s: float,
+    limit: int,
+    history_limit: int,
+) -> TakenConversation | None:
+    """The lease under `token` and the first burst; None: someone else holds it."""
+    row = await conn.fetchrow(
+        TAKE_CONVERSATION, organization_id, conversation_id, token, ttl_s, limit, history_limit
+    )
+    if row is None:
+        return None
+    return TakenConversation(row["channel"], row["contact_id"], row["undelivered"], _burst(row))
+
+
+CONTINUE_CONVERSATION = f"""
+select sent, held, released, {_BURST_COLUMNS}
+from skillet_continue_conversation($1, $2, $3, $4, $5, $6, $7)
+"""
+
+
+@dataclass(frozen=True)
+class Continued:
+    sent: bool  # the outbox row given was pending and is now sent
+    held: bool  # False: the lease is someone else's now (stop)
+    released: bool  # nothing waited: the conversation is free
+    burst: BurstRead  # what waits, when held and not released
+
+
+async def continue_conversation(
+    conn: asyncpg.Connection,
+    organization_id: uuid.UUID,
+    conversation_id: uuid.UUID,
+    token: uuid.UUID,
+    *,
+    sent: tuple[uuid.UUID, tuple[str, ...]] | None,
+    limit: int,
+    history_limit: int,
+) -> Continued:
+    """Mark `sent` (outbox id, provider message ids) sent, then release if nothing waits,
+    else read the next burst."""
+    outbox_id, provider_ids = sent if sent is not None else (None, ())
+    row = await conn.fetchrow(
+        CONTINUE_CONVERSATION,
+        organization_id,
+        conversation_id,
+        token,
+        outbox_id,
+        list(provider_ids),
+        limit,
+        history_limit,
+    )
+    assert row is not None  # the function always returns its one row
+    return Continued(row["sent"], row["held"], row["released"], _burst(row))
+
+
+COMMIT_TURN = """
+select outcome, outbox_id, reply_id, deliverable,
+       reply_to_external_id, last_inbound_at, route_kind, route_address
+from skillet_commit_turn($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+"""
+
+
+@dataclass(frozen=True)
+class CommittedTurn:
+    reply: CommittedReply
+    claim: DeliveryClaim | None  # what the sender needs; None: not committed
+
+
+async def commit_turn(conn: asyncpg.Connection, commit: ReplyCommit) -> CommittedTurn:
+    """The fenced reply commit (refused as overtaken, answered or lease_lost) and its outbox
+    row's delivery claim, in one statement."""
+    row = await conn.fetchrow(COMMIT_TURN, *commit.args())
+    assert row is not None  # the function always returns its one row
+    reply = CommittedReply(row["outcome"], row["outbox_id"], row["reply_id"])
+    if reply.outcome != "replied" or not row["deliverable"]:
+        return CommittedTurn(reply, None)
+    claim = DeliveryClaim(
+        row["reply_to_external_id"],
+        row["last_inbound_at"],
+        row["route_kind"],
+        row["route_address"],
+    )
+    return CommittedTurn(reply, claim)

@@ -44,19 +44,14 @@ import asyncpg
 import structlog
 
 from core.tenancy import org_connection, self_bound_connection
+from inbox.queries import PersistedInbound, fetch_inbound_state, upsert_inbound
 from turn.burst import BatchResult, Conversation, SentReply, answer_batch
 from turn.conversation_lease import Lease
-from turn.conversation_queries import (
-    PersistedInbound,
-    fetch_inbound_state,
-    list_undelivered,
-    upsert_inbound,
-)
+from turn.conversation_queries import BurstRead, Continued, continue_conversation
 from turn.deps import TurnConfig, TurnDeps, TurnOutcome
 from turn.errors import UnknownOrganization
-from turn.holder_queries import BurstRead, Continued, continue_conversation
 from turn.outbox import Recipient, deliver_reply
-from turn.queries import OutboxRow, update_outbox_sent
+from turn.outbox_queries import OutboxRow, list_undelivered, update_outbox_sent
 
 log = structlog.get_logger(__name__)
 

@@ -11,7 +11,7 @@ import structlog
 
 from core.tenancy import org_connection
 from turn.errors import SendError
-from turn.queries import (
+from turn.outbox_queries import (
     DeliveryClaim,
     OutboxRow,
     claim_outbox_delivery,

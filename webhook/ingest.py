@@ -22,8 +22,8 @@ from channels.queries import (
 )
 from channels.waha_lids import LidResolver
 from core.tenancy import org_connection
+from inbox.queries import fetch_inbound_contact_id
 from jobs.payloads import InboundMessagePayload
-from jobs.queries import fetch_inbound_contact_id
 from jobs.queue import enqueue_inbound
 from webhook.events import UNPARSEABLE, Delivery, InboundText, StatusUpdate
 from webhook.non_text import expects_reply

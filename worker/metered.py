@@ -16,11 +16,12 @@ from typing import Any
 from arq import Retry
 
 from core.errors import SkilletError
+from turn.activation_queries import ActivationRow
 from turn.activations import BatchWriter
 from turn.errors import SendError
 from turn.model import Model, ModelRequest, ModelResponse
 from turn.outbox import Recipient, Sender
-from turn.queries import ActivationRow, OutboxRow
+from turn.outbox_queries import OutboxRow
 from worker.metrics import WorkerMetrics
 
 Job = Callable[[Any, dict[str, Any]], Awaitable[dict[str, Any]]]

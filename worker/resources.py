@@ -20,6 +20,7 @@ from jobs.dead_letters import DatabaseDeadLetters
 from jobs.queue import redis_settings
 from skills.storage import S3ObjectStore
 from skills.usage import UsageStore
+from turn.activation_queries import ActivationRow
 from turn.activation_writer import write_activation_batch
 from turn.activations import ActivationRecorder
 from turn.conversation_lease import ConversationLeases
@@ -29,7 +30,6 @@ from turn.metrics import NO_TURN_METRICS
 from turn.model import Model
 from turn.model_input import InputCaps
 from turn.outbox import Sender
-from turn.queries import ActivationRow
 from turn.skill_catalog import SkillCatalogCache
 from turn.tools.page_cache import StoredPageCache
 from worker.channel_senders import build_sender, http_session

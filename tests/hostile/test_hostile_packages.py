@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 import yaml
 
-from skills.package import central_directory as package_central_directory
 from skills.authoring_rules import AuthoringError, check_skill_md
 from skills.package import SkillPackageError, parse_skill_package
+from skills.package import central_directory as package_central_directory
 from skills.package.central_directory import count_records
 from skills.package.limits import (
     MAX_ARCHIVE_ENTRIES,

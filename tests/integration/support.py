@@ -16,6 +16,7 @@ from arq.jobs import Job
 from arq.worker import Worker
 
 from core.db import create_pool
+from core.organizations import insert_organization
 from jobs import serialization
 from jobs.payloads import HANDLE_INBOUND_MESSAGE, InboundMessagePayload
 from jobs.queue import enqueue_inbound, open_queue
@@ -25,7 +26,6 @@ from skills.storage import ObjectStore
 from turn.holder import persist_inbound
 from turn.model import Model
 from turn.outbox import Sender
-from turn.queries import insert_organization
 from worker.app import build_worker
 from worker.settings import Settings
 

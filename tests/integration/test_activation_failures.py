@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncpg
 
 from tests.integration.support import create_org, enqueue, payload, publish, run_burst
-from turn.queries import ActivationRow
+from turn.activation_queries import ActivationRow
 from worker.resources import Resources
 from worker.settings import Settings
 

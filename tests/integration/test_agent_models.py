@@ -14,7 +14,7 @@ from structlog.testing import capture_logs
 
 from tests.integration.support import create_org, enqueue, payload, publish, result_of, run_burst
 from tests.model_fakes import FakeAnthropic
-from turn.queries import insert_agent
+from turn.agent_queries import insert_agent
 from worker.resources import Resources
 from worker.settings import Settings
 

@@ -16,7 +16,7 @@ from api import usage_routes
 from api.keys import Role
 from tests.integration.api_support import ApiClient, create_key, record_turn_usage, running_api
 from tests.integration.support import create_org
-from turn.queries import insert_agent
+from turn.agent_queries import insert_agent
 from worker.resources import Resources
 from worker.settings import Settings
 

@@ -14,8 +14,8 @@ from skills.catalog_seed import DEFAULT_CATALOG_DIR, seed_catalog
 from tests.integration.support import create_org, enqueue, payload, result_of, run_burst
 from tests.package_builders import skill_zip
 from tests.prometheus_samples import parse_samples, value
+from turn.agent_queries import insert_agent
 from turn.local_model import NO_SKILL_REPLY
-from turn.queries import insert_agent
 from worker.resources import Resources
 from worker.settings import Settings
 

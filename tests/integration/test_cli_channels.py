@@ -30,7 +30,7 @@ from tests.whatsapp_payloads import (
     cloud_value,
     encode,
 )
-from turn.queries import insert_agent
+from turn.agent_queries import insert_agent
 from worker.settings import Settings
 
 SKILLET = str(Path(sys.executable).parent / "skillet")

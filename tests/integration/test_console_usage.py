@@ -14,7 +14,7 @@ from api.keys import Role
 from tests.integration.api_support import ApiClient, create_key, record_turn_usage, running_api
 from tests.integration.console_support import launched_chromium, shot, sign_in
 from tests.integration.support import create_org
-from turn.queries import insert_agent
+from turn.agent_queries import insert_agent
 from worker.resources import Resources
 from worker.settings import Settings
 

@@ -15,8 +15,7 @@ from jobs.conversation_sweep import conversation_sweep
 from jobs.queue import open_queue
 from tests.integration.support import create_org, enqueue, payload, run_burst, store_inbound
 from turn.conversation_lease import ConversationLeases, Lease
-from turn.conversation_queries import ReplyCommit, TurnCounts, commit_reply
-from turn.holder_queries import continue_conversation
+from turn.conversation_queries import ReplyCommit, TurnCounts, commit_turn, continue_conversation
 from worker.resources import Resources
 from worker.settings import Settings
 
@@ -53,7 +52,7 @@ async def _commit(
     inbound: uuid.UUID,
     token: uuid.UUID,
 ) -> str:
-    committed = await commit_reply(
+    committed = await commit_turn(
         db,
         ReplyCommit(
             organization_id=org,
@@ -67,7 +66,7 @@ async def _commit(
             lease_token=token,
         ),
     )
-    return committed.outcome
+    return committed.reply.outcome
 
 
 async def test_a_holder_whose_lease_ran_out_cannot_commit_over_its_successor(

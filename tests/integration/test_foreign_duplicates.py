@@ -23,8 +23,9 @@ from tests.integration.support import (
 from tests.integration.webhook_support import connect_number, running_webhook
 from tests.integration.whatsapp_fakes import FakeGraphApi
 from tests.whatsapp_payloads import cloud_delivery, cloud_text, cloud_value
+from turn.agent_queries import insert_agent
 from turn.outbox import Recipient
-from turn.queries import OutboxRow, insert_agent, insert_inbound_message
+from turn.outbox_queries import OutboxRow
 from worker.settings import Settings
 
 ALICE = "5511911110000"
@@ -98,15 +99,15 @@ async def test_an_unanswered_message_is_never_answered_into_another_contacts_con
         ALICE,
     )
     now = datetime.now(UTC)
-    await insert_inbound_message(
-        db,
-        organization_id=org,
-        conversation_id=conversation_id,
-        channel="whatsapp",
-        external_id=SHARED_ID,
-        body="Quero cancelar meu pedido 4512",
-        sent_at=now,
-        received_at=now,
+    await db.execute(
+        "insert into messages (organization_id, conversation_id, direction, channel,"
+        " external_id, body, sent_at, received_at)"
+        " values ($1, $2, 'inbound', 'whatsapp', $3, $4, $5, $5)",
+        org,
+        conversation_id,
+        SHARED_ID,
+        "Quero cancelar meu pedido 4512",
+        now,
     )
 
     # Bruno's next message: only it is answered, in his conversation (a holder reads its

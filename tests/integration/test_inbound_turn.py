@@ -18,7 +18,7 @@ from tests.integration.support import (
     result_of,
     run_burst,
 )
-from turn.queries import insert_agent
+from turn.agent_queries import insert_agent
 from worker.resources import Resources
 from worker.settings import Settings
 

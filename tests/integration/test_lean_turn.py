@@ -17,9 +17,14 @@ from core.db_roles import WORKER_ROLE
 from core.tenancy import org_connection, self_bound_connection
 from tests.integration.support import create_org, store_inbound
 from turn.conversation_lease import ConversationLeases
-from turn.conversation_queries import ReplyCommit, TurnCounts
+from turn.conversation_queries import (
+    ReplyCommit,
+    TurnCounts,
+    commit_turn,
+    continue_conversation,
+    take_conversation,
+)
 from turn.holder import ConversationWakeup, run_conversation
-from turn.holder_queries import commit_turn, continue_conversation, take_conversation
 from worker.resources import Resources
 from worker.settings import Settings
 

@@ -22,9 +22,9 @@ from tests.integration.support import (
 )
 from tests.integration.webhook_support import connect_number, queued_payloads, running_webhook
 from tests.whatsapp_payloads import cloud_delivery, cloud_message, cloud_text, cloud_value
+from turn.agent_queries import insert_agent
 from turn.holder import persist_inbound
 from turn.model import ModelRequest, ModelResponse
-from turn.queries import insert_agent
 from worker.settings import Settings
 
 CONTACT = "5511977770000"

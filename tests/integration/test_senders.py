@@ -29,7 +29,7 @@ from tests.integration.whatsapp_fakes import Answer, FakeGraphApi, FakeWaha
 from tests.whatsapp_payloads import ACCESS_TOKEN
 from turn.errors import SendError
 from turn.outbox import LoggingSender, Recipient, Sender, deliver_reply
-from turn.queries import OutboxRow
+from turn.outbox_queries import OutboxRow
 from worker.channel_senders import build_sender, http_session
 from worker.crons import abandoned_after_s
 from worker.resources import Resources

@@ -12,8 +12,8 @@ import pytest
 
 from cli.main import main
 from tests.integration.support import create_org, enqueue, payload, run_burst
+from turn.agent_queries import insert_agent
 from turn.model import ModelRequest, ModelResponse
-from turn.queries import insert_agent
 from worker.settings import Settings
 
 

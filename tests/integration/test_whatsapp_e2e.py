@@ -19,7 +19,7 @@ from tests.whatsapp_payloads import (
     cloud_value,
     waha_event,
 )
-from turn.queries import insert_agent
+from turn.agent_queries import insert_agent
 from worker.settings import Settings
 
 

@@ -18,10 +18,11 @@ import asyncpg
 from core.db import connect, create_pool
 from core.db_errors import DATABASE_ERRORS
 from core.errors import DatabaseUnavailable
+from core.organizations import insert_organization
 from jobs.payloads import HANDLE_INBOUND_MESSAGE, InboundMessagePayload
 from jobs.queue import enqueue_inbound, open_queue
 from tests.integration.support import SKILLET, worker_env
-from turn.queries import insert_agent, insert_organization
+from turn.agent_queries import insert_agent
 from worker.settings import Settings
 
 

@@ -9,8 +9,8 @@ from collections.abc import AsyncIterator, Sequence
 import pytest
 from structlog.testing import capture_logs
 
+from turn.activation_queries import ActivationRow
 from turn.activations import ActivationRecorder
-from turn.queries import ActivationRow
 
 ORG = uuid.uuid4()
 

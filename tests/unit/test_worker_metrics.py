@@ -20,7 +20,7 @@ from turn.activations import ActivationStats
 from turn.errors import SendError
 from turn.model import ModelRequest, ModelResponse
 from turn.outbox import Recipient
-from turn.queries import OutboxRow
+from turn.outbox_queries import OutboxRow
 from worker.app import build_worker
 from worker.health import CheckResult, HealthReport, run_checks
 from worker.heartbeat import WorkerBeat
