@@ -17,6 +17,7 @@ from api.console.render import CONSOLE_PREFIX
 from api.console.routes import add_console, html_errors
 from api.guard import error_reply, guarded, json_reply
 from api.openapi import HEALTH_PATH, OPENAPI_PATH, build_openapi
+from api.rate_limit import LIMITER, RateLimiter
 from api.route_table import ROUTES
 from api.routing import DEPS, ApiDeps
 from core.http_metrics import METRICS_PATH, HttpMetrics, route_paths
@@ -64,5 +65,8 @@ def build_app(deps: ApiDeps) -> web.Application:
     add_console(app)
     metrics = HttpMetrics("skillet_api", route_paths(app))
     app.router.add_get(METRICS_PATH, metrics.serve)
+    app[LIMITER] = RateLimiter(
+        deps.rate_limit_counters, deps.rate_limits, deps.clock, metrics.registry
+    )
     app.middlewares.insert(0, metrics.middleware)  # outermost: sees json_errors' answers
     return app

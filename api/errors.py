@@ -5,6 +5,8 @@ SkilletError (core.errors)
                  (403), not_found (404), invalid_json / invalid_cursor / invalid_limit (400),
                  invalid_input, invalid_days / invalid_agent_id and the agents' and
                  channels' codes (422), skill_too_large (413), dead_letter_* (404 / 409)
+    └── RateLimited   api.rate_limit: too_many_failed_auth / too_many_requests (429, with
+                      Retry-After)
 
 The other packages' refusals keep their codes (the CLI's) and get a status by code below;
 a package refused by the parser is 422; whatever may pass on a retry (Postgres, S3) is 503.

@@ -1,7 +1,10 @@
 """Every /v1 request passes here: key -> org and role, role check, handler, error -> JSON.
 
-Order: the bearer key is looked up first (401 without a live one; nothing else is read), then
-the route's least role (403), then the handler. A refusal (4xx) of a mutating route writes
+Order: the client address's failed-authentication lock (429 `too_many_failed_auth`, before
+any credential is read: api.rate_limit), then the bearer key is looked up (401 without a live
+one; nothing else is read, and a presented key that is not live counts as a failure), then
+the key's requests per minute (429 `too_many_requests`, when set), then the route's least
+role (403), then the handler. A refusal (4xx) of a mutating route writes
 one `refused` audit row, with its code, in a transaction of its own, on the caller's org
 (unless the callee wrote it already, as skills.drafts does).
 
@@ -20,6 +23,7 @@ from aiohttp import web
 from api.errors import ApiError, status_of
 from api.key_queries import fetch_key_owner
 from api.keys import parse_bearer, parse_key, role_allows
+from api.rate_limit import LIMITER, RateLimited
 from api.routing import DEPS, Principal, Reply, Route
 from core.db_errors import DATABASE_ERRORS, db_errors
 from core.errors import SkilletError
@@ -74,12 +78,21 @@ def guarded(route: Route) -> Any:
 
     async def handle(request: web.Request) -> web.Response:
         pool = request.app[DEPS].pool
+        limiter = request.app[LIMITER]
+        address = limiter.address_of(request)
+        if (locked := await limiter.refuse_address(address)) is not None:
+            return _error(locked)
+        header = request.headers.get("Authorization")
         try:
-            principal = await authenticate(pool, request.headers.get("Authorization"))
+            principal = await authenticate(pool, header)
         except SkilletError as exc:
             return _error(exc)
         if principal is None:
+            if header is not None:  # a credential was presented and failed (none: just 401)
+                await limiter.record_failure(address)
             return _error(_UNAUTHORIZED)
+        if (limited := await limiter.refuse_key(principal.prefix)) is not None:
+            return _error(limited)
         with structlog.contextvars.bound_contextvars(
             organization_id=str(principal.organization_id), actor=principal.prefix
         ):
@@ -153,4 +166,7 @@ def _error(exc: SkilletError) -> web.Response:
         log.error("api.failed", code=exc.code, error=exc.message[:300])
     else:
         log.info("api.refused", status=status, code=exc.code)
-    return error_reply(status, exc.code, exc.message)
+    response = error_reply(status, exc.code, exc.message)
+    if isinstance(exc, RateLimited):
+        response.headers["Retry-After"] = str(exc.retry_after_s)
+    return response

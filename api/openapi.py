@@ -51,6 +51,7 @@ def _responses(route: Route) -> dict[str, Any]:
         ("401", "sem chave válida"),
         ("403", "papel insuficiente"),
         ("404", "a organização não tem isso"),
+        ("429", "muitas autenticações falhas deste endereço, ou pedidos desta chave; Retry-After"),
     ):
         responses[status] = {"description": what, **error}
     if route.action is not None:

@@ -14,6 +14,7 @@ from typing import Any
 from aiohttp import web
 
 from api.keys import Role
+from api.rate_limit import DEFAULT_RATE_LIMITS, Counters, RateLimits
 from core.clock import Clock
 from core.errors import SkilletError
 from core.tenancy import org_connection
@@ -42,6 +43,9 @@ class ApiDeps:
     clock: Clock
     usage: UsageStore
     package_limits: PackageLimits = DEFAULT_LIMITS  # uploads (worker.settings)
+    # Failed-authentication and per-key counters (Redis); None limits nothing (api.rate_limit).
+    rate_limit_counters: Counters | None = None
+    rate_limits: RateLimits = DEFAULT_RATE_LIMITS
 
 
 DEPS = web.AppKey("deps", ApiDeps)

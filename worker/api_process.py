@@ -1,5 +1,5 @@
-"""Running the admin API: open its pool (as the group role skillet_api), queue and S3
-client, serve until told to stop, close in reverse order."""
+"""Running the admin API: open its pool (as the group role skillet_api), queue, the rate
+limiter's Redis client and S3 client, serve until told to stop, close in reverse order."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import contextlib
 import structlog
 
 from api.app import build_app
+from api.client_address import parse_trusted_proxies
+from api.rate_limit import RateLimits, RedisCounters, open_counter_redis
 from api.routing import ApiDeps
 from core.clock import system_clock
 from core.db import create_pool
@@ -21,6 +23,15 @@ from worker.resources import s3_client
 from worker.settings import Settings
 
 log = structlog.get_logger(__name__)
+
+
+def rate_limits(settings: Settings) -> RateLimits:
+    return RateLimits(
+        auth_failures_per_minute=settings.api_auth_failures_per_minute,
+        key_requests_per_minute=settings.api_key_requests_per_minute,
+        trusted_proxies=parse_trusted_proxies(settings.api_trusted_proxies),
+        redis_timeout_s=settings.api_rate_limit_timeout_s,
+    )
 
 
 async def serve_api(settings: Settings, host: str, port: int, stop: asyncio.Event) -> None:
@@ -36,6 +47,11 @@ async def serve_api(settings: Settings, host: str, port: int, stop: asyncio.Even
         await warn_if_privileged_login(pool, API_ROLE, settings.database_url)
         queue = await open_queue(settings.redis_url, settings.queue_name)
         stack.push_async_callback(queue.aclose)
+        # Its own client: the queue's retries for a minute through a restart; the limiter
+        # must give up within its timeout and let the request through.
+        limits = rate_limits(settings)
+        counter_redis = open_counter_redis(settings.redis_url, limits.redis_timeout_s)
+        stack.push_async_callback(counter_redis.aclose)
         client = await stack.enter_async_context(s3_client(settings))
         store = S3ObjectStore(client, settings.s3_bucket)
         await store.ensure_bucket()
@@ -46,6 +62,8 @@ async def serve_api(settings: Settings, host: str, port: int, stop: asyncio.Even
             clock=system_clock,
             usage=UsageStore(system_clock),
             package_limits=settings.package_limits(),
+            rate_limit_counters=RedisCounters(counter_redis, limits.redis_timeout_s),
+            rate_limits=limits,
         )
         runner, bound = await start_site(build_app(deps), host, port)
         stack.push_async_callback(runner.cleanup)

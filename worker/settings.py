@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from ipaddress import ip_network
+from typing import Annotated, Any
 from urllib.parse import urlsplit, urlunsplit
 
-from pydantic import AliasChoices, Field, SecretStr, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from skills.package.limits import MAX_FILE_BYTES, MAX_FILES, MAX_TOTAL_BYTES, PackageLimits
 
@@ -190,6 +191,15 @@ class Settings(BaseSettings):
     # The admin HTTP API (`skillet api`): org-scoped keys, JSON; loopback unless told otherwise
     api_host: str = "127.0.0.1"
     api_port: int = Field(default=8081, ge=0, le=65_535)
+    # Its rate limits (api/rate_limit.py), counted in Redis per minute; 0 turns one off.
+    # Failed authentications per client address, then 429 for that address's requests:
+    api_auth_failures_per_minute: int = Field(default=20, ge=0)
+    api_key_requests_per_minute: int = Field(default=0, ge=0)  # per valid key
+    # Proxies whose X-Forwarded-For names the client (IPs or CIDRs, comma-separated);
+    # empty: the TCP peer is the client.
+    api_trusted_proxies: Annotated[tuple[str, ...], NoDecode] = ()
+    # Per Redis call of the limiter; past it the request passes unlimited (and is counted).
+    api_rate_limit_timeout_s: float = Field(default=0.25, gt=0, le=5)
 
     # WhatsApp senders (the worker): each reply leaves from the number its message came to
     graph_api_base_url: str = "https://graph.facebook.com/v23.0"
@@ -250,6 +260,25 @@ class Settings(BaseSettings):
             max_total_bytes=self.package_max_bytes,
             max_file_bytes=self.package_max_file_bytes,
         )
+
+    @field_validator("api_trusted_proxies", mode="before")
+    @classmethod
+    def _split_proxies(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return tuple(part.strip() for part in value.split(",") if part.strip())
+        return value
+
+    @field_validator("api_trusted_proxies")
+    @classmethod
+    def _proxies_are_networks(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for entry in value:
+            try:
+                ip_network(entry, strict=False)
+            except ValueError:
+                raise ValueError(
+                    f"api_trusted_proxies: {entry!r} is not an IP address or CIDR"
+                ) from None
+        return value
 
     @model_validator(mode="after")
     def _package_limits_consistent(self) -> Settings:

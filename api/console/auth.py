@@ -5,6 +5,11 @@ A request with no live session (none, expired, or its key revoked) is sent to th
 page and nothing else runs. A POST whose `csrf` field does not match the session's token is
 refused with 403 before any handler reads it; nothing changes and nothing is audited (it is
 not a decision of the key's holder but a page of another origin speaking in their name).
+
+Rate limits (api.rate_limit): a failed sign-in counts against the client's address; past the
+limit the sign-in page, the sign-in itself and every page answer 429 with `Retry-After`,
+before any key or session is looked up. A signed-in page counts against its key's requests
+per minute when that limit is set.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from api.console.sessions import (
     well_formed,
 )
 from api.guard import authenticate_key
+from api.rate_limit import LIMITER, RateLimited
 from api.routing import DEPS, Principal
 from core.db_errors import db_errors
 from core.tenancy import org_connection
@@ -131,14 +137,39 @@ async def _post_form(request: web.Request) -> Form:
     return await request.post()
 
 
+def _limited(response: web.Response, refusal: RateLimited) -> web.Response:
+    response.headers["Retry-After"] = str(refusal.retry_after_s)
+    return response
+
+
+def _limited_page(request: web.Request, refusal: RateLimited) -> web.Response:
+    log.info("console.refused", status=429, code=refusal.code)
+    page = html(
+        request,
+        "error.html",
+        {
+            "title": "Muitas tentativas",
+            "error": {"code": refusal.code, "message": refusal.message},
+        },
+        429,
+    )
+    return _limited(page, refusal)
+
+
 def signed_in(page: Page) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
-    """The aiohttp handler of a console page or action: session, then CSRF, then `page`."""
+    """The aiohttp handler of a console page or action: the address's lock, session, the
+    key's rate, CSRF, then `page`."""
 
     async def handle(request: web.Request) -> web.StreamResponse:
+        limiter = request.app[LIMITER]
+        if (locked := await limiter.refuse_address(limiter.address_of(request))) is not None:
+            return _limited_page(request, locked)
         secret = request.cookies.get(SESSION_COOKIE)
         principal = await _principal_of(request, secret)
         if principal is None or secret is None:
             return _to_sign_in("sessao" if secret else "entrar")
+        if (limited := await limiter.refuse_key(principal.prefix)) is not None:
+            return _limited_page(request, limited)
         visit = Visit(principal, csrf_token(secret))
         if request.method == "POST":
             form = await _post_form(request)
@@ -161,7 +192,9 @@ _REASONS = {
 }
 
 
-def _sign_in_page(request: web.Request, error: str | None, status: int) -> web.Response:
+def _sign_in_page(
+    request: web.Request, error: str | None, status: int, code: str = "chave_invalida"
+) -> web.Response:
     token = mint_secret()
     response = html(
         request,
@@ -170,7 +203,7 @@ def _sign_in_page(request: web.Request, error: str | None, status: int) -> web.R
             "visit": None,
             "csrf": token,
             "notice": _REASONS.get(request.query.get("motivo", "")),
-            "error": None if error is None else {"code": "chave_invalida", "message": error},
+            "error": None if error is None else {"code": code, "message": error},
         },
         status,
     )
@@ -178,11 +211,24 @@ def _sign_in_page(request: web.Request, error: str | None, status: int) -> web.R
     return response
 
 
+def _locked_sign_in(request: web.Request, refusal: RateLimited) -> web.Response:
+    log.info("console.refused", status=429, code=refusal.code)
+    page = _sign_in_page(request, refusal.message, 429, refusal.code)
+    return _limited(page, refusal)
+
+
 async def sign_in_form(request: web.Request) -> web.StreamResponse:
+    limiter = request.app[LIMITER]
+    if (locked := await limiter.refuse_address(limiter.address_of(request))) is not None:
+        return _locked_sign_in(request, locked)
     return _sign_in_page(request, None, 200)
 
 
 async def sign_in(request: web.Request) -> web.StreamResponse:
+    limiter = request.app[LIMITER]
+    address = limiter.address_of(request)
+    if (locked := await limiter.refuse_address(address)) is not None:
+        return _locked_sign_in(request, locked)
     form = await _post_form(request)
     given = form.get(CSRF_FIELD)
     if not isinstance(given, str) or not tokens_match(
@@ -196,6 +242,7 @@ async def sign_in(request: web.Request) -> web.StreamResponse:
         with db_errors("console sign-in"):
             principal = await authenticate_key(pool, key)
     if principal is None:
+        await limiter.record_failure(address)
         return _sign_in_page(
             request, "Chave inválida ou revogada. Cole a chave inteira (começa com skt_).", 401
         )

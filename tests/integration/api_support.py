@@ -16,6 +16,7 @@ import asyncpg
 from api.app import build_app
 from api.key_queries import insert_api_key
 from api.keys import Role, mint_key
+from api.rate_limit import RateLimits, RedisCounters, open_counter_redis
 from api.routing import ApiDeps
 from core.db import create_pool
 from jobs.queue import open_queue
@@ -86,17 +87,38 @@ class ApiClient:
 
 @contextlib.asynccontextmanager
 async def running_api(
-    settings: Settings, store: ObjectStore, *, clock: Any = None
+    settings: Settings,
+    store: ObjectStore,
+    *,
+    clock: Any = None,
+    limits: RateLimits | None = None,
+    limiter_redis_url: str | None = None,
 ) -> AsyncIterator[ApiClient]:
-    """The real application, as `skillet api` builds it (pool as skillet_api), on 127.0.0.1."""
+    """The real application, as `skillet api` builds it (pool as skillet_api), on 127.0.0.1.
+
+    Rate limits only with `limits` (counted in settings' Redis, or `limiter_redis_url`, under
+    the test's own key prefix): the other tests send many wrong keys from one address."""
     the_clock = clock or (lambda: datetime.now(UTC))
     async with contextlib.AsyncExitStack() as stack:
         pool = await create_pool(settings.database_url, max_size=4, app_role="skillet_api")
         stack.push_async_callback(pool.close)
         queue = await open_queue(settings.redis_url, settings.queue_name)
         stack.push_async_callback(queue.aclose)
+        counters = None
+        if limits is not None:
+            redis = open_counter_redis(
+                limiter_redis_url or settings.redis_url, limits.redis_timeout_s
+            )
+            stack.push_async_callback(redis.aclose)
+            counters = RedisCounters(redis, limits.redis_timeout_s)
         deps = ApiDeps(
-            pool=pool, store=store, queue=queue, clock=the_clock, usage=UsageStore(the_clock)
+            pool=pool,
+            store=store,
+            queue=queue,
+            clock=the_clock,
+            usage=UsageStore(the_clock),
+            rate_limit_counters=counters,
+            rate_limits=limits or RateLimits(),
         )
         runner, port = await start_site(build_app(deps), "127.0.0.1", 0)
         stack.push_async_callback(runner.cleanup)

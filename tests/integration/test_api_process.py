@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 import signal
 import subprocess
 import time
@@ -11,7 +12,9 @@ import time
 import aiohttp
 import asyncpg
 
+from api.keys import Role, mint_key
 from dev.processes import free_port
+from tests.integration.api_support import create_key
 from tests.integration.support import SKILLET, create_org, worker_env
 from worker.settings import Settings
 
@@ -73,3 +76,37 @@ async def test_the_api_command_serves_a_key_made_by_the_cli_until_sigterm(
     # JSON log mode (as in production): the process's last line is JSON too.
     assert json.loads(out.decode())["message"] == "api stopped"
     assert key not in err.decode()  # the key never reaches a log
+
+
+async def test_the_api_command_limits_failed_keys_by_default_behind_a_trusted_proxy(
+    settings: Settings, db: asyncpg.Connection
+) -> None:
+    org = await create_org(db)
+    key = await create_key(db, org, Role.VIEWER)
+    port = free_port()
+    env = worker_env(
+        settings,
+        SKILLET_API_HOST="127.0.0.1",
+        SKILLET_API_PORT=str(port),
+        SKILLET_API_TRUSTED_PROXIES="127.0.0.1",
+    )
+    # The process counts under the default key prefix in the machine's Redis: addresses of
+    # this run only (TEST-NET-2 space, random), so no other run's counts are seen.
+    guesser, holder = (f"198.18.{random.randrange(256)}.{random.randrange(256)}" for _ in "ab")
+    process = _start_api(env)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        await _wait_healthy(url, process)
+        async with aiohttp.ClientSession() as http:
+
+            async def skills(bearer: str, address: str) -> int:
+                headers = {"Authorization": f"Bearer {bearer}", "X-Forwarded-For": address}
+                async with http.get(url + "/v1/skills", headers=headers) as answer:
+                    return answer.status
+
+            assert [await skills(mint_key().key, guesser) for _ in range(20)] == [401] * 20
+            assert await skills(mint_key().key, guesser) == 429
+            assert await skills(key, holder) == 200
+    finally:
+        process.send_signal(signal.SIGTERM)
+        await asyncio.to_thread(process.communicate, timeout=20)
