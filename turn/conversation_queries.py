@@ -7,6 +7,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
 
 import asyncpg
@@ -195,9 +196,18 @@ class TurnCounts:
     usage: dict[str, Any] | None = None
 
 
+class CommitOutcome(StrEnum):
+    """What a reply commit returns (skillet_commit_turn, skillet_commit_reply: the same text)."""
+
+    REPLIED = "replied"  # written: the reply, its outbox row, the marks and counts
+    OVERTAKEN = "overtaken"  # an older message expecting a reply is still open: read again
+    ANSWERED = "answered"  # someone answered part of the burst first: read again
+    LEASE_LOST = "lease_lost"  # the lease is another holder's now: stop
+
+
 @dataclass(frozen=True)
 class CommittedReply:
-    outcome: str  # 'replied' | 'overtaken' | 'answered' | 'lease_lost'
+    outcome: CommitOutcome
     outbox_id: uuid.UUID | None
     reply_id: uuid.UUID | None
 
@@ -241,4 +251,5 @@ async def commit_reply(conn: asyncpg.Connection, commit: ReplyCommit) -> Committ
     0008, 0016, 0017): one statement, one transaction, refused to a holder whose lease ran
     out. The holder commits through turn.holder_queries.commit_turn (claim included)."""
     row = await conn.fetchrow(COMMIT_REPLY, *commit.args())
-    return CommittedReply(**dict(row))
+    assert row is not None  # the function always returns its one row
+    return CommittedReply(CommitOutcome(row["outcome"]), row["outbox_id"], row["reply_id"])

@@ -15,6 +15,7 @@ import asyncpg
 
 from turn.conversation_queries import (
     AnsweringAgent,
+    CommitOutcome,
     CommittedReply,
     InboundRow,
     OpenBurst,
@@ -152,8 +153,8 @@ async def commit_turn(conn: asyncpg.Connection, commit: ReplyCommit) -> Committe
     claim, in one statement."""
     row = await conn.fetchrow(COMMIT_TURN, *commit.args())
     assert row is not None  # the function always returns its one row
-    reply = CommittedReply(row["outcome"], row["outbox_id"], row["reply_id"])
-    if reply.outcome != "replied" or not row["deliverable"]:
+    reply = CommittedReply(CommitOutcome(row["outcome"]), row["outbox_id"], row["reply_id"])
+    if reply.outcome is not CommitOutcome.REPLIED or not row["deliverable"]:
         return CommittedTurn(reply, None)
     claim = DeliveryClaim(
         row["reply_to_external_id"],

@@ -46,6 +46,7 @@ import structlog
 from core.tenancy import org_connection, self_bound_connection
 from turn.conversation_lease import Lease
 from turn.conversation_queries import (
+    CommitOutcome,
     PersistedInbound,
     fetch_inbound_state,
     list_undelivered,
@@ -209,7 +210,7 @@ async def _answer(deps: TurnDeps, lease: Lease, burst: BurstRead, job_id: str) -
     result = await answer_batch(
         deps, conversation, snapshot, burst.open.rows, burst.history, job_id=job_id
     )
-    if result.refused == "lease_lost":
+    if result.refused is CommitOutcome.LEASE_LOST:
         lease.lost = True
     return result
 

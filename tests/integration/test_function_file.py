@@ -3,11 +3,14 @@ grants and triggers, regenerated from the session's database (migrated by the re
 
 from __future__ import annotations
 
+import re
+
 import asyncpg
 
 from core.db import connect
 from skillet_data import FUNCTIONS_SQL
 from tools.dump_functions import GROUPS, RERUN, dump, fetch_functions
+from turn.conversation_queries import CommitOutcome
 
 
 async def test_the_committed_file_is_what_the_migrations_define(database_url: str) -> None:
@@ -32,3 +35,13 @@ async def test_every_function_is_grouped_and_says_what_it_is_for(database_url: s
     assert not silent, f"give {silent} a COMMENT ON FUNCTION in a new migration, then {RERUN}"
     # A name in GROUPS that no longer exists (dropped, renamed) is a stale map: keep it true.
     assert grouped == {f.name for f in functions}, sorted(grouped - {f.name for f in functions})
+
+
+async def test_the_commit_returns_exactly_the_outcomes_python_knows(database_url: str) -> None:
+    conn: asyncpg.Connection = await connect(database_url)
+    try:
+        functions = {f.name: f for f in await fetch_functions(conn)}
+    finally:
+        await conn.close()
+    returned = set(re.findall(r"outcome := '(\w+)'", functions["skillet_commit_turn"].definition))
+    assert returned == set(CommitOutcome)
