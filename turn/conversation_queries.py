@@ -184,7 +184,7 @@ from skillet_commit_reply($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13
 
 @dataclass(frozen=True)
 class TurnCounts:
-    """A turn's durable counts, written by its reply's commit (migration 0016): a use per
+    """A turn's durable counts, written by its reply's commit (skillet_commit_turn): a use per
     injected skill, a view per file read, and the day's activations by trigger."""
 
     used: tuple[str, ...] = ()
@@ -247,9 +247,10 @@ class ReplyCommit:
 
 
 async def commit_reply(conn: asyncpg.Connection, commit: ReplyCommit) -> CommittedReply:
-    """The fenced reply commit with the turn's counts (skillet_commit_reply, migrations 0005,
-    0008, 0016, 0017): one statement, one transaction, refused to a holder whose lease ran
-    out. The holder commits through turn.holder_queries.commit_turn (claim included)."""
+    """The fenced reply commit with the turn's counts (skillet_commit_reply, the previous
+    release's form of skillet_commit_turn): one statement, one transaction, refused to a
+    holder whose lease ran out. The holder commits through turn.holder_queries.commit_turn
+    (claim included)."""
     row = await conn.fetchrow(COMMIT_REPLY, *commit.args())
     assert row is not None  # the function always returns its one row
     return CommittedReply(CommitOutcome(row["outcome"]), row["outbox_id"], row["reply_id"])

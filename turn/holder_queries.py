@@ -1,4 +1,5 @@
-"""SQL of the holder's loop, one statement per step (migration 0021): take, commit, continue.
+"""SQL of the holder's loop, one statement per step: take, commit, continue
+(skillet_take_conversation, skillet_commit_turn, skillet_continue_conversation).
 
 Each is a database function that binds its org transaction-locally, so it runs on a
 `core.tenancy.self_bound_connection` (no bind before it, no reset after it) under row-level

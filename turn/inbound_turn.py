@@ -10,7 +10,7 @@ whose messages wait with no live lease (jobs.conversation_sweep), so a lost job 
 Redis delays a reply, never loses it.
 
 A turn is three statements, each a database function binding its org transaction-locally
-(migration 0021; no bind or reset of the pooled connection around them):
+(skillet_bind_org; no bind or reset of the pooled connection around them):
   take      the lease, the first burst with its agent, the catalog revision and the history
   commit    the fenced reply, its outbox row, the turn's counts and the delivery claim
   continue  (after the send, no connection held) mark it sent, then let go if nothing is
