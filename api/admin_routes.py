@@ -30,7 +30,7 @@ from channels.queries import (
 from skills.audit_queries import AuditEntry, insert_audit
 from turn.agent_queries import fetch_agent, list_agents, update_agent
 
-# Same rule as the `channels.address` check constraint (skillet_data/migrations/0004_channels.sql).
+# Same rule as the `channels.address` check constraint (channels_address_check).
 _ADDRESS_RE = re.compile(r"^[0-9A-Za-z._:-]{1,128}$")
 MINT_ATTEMPTS = 5  # prefixes are 36^8: a collision is rare, five in a row never happens
 

@@ -1,7 +1,7 @@
 """SQL of what an org's model calls cost: its rows of the `token_usage_daily` rollup.
 
-The rollup holds one row per org, agent, provider, model and UTC day (migration 0017, written
-by each reply's commit); nothing here reads messages or turns. A window is "the `days` UTC
+The rollup holds one row per org, agent, provider, model and UTC day (skillet_bump_token_usage,
+called by each reply's commit); nothing here reads messages or turns. A window is "the `days` UTC
 days ending `today`", today included, as in api.skill_queries. The provider and model are what
 the model server said it was: a server that names itself differently on every answer makes a
 row each time, so both reads stop at a row limit and say they did (`truncated`).
@@ -88,7 +88,8 @@ def _counts(row: Any) -> TokenCounts:
     return TokenCounts(*(int(row[c]) for c in _COUNTS))
 
 
-# Newest day first; one row per (day, agent, provider, model): the sum of its slots (0022).
+# Newest day first; one row per (day, agent, provider, model): the sum of its slots
+# (skillet_bump_token_usage writes one of 32 per key).
 LIST_USAGE_DAYS = f"""
 select t.day, t.agent_id, a.name as agent_name, t.provider, t.model, {_SUMS}
 from token_usage_daily t

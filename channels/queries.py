@@ -101,7 +101,7 @@ async def fetch_channel_by_address(
     return None if row is None else _channel(row)
 
 
-# Before an event's org is known: a narrow function across orgs (migration 0020).
+# Before an event's org is known: a narrow function across orgs (skillet_channel_by_address).
 FETCH_CHANNEL_ROUTE = f"select {_COLUMNS} from skillet_channel_by_address($1, $2)"
 
 

@@ -1,4 +1,4 @@
-"""SQL of per-channel WAHA webhook keys (skillet_data/migrations/0013_waha_channel_keys.sql).
+"""SQL of per-channel WAHA webhook keys (table channel_waha_keys).
 
 The webhook reads a key only through `skillet_waha_channel_key(session)`, which returns the
 one session's org and key; only the CLI (the owner) writes them. A key never leaves these

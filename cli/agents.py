@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 MAX_NAME_CHARS = 100
 MAX_PROMPT_CHARS = 50_000
-MAX_MODEL_NAME_CHARS = 200  # agents_model_name_length (migration 0007)
+MAX_MODEL_NAME_CHARS = 200  # the agents_model_name_length check
 
 
 def _line(agent: Agent) -> str:

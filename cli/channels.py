@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from channels.models import Channel
     from webhook.config import WebhookConfig
 
-# Same rule as the `channels.address` check constraint (skillet_data/migrations/0004_channels.sql).
+# Same rule as the `channels.address` check constraint (channels_address_check).
 _ADDRESS_RE = re.compile(r"^[0-9A-Za-z._:-]{1,128}$")
 
 

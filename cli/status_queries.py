@@ -1,8 +1,8 @@
 """Read-only SQL for `skillet status`: dead letters and the curator's last run per org.
 
 Cross-org reads: the caller passes the owner's connection (a member of skillet_system,
-migration 0020). Payloads are never selected: they hold the customer's message and phone
-number.
+which the system_access policies let read every org). Payloads are never selected: they hold
+the customer's message and phone number.
 """
 
 from __future__ import annotations

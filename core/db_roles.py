@@ -1,6 +1,7 @@
-"""The database roles each process runs as (migration 0020) and a check of its login.
+"""The database roles each process runs as and a check of its login.
 
-Each process's pool switches to its group role after login, so the statements it runs
+Each process's pool switches to its group role (skillet_worker, skillet_webhook, skillet_api;
+cross-org work: skillet_system) after login, so the statements it runs
 have exactly that role's privileges. Row-level security holds against the process's own
 SQL only when the login itself is unprivileged: a session may always RESET ROLE back to its
 login user, and a superuser or the schema owner (a member of `skillet_system`) sees every

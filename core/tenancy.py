@@ -1,13 +1,14 @@
 """Connections bound to one tenant for row-level security.
 
 Each process's pool runs as its group role (`skillet_worker`, `skillet_webhook`,
-`skillet_api`: core.db_roles, migration 0020), none of which may see another org's rows, so
+`skillet_api`: core.db_roles), none of which may see another org's rows, so
 every org-scoped row is filtered by the org bound here, whatever the query forgets. The
 pool's reset clears the binding before a connection is reused. Work that spans orgs (sweeps,
-the curator, dead letters, telemetry) calls the narrow functions of migration 0020 instead.
+the curator, dead letters, telemetry) calls narrow SECURITY DEFINER functions instead
+(skillet_curator_pass, skillet_record_dead_letter, skillet_record_activations, ...).
 
 The turn's hot path binds differently: its statements are functions that bind their org
-transaction-locally (migration 0021), so a `self_bound_connection` costs no bind before them
+transaction-locally (skillet_bind_org), so a `self_bound_connection` costs no bind before them
 and no reset after them: nothing they set outlives the statement.
 """
 
@@ -43,7 +44,7 @@ async def org_connection(
 @asynccontextmanager
 async def self_bound_connection(pool: Any) -> AsyncIterator[asyncpg.Connection]:
     """A pooled connection bound to no one, for statements that bind their org themselves,
-    transaction-locally (`skillet_bind_org`, migration 0021; anything else sees no org row).
+    transaction-locally (`skillet_bind_org`; anything else sees no org row).
     When the block ends without an error the pool skips its reset: such statements leave
     nothing in the session. An error (or a connection of another pool) resets as usual."""
     async with pool.acquire() as conn:

@@ -26,7 +26,7 @@ SWEEP_EVERY_S = 15
 # Conversations woken per sweep at most; the next sweep takes the rest.
 MAX_WOKEN = 1_000
 
-# Across orgs: one narrow function (migration 0020) returns ids only.
+# Across orgs: one narrow function (skillet_conversations_waiting) returns ids only.
 LIST_WAITING = "select organization_id, conversation_id from skillet_conversations_waiting($1, $2)"
 
 

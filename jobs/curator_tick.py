@@ -33,7 +33,7 @@ async def curator_tick(ctx: JobContext) -> dict[str, Any]:
         config = ctx["curator"]
         clock = ctx.get("clock") or system_clock
         options = PassOptions(now=clock(), policy=config.policy, chunk_orgs=config.chunk_orgs)
-        # Every org in one pass, through the curator's narrow functions (migration 0020).
+        # Every org in one pass, through the curator's narrow functions (skillet_curator_pass).
         async with ctx["pool"].acquire() as conn:
             result = await run_curator_tick(
                 conn, now=options.now, schedule=config.schedule, options=options

@@ -1,5 +1,5 @@
 """The dead-letter table as the turn's `DeadLetters`: what a turn could not do, kept for an
-operator and the org's admins (written through a narrow function, migration 0020)."""
+operator and the org's admins (written through a narrow function, skillet_record_dead_letter)."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import asyncpg
 
-# Dead letters span orgs (and payloads of no org): one narrow function (migration 0020).
+# Dead letters span orgs (and payloads of no org): one narrow function (skillet_record_dead_letter).
 INSERT_DEAD_LETTER = "select skillet_record_dead_letter($1, $2, $3, $4, $5, $6, $7)"
 
 

@@ -1,5 +1,5 @@
-"""The data files skillet ships in its wheel: numbered SQL migrations, the platform catalog and
-the intent models trained for its skills.
+"""The data files skillet ships in its wheel: numbered SQL migrations, the platform catalog, the
+intent models trained for its skills and the current SQL functions in one readable file.
 
 A package of its own (not `worker/migrations`, not `skills/catalog/`) because `skills.catalog`
 is already a module, and because the files are read by several packages (the worker's
@@ -20,3 +20,6 @@ MIGRATIONS_DIR = _HERE / "migrations"
 CATALOG_DIR = _HERE / "catalog"
 # Intent models trained for catalog skills (turn.matcher.intent_model reads them).
 INTENT_MODELS_DIR = _HERE / "intent_models"
+# Every function the migrated schema defines, for reading (tools/dump_functions.py writes it;
+# the migrations above stay what `skillet migrate` applies).
+FUNCTIONS_SQL = _HERE / "functions.sql"

@@ -82,9 +82,9 @@ def same_content(current: PointedVersion, package: SkillPackage) -> bool:
     """Whether importing `package` over `current` changes nothing ("unchanged").
 
     Same bytes (SKILL.md as uploaded and every file) always are. When `current`'s export
-    is not its stored SKILL.md byte for byte (a version from before migration 0019, the
-    agent's own, or one uploaded with our legacy `matcher`: skills.export.archive renders
-    those), the same parsed content and files are too, so exporting and re-importing any
+    is not its stored SKILL.md byte for byte (a version stored before skill_versions kept
+    skill_md, the agent's own, or one uploaded with our legacy `matcher`: skills.export.archive
+    renders those), the same parsed content and files are too, so exporting and re-importing any
     version is "unchanged"."""
     if current.content_sha256 == package.content_sha256:
         return True

@@ -36,7 +36,8 @@ class PointedVersion:
     created_by: str
     forked_from_version_id: uuid.UUID | None
     frontmatter: SkillFrontmatter = DEFAULT_FRONTMATTER
-    skill_md: bytes | None = field(default=None, repr=False)  # as uploaded (migration 0019)
+    # As uploaded (None: a version stored before skill_versions kept skill_md).
+    skill_md: bytes | None = field(default=None, repr=False)
 
 
 def pointed_version_of(row: asyncpg.Record) -> PointedVersion:

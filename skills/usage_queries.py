@@ -50,8 +50,8 @@ class CounterDelta:
     patches: int = 0
 
 
-# One statement per batch; the increment itself lives in SQL (migration 0016,
-# `skillet_bump_usage`), which the reply commit calls too.
+# One statement per batch; the increment itself lives in SQL
+# (`skillet_bump_usage`), which the reply commit calls too.
 UPSERT_USAGE_COUNTERS = """
 select skillet_bump_usage($1::uuid[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[],
                           $6::timestamptz)

@@ -1,7 +1,7 @@
 """The activation recorder's batch writer: raw `skill_activations` rows, one statement.
 
 Telemetry only: the counts the curator judges by (uses, views) and the daily activation
-counts are written durably by each reply's commit (migration 0016), so a dropped batch loses
+counts are written durably by each reply's commit (skillet_commit_turn), so a dropped batch loses
 no count that matters.
 """
 

@@ -14,7 +14,13 @@ from core.tenancy import self_bound_connection
 from skills.models import LoadedSkill
 from turn.activation_queries import ActivationRow
 from turn.agent_loop import LoopOutcome, run_agent_loop
-from turn.conversation_queries import InboundRow, ReplyCommit, TurnCounts, commit_turn
+from turn.conversation_queries import (
+    CommitOutcome,
+    InboundRow,
+    ReplyCommit,
+    TurnCounts,
+    commit_turn,
+)
 from turn.deps import TurnDeps, TurnOutcome
 from turn.errors import ModelRequestRejected
 from turn.matcher import MatchResult
@@ -51,7 +57,7 @@ class Conversation:
 class _NotCommitted(Exception):
     """The fenced commit refused the reply: `outcome` says why."""
 
-    def __init__(self, outcome: str) -> None:
+    def __init__(self, outcome: CommitOutcome) -> None:
         super().__init__(outcome)
         self.outcome = outcome
 
@@ -64,9 +70,8 @@ SentReply = tuple[uuid.UUID, tuple[str, ...]]
 @dataclass(frozen=True)
 class BatchResult:
     outcome: TurnOutcome | None  # None: not committed, see `refused`
-    # 'overtaken' (an older message appeared: read again), 'answered' (someone else answered
-    # part of it first), 'lease_lost' (another holder has the conversation: stop).
-    refused: str | None = None
+    # Why not: OVERTAKEN or ANSWERED (read again), LEASE_LOST (stop).
+    refused: CommitOutcome | None = None
     sent: SentReply | None = None  # to be marked sent by the holder's next statement
 
 
@@ -236,7 +241,11 @@ async def _commit_reply(
         )
         committed = await commit_turn(conn, commit)
     reply = committed.reply
-    if reply.outcome != "replied" or reply.outbox_id is None or reply.reply_id is None:
+    if (
+        reply.outcome is not CommitOutcome.REPLIED
+        or reply.outbox_id is None
+        or reply.reply_id is None
+    ):
         raise _NotCommitted(reply.outcome)
     row = OutboxRow.pending(
         conversation.organization_id,

@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
 
 import asyncpg
@@ -48,7 +49,7 @@ class OpenBurst:
 
 @dataclass(frozen=True)
 class TurnCounts:
-    """A turn's durable counts, written by its reply's commit (migration 0016): a use per
+    """A turn's durable counts, written by its reply's commit (skillet_commit_turn): a use per
     injected skill, a view per file read, and the day's activations by trigger."""
 
     used: tuple[str, ...] = ()
@@ -60,9 +61,18 @@ class TurnCounts:
     usage: dict[str, Any] | None = None
 
 
+class CommitOutcome(StrEnum):
+    """What a reply commit returns (skillet_commit_turn's outcome text)."""
+
+    REPLIED = "replied"  # written: the reply, its outbox row, the marks and counts
+    OVERTAKEN = "overtaken"  # an older message expecting a reply is still open: read again
+    ANSWERED = "answered"  # someone answered part of the burst first: read again
+    LEASE_LOST = "lease_lost"  # the lease is another holder's now: stop
+
+
 @dataclass(frozen=True)
 class CommittedReply:
-    outcome: str  # 'replied' | 'overtaken' | 'answered' | 'lease_lost'
+    outcome: CommitOutcome
     outbox_id: uuid.UUID | None
     reply_id: uuid.UUID | None
 
@@ -231,8 +241,8 @@ async def commit_turn(conn: asyncpg.Connection, commit: ReplyCommit) -> Committe
     row's delivery claim, in one statement."""
     row = await conn.fetchrow(COMMIT_TURN, *commit.args())
     assert row is not None  # the function always returns its one row
-    reply = CommittedReply(row["outcome"], row["outbox_id"], row["reply_id"])
-    if reply.outcome != "replied" or not row["deliverable"]:
+    reply = CommittedReply(CommitOutcome(row["outcome"]), row["outbox_id"], row["reply_id"])
+    if reply.outcome is not CommitOutcome.REPLIED or not row["deliverable"]:
         return CommittedTurn(reply, None)
     claim = DeliveryClaim(
         row["reply_to_external_id"],

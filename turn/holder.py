@@ -10,7 +10,7 @@ whose messages wait with no live lease (jobs.conversation_sweep), so a lost job 
 Redis delays a reply, never loses it.
 
 A turn is three statements, each a database function binding its org transaction-locally
-(migration 0021; no bind or reset of the pooled connection around them):
+(skillet_bind_org; no bind or reset of the pooled connection around them):
   take      the lease, the first burst with its agent, the catalog revision and the history
   commit    the fenced reply, its outbox row, the turn's counts and the delivery claim
   continue  (after the send, no connection held) mark it sent, then let go if nothing is
@@ -47,7 +47,7 @@ from core.tenancy import org_connection, self_bound_connection
 from inbox.queries import PersistedInbound, fetch_inbound_state, upsert_inbound
 from turn.burst import BatchResult, Conversation, SentReply, answer_batch
 from turn.conversation_lease import Lease
-from turn.conversation_queries import BurstRead, Continued, continue_conversation
+from turn.conversation_queries import BurstRead, CommitOutcome, Continued, continue_conversation
 from turn.deps import TurnConfig, TurnDeps, TurnOutcome
 from turn.errors import UnknownOrganization
 from turn.outbox import Recipient, deliver_reply
@@ -204,7 +204,7 @@ async def _answer(deps: TurnDeps, lease: Lease, burst: BurstRead, job_id: str) -
     result = await answer_batch(
         deps, conversation, snapshot, burst.open.rows, burst.history, job_id=job_id
     )
-    if result.refused == "lease_lost":
+    if result.refused is CommitOutcome.LEASE_LOST:
         lease.lost = True
     return result
 

@@ -9,4 +9,4 @@ from __future__ import annotations
 # The providers an agent may name, and those that need a model name (`local` needs none).
 PROVIDERS = ("anthropic", "local", "openai")
 NAMED_PROVIDERS = frozenset({"anthropic", "openai"})
-MAX_MODEL_NAME_CHARS = 200  # agents_model_name_length (migration 0007)
+MAX_MODEL_NAME_CHARS = 200  # the agents_model_name_length check

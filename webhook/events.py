@@ -49,7 +49,7 @@ MAX_ID_CHARS = 256  # the queue contract's message_id cap
 UNPARSEABLE = "unparseable"
 
 # The statuses a receipt records; their order (a status never moves back, `failed` is final)
-# is the database's skillet_receipt_rank (skillet_data/migrations/0011_delivery_receipts.sql).
+# is the database's skillet_receipt_rank (skillet_data/functions.sql).
 RECEIPT_STATUSES = frozenset({"sent", "delivered", "read", "failed"})
 
 

@@ -64,7 +64,8 @@ async def serve(webhook: WebhookConfig, server: ServerConfig, stop: asyncio.Even
     """Serve until `stop` is set; closes only what it opened, in reverse order."""
     async with contextlib.AsyncExitStack() as stack:
         # As skillet_webhook: an org's rows only once an event is routed to it, and before
-        # that only the narrow lookups of its channel (migration 0020).
+        # that only the narrow lookups of its channel (skillet_channel_by_address,
+        # skillet_waha_channel_key).
         pool = await create_pool(
             server.database_url, min_size=1, max_size=server.db_pool_max_size, app_role=WEBHOOK_ROLE
         )

@@ -1,6 +1,6 @@
 """The login users the processes connect as: created or updated by `skillet migrate`.
 
-Each is `skillet_<process>_login`, a member of its group role (migration 0020) and nothing
+Each is `skillet_<process>_login`, a member of its group role (core.db_roles) and nothing
 else: it owns nothing, creates nothing, and cannot see another org's rows however its SQL is
 written. The password never reaches the server in clear text (statement logs, pg_stat_activity):
 its SCRAM-SHA-256 verifier is computed here, as `psql`'s \\password does.

@@ -124,7 +124,7 @@ async def open_resources(
         usage = UsageStore(system_clock)
 
         async def write(rows: Sequence[ActivationRow]) -> None:
-            # A batch spans orgs: written through a narrow function (migration 0020).
+            # A batch spans orgs: written through a narrow function (skillet_record_activations).
             async with pool.acquire() as conn:
                 await write_activation_batch(conn, rows)
 

@@ -120,7 +120,7 @@ class Settings(BaseSettings):
         "Responda em português do Brasil, com cordialidade e objetividade."
     )
 
-    # Model providers, chosen per agent (agents.model_provider / model_name, migration 0007);
+    # Model providers, chosen per agent (agents.model_provider / model_name);
     # an agent without a provider gets `model` above. Keys are secrets, never rows.
     anthropic_api_key: SecretStr | None = Field(
         default=None,

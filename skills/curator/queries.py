@@ -41,10 +41,11 @@ async def lock_curator_orgs(
     await conn.fetchval(LOCK_CURATOR_ORGS, list(organization_ids), ORG_LOCK_CLASS)
 
 
-# One pass over a chunk of orgs, evaluated by Postgres in the narrow function of migration
-# 0020 (the worker may not touch other orgs' rows itself): every installed skill of the orgs
-# gets an outcome, transitions are written with a compare-and-set against what was read, and
-# one report per org is stored; with $7 false nothing is written (a dry run).
+# One pass over a chunk of orgs, evaluated by Postgres in the narrow function
+# skillet_curator_pass (the worker may not touch other orgs' rows itself): every installed
+# skill of the orgs gets an outcome, transitions are written with a compare-and-set against
+# what was read, and one report per org is stored; with $7 false nothing is written (a dry
+# run).
 # $1 org ids, $2 stale cutoff, $3 archive cutoff, $4 the pass's clock, $5 trigger, $6 replayed.
 CURATOR_PASS = "select * from skillet_curator_pass($1, $2, $3, $4, $5, $6, $7)"
 
@@ -134,7 +135,7 @@ class ScheduleRow:
 
 
 # Orgs with at least one installed skill, their last scheduled run and newest inbound
-# message (the database's clock): a narrow function across orgs (migration 0020).
+# message (the database's clock): a narrow function across orgs (skillet_curator_schedule).
 LIST_SCHEDULE_ROWS = (
     "select organization_id, last_run_at, last_activity_at from skillet_curator_schedule()"
 )
@@ -158,7 +159,8 @@ async def unlock_curator_tick(conn: asyncpg.Connection) -> None:
 
 
 # Reports older than $1 days, at most $2 per call, never an org's newest scheduled run (the
-# schedule's last_run_at and `skillet status` read it): a narrow function (migration 0020).
+# schedule's last_run_at and `skillet status` read it): a narrow function
+# (skillet_prune_curator_runs).
 PRUNE_CURATOR_RUNS = "select skillet_prune_curator_runs($1, $2)"
 
 

@@ -1,7 +1,7 @@
 """The curator's rules, pure: next_state, the per-org report of one pass, its JSON (no I/O).
 
 These are the reference. A real pass evaluates the same rules set-wise inside Postgres
-(curator_next_state in skillet_data/migrations/0003_curator.sql, the gates in
+(curator_next_state and skillet_curator_pass, skillet_data/functions.sql, called from
 skills/curator/queries.py);
 tests/integration/test_curator_sql.py holds the two equal, case by case and report by report.
 """

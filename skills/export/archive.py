@@ -9,10 +9,10 @@ What `skillet skills export` writes, decided here:
   parses, has no top-level key outside the spec, and its YAML is of the strict kind the
   spec's validator reads (strictyaml: no flow `[a, b]` / `{a: b}` collections, no explicit
   `!!tags`, no repeated keys, no `---` inside the frontmatter, which its splitter would take
-  for the end; no BOM). See `exported_verbatim`. Otherwise
-  (a version from before migration 0019, the agent's own skills, an upload with our legacy
-  `matcher`) it is rendered from the version's fields by `render_spec_skill_md`: name,
-  description, license, compatibility, metadata with the keywords as `skillet-keywords` and
+  for the end; no BOM). See `exported_verbatim`. Otherwise (a version stored before
+  skill_versions kept skill_md, the agent's own skills, an upload with our legacy `matcher`)
+  it is rendered from the version's fields by `render_spec_skill_md`: name, description,
+  license, compatibility, metadata with the keywords as `skillet-keywords` and
   `skillet-probe-keywords`, allowed-tools, then the body. A legacy keyword holding a comma
   has it replaced by a space (the matcher reads both alike, since it matches words in order
   across any non-word characters); it is the one case where the rendered form reads back

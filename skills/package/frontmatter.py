@@ -2,7 +2,7 @@
 
 `license`, `compatibility`, `metadata` and `allowed-tools` are optional in the spec and mean
 nothing to a WhatsApp turn; they are validated to the spec's shapes and stored with the
-version (skill_versions.frontmatter, migration 0019), so an export or a listing can show
+version (skill_versions.frontmatter), so an export or a listing can show
 them. Shapes: `license` a text; `compatibility` a text of at most MAX_COMPATIBILITY_CHARS
 (the spec's 500); `metadata` a map of text to text (a YAML number or boolean value is kept
 as the text Python gives it, like skills-ref does: quote `version: "1.0"` to keep it exact;

@@ -44,7 +44,7 @@ from skills.package.frontmatter import (
     parse_frontmatter_fields,
 )
 
-# The keyword keys live beside the metadata cap they raise; re-exported for skill_export.
+# The keyword keys live beside the metadata cap they raise; re-exported for skills.export.archive.
 from skills.package.frontmatter import KEYWORDS_KEY as KEYWORDS_KEY
 from skills.package.frontmatter import PROBE_KEYWORDS_KEY as PROBE_KEYWORDS_KEY
 from skills.package.limits import (

@@ -15,7 +15,13 @@ from jobs.conversation_sweep import conversation_sweep
 from jobs.queue import open_queue
 from tests.integration.support import create_org, enqueue, payload, run_burst, store_inbound
 from turn.conversation_lease import ConversationLeases, Lease
-from turn.conversation_queries import ReplyCommit, TurnCounts, commit_turn, continue_conversation
+from turn.conversation_queries import (
+    CommitOutcome,
+    ReplyCommit,
+    TurnCounts,
+    commit_turn,
+    continue_conversation,
+)
 from worker.resources import Resources
 from worker.settings import Settings
 
@@ -51,7 +57,7 @@ async def _commit(
     conversation: uuid.UUID,
     inbound: uuid.UUID,
     token: uuid.UUID,
-) -> str:
+) -> CommitOutcome:
     committed = await commit_turn(
         db,
         ReplyCommit(
@@ -82,9 +88,9 @@ async def test_a_holder_whose_lease_ran_out_cannot_commit_over_its_successor(
     await db.execute("update conversations set lease_until = now() - interval '1 s'")
     second = await _take(leases, org, conversation)
     assert second is not None and second.token != first.token
-    assert await _commit(db, org, conversation, inbound, first.token) == "lease_lost"
+    assert await _commit(db, org, conversation, inbound, first.token) is CommitOutcome.LEASE_LOST
     assert await db.fetchval("select count(*) from outbox") == 0
-    assert await _commit(db, org, conversation, inbound, second.token) == "replied"
+    assert await _commit(db, org, conversation, inbound, second.token) is CommitOutcome.REPLIED
     assert not await _let_go(resources.pool, first)  # a stale token frees nothing
     assert await _let_go(resources.pool, second)
 
@@ -98,7 +104,7 @@ async def test_the_holder_lets_go_only_when_nothing_waits(
     lease = await _take(leases, org, conversation)
     assert lease is not None
     assert not await _let_go(resources.pool, lease)  # m1 waits: the holder keeps going
-    assert await _commit(db, org, conversation, inbound, lease.token) == "replied"
+    assert await _commit(db, org, conversation, inbound, lease.token) is CommitOutcome.REPLIED
     await store_inbound(
         resources.pool, org, "m2", CONTACT
     )  # committed before the release: seen by it

@@ -18,6 +18,7 @@ from core.tenancy import org_connection, self_bound_connection
 from tests.integration.support import create_org, store_inbound
 from turn.conversation_lease import ConversationLeases
 from turn.conversation_queries import (
+    CommitOutcome,
     ReplyCommit,
     TurnCounts,
     commit_turn,
@@ -120,7 +121,7 @@ async def test_the_commit_claims_a_routed_reply_and_the_old_signature_does_not(
             conn, org, conversation, token, ttl_s=30, limit=50, history_limit=10
         )
         committed = await _commit(conn, org, conversation, [inbound], token)
-    assert committed.reply.outcome == "replied"
+    assert committed.reply.outcome is CommitOutcome.REPLIED
     assert committed.claim is not None
     assert (committed.claim.route_kind, committed.claim.route_address) == ("cloud_api", "pn-1")
     assert committed.claim.reply_to_external_id == "wamid.1"
@@ -140,7 +141,7 @@ async def test_the_commit_claims_a_routed_reply_and_the_old_signature_does_not(
             [second],
             datetime.now(UTC),
         )
-    assert row["outcome"] == "replied"
+    assert row["outcome"] == CommitOutcome.REPLIED  # the SQL returns the same text
     assert not await db.fetchval(claimed_at, row["outbox_id"])
 
 

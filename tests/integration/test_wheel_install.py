@@ -111,7 +111,7 @@ def test_the_installed_wheel_migrates_and_seeds(
                 "import json, worker, skillet_data; "
                 "from turn.matcher.intent_model import shipped_intent_models as m; "
                 "print(json.dumps([worker.__file__, str(skillet_data.MIGRATIONS_DIR), "
-                "sorted(s for s, _ in m())]))",
+                "str(skillet_data.FUNCTIONS_SQL), sorted(s for s, _ in m())]))",
             ],
             cwd=cwd,
             env=env,
@@ -119,6 +119,7 @@ def test_the_installed_wheel_migrates_and_seeds(
     )
     *paths, intent_models = where
     assert all(Path(p).is_relative_to(installed_venv) for p in paths), where
+    assert Path(paths[-1]).is_file()  # functions.sql ships: the SQL the database runs, to read
     assert intent_models == ["agendamento", "objecao-preco"]  # the catalog's models ship too
 
     skillet = str(installed_venv / "bin" / "skillet")
