@@ -53,7 +53,7 @@ def documented_settings() -> dict[str, str]:
 def default_matches(default: object, cell: str) -> bool:
     if default is None:
         return cell.startswith("unset")
-    shown = BACKTICKED.findall(cell)
+    shown: list[str] = BACKTICKED.findall(cell)
     if not shown:
         return False
     if isinstance(default, bool):
