@@ -7,7 +7,7 @@ answer, or the error code), model calls, input / output / cached tokens and the 
 of the input (`unknown` when the server reports no count), the time waiting for the model,
 and the start of the reply. The cached share should rise after turn 1: the prefix is reused.
 
-Run against llama-server (see README, "Model providers"), vLLM, Ollama, OpenAI...:
+Run against llama-server (see docs/model-providers.md), vLLM, Ollama, OpenAI...:
     .venv/bin/python bench/real_model.py http://127.0.0.1:8080/v1 smollm2
 Without arguments it runs against the local fake server of the tests (what `make bench`
 does). Exits 1 when a turn did not reply.

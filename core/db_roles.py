@@ -56,6 +56,6 @@ async def warn_if_privileged_login(pool: Any, group_role: str, database_url: str
             "db.privileged_login",
             login=row["login"] if row is not None else None,
             privilege=privilege,
-            advice=f"log in as a member of {group_role} (README: database roles)",
+            advice=f"log in as a member of {group_role} (docs/operations.md: database roles)",
         )
     return privilege

@@ -38,7 +38,7 @@ class Settings(BaseSettings):
     )
 
     # What this process logs in as: in production a member of its group role only
-    # (skillet_worker, skillet_webhook or skillet_api: README "Database roles").
+    # (skillet_worker, skillet_webhook or skillet_api: docs/operations.md, "Database roles").
     database_url: str = Field(
         default="postgresql://postgres@127.0.0.1:5432/skillet",
         validation_alias=AliasChoices("database_url", "DATABASE_URL"),
