@@ -51,7 +51,7 @@ def documented_settings() -> dict[str, str]:
 
 
 def default_matches(default: object, cell: str) -> bool:
-    if default is None:
+    if default is None or default == ():
         return cell.startswith("unset")
     shown: list[str] = BACKTICKED.findall(cell)
     if not shown:
