@@ -1,8 +1,8 @@
 """SQL of the holder's loop, one statement per step (migration 0021): take, commit, continue.
 
-Each is a database function that binds its org transaction-locally, so it runs on a
-`core.tenancy.self_bound_connection` (no bind before it, no reset after it) under row-level
-security like every other statement.
+Each is a database function that binds its org transaction-locally, with the org's proof
+(migration 0025) as its second argument, so it runs on a `core.tenancy.self_bound_connection`
+(no bind before it, no reset after it) under row-level security like every other statement.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import Any
 
 import asyncpg
 
+from core.tenancy import org_proof
 from turn.conversation_queries import (
     AnsweringAgent,
     CommittedReply,
@@ -62,7 +63,7 @@ def _burst(row: Any) -> BurstRead:
 
 TAKE_CONVERSATION = f"""
 select channel, contact_id, undelivered, {_BURST_COLUMNS}
-from skillet_take_conversation($1, $2, $3, $4, $5, $6)
+from skillet_take_conversation($1, $2, $3, $4, $5, $6, $7)
 """
 
 
@@ -86,7 +87,14 @@ async def take_conversation(
 ) -> TakenConversation | None:
     """The lease under `token` and the first burst; None: someone else holds it."""
     row = await conn.fetchrow(
-        TAKE_CONVERSATION, organization_id, conversation_id, token, ttl_s, limit, history_limit
+        TAKE_CONVERSATION,
+        organization_id,
+        org_proof(conn, organization_id),
+        conversation_id,
+        token,
+        ttl_s,
+        limit,
+        history_limit,
     )
     if row is None:
         return None
@@ -95,7 +103,7 @@ async def take_conversation(
 
 CONTINUE_CONVERSATION = f"""
 select sent, held, released, {_BURST_COLUMNS}
-from skillet_continue_conversation($1, $2, $3, $4, $5, $6, $7)
+from skillet_continue_conversation($1, $2, $3, $4, $5, $6, $7, $8)
 """
 
 
@@ -123,6 +131,7 @@ async def continue_conversation(
     row = await conn.fetchrow(
         CONTINUE_CONVERSATION,
         organization_id,
+        org_proof(conn, organization_id),
         conversation_id,
         token,
         outbox_id,
@@ -137,7 +146,7 @@ async def continue_conversation(
 COMMIT_TURN = """
 select outcome, outbox_id, reply_id, deliverable,
        reply_to_external_id, last_inbound_at, route_kind, route_address
-from skillet_commit_turn($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+from skillet_commit_turn($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
 """
 
 
@@ -150,7 +159,8 @@ class CommittedTurn:
 async def commit_turn(conn: asyncpg.Connection, commit: ReplyCommit) -> CommittedTurn:
     """skillet_commit_reply's fenced commit (same refusals) and its outbox row's delivery
     claim, in one statement."""
-    row = await conn.fetchrow(COMMIT_TURN, *commit.args())
+    org, *rest = commit.args()
+    row = await conn.fetchrow(COMMIT_TURN, org, org_proof(conn, org), *rest, True)
     assert row is not None  # the function always returns its one row
     reply = CommittedReply(row["outcome"], row["outbox_id"], row["reply_id"])
     if reply.outcome != "replied" or not row["deliverable"]:
