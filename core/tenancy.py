@@ -61,7 +61,8 @@ def org_proof(conn: asyncpg.Connection, organization_id: uuid.UUID) -> str:
 @asynccontextmanager
 async def self_bound_connection(pool: Any) -> AsyncIterator[asyncpg.Connection]:
     """A pooled connection bound to no one, for statements that bind their org themselves,
-    transaction-locally (`skillet_bind_org`, migration 0021; anything else sees no org row).
+    transaction-locally, with the proof they are given (`skillet_bind_org`, migrations 0021
+    and 0025; anything else sees no org row).
     When the block ends without an error the pool skips its reset: such statements leave
     nothing in the session. An error (or a connection of another pool) resets as usual."""
     async with pool.acquire() as conn:
