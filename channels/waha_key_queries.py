@@ -1,8 +1,9 @@
 """SQL of per-channel WAHA webhook keys (table channel_waha_keys).
 
-The webhook reads a key only through `skillet_waha_channel_key(session)`, which returns the
-one session's org and key; only the CLI (the owner) writes them. A key never leaves these
-functions in a repr, a log line or a CLI answer.
+The webhook never reads a key: it asks `skillet_waha_signature_valid(session, body,
+signature)` whether an event's signature holds under its session's key.
+Only the owner reads keys (`skillet_waha_channel_key`) and writes them (the CLI). A key never
+leaves these functions in a repr, a log line or a CLI answer.
 """
 
 from __future__ import annotations
@@ -33,6 +34,18 @@ async def fetch_waha_channel_key(conn: asyncpg.Connection, session: str) -> Waha
     """The session's org and own key; None when no WAHA channel has that session."""
     row = await conn.fetchrow(FETCH_WAHA_CHANNEL_KEY, session)
     return None if row is None else WahaChannelKey(row["organization_id"], row["hmac_key"])
+
+
+FETCH_WAHA_SIGNATURE_VALID = "select skillet_waha_signature_valid($1, $2, $3)"
+
+
+async def fetch_waha_signature_valid(
+    conn: asyncpg.Connection, session: str, body: bytes, signature: str
+) -> bool | None:
+    """Whether `signature` (hex, lower case) is HMAC-SHA512 of `body` under the key of the
+    session's channel; None when that channel has no key of its own, or no channel has it."""
+    valid: bool | None = await conn.fetchval(FETCH_WAHA_SIGNATURE_VALID, session, body, signature)
+    return valid
 
 
 UPSERT_WAHA_CHANNEL_KEY = """

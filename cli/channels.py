@@ -205,6 +205,7 @@ async def cmd_webhook(args: argparse.Namespace, settings: Settings) -> dict[str,
         redis_url=settings.redis_url,
         queue_name=settings.queue_name,
         db_pool_max_size=settings.db_pool_max_size,
+        tenant_secret=settings.tenant_secret_value(),
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

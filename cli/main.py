@@ -34,18 +34,32 @@ log = structlog.get_logger(__name__)
 
 async def cmd_migrate(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     from core.db import connection
+    from core.tenant_key import TenantKey, store_tenant_secret
     from worker.db_logins import check_passwords, sync_login_users
     from worker.migrate import apply_migrations, migrations_dir
 
     directory = migrations_dir(settings.migrations_dir)
     check_passwords(settings.login_passwords())  # a bad one stops before any migration
+    tenant_secret = settings.tenant_secret_value()
+    if tenant_secret is not None:
+        TenantKey.from_setting(tenant_secret)  # so does a short tenant secret
     async with connection(settings.owner_url) as conn:
         applied = await apply_migrations(conn, directory)
         logins = await sync_login_users(conn, settings.login_passwords())
+        secret_changed = tenant_secret is not None and await store_tenant_secret(
+            conn, tenant_secret
+        )
     message = f"{len(applied)} migration(s) applied"
     if logins:
         message += f"; login users ready: {', '.join(logins)}"
-    return {"applied": applied, "logins": logins, "message": message}
+    if secret_changed:
+        message += "; tenant secret stored (restart the processes that held another)"
+    return {
+        "applied": applied,
+        "logins": logins,
+        "tenant_secret_changed": secret_changed,
+        "message": message,
+    }
 
 
 async def cmd_dev(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from urllib.parse import urlsplit, urlunsplit
 import asyncpg
 
 from core.tenancy import TenantConnection, reset_bindings
+from core.tenant_key import TenantKey, resolve_tenant_key
 
 
 async def _init_connection(conn: asyncpg.Connection) -> None:
@@ -19,18 +20,34 @@ async def _init_connection(conn: asyncpg.Connection) -> None:
 
 
 async def create_pool(
-    database_url: str, *, min_size: int = 1, max_size: int = 10, app_role: str | None = None
+    database_url: str,
+    *,
+    min_size: int = 1,
+    max_size: int = 10,
+    app_role: str | None = None,
+    tenant_secret: str | None = None,
 ) -> Any:
     """An asyncpg pool whose connections decode jsonb; the caller closes it.
 
     With `app_role`, every connection switches to that (non-owner) role, so row-level
-    security applies to all it does, and is reset to no tenant between uses.
+    security applies to all it does, and is reset to no tenant between uses. With `app_role`
+    or `tenant_secret`, its org bindings carry proofs under `tenant_secret` (unset: the
+    database's own, when the login may read it), checked against the database's before the
+    pool opens (core.tenant_key).
     """
+    key: TenantKey | None = None
+    if app_role is not None or tenant_secret is not None:
+        probe = await asyncpg.connect(database_url)
+        try:
+            key = await resolve_tenant_key(probe, tenant_secret)
+        finally:
+            await probe.close()
 
     async def init(conn: asyncpg.Connection) -> None:
         await _init_connection(conn)
         if app_role is not None:
             await conn.execute(f"set role {quote_ident(app_role)}")
+        conn.tenant_key = key
 
     return await asyncpg.create_pool(
         database_url,

@@ -20,25 +20,59 @@
 -- ==============================================================================================
 
 COMMENT ON FUNCTION public.skillet_current_org() IS
-$$The org the current statement acts for (`skillet.organization_id`, bound by skillet_bind_org or
-core.tenancy), or null. Every tenant_isolation policy compares organization_id with it.$$;
+$$The org the current statement acts for: the bound org (skillet.organization_id) only when its
+proof (skillet.organization_proof) holds, else null. Policies call it as (select
+skillet_current_org()), once per statement.$$;
 CREATE OR REPLACE FUNCTION public.skillet_current_org()
  RETURNS uuid
- LANGUAGE sql
- STABLE
+ LANGUAGE plpgsql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'public', 'pg_temp'
 AS $function$
-    select nullif(current_setting('skillet.organization_id', true), '')::uuid
+declare
+    v_org text := current_setting('skillet.organization_id', true);
+begin
+    if coalesce(v_org, '') = '' then
+        return null;
+    end if;
+    if current_setting('skillet.organization_proof', true) = (
+        select encode(hmac(convert_to(v_org, 'UTF8'), s.secret, 'sha256'), 'hex')
+        from skillet_private.tenant_binding_secret s) then
+        return v_org::uuid;
+    end if;
+    return null;
+end;
+$function$;
+
+COMMENT ON FUNCTION public.skillet_org_proof_valid(text, text) IS
+$$Whether p_proof is the HMAC-SHA256 of p_org under the tenant secret; answers yes or no, never a
+proof or the secret.$$;
+CREATE OR REPLACE FUNCTION public.skillet_org_proof_valid(p_org text, p_proof text)
+ RETURNS boolean
+ LANGUAGE plpgsql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+AS $function$
+begin
+    return p_proof is not null and p_proof = (
+        select encode(hmac(convert_to(p_org, 'UTF8'), s.secret, 'sha256'), 'hex')
+        from skillet_private.tenant_binding_secret s);
+end;
 $function$;
 
 COMMENT ON FUNCTION public.skillet_bind_org(uuid) IS
-$$Bind an org for the rest of the transaction (set_config(..., true)): the turn's functions call
-it first, so row-level security applies to everything they do and nothing is left on the pooled
-connection for its next user.$$;
+$$Bind an org for the rest of the transaction; refused (42501, tenant_binding_refused) unless the
+session or transaction holds its proof.$$;
 CREATE OR REPLACE FUNCTION public.skillet_bind_org(p_org uuid)
  RETURNS void
  LANGUAGE plpgsql
 AS $function$
 begin
+    if not skillet_org_proof_valid(p_org::text,
+                                   current_setting('skillet.organization_proof', true)) then
+        raise exception 'tenant_binding_refused: no valid proof for organization %', p_org
+            using errcode = '42501';
+    end if;
     perform set_config('skillet.organization_id', p_org::text, true);
 end;
 $function$;
@@ -142,13 +176,50 @@ AS $function$
     where c.kind = 'waha' and c.address = p_session
 $function$;
 REVOKE ALL ON FUNCTION public.skillet_waha_channel_key(text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION public.skillet_waha_channel_key(text) TO skillet_app;
-GRANT EXECUTE ON FUNCTION public.skillet_waha_channel_key(text) TO skillet_webhook;
+
+COMMENT ON FUNCTION public.skillet_waha_signature_valid(text, bytea, text) IS
+$$Whether a WAHA event body's signature holds under its session's own key (null: the session has
+no key of its own, the webhook checks the global one); the webhook's login never reads a key.$$;
+CREATE OR REPLACE FUNCTION public.skillet_waha_signature_valid(p_session text, p_body bytea, p_signature text)
+ RETURNS boolean
+ LANGUAGE plpgsql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+AS $function$
+begin
+    -- Compared as digests of both: the time a comparison takes tells nothing of the key.
+    return (
+        select sha256(convert_to(encode(hmac(p_body, convert_to(k.hmac_key, 'UTF8'), 'sha512'),
+                                        'hex'), 'UTF8'))
+               = sha256(convert_to(p_signature, 'UTF8'))
+        from public.channels c
+        join public.channel_waha_keys k on k.channel_id = c.id
+        where c.kind = 'waha' and c.address = p_session);
+end;
+$function$;
+REVOKE ALL ON FUNCTION public.skillet_waha_signature_valid(text, bytea, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.skillet_waha_signature_valid(text, bytea, text) TO skillet_webhook;
 
 -- ==============================================================================================
 -- The turn: take, commit, continue
 -- A turn is three statements (turn.conversation_queries), each binding its org itself.
 -- ==============================================================================================
+
+COMMENT ON FUNCTION public.skillet_take_conversation(uuid, text, uuid, uuid, double precision, integer, integer) IS
+$$The turn's take with the org's proof: sets the proof for the transaction and takes as
+skillet_take_conversation(uuid, uuid, ...) does.$$;
+CREATE OR REPLACE FUNCTION public.skillet_take_conversation(p_org uuid, p_proof text, p_conversation uuid, p_lease uuid, p_ttl_s double precision, p_limit integer, p_history_limit integer)
+ RETURNS TABLE(channel text, contact_id text, undelivered boolean, ids uuid[], external_ids text[], bodies text[], received_ats timestamp with time zone[], expects_replies boolean[], agent_ids uuid[], agent_id uuid, system_prompt text, model_provider text, model_name text, catalog_revision bigint, history_directions text[], history_bodies text[])
+ LANGUAGE plpgsql
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+begin
+    perform set_config('skillet.organization_proof', p_proof, true);
+    return query
+    select * from skillet_take_conversation(p_org, p_conversation, p_lease, p_ttl_s, p_limit,
+                                            p_history_limit);
+end;
+$function$;
 
 COMMENT ON FUNCTION public.skillet_take_conversation(uuid, uuid, uuid, double precision, integer, integer) IS
 $$Step one of a turn: take the conversation's lease (free or expired) under a fresh token for
@@ -249,6 +320,23 @@ begin
 end;
 $function$;
 
+COMMENT ON FUNCTION public.skillet_commit_turn(uuid, text, uuid, text, uuid[], timestamp with time zone, text, text[], text[], text[], text[], timestamp with time zone, uuid, jsonb, boolean) IS
+$$The turn's reply commit with the org's proof: sets the proof for the transaction and commits as
+skillet_commit_turn(uuid, uuid, ...) does.$$;
+CREATE OR REPLACE FUNCTION public.skillet_commit_turn(p_org uuid, p_proof text, p_conversation uuid, p_channel text, p_batch uuid[], p_first_received timestamp with time zone, p_body text, p_used text[], p_viewed text[], p_names text[], p_triggers text[], p_at timestamp with time zone, p_lease uuid, p_usage jsonb, p_claim boolean)
+ RETURNS TABLE(outcome text, outbox_id uuid, reply_id uuid, deliverable boolean, reply_to_external_id text, last_inbound_at timestamp with time zone, route_kind text, route_address text)
+ LANGUAGE plpgsql
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+begin
+    perform set_config('skillet.organization_proof', p_proof, true);
+    return query
+    select * from skillet_commit_turn(p_org, p_conversation, p_channel, p_batch,
+                                      p_first_received, p_body, p_used, p_viewed, p_names,
+                                      p_triggers, p_at, p_lease, p_usage, p_claim);
+end;
+$function$;
+
 COMMENT ON FUNCTION public.skillet_commit_turn(uuid, uuid, text, uuid[], timestamp with time zone, text, text[], text[], text[], text[], timestamp with time zone, uuid, jsonb, boolean) IS
 $$Step two of a turn: the fenced reply commit. Serialized on the conversation row; refused with
 outcome 'lease_lost' (p_lease is not the live lease), 'overtaken' (an older message that expects
@@ -346,6 +434,22 @@ AS $function$
     from skillet_commit_turn(p_org, p_conversation, p_channel, p_batch, p_first_received,
                              p_body, p_used, p_viewed, p_names, p_triggers, p_at, p_lease,
                              p_usage, false) c
+$function$;
+
+COMMENT ON FUNCTION public.skillet_continue_conversation(uuid, text, uuid, uuid, uuid, text[], integer, integer) IS
+$$The turn's continue with the org's proof: sets the proof for the transaction and continues as
+skillet_continue_conversation(uuid, uuid, ...) does.$$;
+CREATE OR REPLACE FUNCTION public.skillet_continue_conversation(p_org uuid, p_proof text, p_conversation uuid, p_lease uuid, p_sent uuid, p_provider_ids text[], p_limit integer, p_history_limit integer)
+ RETURNS TABLE(sent boolean, held boolean, released boolean, ids uuid[], external_ids text[], bodies text[], received_ats timestamp with time zone[], expects_replies boolean[], agent_ids uuid[], agent_id uuid, system_prompt text, model_provider text, model_name text, catalog_revision bigint, history_directions text[], history_bodies text[])
+ LANGUAGE plpgsql
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+begin
+    perform set_config('skillet.organization_proof', p_proof, true);
+    return query
+    select * from skillet_continue_conversation(p_org, p_conversation, p_lease, p_sent,
+                                                p_provider_ids, p_limit, p_history_limit);
+end;
 $function$;
 
 COMMENT ON FUNCTION public.skillet_continue_conversation(uuid, uuid, uuid, uuid, text[], integer, integer) IS

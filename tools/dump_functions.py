@@ -55,7 +55,7 @@ GROUPS: tuple[Group, ...] = (
     Group(
         "Tenancy",
         "Who a statement acts for; every tenant_isolation policy compares with it.",
-        ("skillet_current_org", "skillet_bind_org", "skillet_is_system"),
+        ("skillet_current_org", "skillet_org_proof_valid", "skillet_bind_org", "skillet_is_system"),
     ),
     Group(
         "API and console: the way in",
@@ -65,7 +65,7 @@ GROUPS: tuple[Group, ...] = (
     Group(
         "Inbound: the webhook",
         "A webhook event's receiving number or WAHA session names its org and channel.",
-        ("skillet_channel_by_address", "skillet_waha_channel_key"),
+        ("skillet_channel_by_address", "skillet_waha_channel_key", "skillet_waha_signature_valid"),
     ),
     Group(
         "The turn: take, commit, continue",

@@ -1,7 +1,8 @@
 """SQL of a conversation's turn, one statement per step: take (skillet_take_conversation),
 commit (skillet_commit_turn), continue (skillet_continue_conversation), and their rows.
 
-Each is a database function that binds its org transaction-locally, so it runs on a
+Each is a database function that binds its org transaction-locally, with the org's proof
+(core.tenancy.org_proof) as its second argument, so it runs on a
 `core.tenancy.self_bound_connection` (no bind before it, no reset after it) under row-level
 security like every other statement.
 """
@@ -17,6 +18,7 @@ from typing import Any
 
 import asyncpg
 
+from core.tenancy import org_proof
 from turn.outbox_queries import DeliveryClaim
 
 
@@ -151,7 +153,7 @@ def _burst(row: Any) -> BurstRead:
 
 TAKE_CONVERSATION = f"""
 select channel, contact_id, undelivered, {_BURST_COLUMNS}
-from skillet_take_conversation($1, $2, $3, $4, $5, $6)
+from skillet_take_conversation($1, $2, $3, $4, $5, $6, $7)
 """
 
 
@@ -175,7 +177,14 @@ async def take_conversation(
 ) -> TakenConversation | None:
     """The lease under `token` and the first burst; None: someone else holds it."""
     row = await conn.fetchrow(
-        TAKE_CONVERSATION, organization_id, conversation_id, token, ttl_s, limit, history_limit
+        TAKE_CONVERSATION,
+        organization_id,
+        org_proof(conn, organization_id),
+        conversation_id,
+        token,
+        ttl_s,
+        limit,
+        history_limit,
     )
     if row is None:
         return None
@@ -184,7 +193,7 @@ async def take_conversation(
 
 CONTINUE_CONVERSATION = f"""
 select sent, held, released, {_BURST_COLUMNS}
-from skillet_continue_conversation($1, $2, $3, $4, $5, $6, $7)
+from skillet_continue_conversation($1, $2, $3, $4, $5, $6, $7, $8)
 """
 
 
@@ -212,6 +221,7 @@ async def continue_conversation(
     row = await conn.fetchrow(
         CONTINUE_CONVERSATION,
         organization_id,
+        org_proof(conn, organization_id),
         conversation_id,
         token,
         outbox_id,
@@ -226,7 +236,7 @@ async def continue_conversation(
 COMMIT_TURN = """
 select outcome, outbox_id, reply_id, deliverable,
        reply_to_external_id, last_inbound_at, route_kind, route_address
-from skillet_commit_turn($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+from skillet_commit_turn($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
 """
 
 
@@ -239,7 +249,8 @@ class CommittedTurn:
 async def commit_turn(conn: asyncpg.Connection, commit: ReplyCommit) -> CommittedTurn:
     """The fenced reply commit (refused as overtaken, answered or lease_lost) and its outbox
     row's delivery claim, in one statement."""
-    row = await conn.fetchrow(COMMIT_TURN, *commit.args())
+    org, *rest = commit.args()
+    row = await conn.fetchrow(COMMIT_TURN, org, org_proof(conn, org), *rest, True)
     assert row is not None  # the function always returns its one row
     reply = CommittedReply(CommitOutcome(row["outcome"]), row["outbox_id"], row["reply_id"])
     if reply.outcome is not CommitOutcome.REPLIED or not row["deliverable"]:

@@ -16,8 +16,9 @@ Postgres/Redis failed (the provider retries later; enqueueing is idempotent per 
 
 Order of checks. Cloud API: size cap -> signature over the raw bytes -> JSON -> parse, so
 nothing unauthenticated is parsed. WAHA: size cap -> JSON (bounded: the capped body, its
-nesting by the decoder's recursion limit) -> the key of the session the event names, looked
-up through `skillet_waha_channel_key` -> signature over the raw bytes -> parse. The key
+nesting by the decoder's recursion limit) -> the signature over the raw bytes, under the key
+of the session the event names (checked by `skillet_waha_signature_valid` in the database
+when the channel has a key of its own, else against the global key) -> parse. The key
 depends on the session, so the body is decoded before it is authenticated; nothing is
 parsed into a message, stored or enqueued before the signature holds.
 """
@@ -43,9 +44,9 @@ from webhook.config import WebhookConfig
 from webhook.events import Delivery, storable_id
 from webhook.ingest import ingest
 from webhook.metrics import WebhookMetrics
-from webhook.signatures import cloud_api_signature_ok, waha_signature_ok
+from webhook.signatures import cloud_api_signature_ok
 from webhook.waha import parse_waha
-from webhook.waha_keys import waha_key_for
+from webhook.waha_keys import WahaVerdict, waha_verdict
 
 log = structlog.get_logger(__name__)
 
@@ -142,18 +143,21 @@ async def waha_delivery(request: web.Request) -> web.Response:
         if isinstance(document, web.Response):
             return document
         session = document.get("session") if isinstance(document, dict) else None
+        headers = request.headers
         try:
-            key = await waha_key_for(
-                request.app[POOL], storable_id(session), request.app[CONFIG].waha_hmac_key
+            verdict = await waha_verdict(
+                request.app[POOL],
+                storable_id(session),
+                body,
+                headers.get("X-Webhook-Hmac"),
+                headers.get("X-Webhook-Hmac-Algorithm"),
+                request.app[CONFIG].waha_hmac_key,
             )
         except _UNAVAILABLE as exc:
             return _unavailable(exc)
-        if key is None:
+        if verdict is WahaVerdict.NOT_CONFIGURED:
             return _refuse(503, "not_configured", "no WAHA key for this session, nor a global one")
-        headers = request.headers
-        if not waha_signature_ok(
-            key, body, headers.get("X-Webhook-Hmac"), headers.get("X-Webhook-Hmac-Algorithm")
-        ):
+        if verdict is not WahaVerdict.VALID:
             request.app[METRICS].signature_failed("waha")
             return _refuse(401, "bad_signature", "signature missing or wrong")
         return await _ingested(request, parse_waha(document, request.app[CLOCK]()))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import aiohttp
 import structlog
@@ -30,6 +30,7 @@ class ServerConfig:
     redis_url: str
     queue_name: str
     db_pool_max_size: int = 5
+    tenant_secret: str | None = field(default=None, repr=False)  # core.tenant_key
 
 
 async def start_site(
@@ -67,7 +68,11 @@ async def serve(webhook: WebhookConfig, server: ServerConfig, stop: asyncio.Even
         # that only the narrow lookups of its channel (skillet_channel_by_address,
         # skillet_waha_channel_key).
         pool = await create_pool(
-            server.database_url, min_size=1, max_size=server.db_pool_max_size, app_role=WEBHOOK_ROLE
+            server.database_url,
+            min_size=1,
+            max_size=server.db_pool_max_size,
+            app_role=WEBHOOK_ROLE,
+            tenant_secret=server.tenant_secret,
         )
         stack.push_async_callback(pool.close)
         await warn_if_privileged_login(pool, WEBHOOK_ROLE, server.database_url)

@@ -1,23 +1,46 @@
-"""Which key must have signed a WAHA event: its channel's own, else the global fallback."""
+"""Whether a WAHA event is signed by the right key: its channel's own, else the global one."""
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any
 
-from channels.waha_key_queries import fetch_waha_channel_key
+from channels.waha_key_queries import fetch_waha_signature_valid
+from webhook.signatures import waha_signature_ok
 
 
-async def waha_key_for(pool: Any, session: str | None, global_key: str | None) -> str | None:
-    """The channel's own key when the session's channel has one; else the global key (also
-    for a session no channel has: the event is then acknowledged as `unknown_channel`).
-    None: no key at all for this session, the endpoint is not configured for it.
+class WahaVerdict(StrEnum):
+    VALID = "valid"
+    INVALID = "invalid"
+    NOT_CONFIGURED = "not_configured"  # no key for this session, nor a global one
+
+
+async def waha_verdict(
+    pool: Any,
+    session: str | None,
+    body: bytes,
+    header: str | None,
+    algorithm_header: str | None,
+    global_key: str | None,
+) -> WahaVerdict:
+    """A channel with its own key is checked by the database (skillet_waha_signature_valid:
+    the webhook's login never reads a key) and never accepts the global one: that is the point
+    of it. Sessions without a key of their own (also those no channel has: the event is then
+    acknowledged as `unknown_channel`) are checked against the global key here.
 
     One pooled connection for one statement; database errors propagate (the caller answers
-    503). A channel with its own key never accepts the global one: that is the point of it.
+    503).
     """
+    signature = (header or "").strip().lower()
+    if algorithm_header and algorithm_header.strip().lower() != "sha512":
+        signature = ""  # no key verifies an empty signature
     if session is not None:
         async with pool.acquire() as conn:
-            channel = await fetch_waha_channel_key(conn, session)
-        if channel is not None and channel.hmac_key is not None:
-            return channel.hmac_key
-    return global_key
+            own = await fetch_waha_signature_valid(conn, session, body, signature)
+        if own is not None:
+            return WahaVerdict.VALID if own and signature else WahaVerdict.INVALID
+    if global_key is None:
+        return WahaVerdict.NOT_CONFIGURED
+    if waha_signature_ok(global_key, body, header, algorithm_header):
+        return WahaVerdict.VALID
+    return WahaVerdict.INVALID

@@ -42,6 +42,7 @@ async def serve_api(settings: Settings, host: str, port: int, stop: asyncio.Even
             min_size=settings.db_pool_min_size,
             max_size=settings.db_pool_max_size,
             app_role=API_ROLE,
+            tenant_secret=settings.tenant_secret_value(),
         )
         stack.push_async_callback(pool.close)
         await warn_if_privileged_login(pool, API_ROLE, settings.database_url)

@@ -1,9 +1,15 @@
 """The login users the processes connect as: created or updated by `skillet migrate`.
 
 Each is `skillet_<process>_login`, a member of its group role (core.db_roles) and nothing
-else: it owns nothing, creates nothing, and cannot see another org's rows however its SQL is
-written. The password never reaches the server in clear text (statement logs, pg_stat_activity):
-its SCRAM-SHA-256 verifier is computed here, as `psql`'s \\password does.
+else: it owns nothing, creates nothing, and sees an org's rows only under a binding that
+carries the org's proof, an HMAC under the tenant secret (core.tenant_key),
+which no login can read: SQL written or injected in its session can set any org, but opens
+none it cannot prove, and the turn's binding functions refuse such an org. What the login
+can still do across orgs is what its group's narrow SECURITY DEFINER functions do (the
+worker's sweeps, telemetry, dead letters and curator pass).
+
+The password never reaches the server in clear text (statement logs, pg_stat_activity): its
+SCRAM-SHA-256 verifier is computed here, as `psql`'s \\password does.
 """
 
 from __future__ import annotations

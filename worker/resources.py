@@ -114,6 +114,7 @@ async def open_resources(
             min_size=settings.db_pool_min_size,
             max_size=settings.db_pool_max_size,
             app_role=WORKER_ROLE,
+            tenant_secret=settings.tenant_secret_value(),
         )
         stack.push_async_callback(pool.close)
         await warn_if_privileged_login(pool, WORKER_ROLE, settings.database_url)

@@ -50,6 +50,11 @@ class Settings(BaseSettings):
     worker_db_password: SecretStr | None = None
     webhook_db_password: SecretStr | None = None
     api_db_password: SecretStr | None = None
+    # The secret an org binding's proof is made with (core/tenant_key.py, skillet_current_org):
+    # `skillet migrate` stores it, every process needs the same (at least 32 characters).
+    # Unset: a process whose login may read the stored one (the owner's, in development)
+    # takes it from the database; an unprivileged login stops at startup.
+    tenant_secret: SecretStr | None = None
     redis_url: str = Field(
         default="redis://127.0.0.1:6379/0",
         validation_alias=AliasChoices("redis_url", "REDIS_URL"),
@@ -253,6 +258,9 @@ class Settings(BaseSettings):
             "api": self.api_db_password,
         }
         return {process: pw for process, pw in passwords.items() if pw is not None}
+
+    def tenant_secret_value(self) -> str | None:
+        return None if self.tenant_secret is None else self.tenant_secret.get_secret_value()
 
     def package_limits(self) -> PackageLimits:
         return PackageLimits(

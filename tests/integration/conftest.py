@@ -12,6 +12,7 @@ import pytest_asyncio
 from pydantic import SecretStr
 
 from core.db import connect, with_database
+from core.tenant_key import store_tenant_secret
 from dev.processes import free_port
 from dev.weed import WeedProcess, start_weed
 from tests.integration.whatsapp_fakes import FakeGraphApi, FakeWaha
@@ -27,6 +28,8 @@ ADMIN_DATABASE_URL = os.environ.get(
 REDIS_URL = os.environ.get("SKILLET_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 S3_ACCESS_KEY = "skillet-test"
 S3_SECRET_KEY = "skillet-test-secret"
+# What `skillet migrate` stores for the session's database and every process is given.
+TENANT_SECRET = "skillet-test-tenant-secret-0123456789abcdef"
 
 TRUNCATE_ALL = """
 do $$ begin
@@ -56,6 +59,7 @@ async def database_url() -> AsyncIterator[str]:
     conn = await connect(url)
     try:
         await apply_migrations(conn, DEFAULT_MIGRATIONS_DIR)
+        await store_tenant_secret(conn, TENANT_SECRET)
     finally:
         await conn.close()
     yield url
@@ -79,6 +83,7 @@ def settings(database_url: str, s3_server: WeedProcess) -> Settings:
         job_completion_wait_s=5,
         activation_shutdown_flush_s=2.0,
         coalesce_ms=0,
+        tenant_secret=SecretStr(TENANT_SECRET),
     )
 
 
@@ -93,6 +98,7 @@ def env(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Settings:
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", settings.aws_secret_access_key.get_secret_value())
     monkeypatch.setenv("SKILLET_QUEUE_NAME", settings.queue_name)
     monkeypatch.setenv("SKILLET_POLL_DELAY_S", "0.01")
+    monkeypatch.setenv("SKILLET_TENANT_SECRET", TENANT_SECRET)
     return settings
 
 

@@ -116,7 +116,9 @@ async def store_inbound(
 async def enqueue(settings: Settings, *payloads: InboundMessagePayload) -> list[str | None]:
     """Enqueue each payload; the list holds the job id, or None for a refused duplicate."""
     redis = await open_queue(settings.redis_url, settings.queue_name)
-    pool = await create_pool(settings.database_url, min_size=1, max_size=1)
+    pool = await create_pool(
+        settings.database_url, min_size=1, max_size=1, tenant_secret=settings.tenant_secret_value()
+    )
     try:
         jobs = [
             await enqueue_inbound(pool, redis, p, coalesce_ms=settings.coalesce_ms)

@@ -40,6 +40,7 @@ APP_PASSWORDS = {
 }
 # Hex, as .env.example asks: each value is found verbatim in the URLs built from it.
 PASSWORDS = {name: secrets.token_hex(16) for name in (OWNER_PASSWORD, *APP_PASSWORDS.values())}
+TENANT_SECRET = {"SKILLET_TENANT_SECRET": secrets.token_hex(32)}  # every service's, migrate's
 
 
 def _compose_binary() -> Path:
@@ -69,7 +70,7 @@ def _compose_config(
         capture_output=True,
         text=True,
         timeout=60,
-        env={**base, **(PASSWORDS if env is None else env)},
+        env={**base, **({**PASSWORDS, **TENANT_SECRET} if env is None else env)},
         cwd=files[0].parent,
         check=False,
     )
@@ -266,7 +267,7 @@ def _required_variables() -> set[str]:
 
 def test_env_example_lists_every_required_variable_unfilled() -> None:
     required = _required_variables()
-    assert required == {OWNER_PASSWORD, *APP_PASSWORDS.values()}
+    assert required == {OWNER_PASSWORD, *APP_PASSWORDS.values(), *TENANT_SECRET}
     example: dict[str, str] = {}
     for line in ENV_EXAMPLE.read_text().splitlines():
         if line and not line.startswith("#"):
@@ -277,9 +278,11 @@ def test_env_example_lists_every_required_variable_unfilled() -> None:
     assert all(example[name] == "" for name in required)
 
 
-@pytest.mark.parametrize("missing", sorted({OWNER_PASSWORD, *APP_PASSWORDS.values()}))
+@pytest.mark.parametrize(
+    "missing", sorted({OWNER_PASSWORD, *APP_PASSWORDS.values(), *TENANT_SECRET})
+)
 def test_compose_refuses_to_run_without_a_password(missing: str) -> None:
-    env = {k: v for k, v in PASSWORDS.items() if k != missing}
+    env = {k: v for k, v in {**PASSWORDS, **TENANT_SECRET}.items() if k != missing}
     done = _compose_config(COMPOSE_FILE, env=env)
     assert done.returncode != 0
     assert missing in done.stderr

@@ -16,7 +16,9 @@ import pytest_asyncio
 
 from cli.main import main
 from core.db import with_database
-from tests.integration.conftest import ADMIN_DATABASE_URL
+from core.tenancy import BIND_ORGANIZATION
+from core.tenant_key import TenantKey
+from tests.integration.conftest import ADMIN_DATABASE_URL, TENANT_SECRET
 from tests.integration.support import create_org, enqueue, payload, publish, run_burst
 from worker.db_logins import scram_sha256_verifier
 from worker.resources import Resources
@@ -81,7 +83,12 @@ async def test_neither_the_system_setting_nor_reset_role_opens_other_orgs(
     assert await _orgs_seen(conn) == set()  # no org bound: nothing
     await conn.execute("select set_config('skillet.system', 'on', false)")
     assert await _orgs_seen(conn) == set()
+    # The org alone, set by hand, opens nothing (migration 0026): it takes the org's proof.
     await conn.execute("select set_config('skillet.organization_id', $1, false)", str(org_a))
+    assert await _orgs_seen(conn) == set()
+    await conn.execute(
+        BIND_ORGANIZATION, str(org_a), TenantKey.from_setting(TENANT_SECRET).proof(org_a)
+    )
     await conn.execute("reset role")
     await conn.execute("set role none")
     assert await conn.fetchval("select current_user") == "skillet_worker_login"

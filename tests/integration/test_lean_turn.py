@@ -236,7 +236,8 @@ async def test_the_turns_functions_keep_their_plans_for_the_session(
         """,
         list(TURN_FUNCTIONS),
     )
-    assert sorted(r["proname"] for r in rows) == sorted(TURN_FUNCTIONS)
+    # The three statements have two overloads each: with the org's proof (0026) and without.
+    assert {r["proname"] for r in rows} == set(TURN_FUNCTIONS)
     assert {r["proname"]: r["lanname"] for r in rows} == dict.fromkeys(TURN_FUNCTIONS, "plpgsql")
     generic = {r["proname"] for r in rows if "plan_cache_mode=force_generic_plan" in r["config"]}
     assert generic == set(PLANNED_ONCE)

@@ -1,7 +1,7 @@
 """Per-channel WAHA webhook keys: each session signs with its own key, the global key is only
-the fallback for channels without one, and the application role reads no key but the one
-session's, through `skillet_waha_channel_key`
-(skillet_data/migrations/0013_waha_channel_keys.sql)."""
+the fallback for channels without one, and the webhook's role reads no key at all: it asks
+whether a signature holds under one session's key, through `skillet_waha_signature_valid`
+(skillet_data/migrations/0013_waha_channel_keys.sql, 0026_tenant_binding_proof.sql)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from channels.models import Channel, ChannelKind
 from channels.waha_key_queries import (
     WahaChannelKey,
     fetch_waha_channel_key,
+    fetch_waha_signature_valid,
     upsert_waha_channel_key,
 )
 from cli.main import main
@@ -100,7 +101,7 @@ async def test_without_a_global_key_only_sessions_with_their_own_are_served(
     assert shared.body["error"] == "not_configured"
 
 
-async def test_the_webhook_role_reads_no_key_table_and_one_session_through_the_function(
+async def test_the_webhook_role_reads_no_key_and_asks_only_whether_a_signature_holds(
     db: asyncpg.Connection, shops: Shops
 ) -> None:
     async with db.transaction():
@@ -110,16 +111,30 @@ async def test_the_webhook_role_reads_no_key_table_and_one_session_through_the_f
             await db.fetch("select * from channel_waha_keys")  # not even its own org's keys
     async with db.transaction():
         await db.execute("set local role skillet_webhook")  # the webhook knows no org yet
-        rows = await db.fetch("select * from skillet_waha_channel_key('loja-b')")
-        assert [tuple(r) for r in rows] == [(shops.b, KEY_B)]
-        assert await db.fetch("select * from skillet_waha_channel_key('')") == []
-        assert await fetch_waha_channel_key(db, "loja-c") == WahaChannelKey(shops.a, None)
-    security_definer = await db.fetchval(
-        "select prosecdef from pg_proc where proname = 'skillet_waha_channel_key'"
-    )
-    assert security_definer is True
+        with pytest.raises(asyncpg.InsufficientPrivilegeError):  # migration 0026
+            await db.fetch("select * from skillet_waha_channel_key('loja-b')")
+    body, signature = _signed("loja-b", "m1", KEY_B)
+    async with db.transaction():
+        await db.execute("set local role skillet_webhook")
+        assert await fetch_waha_signature_valid(db, "loja-b", body, signature) is True
+        assert await fetch_waha_signature_valid(db, "loja-b", body + b" ", signature) is False
+        assert await fetch_waha_signature_valid(db, "loja-a", body, signature) is False
+        assert await fetch_waha_signature_valid(db, "loja-b", body, "") is False
+        assert await fetch_waha_signature_valid(db, "loja-c", body, signature) is None  # no own
+        assert await fetch_waha_signature_valid(db, "", body, signature) is None
+    # The owner (the CLI) still reads a session's key.
+    assert await fetch_waha_channel_key(db, "loja-c") == WahaChannelKey(shops.a, None)
+    for function in ("skillet_waha_channel_key", "skillet_waha_signature_valid"):
+        security_definer = await db.fetchval(
+            "select prosecdef from pg_proc where proname = $1", function
+        )
+        assert security_definer is True
     assert not await db.fetchval(
         "select has_function_privilege('public', 'skillet_waha_channel_key(text)', 'execute')"
+    )
+    assert not await db.fetchval(
+        "select has_function_privilege('skillet_webhook', 'skillet_waha_channel_key(text)',"
+        " 'execute')"
     )
 
 
