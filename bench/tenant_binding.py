@@ -24,12 +24,12 @@ import time
 import uuid
 
 import asyncpg
-from turn.queries import insert_organization
-from worker.dev_env import load_settings
 
 from core.db import connect, create_pool, with_database
 from core.db_roles import WORKER_ROLE
+from core.organizations import insert_organization
 from core.tenancy import org_connection
+from dev.env import load_settings
 from worker.migrate import DEFAULT_MIGRATIONS_DIR, apply_migrations
 
 ORGS = 20

@@ -10,8 +10,8 @@ from collections.abc import AsyncIterator
 import asyncpg
 import pytest
 import pytest_asyncio
-from worker.cli import main
 
+from cli.main import main
 from core.db import create_pool
 from core.db_roles import API_ROLE, WEBHOOK_ROLE, WORKER_ROLE
 from core.tenancy import BIND_ORGANIZATION, org_connection
