@@ -1,5 +1,4 @@
-"""`skillet drafts ...`, `skillet orgs set` and `skillet audit`: a person decides what the
-agent knows.
+"""`skillet drafts ...` and `skillet audit`: a person decides what the agent knows.
 
 Every decision is written to the org's audit log with the actor `cli` (an operator with a
 shell and the owner's database URL); the API records its key's prefix instead.
@@ -13,7 +12,7 @@ from typing import Any
 
 from cli.args import org_command, uuid_arg
 from core.db import connection
-from skills.draft_queries import AuthoringMode, DraftStatus
+from skills.draft_queries import DraftStatus
 from worker.settings import Settings
 
 CLI_ACTOR = "cli"
@@ -88,22 +87,6 @@ async def cmd_reject(args: argparse.Namespace, settings: Settings) -> dict[str, 
     }
 
 
-async def cmd_orgs_set(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
-    from skills.drafts import set_agent_authoring
-
-    mode = AuthoringMode(args.agent_authoring)
-    async with connection(settings.owner_url) as conn:
-        previous = await set_agent_authoring(
-            conn, organization_id=args.org, mode=mode, actor=CLI_ACTOR
-        )
-    return {
-        "id": str(args.org),
-        "agent_authoring": mode.value,
-        "previous": previous.value,
-        "message": f"agent_authoring: {previous.value} -> {mode.value}",
-    }
-
-
 async def cmd_audit(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     from skills.audit_queries import list_audit
 
@@ -161,18 +144,3 @@ def register(
     audit.add_argument("--limit", type=int, default=DEFAULT_LIMIT)
     audit.add_argument("--before", type=int, help="page on: entries older than this id")
     audit.set_defaults(handler=cmd_audit)
-
-
-def register_orgs_set(
-    orgs: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
-) -> None:
-    """`skillet orgs set`: the org's settings (today: who may change what the agent knows)."""
-    command = org_command(orgs, common, "set", "change an organization's settings")
-    command.add_argument(
-        "--agent-authoring",
-        required=True,
-        choices=[m.value for m in AuthoringMode],
-        help="off: the agent writes no skills; review: its writes are drafts a person approves "
-        "(default); auto: published at once",
-    )
-    command.set_defaults(handler=cmd_orgs_set)

@@ -6,7 +6,6 @@ import argparse
 import asyncio
 import json
 import sys
-import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -20,10 +19,11 @@ from cli import api as cli_api
 from cli import channels as cli_channels
 from cli import curator as cli_curator
 from cli import drafts as cli_drafts
+from cli import orgs as cli_orgs
 from cli import pipes as cli_pipes
 from cli import skills as cli_skills
 from cli import status as cli_status
-from cli.args import CliError, Command, aware_datetime_arg, uuid_arg
+from cli.args import Command, aware_datetime_arg, uuid_arg
 from core.errors import SkilletError
 from dev.env import load_settings
 from worker.logging import configure_logging
@@ -95,18 +95,6 @@ async def cmd_worker(args: argparse.Namespace, settings: Settings) -> dict[str, 
     }
 
 
-async def cmd_orgs_create(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
-    from core.db import connection
-    from core.organizations import insert_organization
-
-    org_id = args.id or uuid.uuid4()
-    async with connection(settings.owner_url) as conn:
-        created = await insert_organization(conn, org_id, args.name)
-    if not created:
-        raise CliError(f"organization {org_id} already exists", code="organization_exists")
-    return {"id": str(org_id), "name": args.name, "message": f"organization {org_id} created"}
-
-
 async def cmd_enqueue(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     from core.db import connection, create_pool
     from inbox.queries import fetch_inbound_contact_id
@@ -159,14 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
     worker.add_argument("--burst", action="store_true", help="exit when the queue is empty")
     worker.set_defaults(handler=cmd_worker)
 
-    orgs = sub.add_parser("orgs", help="organizations").add_subparsers(
-        dest="orgs_command", required=True
-    )
-    create = orgs.add_parser("create", parents=[common], help="create an organization")
-    create.add_argument("--name", required=True)
-    create.add_argument("--id", type=uuid_arg)
-    create.set_defaults(handler=cmd_orgs_create)
-    cli_drafts.register_orgs_set(orgs, common)
+    cli_orgs.register(sub, common)
 
     enqueue = sub.add_parser("enqueue", parents=[common], help="enqueue one inbound message")
     enqueue.add_argument("--org", type=uuid_arg, required=True)

@@ -323,7 +323,7 @@ async def test_changing_the_mode_is_audited(
     env: Settings, db: asyncpg.Connection, org: uuid.UUID, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = await cli_json(capsys, "orgs", "set", "--org", str(org), "--agent-authoring", "auto")
-    assert (out["previous"], out["agent_authoring"]) == ("review", "auto")
+    assert (out["previous"], out["agent_authoring"]) == ({"agent_authoring": "review"}, "auto")
     assert (
         await set_agent_authoring(db, organization_id=org, mode=AuthoringMode.OFF, actor="t")
         is AuthoringMode.AUTO
