@@ -23,9 +23,10 @@ from pathlib import Path
 # Runnable as a script from the repo root without installing: put the repo on the path.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from core.units import BYTES_PER_MIB
 from skills.catalog_seed import zip_folder
 from skills.package import PackageLimits, SkillPackageError, parse_skill_package
-from skills.package.limits import BYTES_PER_MIB, DEFAULT_LIMITS
+from skills.package.limits import DEFAULT_LIMITS
 
 
 def outcome(data: bytes, limits: PackageLimits) -> str:

@@ -22,9 +22,9 @@ from pathlib import Path
 # Runnable as a script from the repo root without installing: put the repo on the path.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from core.units import BYTES_PER_KIB
 from skills.catalog_seed import DEFAULT_CATALOG_DIR, catalog_folders, load_catalog_package
 from skills.models import LoadedSkill, SkillMatcher
-from skills.package.limits import BYTES_PER_KIB
 from turn.matcher import CompiledMatcher, compile_matcher
 
 TEXT_BYTES = 64 * BYTES_PER_KIB

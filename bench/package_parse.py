@@ -28,8 +28,9 @@ from pathlib import Path
 # Runnable as a script from the repo root without installing: put the repo on the path.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from core.units import BYTES_PER_KIB, BYTES_PER_MIB
 from skills.package import parse_skill_package
-from skills.package.limits import BYTES_PER_KIB, BYTES_PER_MIB, MAX_FILE_BYTES, MAX_TOTAL_BYTES
+from skills.package.limits import MAX_FILE_BYTES, MAX_TOTAL_BYTES
 
 REPEATS = 7
 SEED = 20_241_130

@@ -138,20 +138,6 @@ async def delete_channel(
     return None if row is None else _channel(row)
 
 
-INSERT_INBOUND_ROUTE = """
-insert into inbound_routes (organization_id, external_id, channel_id)
-values ($1, $2, $3)
-on conflict (organization_id, external_id) do nothing
-"""
-
-
-async def insert_inbound_route(
-    conn: asyncpg.Connection, organization_id: uuid.UUID, external_id: str, channel_id: uuid.UUID
-) -> None:
-    """Remember which number a message arrived on, so its reply leaves from that number."""
-    await conn.execute(INSERT_INBOUND_ROUTE, organization_id, external_id, channel_id)
-
-
 LIST_ALIAS_CONTACT_IDS = """
 select contact_id from contact_aliases
 where organization_id = $1 and alias = any($2::text[])

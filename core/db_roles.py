@@ -21,7 +21,6 @@ log = structlog.get_logger(__name__)
 WORKER_ROLE = "skillet_worker"
 WEBHOOK_ROLE = "skillet_webhook"
 API_ROLE = "skillet_api"
-SYSTEM_ROLE = "skillet_system"
 
 # session_user: the login, whatever SET ROLE the pool's init ran since.
 FETCH_LOGIN_PRIVILEGE = """

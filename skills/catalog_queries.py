@@ -206,18 +206,3 @@ UNLOCK_SKILL_CATALOG = "select pg_advisory_unlock($1)"
 
 async def unlock_skill_catalog(conn: asyncpg.Connection, organization_id: uuid.UUID | None) -> None:
     await conn.execute(UNLOCK_SKILL_CATALOG, catalog_lock_key(organization_id))
-
-
-FETCH_ORG_VERSION = f"""
-select {VERSION_COLUMNS}
-from skill_versions v
-where v.organization_id = $1 and v.id = $2
-"""
-
-
-async def fetch_org_version(
-    conn: asyncpg.Connection, organization_id: uuid.UUID, version_id: uuid.UUID
-) -> PointedVersion | None:
-    """One of the org's versions by id, pointed at or not (a draft, an old version)."""
-    row = await conn.fetchrow(FETCH_ORG_VERSION, organization_id, version_id)
-    return None if row is None else pointed_version_of(row)

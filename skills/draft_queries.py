@@ -110,20 +110,6 @@ async def lock_pending_draft(
     return None if row is None else _draft(row)
 
 
-FETCH_DRAFT = f"""
-select {_DRAFT_COLUMNS}
-from skill_drafts d join skill_versions v on v.id = d.version_id
-where d.organization_id = $1 and d.id = $2
-"""
-
-
-async def fetch_draft(
-    conn: asyncpg.Connection, organization_id: uuid.UUID, draft_id: uuid.UUID
-) -> Draft | None:
-    row = await conn.fetchrow(FETCH_DRAFT, organization_id, draft_id)
-    return None if row is None else _draft(row)
-
-
 LIST_DRAFTS = f"""
 select {_DRAFT_COLUMNS}
 from skill_drafts d join skill_versions v on v.id = d.version_id

@@ -8,19 +8,16 @@ match (``null``: none), ``split`` is ``tune`` (keywords were chosen looking at t
 
 from __future__ import annotations
 
-import hashlib
-import json
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from skills.catalog_seed import DEFAULT_CATALOG_DIR, catalog_folders, load_catalog_package
+from skills.labelled_corpus import Message, read_corpus
+from skills.labelled_corpus import part_sha256 as corpus_part_sha256
 from skills.models import LoadedSkill
 from turn.matcher import compile_matcher
 from turn.matcher.intent_model import IntentModels
 
 CORPUS_PATH = Path(__file__).resolve().parent / "data" / "matcher_corpus.jsonl"
-SPLITS = ("tune", "measure")
 
 # The targets per skill on the `measure` part.
 MIN_RECALL = 0.9
@@ -33,13 +30,6 @@ MEASURED_RECALL = {"agendamento": 0.94, "objecao-preco": 0.97}
 MEASURED_FALSE_HIT_RATE = {"agendamento": 0.02, "objecao-preco": 0.01}
 KEYWORDS_MEASURED_RECALL = {"agendamento": 0.87, "objecao-preco": 0.85}
 KEYWORDS_MEASURED_FALSE_HIT_RATE = {"agendamento": 0.02, "objecao-preco": 0.01}
-
-
-@dataclass(frozen=True)
-class Message:
-    text: str
-    skill: str | None
-    split: str
 
 
 @dataclass(frozen=True)
@@ -70,36 +60,11 @@ class SkillScore:
 
 
 def load_corpus(split: str) -> list[Message]:
-    if split not in SPLITS:
-        raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
-    rows = [json.loads(line) for line in CORPUS_PATH.read_text(encoding="utf-8").splitlines()]
-    return [Message(**row) for row in rows if row["split"] == split]
+    return read_corpus(CORPUS_PATH, split)
 
 
 def part_sha256(split: str) -> str:
-    """The part's lines as the file holds them, in order: what an intent model was trained on."""
-    if split not in SPLITS:
-        raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
-    lines = CORPUS_PATH.read_text(encoding="utf-8").splitlines()
-    kept = [line for line in lines if json.loads(line)["split"] == split]
-    return hashlib.sha256("\n".join(kept).encode("utf-8")).hexdigest()
-
-
-def catalog_skills() -> list[LoadedSkill]:
-    """The shipped catalog as an org that installed all of it loads it."""
-    skills = []
-    for folder in catalog_folders(DEFAULT_CATALOG_DIR):
-        package = load_catalog_package(folder)
-        skills.append(
-            LoadedSkill(
-                name=package.name,
-                description=package.description,
-                body=package.body,
-                matcher=package.matcher,
-                version_id=uuid.uuid4(),
-            )
-        )
-    return skills
+    return corpus_part_sha256(CORPUS_PATH, split)
 
 
 def score(

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-BYTES_PER_KIB = 1024
-BYTES_PER_MIB = 1024 * BYTES_PER_KIB
+from core.units import BYTES_PER_KIB, BYTES_PER_MIB
 
 # Files kept from the archive (SKILL.md included; ignored entries and directories excluded).
 # The default of PackageLimits.max_files.

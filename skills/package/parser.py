@@ -69,12 +69,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import IO
 
+from core.units import BYTES_PER_MIB
 from skills.models import FileKind, ManifestEntry, SkillMatcher
 from skills.package.central_directory import count_records
 from skills.package.errors import PackageErrorCode, SkillPackageError
 from skills.package.frontmatter import SkillFrontmatter
 from skills.package.limits import (
-    BYTES_PER_MIB,
     DEFAULT_LIMITS,
     MAX_PATH_CHARS,
     READ_CHUNK_BYTES,

@@ -9,8 +9,9 @@ from __future__ import annotations
 import random
 import uuid
 
+from core.units import BYTES_PER_KIB
 from skills.models import LoadedSkill, SkillMatcher
-from skills.package.limits import BYTES_PER_KIB, MAX_KEYWORD_CHARS, MAX_KEYWORDS
+from skills.package.limits import MAX_KEYWORD_CHARS, MAX_KEYWORDS
 from tests.matcher_corpus import catalog_skills
 from turn.matcher import MAX_MATCHED_TEXT_BYTES, MAX_STEM_CHARS, MIN_STEM_CHARS, compile_matcher
 from turn.matcher.intent_features import MAX_FEATURES

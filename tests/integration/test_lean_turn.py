@@ -11,7 +11,6 @@ from typing import Any
 import asyncpg
 import pytest
 
-from channels.queries import insert_inbound_route
 from core.db import create_pool
 from core.db_roles import WORKER_ROLE
 from core.tenancy import org_connection, self_bound_connection
@@ -114,7 +113,12 @@ async def test_the_commit_claims_a_routed_reply_and_the_old_signature_does_not(
         org,
     )
     conversation, inbound = await store_inbound(resources.pool, org, "wamid.1", CONTACT)
-    await insert_inbound_route(db, org, "wamid.1", channel)
+    await db.execute(
+        "insert into inbound_routes (organization_id, external_id, channel_id) values ($1, $2, $3)",
+        org,
+        "wamid.1",
+        channel,
+    )
     token = uuid.uuid4()
     async with self_bound_connection(resources.pool) as conn:
         assert await take_conversation(

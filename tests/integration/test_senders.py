@@ -18,7 +18,6 @@ from channels.cloud_api import CloudApiConfig, CloudApiSender
 from channels.dispatch import ChannelSender
 from channels.http import RetryPolicy
 from channels.models import ChannelKind
-from channels.queries import insert_inbound_route
 from cli.status_queries import fetch_outbox_counts
 from dev.processes import free_port
 from jobs.context import JobContext
@@ -409,7 +408,12 @@ async def test_the_reply_leaves_from_the_number_its_message_came_to(
     await connect_number(db, org, ChannelKind.CLOUD_API, "111")
     second = await connect_number(db, org, ChannelKind.CLOUD_API, "222")
     row, external_id = await _reply(db, org, "pelo segundo número")
-    await insert_inbound_route(db, org, external_id, second.id)
+    await db.execute(
+        "insert into inbound_routes (organization_id, external_id, channel_id) values ($1, $2, $3)",
+        org,
+        external_id,
+        second.id,
+    )
     assert await _deliver(db, build_sender(whatsapp_settings, http), row) is True
     assert fake_graph.delivered == [("222", CONTACT, "pelo segundo número")]
 

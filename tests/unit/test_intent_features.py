@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 import string
 
-from skills.package.limits import BYTES_PER_KIB
+from core.units import BYTES_PER_KIB
 from turn.matcher.intent_features import MAX_FEATURES, MAX_SCORED_WORDS, intent_features
 
 

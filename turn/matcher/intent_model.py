@@ -28,9 +28,9 @@ from types import MappingProxyType
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from core.units import BYTES_PER_MIB
 from skillet_data import INTENT_MODELS_DIR
 from skills.models import SkillMatcher
-from skills.package.limits import BYTES_PER_MIB
 
 MODEL_FORMAT = 1
 # The shipped files are a few hundred KiB; a bigger one is a mistake, not a model.

@@ -19,7 +19,6 @@ Sides = tuple[Phrase, ...]
 STEM_MARK = "*"
 NUMBER = "#"
 ALTERNATIVES_MARK = "|"
-COOCCURRENCE_MARK = "+"
 # A stem has 3 to 16 letters before its "*": shorter ones would match most words ("ca*"),
 # and the cap bounds the prefixes a message word is looked up by (at most 14 lengths).
 MIN_STEM_CHARS = 3

@@ -12,7 +12,7 @@ import unicodedata
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from skills.package.limits import BYTES_PER_KIB
+from core.units import BYTES_PER_KIB
 
 # A burst's text is matched on its first 8 KiB (UTF-8): bounds the work whatever its length.
 MAX_MATCHED_TEXT_BYTES = 8 * BYTES_PER_KIB

@@ -18,8 +18,6 @@ CONTINUE_NOTICE = (
     "offset={end}]"
 )
 
-FINAL_NOTICE = "\n\n[trecho final: bytes {start} a {end} de {total}]"
-
 
 @dataclass(frozen=True)
 class Page:
