@@ -106,7 +106,7 @@ async def run_route(route: Route, request: web.Request, principal: Principal) ->
                 f"Esta chave tem o papel {principal.role.value}; esta operação pede "
                 f"{route.role.value} ou acima.",
             )
-        check_path(request.match_info)  # 422 before a NUL reaches a statement
+        check_path(route.path, request.match_info)  # 422 before a NUL reaches a statement
         with db_errors(f"api {route.operation_id}"):
             return await route.handler(request, principal)
     except SkilletError as exc:

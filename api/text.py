@@ -21,6 +21,7 @@ from typing import Any
 from api.errors import ApiError
 
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+_PARAMETER = re.compile(r"\{(\w+)\}")
 
 
 def unstorable(text: str) -> bool:
@@ -37,8 +38,11 @@ def _what(text: str) -> str:
     return "um substituto UTF-16 isolado (U+D800 a U+DFFF, como \\ud800)"
 
 
-def check_path(params: Mapping[str, str]) -> None:
-    for name, value in params.items():
+def check_path(template: str, params: Mapping[str, str]) -> None:
+    """The parameters `template` (a route's path, `/v1/skills/{name}`) names: a console page
+    reads its lists through routes whose paths have none, under its own action's URL."""
+    for name in _PARAMETER.findall(template):
+        value = params.get(name, "")
         if unstorable(value):
             raise ApiError(
                 422,

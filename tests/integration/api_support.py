@@ -19,6 +19,7 @@ from api.keys import Role, mint_key
 from api.routing import ApiDeps
 from core.db import create_pool
 from jobs.queue import open_queue
+from skills.package_limits import DEFAULT_LIMITS, PackageLimits
 from skills.storage import ObjectStore
 from skills.usage import UsageStore
 from webhook.server import start_site
@@ -86,7 +87,11 @@ class ApiClient:
 
 @contextlib.asynccontextmanager
 async def running_api(
-    settings: Settings, store: ObjectStore, *, clock: Any = None
+    settings: Settings,
+    store: ObjectStore,
+    *,
+    clock: Any = None,
+    package_limits: PackageLimits = DEFAULT_LIMITS,
 ) -> AsyncIterator[ApiClient]:
     """The real application, as `skillet api` builds it (pool as skillet_api), on 127.0.0.1."""
     the_clock = clock or (lambda: datetime.now(UTC))
@@ -96,7 +101,12 @@ async def running_api(
         queue = await open_queue(settings.redis_url, settings.queue_name)
         stack.push_async_callback(queue.aclose)
         deps = ApiDeps(
-            pool=pool, store=store, queue=queue, clock=the_clock, usage=UsageStore(the_clock)
+            pool=pool,
+            store=store,
+            queue=queue,
+            clock=the_clock,
+            usage=UsageStore(the_clock),
+            package_limits=package_limits,
         )
         runner, port = await start_site(build_app(deps), "127.0.0.1", 0)
         stack.push_async_callback(runner.cleanup)
