@@ -22,10 +22,11 @@ from api.errors import ApiError, public_message, status_of
 from api.key_queries import fetch_key_owner
 from api.keys import parse_bearer, parse_key, role_allows
 from api.routing import DEPS, Principal, Reply, Route
-from api.text import check_path, storable
+from api.text import check_path
 from core.db_errors import DATABASE_ERRORS, db_errors
 from core.errors import SkilletError
 from core.tenancy import org_connection
+from core.text import storable
 from skills.audit_queries import AuditEntry, insert_audit
 
 log = structlog.get_logger(__name__)

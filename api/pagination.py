@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from typing import Any, Generic, TypeVar
 
 from api.errors import ApiError
-from api.text import unstorable
+from core.text import unstorable
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200

@@ -6,7 +6,9 @@ still sending."""
 from __future__ import annotations
 
 import asyncio
+import io
 import uuid
+import zipfile
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
@@ -26,7 +28,7 @@ from tests.integration.api_support import (
     running_api,
 )
 from tests.integration.support import create_org
-from tests.package_builders import skill_zip
+from tests.package_builders import skill_md_text, skill_zip, zip_files
 from worker.resources import Resources
 from worker.settings import Settings
 
@@ -38,6 +40,7 @@ CAP_BYTES = LIMITS.max_upload_bytes + MULTIPART_OVERHEAD_BYTES  # a multipart bo
 BOUNDARY = "limite-hostil"
 MULTIPART = {"Content-Type": f"multipart/form-data; boundary={BOUNDARY}"}
 CHUNK_BYTES = 64 * BYTES_PER_KIB
+_INVALID_MD = "skill_frontmatter_invalid"
 
 
 @dataclass(frozen=True)
@@ -179,3 +182,34 @@ async def test_a_chunked_body_past_the_cap_is_answered_while_the_client_still_se
     # Answered at the cap, plus what socket buffers held: far from the 64 MiB meant to go.
     assert sent < 16 * BYTES_PER_MIB, sent
     print(f"413 after {sent / BYTES_PER_MIB:.2f} MiB sent of {total_bytes // BYTES_PER_MIB} MiB")
+
+
+def _zip_with_raw_name(name: str) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("SKILL.md", skill_md_text("frete"))
+        info = zipfile.ZipInfo("placeholder")
+        info.filename = name  # written byte for byte, NUL included
+        archive.writestr(info, "texto")
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("package", "code"),
+    [
+        (lambda: _zip_with_raw_name("references/a\x00b.md"), "skill_unsafe_path"),
+        (lambda: zip_files({"SKILL.md": skill_md_text("frete", body="Oi\x00")}), _INVALID_MD),
+        (lambda: zip_files({"SKILL.md": skill_md_text("frete", description="a\x00")}), _INVALID_MD),
+    ],
+    ids=["nul-in-entry-name", "nul-in-body", "nul-in-description"],
+)
+async def test_a_nul_inside_a_package_is_422_with_its_code(
+    api: ApiClient, db: asyncpg.Connection, editor: Editor, package: object, code: str
+) -> None:
+    assert callable(package)
+    before = await org_snapshot(db, editor.org)
+    body = _form(_part("file", package(), "s.zip"))
+    answer = await api.call("POST", "/v1/skills", editor.key, data=body, headers=MULTIPART)
+    assert_refused(answer, 422, code)
+    assert await org_snapshot(db, editor.org) == before
+    assert await _last_refusal(db, editor.org) == ("skill.import", "refused", {"code": code})
