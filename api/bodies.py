@@ -6,7 +6,8 @@ cannot store, anywhere in it, 422 `invalid_text` (api.text). Then the route's mo
 
 An upload is refused with 413 as soon as it is known to pass the deployment's cap
 (`PackageLimits.max_upload_bytes`, 8 MiB at the default 5 MiB package limit): from its
-Content-Length before a byte is read, else while streaming, before reading further. Every
+Content-Length before a byte is read, else while streaming, before reading further (what
+still comes is dropped for LINGER_AFTER_ANSWER_S, then the connection is closed). Every
 byte of the body counts, however it is split: a multipart body (every part and its headers)
 may pass the cap by MULTIPART_OVERHEAD_BYTES of framing and no more, and is read whole (it
 is that small) before its parts are looked at. A multipart body we cannot read (no boundary,
@@ -39,6 +40,10 @@ MAX_JSON_BYTES = 256 * 1024  # an agent's prompt is at most 50,000 characters
 # Boundaries and part headers around the file in a multipart body.
 MULTIPART_OVERHEAD_BYTES = 16 * 1024
 CHUNK_BYTES = 64 * 1024
+# After an answer sent before the body's end (a 413 at the cap, a 401), aiohttp reads and
+# drops what keeps coming, so the client reads the answer before the connection closes; its
+# default of 10 s let a refused client stream on for 10 s. A short answer needs far less.
+LINGER_AFTER_ANSWER_S = 2.0
 UPLOAD_FIELD = "file"
 PRELOADED_BODY = web.RequestKey("preloaded_body", object)
 

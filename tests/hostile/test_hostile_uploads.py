@@ -149,39 +149,57 @@ async def test_every_byte_of_a_multipart_counts_toward_the_cap(
     assert await _last_refusal(db, editor.org) == refusal
 
 
-async def test_a_chunked_body_past_the_cap_is_answered_while_the_client_still_sends(
+async def _send_until(
+    writer: asyncio.StreamWriter, done: asyncio.Task[bytes], limit_bytes: int, pause_s: float
+) -> int:
+    """Chunks of one endless part until `done` (something came back) or `limit_bytes`; the
+    bytes sent. A connection the server closed ends it too."""
+    chunk = b"x" * CHUNK_BYTES
+    frame = f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n"
+    sent = 0
+    try:
+        while sent < limit_bytes and not done.done():
+            writer.write(frame)
+            await writer.drain()
+            sent += len(chunk)
+            await asyncio.sleep(pause_s)  # 0: just the server's turn, as a network gives it
+    except (ConnectionResetError, BrokenPipeError):
+        pass
+    return sent
+
+
+async def test_a_chunked_body_past_the_cap_is_answered_at_once_and_not_read_on(
     api: ApiClient, editor: Editor
 ) -> None:
-    """A raw HTTP/1.1 client streams 64 MiB of one non-file part, chunked, with no
-    Content-Length; the 413 must arrive when a little more than the cap is sent."""
-    total_bytes = 64 * BYTES_PER_MIB
+    """A raw HTTP/1.1 client streams one non-file part, chunked, no Content-Length, meaning
+    to send 64 MiB: the 413 arrives when little more than the cap is sent. It then keeps
+    sending, paced (at most 12.8 MiB/s): the server drops that for LINGER_AFTER_ANSWER_S and
+    closes the connection, long before the 96 MiB more it would otherwise swallow."""
     host, port = api.base_url.removeprefix("http://").split(":")
     reader, writer = await asyncio.open_connection(host, int(port))
     head = (
         f"POST /v1/skills HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {editor.key}\r\n"
         f"Content-Type: {MULTIPART['Content-Type']}\r\nTransfer-Encoding: chunked\r\n\r\n"
     )
-    writer.write(head.encode())
-    answer = asyncio.create_task(reader.readuntil(b"\r\n\r\n"))
-    chunk = b"x" * CHUNK_BYTES
-    sent = 0
     first = f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="nota"\r\n\r\n'.encode()
+    writer.write(head.encode() + f"{len(first):x}\r\n".encode() + first + b"\r\n")
     try:
-        writer.write(f"{len(first):x}\r\n".encode() + first + b"\r\n")
-        while sent < total_bytes and not answer.done():
-            writer.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
-            await writer.drain()
-            sent += len(chunk)
-            await asyncio.sleep(0)  # the server's turn, as a network would give it
-        head_bytes = await asyncio.wait_for(answer, timeout=10)
-    except (ConnectionResetError, BrokenPipeError):
-        head_bytes = await asyncio.wait_for(answer, timeout=10)
+        answer = asyncio.create_task(reader.readuntil(b"\r\n\r\n"))
+        sent = await _send_until(writer, answer, 64 * BYTES_PER_MIB, pause_s=0)
+        answer_head = await asyncio.wait_for(answer, timeout=10)
+        closed = asyncio.create_task(reader.read())  # the answer's body, then EOF or a reset
+        sent_after = await _send_until(writer, closed, 96 * BYTES_PER_MIB, pause_s=0.005)
+        await asyncio.wait_for(asyncio.gather(closed, return_exceptions=True), timeout=10)
     finally:
         writer.close()
-    assert head_bytes.startswith(b"HTTP/1.1 413 "), head_bytes
-    # Answered at the cap, plus what socket buffers held: far from the 64 MiB meant to go.
+    assert answer_head.startswith(b"HTTP/1.1 413 "), answer_head
+    # Answered at the cap plus what socket buffers held: far from the 64 MiB meant to go.
     assert sent < 16 * BYTES_PER_MIB, sent
-    print(f"413 after {sent / BYTES_PER_MIB:.2f} MiB sent of {total_bytes // BYTES_PER_MIB} MiB")
+    assert closed.done() and sent_after < 48 * BYTES_PER_MIB, sent_after
+    print(
+        f"413 after {sent / BYTES_PER_MIB:.1f} MiB sent (cap {CAP_BYTES / BYTES_PER_MIB:.2f} "
+        f"MiB); closed after {sent_after / BYTES_PER_MIB:.1f} MiB more"
+    )
 
 
 def _zip_with_raw_name(name: str) -> bytes:
