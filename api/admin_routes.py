@@ -17,7 +17,7 @@ from api.bodies import read_json
 from api.errors import conflict, invalid, not_found
 from api.key_queries import insert_api_key, list_api_keys, update_api_key_revoked
 from api.keys import Role, mint_key
-from api.pagination import page_sorted
+from api.pagination import page_sorted, time_id_keyset
 from api.routing import Principal, Reply, org_db
 from channels.models import ChannelKind
 from channels.queries import (
@@ -48,10 +48,6 @@ def _created(row: _Created) -> tuple[datetime, uuid.UUID]:
     return row.created_at, row.id
 
 
-def _created_keyset(values: list[Any]) -> tuple[datetime, uuid.UUID]:
-    return datetime.fromisoformat(values[0]), uuid.UUID(values[1])
-
-
 def _audit(principal: Principal, action: str, **detail: Any) -> AuditEntry:
     return AuditEntry(principal.organization_id, principal.prefix, action, detail=detail)
 
@@ -59,7 +55,7 @@ def _audit(principal: Principal, action: str, **detail: Any) -> AuditEntry:
 async def list_keys(request: web.Request, principal: Principal) -> Reply:
     async with org_db(request, principal) as conn:
         keys = await list_api_keys(conn, principal.organization_id)
-    page = page_sorted(keys, request.query, "api_keys", _created, _created_keyset)
+    page = page_sorted(keys, request.query, "api_keys", _created, time_id_keyset)
     return {"items": [k.to_json() for k in page.items], "next": page.next}
 
 
@@ -102,7 +98,7 @@ async def revoke_key(request: web.Request, principal: Principal) -> Reply:
 async def list_agents_route(request: web.Request, principal: Principal) -> Reply:
     async with org_db(request, principal) as conn:
         agents = await list_agents(conn, principal.organization_id)
-    page = page_sorted(agents, request.query, "agents", _created, _created_keyset)
+    page = page_sorted(agents, request.query, "agents", _created, time_id_keyset)
     return {"items": [a.as_json() for a in page.items], "next": page.next}
 
 
@@ -135,7 +131,7 @@ async def update_agent_route(request: web.Request, principal: Principal) -> Repl
 async def list_channels_route(request: web.Request, principal: Principal) -> Reply:
     async with org_db(request, principal) as conn:
         channels = await list_channels(conn, principal.organization_id)
-    page = page_sorted(channels, request.query, "channels", _created, _created_keyset)
+    page = page_sorted(channels, request.query, "channels", _created, time_id_keyset)
     return {"items": [c.as_json() for c in page.items], "next": page.next}
 
 

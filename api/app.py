@@ -12,7 +12,7 @@ import structlog
 from aiohttp import web
 from aiohttp.typedefs import Handler as AiohttpHandler
 
-from api.bodies import MULTIPART_OVERHEAD_BYTES
+from api.bodies import LINGER_AFTER_ANSWER_S, MULTIPART_OVERHEAD_BYTES
 from api.console.render import CONSOLE_PREFIX
 from api.console.routes import add_console, html_errors
 from api.guard import error_reply, guarded, json_reply
@@ -48,6 +48,7 @@ def build_app(deps: ApiDeps) -> web.Application:
     app = web.Application(
         client_max_size=deps.package_limits.max_upload_bytes + MULTIPART_OVERHEAD_BYTES,
         middlewares=[json_errors],
+        handler_args={"lingering_time": LINGER_AFTER_ANSWER_S},
     )
     app[DEPS] = deps
     document = build_openapi(ROUTES)

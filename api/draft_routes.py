@@ -4,7 +4,6 @@ settings (`agent_authoring`). The decisions are skills.drafts', which audit them
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
 from typing import Any
 
 from aiohttp import web
@@ -12,7 +11,7 @@ from pydantic import BaseModel, ConfigDict
 
 from api.bodies import read_json
 from api.errors import ApiError
-from api.pagination import page_of, parse_limit, read_cursor
+from api.pagination import page_of, parse_limit, read_cursor, time_id_keyset
 from api.routing import Principal, Reply, deps_of, org_db
 from skills.draft_queries import (
     AuthoringMode,
@@ -39,14 +38,10 @@ def _status(query: Any) -> DraftStatus | None:
         ) from None
 
 
-def _keyset(values: list[Any]) -> tuple[datetime, uuid.UUID]:
-    return datetime.fromisoformat(values[0]), uuid.UUID(values[1])
-
-
 async def list_drafts_route(request: web.Request, principal: Principal) -> Reply:
     status = _status(request.query)
     limit = parse_limit(request.query)
-    before = read_cursor("drafts", request.query, _keyset)
+    before = read_cursor("drafts", request.query, time_id_keyset)
     async with org_db(request, principal) as conn:
         drafts = await list_drafts(
             conn, principal.organization_id, status=status, limit=limit + 1, before=before

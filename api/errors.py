@@ -10,6 +10,8 @@ SkilletError (core.errors)
 
 The other packages' refusals keep their codes (the CLI's) and get a status by code below;
 a package refused by the parser is 422; whatever may pass on a retry (Postgres, S3) is 503.
+A 5xx answers with a fixed pt-BR message by code (`public_message`), never the error's own
+text, which may quote the driver or the object store; that text goes to the log only.
 """
 
 from __future__ import annotations
@@ -44,6 +46,23 @@ def status_of(exc: SkilletError) -> int:
     if exc.retryable:
         return 503
     return _STATUS_BY_CODE.get(exc.code, 500)
+
+
+_PUBLIC_MESSAGES = {
+    "database_unavailable": "O banco de dados não respondeu; tente de novo em alguns segundos.",
+    "database_rejected": "O banco de dados recusou este pedido; confira os dados enviados. "
+    "Se o erro continuar, avise o suporte.",
+    "storage_unavailable": "O armazenamento de arquivos não respondeu; tente de novo em "
+    "alguns segundos.",
+}
+INTERNAL_ERROR_MESSAGE = "Erro interno; tente de novo."
+
+
+def public_message(exc: SkilletError) -> str:
+    """What the caller reads: a refusal's own message; for a failure (5xx) a fixed text."""
+    if isinstance(exc, ApiError) or status_of(exc) < 500:
+        return exc.message
+    return _PUBLIC_MESSAGES.get(exc.code, INTERNAL_ERROR_MESSAGE)
 
 
 def not_found(code: str, message: str) -> ApiError:

@@ -4,9 +4,10 @@ Order: the client address's failed-authentication lock (429 `too_many_failed_aut
 any credential is read: api.rate_limit), then the bearer key is looked up (401 without a live
 one; nothing else is read, and a presented key that is not live counts as a failure), then
 the key's requests per minute (429 `too_many_requests`, when set), then the route's least
-role (403), then the handler. A refusal (4xx) of a mutating route writes
-one `refused` audit row, with its code, in a transaction of its own, on the caller's org
-(unless the callee wrote it already, as skills.drafts does).
+role (403), then the path's text (422, api.text), then the handler. A refusal (4xx) of a
+mutating route writes one `refused` audit row, with its code, in a transaction of its own, on
+the caller's org (unless the callee wrote it already, as skills.drafts does). A failure (5xx)
+answers a fixed message (api.errors.public_message).
 
 `run_route` is that gate without the HTTP answer: the console (api.console) runs the same
 routes through it, so what a role may do and what is audited are decided here only.
@@ -20,14 +21,16 @@ from typing import Any
 import structlog
 from aiohttp import web
 
-from api.errors import ApiError, status_of
+from api.errors import ApiError, public_message, status_of
 from api.key_queries import fetch_key_owner
 from api.keys import parse_bearer, parse_key, role_allows
 from api.rate_limit import LIMITER, RateLimited
 from api.routing import DEPS, Principal, Reply, Route
+from api.text import check_path
 from core.db_errors import DATABASE_ERRORS, db_errors
 from core.errors import SkilletError
 from core.tenancy import org_connection
+from core.text import storable
 from skills.audit_queries import AuditEntry, insert_audit
 
 log = structlog.get_logger(__name__)
@@ -117,6 +120,7 @@ async def run_route(route: Route, request: web.Request, principal: Principal) ->
                 f"Esta chave tem o papel {principal.role.value}; esta operação pede "
                 f"{route.role.value} ou acima.",
             )
+        check_path(route.path, request.match_info)  # 422 before a NUL reaches a statement
         with db_errors(f"api {route.operation_id}"):
             return await route.handler(request, principal)
     except SkilletError as exc:
@@ -143,12 +147,13 @@ async def _audit_refusal(
     request: web.Request, route: Route, principal: Principal, exc: SkilletError
 ) -> None:
     assert route.action is not None
+    name = request.match_info.get("name")
     entry = AuditEntry(
         principal.organization_id,
         principal.prefix,
         route.action,
         outcome="refused",
-        skill_name=request.match_info.get("name"),
+        skill_name=None if name is None else storable(name),  # a refused one may hold NUL
         detail={"code": exc.code},
     )
     try:
@@ -166,7 +171,7 @@ def _error(exc: SkilletError) -> web.Response:
         log.error("api.failed", code=exc.code, error=exc.message[:300])
     else:
         log.info("api.refused", status=status, code=exc.code)
-    response = error_reply(status, exc.code, exc.message)
+    response = error_reply(status, exc.code, public_message(exc))
     if isinstance(exc, RateLimited):
         response.headers["Retry-After"] = str(exc.retry_after_s)
     return response

@@ -24,7 +24,7 @@ from api.history_queries import (
     list_curator_runs,
     list_messages,
 )
-from api.pagination import page_of, parse_limit, read_cursor
+from api.pagination import id_keyset, page_of, parse_limit, read_cursor, time_id_keyset
 from api.routing import Principal, Reply, deps_of, org_db
 from jobs.payloads import HANDLE_INBOUND_MESSAGE, ConversationPayload, InboundMessagePayload
 from jobs.queue import enqueue_inbound
@@ -37,16 +37,6 @@ def _stamp(value: datetime | None) -> str | None:
 
 def _str(value: uuid.UUID | None) -> str | None:
     return None if value is None else str(value)
-
-
-def _time_keyset(values: list[Any]) -> tuple[datetime, uuid.UUID]:
-    return datetime.fromisoformat(values[0]), uuid.UUID(values[1])
-
-
-def _id_keyset(values: list[Any]) -> int:
-    if not isinstance(values[0], int):
-        raise TypeError("id cursor")
-    return values[0]
 
 
 def _path_uuid(request: web.Request, key: str, code: str, what: str) -> uuid.UUID:
@@ -68,7 +58,7 @@ def _conversation_json(row: ConversationRow) -> dict[str, Any]:
 
 async def list_conversations_route(request: web.Request, principal: Principal) -> Reply:
     limit = parse_limit(request.query)
-    before = read_cursor("conversations", request.query, _time_keyset)
+    before = read_cursor("conversations", request.query, time_id_keyset)
     async with org_db(request, principal) as conn:
         rows = await list_conversations(
             conn, principal.organization_id, before=before, limit=limit + 1
@@ -98,7 +88,7 @@ def _message_json(row: MessageRow) -> dict[str, Any]:
 async def list_messages_route(request: web.Request, principal: Principal) -> Reply:
     conversation_id = _path_uuid(request, "id", "conversation_not_found", "A conversa")
     limit = parse_limit(request.query)
-    after = read_cursor("messages", request.query, _time_keyset)
+    after = read_cursor("messages", request.query, time_id_keyset)
     org = principal.organization_id
     async with org_db(request, principal) as conn:
         if not await fetch_conversation_exists(conn, org, conversation_id):
@@ -110,7 +100,7 @@ async def list_messages_route(request: web.Request, principal: Principal) -> Rep
 
 async def list_curator_runs_route(request: web.Request, principal: Principal) -> Reply:
     limit = parse_limit(request.query)
-    before = read_cursor("curator_runs", request.query, _id_keyset)
+    before = read_cursor("curator_runs", request.query, id_keyset)
     async with org_db(request, principal) as conn:
         rows = await list_curator_runs(
             conn, principal.organization_id, before_id=before, limit=limit + 1
@@ -146,7 +136,7 @@ def _audit_json(row: AuditRow) -> dict[str, Any]:
 
 async def list_audit_route(request: web.Request, principal: Principal) -> Reply:
     limit = parse_limit(request.query)
-    before = read_cursor("audit", request.query, _id_keyset)
+    before = read_cursor("audit", request.query, id_keyset)
     async with org_db(request, principal) as conn:
         rows = await list_audit(conn, principal.organization_id, limit=limit + 1, before_id=before)
     page = page_of(rows, limit, "audit", lambda r: [r.id])
@@ -155,7 +145,7 @@ async def list_audit_route(request: web.Request, principal: Principal) -> Reply:
 
 async def list_dead_letters_route(request: web.Request, principal: Principal) -> Reply:
     limit = parse_limit(request.query)
-    before = read_cursor("dead_letters", request.query, _id_keyset)
+    before = read_cursor("dead_letters", request.query, id_keyset)
     async with org_db(request, principal) as conn:
         rows = await list_dead_letters(
             conn, principal.organization_id, before_id=before, limit=limit + 1

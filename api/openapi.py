@@ -56,7 +56,11 @@ def _responses(route: Route) -> dict[str, Any]:
         responses[status] = {"description": what, **error}
     if route.action is not None:
         responses["409"] = {"description": "conflito com o estado atual", **error}
-    if route.action is not None or _REFUSED_QUERY.intersection(route.query):
+    if route.body is not None or "cursor" in route.query:
+        # invalid_json, invalid_multipart, invalid_cursor, invalid_limit
+        responses["400"] = {"description": "pedido ilegível", **error}
+    refused_path = _PARAM_RE.search(route.path) is not None  # invalid_path (a NUL)
+    if route.action is not None or refused_path or _REFUSED_QUERY.intersection(route.query):
         responses["422"] = {"description": "entrada recusada", **error}
     if route.body == "zip":
         responses["413"] = {"description": "pacote acima de 8 MiB", **error}

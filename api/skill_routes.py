@@ -12,7 +12,7 @@ from aiohttp import web
 from api.activation_summary import SERIES_DAYS, summarize_activations
 from api.bodies import read_upload
 from api.errors import ApiError, not_found
-from api.pagination import page_of, page_sorted, parse_limit, read_cursor
+from api.pagination import name_keyset, page_of, page_sorted, parse_limit, read_cursor
 from api.routing import Principal, Reply, deps_of, org_db
 from api.skill_queries import (
     ActivationTotals,
@@ -37,7 +37,7 @@ async def list_catalog(request: web.Request, principal: Principal) -> Reply:
     async with org_db(request, principal) as conn:
         listing = await list_skills(conn, organization_id=principal.organization_id)
     page = page_sorted(
-        listing.catalog, request.query, "catalog", lambda s: [s.name], lambda k: [str(k[0])]
+        listing.catalog, request.query, "catalog", lambda s: [s.name], lambda k: [name_keyset(k)]
     )
     return {"items": [s.to_json() for s in page.items], "next": page.next}
 
@@ -68,7 +68,7 @@ async def list_installed(request: web.Request, principal: Principal) -> Reply:
     intent (injected by its catalog intent model alone), probe (demand no skill served) and
     capped (matched but cut by the injection cap)."""
     limit = parse_limit(request.query)
-    after = read_cursor("skills", request.query, lambda k: str(k[0]))
+    after = read_cursor("skills", request.query, name_keyset)
     today = deps_of(request).clock().astimezone(UTC).date()
     async with org_db(request, principal) as conn:
         rows = await list_installed_page(

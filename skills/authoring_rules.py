@@ -131,7 +131,9 @@ def check_skill_md(text: str, *, expected_name: str | None = None) -> SkillMd:
             code="skill_md_too_long",
         )
     try:
-        parsed = parse_skill_md(text.encode("utf-8"))
+        # surrogatepass: a lone surrogate the model wrote reaches the parser, which refuses
+        # it as text that is not UTF-8, instead of failing the encode here.
+        parsed = parse_skill_md(text.encode("utf-8", "surrogatepass"))
     except SkillPackageError as exc:
         raise AuthoringError(f"O SKILL.md ficaria inválido: {exc.message}", code=exc.code) from exc
     if expected_name is not None and parsed.name != expected_name:

@@ -20,6 +20,7 @@ from typing import Any
 
 import structlog
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 from multidict import MultiDictProxy
 
 from api.console.render import CONSOLE_PREFIX, html, see_other
@@ -41,6 +42,7 @@ from api.console.sessions import (
     tokens_match,
     well_formed,
 )
+from api.errors import ApiError
 from api.guard import authenticate_key
 from api.rate_limit import LIMITER, RateLimited
 from api.routing import DEPS, Principal
@@ -133,8 +135,18 @@ def refused_csrf(request: web.Request) -> web.Response:
 
 
 async def _post_form(request: web.Request) -> Form:
-    # Past the app's client_max_size this raises 413, which the console shows as a page.
-    return await request.post()
+    # Past the app's client_max_size this raises 413, which the console shows as a page; a
+    # form that cannot be read (bytes that are not UTF-8, an unknown charset, a multipart
+    # without its boundary) is a 400 page, never a 500.
+    try:
+        return await request.post()
+    except (ValueError, LookupError, HttpProcessingError):
+        raise ApiError(
+            400,
+            "invalid_form",
+            "O formulário enviado não pôde ser lido (texto fora de UTF-8 ou formato "
+            "quebrado). Volte, recarregue a página e envie de novo.",
+        ) from None
 
 
 def _limited(response: web.Response, refusal: RateLimited) -> web.Response:

@@ -16,7 +16,7 @@ from aiohttp import web
 from api.console.auth import SIGN_OUT_PATH, Visit, forget
 from api.console.diff_lines import counts, diff_lines
 from api.console.render import CONSOLE_PREFIX, html
-from api.errors import status_of
+from api.errors import public_message, status_of
 from api.guard import may, run_route
 from api.keys import Role, parse_key
 from api.route_table import ROUTES
@@ -70,7 +70,7 @@ def _page_href(request: web.Request, cursor: str | None) -> str | None:
 
 
 def _error_view(error: SkilletError | None) -> dict[str, str] | None:
-    return None if error is None else {"code": error.code, "message": error.message}
+    return None if error is None else {"code": error.code, "message": public_message(error)}
 
 
 def base_context(request: web.Request, visit: Visit) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from aiohttp.typedefs import Handler as AiohttpHandler
 from api.console import actions, pages
 from api.console.auth import SIGN_IN_PATH, SIGN_OUT_PATH, sign_in, sign_in_form, sign_out, signed_in
 from api.console.render import CONSOLE_PREFIX, TEMPLATES, build_templates, html, see_other
-from api.errors import status_of
+from api.errors import public_message, status_of
 from core.errors import SkilletError
 
 log = structlog.get_logger(__name__)
@@ -62,8 +62,12 @@ async def html_errors(request: web.Request, handler: AiohttpHandler) -> web.Stre
         message = _HTTP_MESSAGES.get(exc.status, exc.reason)
         return _failure(request, exc.status, "http_error", message)
     except SkilletError as exc:
-        log.error("console.failed", code=exc.code, error=exc.message[:300])
-        return _failure(request, status_of(exc), exc.code, exc.message)
+        status = status_of(exc)
+        if status >= 500:
+            log.error("console.failed", code=exc.code, error=exc.message[:300])
+        else:
+            log.info("console.refused", status=status, code=exc.code)
+        return _failure(request, status, exc.code, public_message(exc))
     except Exception as exc:
         log.exception("console.unexpected", error=repr(exc)[:300])
         return _failure(request, 500, "internal_error", "Erro interno; tente de novo.")

@@ -284,10 +284,12 @@ def _checked_path(info: zipfile.ZipInfo) -> str:
         or _DRIVE_PATTERN.match(path)
         or any(segment in ("", ".", "..") for segment in segments)
     ):
+        # The name as the archive holds it: zipfile's `filename` stops at a NUL.
+        shown = _shown(info.orig_filename if has_control else path)
         raise _error(
             PackageErrorCode.UNSAFE_PATH,
-            f"O caminho {_shown(path)} não é permitido. Use caminhos relativos com '/', sem "
-            "'..', sem barra no início e sem letra de unidade.",
+            f"O caminho {shown} não é permitido. Use caminhos relativos com '/', sem "
+            "'..', sem barra no início, sem letra de unidade e sem caracteres de controle.",
         )
     return path
 

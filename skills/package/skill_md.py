@@ -1,9 +1,10 @@
 """Validate a package's SKILL.md bytes: YAML frontmatter (name, description, keywords, the
 Agent Skills fields) and body.
 
-Order of checks, cheapest bound first: UTF-8 (a leading BOM is tolerated) -> the `---` block
--> the frontmatter's YAML, loaded with bounded work by skills.package.bounded_yaml (at most
-MAX_FRONTMATTER_BYTES) -> fields -> body. Refusals are `skill_frontmatter_invalid` (not
+Order of checks, cheapest bound first: UTF-8 (a leading BOM is tolerated) and no U+0000 ->
+the `---` block -> the frontmatter's YAML, loaded with bounded work by skills.package.bounded_yaml
+(at most MAX_FRONTMATTER_BYTES), with no string Postgres cannot store (core.text: YAML's
+`"\\0"` and `"\\ud800"` escapes) -> fields -> body. Refusals are `skill_frontmatter_invalid` (not
 UTF-8, no `---` block, bad YAML or fields, empty body) or `skill_body_too_long`.
 
 Keywords, in one of two forms, never both (`skill_frontmatter_invalid`: ambiguous):
@@ -34,6 +35,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from core.text import first_unstorable, storable, what_unstorable
 from skills.models import SkillMatcher
 from skills.package.bounded_yaml import load_frontmatter
 from skills.package.errors import PackageErrorCode, SkillPackageError
@@ -80,8 +82,11 @@ def parse_skill_md(raw: bytes) -> SkillMd:
         text = raw.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:
         raise _invalid("O SKILL.md não está em UTF-8. Salve-o com a codificação UTF-8.") from exc
+    if "\x00" in text:
+        raise _invalid("O SKILL.md tem o caractere nulo (U+0000); apague-o e salve de novo.")
     frontmatter, body = split_frontmatter(text)
     meta = load_frontmatter(frontmatter)
+    _check_storable(meta)
     name, description = _name(meta), _description(meta)
     fields = parse_frontmatter_fields(meta)
     matcher = _matcher(meta, fields)
@@ -103,6 +108,17 @@ def parse_skill_md(raw: bytes) -> SkillMd:
         fields,
         nonstandard_keys(meta),
     )
+
+
+def _check_storable(meta: dict[str, Any]) -> None:
+    """YAML's escapes (`"\\0"`, `"\\ud800"`) write what UTF-8 text cannot carry."""
+    found = first_unstorable(meta)
+    if found is not None:
+        where, text = found
+        raise _invalid(
+            f"O campo `{storable(where)}` do frontmatter tem {what_unstorable(text)} "
+            "(um escape do YAML como \\0 ou \\ud800). Apague esse escape."
+        )
 
 
 def _invalid(message: str) -> SkillPackageError:

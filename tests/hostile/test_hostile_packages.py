@@ -256,3 +256,52 @@ def test_the_walk_reads_headers_only_up_to_the_limit(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(package_central_directory.struct, "unpack_from", counting_unpack)
     assert count_records(data, stop_after=MAX_ARCHIVE_ENTRIES) == MAX_ARCHIVE_ENTRIES + 1
     assert len(unpacks) <= MAX_ARCHIVE_ENTRIES + 1
+
+
+# --- text Postgres cannot store ----------------------------------------------------------------
+
+
+def _zip_with_raw_name(name: str) -> bytes:
+    """A package whose central directory holds `name` byte for byte (zipfile's writer would
+    cut it at a NUL; its reader keeps the whole name in `orig_filename`)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("SKILL.md", skill_md())
+        info = zipfile.ZipInfo("placeholder")
+        info.filename = name
+        archive.writestr(info, "texto")
+    return buffer.getvalue()
+
+
+def test_a_nul_in_an_entry_name_is_an_unsafe_path_named_whole() -> None:
+    data = _zip_with_raw_name("references/a\x00b.md")
+    assert data.count(b"references/a\x00b.md") == 2  # local header and central directory
+    with pytest.raises(SkillPackageError) as caught:
+        parse_skill_package(data)
+    assert caught.value.code == "skill_unsafe_path"
+    # Not stored as `references/a`: refused, and the message shows the name the archive has.
+    assert "'references/a\\x00b.md'" in caught.value.message
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        (skill_md(body="Explique o frete.\x00 E o CEP."), "caractere nulo"),
+        (skill_md(HEADER.replace("Explica o frete.", '"Explica\\0 o frete."')), "`description`"),
+        # libyaml itself refuses an escaped lone surrogate.
+        (skill_md(HEADER + 'license: "MIT\\ud800"\n'), "YAML válido"),
+        (skill_md(HEADER + 'metadata:\n  autor: "Ana\\0"\n'), "`metadata.autor`"),
+        (skill_md(HEADER.replace("[frete]", '["fre\\0te"]')), "`matcher.any_keywords.0`"),
+    ],
+    ids=["nul-in-body", "yaml-nul-escape", "yaml-surrogate-escape", "nested", "keyword"],
+)
+def test_text_postgres_cannot_store_in_a_skill_md_is_refused(text: str, says: str) -> None:
+    refused = refusal(text)
+    assert refused.code == "skill_frontmatter_invalid"
+    assert says in refused.message
+
+
+def test_a_lone_surrogate_the_model_writes_is_refused_not_raised() -> None:
+    with pytest.raises(AuthoringError) as caught:
+        check_skill_md(skill_md(body="Explique o frete \ud800."))
+    assert caught.value.code == "skill_frontmatter_invalid"

@@ -20,6 +20,7 @@ from api.rate_limit import RateLimits, RedisCounters, open_counter_redis
 from api.routing import ApiDeps
 from core.db import create_pool
 from jobs.queue import open_queue
+from skills.package.limits import DEFAULT_LIMITS, PackageLimits
 from skills.storage import ObjectStore
 from skills.usage import UsageStore
 from webhook.server import start_site
@@ -93,6 +94,7 @@ async def running_api(
     clock: Any = None,
     limits: RateLimits | None = None,
     limiter_redis_url: str | None = None,
+    package_limits: PackageLimits = DEFAULT_LIMITS,
 ) -> AsyncIterator[ApiClient]:
     """The real application, as `skillet api` builds it (pool as skillet_api), on 127.0.0.1.
 
@@ -119,6 +121,7 @@ async def running_api(
             usage=UsageStore(the_clock),
             rate_limit_counters=counters,
             rate_limits=limits or RateLimits(),
+            package_limits=package_limits,
         )
         runner, port = await start_site(build_app(deps), "127.0.0.1", 0)
         stack.push_async_callback(runner.cleanup)
