@@ -106,9 +106,10 @@ def _talk(c: Clause, i: int) -> Hit | None:
         return None
     if c.words[i] in v.PEOPLE and k != i - 1:
         return None  # "com a gente" is "with us"
-    verb = c.at(k - 1)
-    if verb in v.TALK_VERBS or (verb == "falando" and c.at(k - 2) in v.PRESENT_AUXILIARIES):
-        return Hit(HandoffRule.TALK, k - 1, i, head=k - 1)
+    at = c.before(k, v.ADVERBS)  # "falar direto com o dono"
+    verb = c.at(at)
+    if verb in v.TALK_VERBS or (verb == "falando" and c.at(at - 1) in v.PRESENT_AUXILIARIES):
+        return Hit(HandoffRule.TALK, at, i, head=at)
     return None
 
 
@@ -126,21 +127,26 @@ def _transfer(c: Clause, i: int) -> Hit | None:
 
 
 _WHERE_IS = frozenset({"cade", "cad", "kd", "kde"})
-_NEED = frozenset({"preciso", "precisava", "precisamos"})
+_NEED = frozenset({"preciso", "precisava", "precisamos", "precisando"})
+_I_AM = frozenset({"estou", "tou", "eu"})
+# "como (se) chama o atendente?" asks a name.
+_NAMING = frozenset({"como", "se", "qual"})
 _DEFINITE = frozenset({"o", "a", "os", "as"})
 
 
 def _call(c: Clause, i: int) -> Hit | None:
-    """quero / preciso de / chama / cadê (um) atendente or humano; "chama alguém"; "quero
-    uma pessoa" (with nothing after it but "aí", "pra me atender"...)."""
+    """quero / preciso de / chama / cadê (um) atendente or humano; "chama alguém / o dono";
+    "quero uma pessoa" (with nothing after it but "aí", "pra me atender"...)."""
     k = c.before(i, v.DETERMINERS)
     verb = c.at(k)
     if verb == "de" and c.at(k - 1) in _NEED:
         k -= 1
         verb = c.at(k)
+    if verb == "precisando" and c.at(k - 1) not in _I_AM:
+        return None  # "vcs tão precisando de atendente?" is a job
     word = c.words[i]
-    allowed = v.SUMMON_VERBS if word in v.SOMEONE else v.CALL_VERBS
-    if verb not in allowed:
+    allowed = v.SUMMON_VERBS if word in v.SOMEONE or word in v.STAFF else v.CALL_VERBS
+    if verb not in allowed or (verb in v.SUMMON_VERBS and c.at(k - 1) in _NAMING):
         return None
     # "quero uma pessoa" asks; "preciso de uma pessoa pra montar" is a fitter.
     if word in v.PERSON and (verb in _NEED or not _is_here(c, i + 1)):
@@ -153,9 +159,11 @@ def _call(c: Clause, i: int) -> Hit | None:
 
 def _serves(c: Clause, j: int) -> bool:
     """A word that makes someone a person to talk to: "pra (me) atender", "pra falar"."""
+    if c.at(j) in ("me", "mim"):
+        j += 1
     word = c.at(j)
-    if word in ("me", "mim"):
-        word = c.at(j + 1)
+    if word in v.HELP_VERBS:  # "pra me ajudar aí?", not "pra me ajudar a montar"
+        return c.ends_at(j) or c.at(j + 1) in v.HERE
     return word in v.SERVE_VERBS
 
 
@@ -181,13 +189,16 @@ def _presence(c: Clause, i: int) -> Hit | None:
     return None
 
 
-_CAN = frozenset({"pode", "poderia", "podia", "consegue"})
+_CAN = frozenset({"pode", "poderia", "podia", "consegue", "vai"})
 
 
 def _here(c: Clause, i: int) -> Hit | None:
-    """A clause that opens with someone: "alguém aí?", "alguém (pode) me atende(r)?"."""
+    """A clause that opens with someone: "alguém aí?", "alguém??", "alguém (pode) me
+    atende(r)?", "ninguém vai me responder?"."""
     if c.before(i, v.DETERMINERS) >= 0:
         return None
+    if c.ends_at(i) and c.words[i] not in v.ATTENDANT_KINDS:
+        return Hit(HandoffRule.HERE, i, i, head=None)  # "alguém??" ("atendente": a line)
     nxt = c.at(i + 1)
     if nxt in v.HERE and c.ends_at(i + 1):
         return Hit(HandoffRule.HERE, i, i + 1, head=None)
@@ -239,13 +250,24 @@ def _or_robot(c: Clause, i: int) -> Hit | None:
     return None
 
 
+def _described(c: Clause, noun: int) -> bool:
+    """Whether the noun and its adjective describe instead of asking: "o atendimento humano
+    de vocês é ótimo", "que atendimento humano e carinhoso"."""
+    before = c.at(noun - 1)
+    opens = noun - 1 == 0 and before in _DEFINITE
+    return opens or before in v.DESCRIBING or c.at(noun + 2) in v.DESCRIPTION_GOES_ON
+
+
 def _service(c: Clause, i: int) -> Hit | None:
-    """atendimento / suporte / atendente humano; (ser) atendido por uma pessoa."""
+    """atendimento / suporte / atendente humano; ser atendido por uma pessoa."""
     before = c.at(i - 1)
     if c.words[i] in v.HUMAN and (before in v.SERVICE_NOUNS or v.is_attendant(before)):
+        if _described(c, i - 1):
+            return None
         return Hit(HandoffRule.SERVICE, i - 1, i, head=i - 1)
     k = c.before(i, v.DETERMINERS)
-    if c.at(k) in v.BY and c.at(k - 1) in v.SERVED:
+    # "ser atendido por": the wish; "fui atendido por um atendente" is the past.
+    if c.at(k) in v.BY and c.at(k - 1) in v.SERVED and c.at(k - 2) == "ser":
         return Hit(HandoffRule.SERVICE, k - 1, i, head=k - 1)
     return None
 
@@ -300,7 +322,7 @@ _FRAMES: dict[str, tuple[Frame, ...]] = {
     "someone": (_talk, _transfer, _call, _presence, _here, _real, _service, _contact),
     "nobody": (_talk, _presence, _here),  # "não consigo falar com ninguém"
     "people": (_talk, _presence, _real, _is_human, _or_robot),
-    "staff": (_talk, _transfer, _presence, _service, _contact),
+    "staff": (_talk, _transfer, _call, _presence, _service, _contact),
     "robot": (_refuse_bot,),
 }
 

@@ -48,6 +48,8 @@ STAFF = frozenset(
 ROBOT = frozenset(
     {"robo", "robos", "robozinho", "bot", "chatbot", "maquina", "automatico", "automatica"}
 )
+# Person words a line may be made of alone (turn.handoff_request reads such a line whole).
+ATTENDANT_KINDS = HUMAN | frozenset({"atendente", "atendentes"})
 # After "atendente", words that make it the bot ("atendente virtual").
 NOT_A_PERSON = frozenset(
     {"virtual", "virtuais", "digital", "eletronico", "eletronica", "automatico", "automatica"}
@@ -66,6 +68,8 @@ _ATTENDANT_MAX_CHARS = len(_ATTENDANT) + 2
 DETERMINERS = frozenset(
     {"um", "uma", "o", "a", "os", "as", "algum", "alguma", "nenhum", "nenhuma", "ser"}
 )
+# Between a talk verb and "com": "falar direto com o dono".
+ADVERBS = frozenset({"direto", "diretamente", "logo", "agora", "ja", "urgente", "rapidinho"})
 # "com" as customers type it ("falar c/ atendente", "fala cm alguem").
 WITH = frozenset({"com", "c", "cm", "co", "cum"})
 # Verbs (and the noun "atendimento") that, followed by "com" and a person, ask to talk to one.
@@ -122,6 +126,7 @@ CALL_VERBS = frozenset(
         "preciso",
         "precisava",
         "precisamos",
+        "precisando",
         "solicito",
         "chama",
         "chamar",
@@ -151,11 +156,19 @@ SERVE_VERBS = frozenset(
         "fala",
     }
 )
+# Help asks for a person only with nothing after it: "tem alguém pra me ajudar aí?", not
+# "tem alguém pra me ajudar a montar?".
+HELP_VERBS = frozenset({"ajudar", "ajuda"})
 # "de verdade", "de vdd", "real": a real person is wished for.
 REAL = frozenset({"verdade", "vdd", "vdade", "verdadi"})
 REAL_ADJECTIVES = frozenset({"real", "reais"})
 # "atendimento humano", "suporte humano", "atendente humano".
 SERVICE_NOUNS = frozenset({"atendimento", "suporte", "atendente", "resposta", "contato"})
+# Before "atendimento humano", words that describe it ("que atendimento humano!", "esse
+# atendimento humano de vocês"), and after it, words that go on describing it.
+# ("esta" is also "tá", so it is not one of them.)
+DESCRIBING = frozenset({"que", "esse", "essa", "seu", "sua", "nosso", "nossa"})
+DESCRIPTION_GOES_ON = frozenset({"e", "foi", "foram", "era", "muito", "mais", "como", "de"})
 # "ser atendido por uma pessoa".
 SERVED = frozenset({"atendido", "atendida", "atendidos", "atendidas", "respondido", "respondida"})
 BY = frozenset({"por", "pelo", "pela"})

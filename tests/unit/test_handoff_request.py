@@ -25,16 +25,17 @@ from turn.handoff_request import (
 from turn.handoff_vocabulary import is_attendant
 
 
-def test_the_corpus_has_150_requests_and_300_near_misses_split_half_and_half() -> None:
+def test_the_corpus_has_150_requests_and_300_near_misses_in_two_parts() -> None:
     every = load_corpus("tune") + load_corpus("measure")
     assert len(CORPUS_PATH.read_text(encoding="utf-8").splitlines()) == len(every)
     assert len({m.text for m in every}) == len(every)  # no message twice
     per_label = Counter(m.person for m in every)
     assert per_label[True] >= 150 and per_label[False] >= 300
+    # Split half and half before the first rule; the tune part grows with probes written
+    # after it (never copied from the measured part), the measured part keeps its half.
     for split in SPLITS:
         part = Counter(m.person for m in every if m.split == split)
-        assert abs(part[True] - per_label[True] / 2) <= 1, split
-        assert abs(part[False] - per_label[False] / 2) <= 1, split
+        assert part[True] >= 120 and part[False] >= 230, split
 
 
 def test_the_measured_part_meets_the_targets_and_keeps_its_measured_numbers() -> None:
@@ -63,6 +64,9 @@ def test_the_measured_part_meets_the_targets_and_keeps_its_measured_numbers() ->
         "quero falar com o gerente",
         "quero ser atendida por uma pessoa",
         "me passa o contato de um atendente",
+        "quero falar direto com o dono",
+        "pode chamar o gerente?",
+        "estou precisando de um atendente",
         "atendente",
         "HUMANO!!",
         "hmn pfv",
@@ -70,6 +74,9 @@ def test_the_measured_part_meets_the_targets_and_keeps_its_measured_numbers() ->
         # Asking whether a person is there.
         "tem alguém aí de verdade?",
         "tem alguem ai?",
+        "alguém??",
+        "tem alguem pra me ajudar aí?",
+        "ninguem vai me responder?",
         "alguém pode me atender?",
         "vcs tem atendente?",
         "não tem ninguém aí?",
@@ -105,6 +112,10 @@ def test_requests_for_a_person(text: str) -> None:
         "falei com a atendente ontem",
         "obrigada, atendente!",
         "tem vaga de atendente?",
+        "vcs tão precisando de atendente? tenho experiência",
+        "fui atendido por um atendente muito educado",
+        "que atendimento humano e carinhoso, adorei",
+        "como chama o atendente de ontem?",
         "vocês tem atendente virtual?",
         # Hours and service.
         "vocês atendem sábado?",
@@ -121,6 +132,7 @@ def test_requests_for_a_person(text: str) -> None:
         "pode falar com a gente pelo site também?",
         "tem alguém que faz entrega no centro?",
         "preciso de uma pessoa pra montar o guarda-roupa",
+        "tem alguém pra me ajudar a montar o móvel?",
         # Talking about something, or to someone else.
         "quero falar sobre o pedido",
         "preciso falar com o banco antes de fechar",
