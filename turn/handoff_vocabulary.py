@@ -111,6 +111,8 @@ TRANSFER_VERBS = frozenset(
         "direcionar",
         "redireciona",
         "joga",
+        "manda",
+        "mandar",
         "pede",
         "pedir",
         "peca",
@@ -128,6 +130,8 @@ CALL_VERBS = frozenset(
         "precisamos",
         "precisando",
         "solicito",
+        "arruma",
+        "arranja",
         "chama",
         "chamar",
         "chame",
@@ -137,8 +141,8 @@ CALL_VERBS = frozenset(
         "kde",
     }
 )
-# Of those, the ones that also call "alguém" ("chama alguém aí").
-SUMMON_VERBS = frozenset({"chama", "chamar", "chame"})
+# Of those, the ones that also call "alguém" or a role ("chama alguém aí", "cadê o dono").
+SUMMON_VERBS = frozenset({"chama", "chamar", "chame", "cade", "kd"})
 # "tem alguém aí?", "vcs tem atendente?", "existe atendente?".
 HAVE = frozenset({"tem", "tm", "ten", "existe", "ha", "teria", "tera"})
 # What makes "alguém"/"uma pessoa" after "tem" mean someone to talk to, not a fitter.
