@@ -27,7 +27,7 @@ CREATE OR REPLACE FUNCTION public.skillet_current_org()
  RETURNS uuid
  LANGUAGE plpgsql
  STABLE SECURITY DEFINER
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+ SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 declare
     v_org text := current_setting('skillet.organization_id', true);
@@ -36,7 +36,8 @@ begin
         return null;
     end if;
     if current_setting('skillet.organization_proof', true) = (
-        select encode(hmac(convert_to(v_org, 'UTF8'), s.secret, 'sha256'), 'hex')
+        select encode(sha256(s.outer_pad || sha256(s.inner_pad || convert_to(v_org, 'UTF8'))),
+                      'hex')
         from skillet_private.tenant_binding_secret s) then
         return v_org::uuid;
     end if;
@@ -51,13 +52,51 @@ CREATE OR REPLACE FUNCTION public.skillet_org_proof_valid(p_org text, p_proof te
  RETURNS boolean
  LANGUAGE plpgsql
  STABLE SECURITY DEFINER
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+ SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 begin
     return p_proof is not null and p_proof = (
-        select encode(hmac(convert_to(p_org, 'UTF8'), s.secret, 'sha256'), 'hex')
+        select encode(sha256(s.outer_pad || sha256(s.inner_pad || convert_to(p_org, 'UTF8'))),
+                      'hex')
         from skillet_private.tenant_binding_secret s);
 end;
+$function$;
+
+COMMENT ON FUNCTION public.skillet_hmac_pad(bytea, integer, integer) IS
+$$An HMAC key's pad over a hash block of p_block bytes: the key (its digest when longer) zero-
+filled, each byte XOR p_byte (54: inner, 92: outer). Immutable: the tenant secret's pads are
+generated columns.$$;
+CREATE OR REPLACE FUNCTION public.skillet_hmac_pad(p_key bytea, p_block integer, p_byte integer)
+ RETURNS bytea
+ LANGUAGE plpgsql
+ IMMUTABLE PARALLEL SAFE STRICT
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+    v_key bytea := p_key;
+begin
+    if length(v_key) > p_block then  -- a longer key is its digest (RFC 2104)
+        v_key := case p_block when 64 then sha256(v_key) else sha512(v_key) end;
+    end if;
+    v_key := v_key || decode(repeat('00', p_block - length(v_key)), 'hex');
+    for i in 0 .. p_block - 1 loop
+        v_key := set_byte(v_key, i, get_byte(v_key, i) # p_byte);
+    end loop;
+    return v_key;
+end;
+$function$;
+
+COMMENT ON FUNCTION public.skillet_hmac_sha512(bytea, bytea) IS
+$$HMAC-SHA512 of p_message under p_key (RFC 2104) from the built-in sha512(); WAHA signs its
+webhook bodies with it.$$;
+CREATE OR REPLACE FUNCTION public.skillet_hmac_sha512(p_key bytea, p_message bytea)
+ RETURNS bytea
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE STRICT
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+    select sha512(public.skillet_hmac_pad(p_key, 128, 92)
+                  || sha512(public.skillet_hmac_pad(p_key, 128, 54) || p_message))
 $function$;
 
 COMMENT ON FUNCTION public.skillet_bind_org(uuid) IS
@@ -184,13 +223,14 @@ CREATE OR REPLACE FUNCTION public.skillet_waha_signature_valid(p_session text, p
  RETURNS boolean
  LANGUAGE plpgsql
  STABLE SECURITY DEFINER
- SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+ SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 begin
     -- Compared as digests of both: the time a comparison takes tells nothing of the key.
     return (
-        select sha256(convert_to(encode(hmac(p_body, convert_to(k.hmac_key, 'UTF8'), 'sha512'),
-                                        'hex'), 'UTF8'))
+        select sha256(convert_to(
+                   encode(public.skillet_hmac_sha512(convert_to(k.hmac_key, 'UTF8'), p_body),
+                          'hex'), 'UTF8'))
                = sha256(convert_to(p_signature, 'UTF8'))
         from public.channels c
         join public.channel_waha_keys k on k.channel_id = c.id

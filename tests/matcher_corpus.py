@@ -11,7 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from skills.labelled_corpus import SPLITS as SPLITS
 from skills.labelled_corpus import Message, read_corpus
+from skills.labelled_corpus import catalog_skills as catalog_skills
 from skills.labelled_corpus import part_sha256 as corpus_part_sha256
 from skills.models import LoadedSkill
 from turn.matcher import compile_matcher

@@ -55,7 +55,14 @@ GROUPS: tuple[Group, ...] = (
     Group(
         "Tenancy",
         "Who a statement acts for; every tenant_isolation policy compares with it.",
-        ("skillet_current_org", "skillet_org_proof_valid", "skillet_bind_org", "skillet_is_system"),
+        (
+            "skillet_current_org",
+            "skillet_org_proof_valid",
+            "skillet_hmac_pad",
+            "skillet_hmac_sha512",
+            "skillet_bind_org",
+            "skillet_is_system",
+        ),
     ),
     Group(
         "API and console: the way in",

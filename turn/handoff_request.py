@@ -71,9 +71,6 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-# skills.package before turn.matcher: the matcher imported first meets its own import cycle
-# (turn.matcher.words -> skills.package -> skill_md -> turn.matcher.keyword_patterns).
-import skills.package  # noqa: F401
 from turn import handoff_vocabulary as v
 from turn.handoff_frames import (
     CONTEXT_WORDS,

@@ -18,7 +18,34 @@
 -- Workers of the previous release bind without a proof and see no org row after this
 -- migration: deploy it with the new code (`skillet migrate`, then restart every process).
 
-create extension if not exists pgcrypto;  -- hmac(); a trusted extension since PostgreSQL 13
+-- HMAC from the built-in sha256()/sha512() (RFC 2104), not pgcrypto: a server without
+-- contrib (the embedded development wheel) runs it too. A key's pads, (key XOR 0x36..) and
+-- (key XOR 0x5c..) over the hash's block, are all the hash needs of it.
+create function skillet_hmac_pad(p_key bytea, p_block integer, p_byte integer) returns bytea
+language plpgsql immutable strict parallel safe
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+    v_key bytea := p_key;
+begin
+    if length(v_key) > p_block then  -- a longer key is its digest (RFC 2104)
+        v_key := case p_block when 64 then sha256(v_key) else sha512(v_key) end;
+    end if;
+    v_key := v_key || decode(repeat('00', p_block - length(v_key)), 'hex');
+    for i in 0 .. p_block - 1 loop
+        v_key := set_byte(v_key, i, get_byte(v_key, i) # p_byte);
+    end loop;
+    return v_key;
+end;
+$$;
+
+create function skillet_hmac_sha512(p_key bytea, p_message bytea) returns bytea
+language sql immutable strict parallel safe
+set search_path = pg_catalog, pg_temp
+as $$
+    select sha512(public.skillet_hmac_pad(p_key, 128, 92)
+                  || sha512(public.skillet_hmac_pad(p_key, 128, 54) || p_message))
+$$;
 
 create schema if not exists skillet_private;
 revoke all on schema skillet_private from public;
@@ -26,12 +53,17 @@ revoke all on schema skillet_private from public;
 create table skillet_private.tenant_binding_secret (
     id         boolean primary key default true check (id),  -- one row
     secret     bytea not null check (length(secret) >= 32),
+    -- The HMAC-SHA256 pads of the secret, kept beside it: a proof check is then two sha256()
+    -- calls, once per statement.
+    inner_pad  bytea generated always as (public.skillet_hmac_pad(secret, 64, 54)) stored,
+    outer_pad  bytea generated always as (public.skillet_hmac_pad(secret, 64, 92)) stored,
     updated_at timestamptz not null default now()
 );
 revoke all on skillet_private.tenant_binding_secret from public;
 -- A random secret until `skillet migrate` stores SKILLET_TENANT_SECRET: processes whose
 -- login may read this table (the owner's, in development) take it from here.
-insert into skillet_private.tenant_binding_secret (secret) values (gen_random_bytes(32));
+insert into skillet_private.tenant_binding_secret (secret)
+values (uuid_send(gen_random_uuid()) || uuid_send(gen_random_uuid()));  -- 244 random bits
 
 -- Whether p_proof is the proof of p_org. Answers only yes or no: nobody learns a proof from
 -- it, nor the secret.
@@ -41,7 +73,8 @@ set search_path = pg_catalog, pg_temp
 as $$
 begin
     return p_proof is not null and p_proof = (
-        select encode(hmac(convert_to(p_org, 'UTF8'), s.secret, 'sha256'), 'hex')
+        select encode(sha256(s.outer_pad || sha256(s.inner_pad || convert_to(p_org, 'UTF8'))),
+                      'hex')
         from skillet_private.tenant_binding_secret s);
 end;
 $$;
@@ -57,26 +90,13 @@ begin
         return null;
     end if;
     if current_setting('skillet.organization_proof', true) = (
-        select encode(hmac(convert_to(v_org, 'UTF8'), s.secret, 'sha256'), 'hex')
+        select encode(sha256(s.outer_pad || sha256(s.inner_pad || convert_to(v_org, 'UTF8'))),
+                      'hex')
         from skillet_private.tenant_binding_secret s) then
         return v_org::uuid;
     end if;
     return null;
 end;
-$$;
-
--- hmac() lives where pgcrypto was installed (public, unless it was there before us).
-do $$
-declare
-    v_schema text := (select n.nspname from pg_extension e
-                      join pg_namespace n on n.oid = e.extnamespace
-                      where e.extname = 'pgcrypto');
-begin
-    execute format('alter function skillet_org_proof_valid(text, text)
-                        set search_path = pg_catalog, %I, pg_temp', v_schema);
-    execute format('alter function skillet_current_org()
-                        set search_path = pg_catalog, %I, pg_temp', v_schema);
-end
 $$;
 
 -- Every policy that asks for the current org asks once per statement.
@@ -199,28 +219,24 @@ as $$
 begin
     -- Compared as digests of both: the time a comparison takes tells nothing of the key.
     return (
-        select sha256(convert_to(encode(hmac(p_body, convert_to(k.hmac_key, 'UTF8'), 'sha512'),
-                                        'hex'), 'UTF8'))
+        select sha256(convert_to(
+                   encode(public.skillet_hmac_sha512(convert_to(k.hmac_key, 'UTF8'), p_body),
+                          'hex'), 'UTF8'))
                = sha256(convert_to(p_signature, 'UTF8'))
         from public.channels c
         join public.channel_waha_keys k on k.channel_id = c.id
         where c.kind = 'waha' and c.address = p_session);
 end;
 $$;
-do $$
-declare
-    v_schema text := (select n.nspname from pg_extension e
-                      join pg_namespace n on n.oid = e.extnamespace
-                      where e.extname = 'pgcrypto');
-begin
-    execute format('alter function skillet_waha_signature_valid(text, bytea, text)
-                        set search_path = pg_catalog, %I, pg_temp', v_schema);
-end
-$$;
 revoke all on function skillet_waha_signature_valid(text, bytea, text) from public;
 grant execute on function skillet_waha_signature_valid(text, bytea, text) to skillet_webhook;
 revoke execute on function skillet_waha_channel_key(text) from skillet_webhook, skillet_app;
 
+comment on function skillet_hmac_pad(bytea, integer, integer) is $$An HMAC key's pad over a
+hash block of p_block bytes: the key (its digest when longer) zero-filled, each byte XOR
+p_byte (54: inner, 92: outer). Immutable: the tenant secret's pads are generated columns.$$;
+comment on function skillet_hmac_sha512(bytea, bytea) is $$HMAC-SHA512 of p_message under
+p_key (RFC 2104) from the built-in sha512(); WAHA signs its webhook bodies with it.$$;
 comment on function skillet_current_org() is $$The org the current statement acts for: the
 bound org (skillet.organization_id) only when its proof (skillet.organization_proof) holds,
 else null. Policies call it as (select skillet_current_org()), once per statement.$$;
