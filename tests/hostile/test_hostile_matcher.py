@@ -10,9 +10,9 @@ import random
 import uuid
 
 from core.units import BYTES_PER_KIB
+from skills.labelled_corpus import catalog_skills
 from skills.models import LoadedSkill, SkillMatcher
 from skills.package.limits import MAX_KEYWORD_CHARS, MAX_KEYWORDS
-from skills.labelled_corpus import catalog_skills
 from turn.matcher import MAX_MATCHED_TEXT_BYTES, MAX_STEM_CHARS, MIN_STEM_CHARS, compile_matcher
 from turn.matcher.intent_features import MAX_FEATURES
 

@@ -10,8 +10,8 @@ from types import MappingProxyType
 
 import pytest
 
-from skills.models import LoadedSkill, SkillMatcher
 from skills.labelled_corpus import catalog_skills
+from skills.models import LoadedSkill, SkillMatcher
 from turn.matcher import compile_matcher, match_skills
 from turn.matcher.intent_model import (
     MAX_MODEL_FILE_BYTES,
