@@ -169,4 +169,4 @@ revoke all on function skillet_store_inbound(
 ) from public;
 grant execute on function skillet_store_inbound(
     uuid, text, text, text, text, timestamptz, timestamptz, text, boolean, uuid
-) to skillet_webhook, skillet_api;
+) to skillet_webhook, skillet_worker, skillet_api;
