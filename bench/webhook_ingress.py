@@ -31,7 +31,7 @@ import sys
 import time
 import uuid
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -151,6 +151,7 @@ class Run:
     rate: float  # deliveries per second
     p50_ms: float
     p99_ms: float
+    cpu_ms: float = 0.0  # the server process's CPU per delivery (its database's not counted)
 
 
 async def _drive(url: str, deliveries: list[tuple[bytes, str]], concurrency: int) -> Run:
@@ -194,12 +195,21 @@ async def _wait_ready(url: str, process: asyncio.subprocess.Process) -> None:
     raise RuntimeError(f"{url}: not ready after {READY_TIMEOUT_S} s")
 
 
+def _cpu_s(pid: int) -> float:
+    """User + system CPU seconds a process used so far (Linux /proc; 0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 @contextlib.asynccontextmanager
-async def _process(argv: list[str], env: dict[str, str], health_url: str) -> AsyncIterator[None]:
+async def _process(argv: list[str], env: dict[str, str], health_url: str) -> AsyncIterator[int]:
     process = await asyncio.create_subprocess_exec(*argv, env=env, cwd=REPO)
     try:
         await _wait_ready(health_url, process)
-        yield
+        yield process.pid
     finally:
         if process.returncode is None:
             process.send_signal(signal.SIGTERM)
@@ -304,9 +314,10 @@ async def _main(args: argparse.Namespace) -> float:
         sent = 0
         try:
             async with (
-                _process([skillet_bin, "webhook"], env, skillet_base + "/healthz"),
-                _process(reference_argv, env, reference_base + "/healthz"),
+                _process([skillet_bin, "webhook"], env, skillet_base + "/healthz") as skillet_pid,
+                _process(reference_argv, env, reference_base + "/healthz") as reference_pid,
             ):
+                pids = {"skillet": skillet_pid, "reference": reference_pid}
                 targets = {"skillet": skillet_base + PATH, "reference": reference_base + PATH}
                 for label, url in targets.items():  # warm-up: pools, plans, caches
                     await _drive(url, _deliveries(200, f"warm-{label}"), args.concurrency)
@@ -314,10 +325,14 @@ async def _main(args: argparse.Namespace) -> float:
                 for run in range(args.runs):
                     for label, url in targets.items():
                         deliveries = _deliveries(args.requests, f"{label}-{run}")
+                        cpu_before = _cpu_s(pids[label])
                         result = await _drive(url, deliveries, args.concurrency)
+                        cpu_ms = (_cpu_s(pids[label]) - cpu_before) * 1000 / args.requests
+                        result = replace(result, cpu_ms=cpu_ms)
                         print(
                             f"run {run + 1} {label:9} {result.rate:8.1f} deliveries/s  "
-                            f"p50 {result.p50_ms:6.1f} ms  p99 {result.p99_ms:6.1f} ms",
+                            f"p50 {result.p50_ms:6.1f} ms  p99 {result.p99_ms:6.1f} ms  "
+                            f"process CPU {cpu_ms:5.2f} ms/delivery",
                             flush=True,
                         )
                         if label not in best or result.rate > best[label].rate:

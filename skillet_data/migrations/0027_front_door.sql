@@ -11,6 +11,24 @@
 -- unique per org and channel, so a message id already stored in another contact's
 -- conversation is refused (`foreign_contact`), never stored or answered twice.
 
+-- What is stored under an inbound message id (org bound by the caller): the row
+-- skillet_store_inbound returns for an id it did not store.
+create function skillet_stored_inbound(
+    p_org uuid, p_channel text, p_contact text, p_external_id text
+) returns table (
+    conversation_id uuid, inbound_id uuid, created boolean, open boolean,
+    outbox_status text, foreign_contact boolean
+)
+language sql stable as $$
+    select m.conversation_id, m.id, false, m.answered_by is null and m.context_at is null,
+           o.status, c.contact_id <> p_contact
+    from messages m
+    join conversations c on c.id = m.conversation_id
+    left join outbox o on o.message_id = m.answered_by
+    where m.organization_id = p_org and m.channel = p_channel
+      and m.external_id = p_external_id and m.direction = 'inbound'
+$$;
+
 create function skillet_store_inbound(
     p_org uuid, p_channel text, p_contact text, p_external_id text, p_body text,
     p_sent_at timestamptz, p_received_at timestamptz, p_kind text, p_expects_reply boolean,
@@ -25,57 +43,51 @@ declare
     v_contact text;
 begin
     perform skillet_bind_org(p_org);
-    for attempt in 1..2 loop
-        -- Stored before (a redelivery), or by a concurrent call that committed since the
-        -- first attempt's insert found its id taken: each statement here sees what is
-        -- committed when it starts.
-        select m.id, m.conversation_id, c.contact_id,
-               m.answered_by is null and m.context_at is null, o.status
-        into inbound_id, conversation_id, v_contact, open, outbox_status
-        from messages m
-        join conversations c on c.id = m.conversation_id
-        left join outbox o on o.message_id = m.answered_by
-        where m.organization_id = p_org and m.channel = p_channel
-          and m.external_id = p_external_id and m.direction = 'inbound';
-        if found then
-            created := false;
-            foreign_contact := v_contact <> p_contact;
-            return next;
+    -- The message is inserted first, so the usual path (a new message) finds its id free
+    -- through the unique index alone; only a taken id reads what is stored under it.
+    select c.id into conversation_id from conversations c
+    where c.organization_id = p_org and c.channel = p_channel and c.contact_id = p_contact;
+    if not found then
+        -- A contact's first message: refused before any conversation is created for them
+        -- when its id is already another contact's.
+        if exists (select 1 from messages m
+                   where m.organization_id = p_org and m.channel = p_channel
+                     and m.external_id = p_external_id and m.direction = 'inbound') then
+            return query select * from skillet_stored_inbound(p_org, p_channel, p_contact,
+                                                              p_external_id);
             return;
         end if;
-        -- No ON CONFLICT DO UPDATE: it would lock the conversation row on every message and
-        -- deadlock against a reply commit holding it.
-        select c.id into conversation_id from conversations c
-        where c.organization_id = p_org and c.channel = p_channel and c.contact_id = p_contact;
-        if not found then
-            insert into conversations (organization_id, channel, contact_id)
-            values (p_org, p_channel, p_contact)
-            on conflict (organization_id, channel, contact_id) do nothing
-            returning id into conversation_id;
-            if not found then  -- created concurrently, committed by now
-                select c.id into conversation_id from conversations c
-                where c.organization_id = p_org and c.channel = p_channel
-                  and c.contact_id = p_contact;
-            end if;
+        -- No ON CONFLICT DO UPDATE: it would lock the conversation row on every message
+        -- and deadlock against a reply commit holding it.
+        insert into conversations (organization_id, channel, contact_id)
+        values (p_org, p_channel, p_contact)
+        on conflict (organization_id, channel, contact_id) do nothing
+        returning id into conversation_id;
+        if not found then  -- created concurrently, committed by now: this statement sees it
+            select c.id into conversation_id from conversations c
+            where c.organization_id = p_org and c.channel = p_channel
+              and c.contact_id = p_contact;
         end if;
-        insert into messages
-            (organization_id, conversation_id, direction, channel, external_id, body, sent_at,
-             received_at, kind, expects_reply, agent_id)
-        values (p_org, conversation_id, 'inbound', p_channel, p_external_id, p_body, p_sent_at,
-                p_received_at, p_kind, p_expects_reply, p_agent)
-        on conflict (organization_id, channel, external_id) where direction = 'inbound'
-        do nothing
-        returning id into inbound_id;
-        if found then
-            created := true;
-            open := true;
-            outbox_status := null;
-            foreign_contact := false;
-            return next;
-            return;
-        end if;
-    end loop;
-    raise exception 'inbound message % neither stored nor found', p_external_id;
+    end if;
+    insert into messages
+        (organization_id, conversation_id, direction, channel, external_id, body, sent_at,
+         received_at, kind, expects_reply, agent_id)
+    values (p_org, conversation_id, 'inbound', p_channel, p_external_id, p_body, p_sent_at,
+            p_received_at, p_kind, p_expects_reply, p_agent)
+    on conflict (organization_id, channel, external_id) where direction = 'inbound'
+    do nothing
+    returning id into inbound_id;
+    if found then
+        created := true;
+        open := true;
+        outbox_status := null;
+        foreign_contact := false;
+        return next;
+        return;
+    end if;
+    -- Stored before (a redelivery), or by a concurrent call that committed since.
+    return query
+        select * from skillet_stored_inbound(p_org, p_channel, p_contact, p_external_id);
 end;
 $$;
 
@@ -114,10 +126,15 @@ begin
     -- The sender's contact id: the one an alias of theirs already maps to (oldest mapping
     -- first), else their preferred id; every id of theirs then points at it (an alias that
     -- pointed elsewhere joins it), and the route their reply leaves by is written.
+    -- (One key lookup per id, at most two: `alias = any(...)` would let a planner without
+    -- statistics scan the org's aliases.)
     contact_id := coalesce(
-        (select a.contact_id from contact_aliases a
-         where a.organization_id = v_channel.organization_id and a.alias = any(p_aliases)
-         order by a.created_at, a.alias limit 1),
+        (select a.contact_id from unnest(p_aliases) as x(alias)
+         join lateral (
+             select k.contact_id, k.created_at from contact_aliases k
+             where k.organization_id = v_channel.organization_id and k.alias = x.alias
+         ) a on true
+         order by a.created_at, x.alias limit 1),
         p_preferred);
     insert into contact_aliases as a (organization_id, alias, contact_id)
     select v_channel.organization_id, alias, skillet_receive_inbound.contact_id
@@ -149,6 +166,23 @@ comment on function skillet_receive_inbound(
      'text), or when the channel answers non-text messages and p_answerable. Returns the '
      'org, channel, contact and skillet_store_inbound''s row. Binds the channel''s org '
      'transaction-locally: the caller never names an org.';
+
+-- The route lookup as PL/pgSQL (same signature, grants and body as 0020's SQL function):
+-- a SQL function with a SET clause is planned again on every call, this keeps its plan.
+create or replace function skillet_channel_by_address(p_kind text, p_address text)
+returns table (id uuid, organization_id uuid, agent_id uuid, kind text, address text,
+               display_phone text, created_at timestamptz, reply_to_non_text boolean)
+language plpgsql stable security definer
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+    return query
+        select c.id, c.organization_id, c.agent_id, c.kind, c.address, c.display_phone,
+               c.created_at, c.reply_to_non_text
+        from public.channels c
+        where c.kind = p_kind and c.address = p_address;
+end;
+$$;
 
 -- Typed by key lookups only: the generic plan is the plan (see the turn's functions).
 alter function skillet_store_inbound(
