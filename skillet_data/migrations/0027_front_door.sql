@@ -136,11 +136,21 @@ begin
          ) a on true
          order by a.created_at, x.alias limit 1),
         p_preferred);
-    insert into contact_aliases as a (organization_id, alias, contact_id)
-    select v_channel.organization_id, alias, skillet_receive_inbound.contact_id
-    from unnest(p_aliases) as alias
-    on conflict (organization_id, alias) do update set contact_id = excluded.contact_id
-    where a.contact_id <> excluded.contact_id;
+    -- Written only when an id is new or points elsewhere: ON CONFLICT DO UPDATE locks
+    -- (writes) the alias row even when its WHERE leaves it as it is.
+    if exists (
+        select 1 from unnest(p_aliases) as x(alias)
+        where not exists (
+            select 1 from contact_aliases k
+            where k.organization_id = v_channel.organization_id and k.alias = x.alias
+              and k.contact_id = skillet_receive_inbound.contact_id)
+    ) then
+        insert into contact_aliases as a (organization_id, alias, contact_id)
+        select v_channel.organization_id, alias, skillet_receive_inbound.contact_id
+        from unnest(p_aliases) as alias
+        on conflict (organization_id, alias) do update set contact_id = excluded.contact_id
+        where a.contact_id <> excluded.contact_id;
+    end if;
     insert into inbound_routes (organization_id, external_id, channel_id)
     values (v_channel.organization_id, p_external_id, v_channel.id)
     on conflict (organization_id, external_id) do nothing;
