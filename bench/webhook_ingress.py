@@ -152,6 +152,7 @@ class Run:
     p50_ms: float
     p99_ms: float
     cpu_ms: float = 0.0  # the server process's CPU per delivery (its database's not counted)
+    postgres_cpu_ms: float = 0.0  # PostgreSQL's, host-wide, per delivery
 
 
 async def _drive(url: str, deliveries: list[tuple[bytes, str]], concurrency: int) -> Run:
@@ -202,6 +203,22 @@ def _cpu_s(pid: int) -> float:
     except OSError:
         return 0.0
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _postgres_cpu_s() -> float:
+    """CPU seconds of every `postgres` process of this host (a shared server counts others'
+    work too: compare runs side by side, not across machines)."""
+    total = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        name, _, rest = text.partition(" (")[2].partition(")")
+        if name == "postgres":
+            fields = rest.split()
+            total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 @contextlib.asynccontextmanager
@@ -325,14 +342,16 @@ async def _main(args: argparse.Namespace) -> float:
                 for run in range(args.runs):
                     for label, url in targets.items():
                         deliveries = _deliveries(args.requests, f"{label}-{run}")
-                        cpu_before = _cpu_s(pids[label])
+                        cpu_before, pg_before = _cpu_s(pids[label]), _postgres_cpu_s()
                         result = await _drive(url, deliveries, args.concurrency)
-                        cpu_ms = (_cpu_s(pids[label]) - cpu_before) * 1000 / args.requests
-                        result = replace(result, cpu_ms=cpu_ms)
+                        per = 1000 / args.requests
+                        cpu_ms = (_cpu_s(pids[label]) - cpu_before) * per
+                        pg_ms = (_postgres_cpu_s() - pg_before) * per
+                        result = replace(result, cpu_ms=cpu_ms, postgres_cpu_ms=pg_ms)
                         print(
                             f"run {run + 1} {label:9} {result.rate:8.1f} deliveries/s  "
                             f"p50 {result.p50_ms:6.1f} ms  p99 {result.p99_ms:6.1f} ms  "
-                            f"process CPU {cpu_ms:5.2f} ms/delivery",
+                            f"CPU/delivery: process {cpu_ms:4.2f} ms, postgres {pg_ms:4.2f} ms",
                             flush=True,
                         )
                         if label not in best or result.rate > best[label].rate:
