@@ -33,7 +33,8 @@ _MAX_PART: Final = 4_096
 
 
 def expects_reply(kind: MessageKind, reply_to_non_text: bool) -> bool:
-    """Typed messages are always answered; the rest only where the channel says so."""
+    """Typed messages are always answered; the rest only where the channel says so (the
+    readable form of what skillet_receive_inbound applies with the channel's setting)."""
     always, answerable = reply_rule(kind)
     return always or (reply_to_non_text and answerable)
 
