@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import fields, replace
-from datetime import UTC, datetime, timedelta
-from typing import Any
+from datetime import UTC, datetime
+from typing import Any, cast
 
 import structlog
 from arq import create_pool
 from arq.connections import ArqRedis, RedisSettings
+from arq.constants import job_key_prefix, result_key_prefix
+from arq.jobs import Job, serialize_job
+from arq.utils import timestamp_ms
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -85,12 +88,52 @@ async def enqueue_wakeup(
         inbound_id=persisted.inbound_id,
         message_id=message_id,
     )
-    return await redis.enqueue_job(
+    return await enqueue_once(
+        redis,
         HANDLE_INBOUND_MESSAGE,
         wakeup.model_dump(mode="json"),
-        _job_id=job_id or inbound_job_id(organization_id, message_id),
-        _defer_by=timedelta(milliseconds=coalesce_ms) if coalesce_ms else None,
+        job_id=job_id or inbound_job_id(organization_id, message_id),
+        defer_ms=coalesce_ms,
     )
+
+
+# arq's enqueue_job in one round trip instead of three (WATCH, EXISTS, MULTI/EXEC): the same
+# keys, job bytes and score, the same "None when the job or its result exists", checked and
+# written atomically by the script.
+_ENQUEUE_ONCE = """
+if redis.call('exists', KEYS[1], KEYS[2]) > 0 then return 0 end
+redis.call('psetex', KEYS[1], ARGV[1], ARGV[2])
+redis.call('zadd', KEYS[3], ARGV[3], ARGV[4])
+return 1
+"""
+
+
+async def enqueue_once(
+    redis: ArqRedis, function: str, payload: dict[str, Any], *, job_id: str, defer_ms: int = 0
+) -> Job | None:
+    """Enqueue `function(payload)` under `job_id` for arq's worker, `defer_ms` later; None
+    when a job or a result of that id exists (arq's own dedup)."""
+    enqueue_time_ms = timestamp_ms()
+    score = enqueue_time_ms + defer_ms
+    job = serialize_job(
+        function, (payload,), {}, None, enqueue_time_ms, serializer=redis.job_serializer
+    )
+    queue_name = redis.default_queue_name
+    # (redis' stubs type every script argument str; bytes and ints are sent as they are)
+    written = await cast(Any, redis).eval(
+        _ENQUEUE_ONCE,
+        3,
+        job_key_prefix + job_id,
+        result_key_prefix + job_id,
+        queue_name,
+        defer_ms + redis.expires_extra_ms,
+        job,
+        score,
+        job_id,
+    )
+    if not written:
+        return None
+    return Job(job_id, redis=redis, _queue_name=queue_name, _deserializer=redis.job_deserializer)
 
 
 async def enqueue_inbound(
