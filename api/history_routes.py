@@ -26,7 +26,8 @@ from api.history_queries import (
 )
 from api.pagination import id_keyset, page_of, parse_limit, read_cursor, time_id_keyset
 from api.routing import Principal, Reply, deps_of, org_db
-from jobs.payloads import HANDLE_INBOUND_MESSAGE, ConversationPayload, InboundMessagePayload
+from inbox.message import InboundMessage
+from jobs.payloads import HANDLE_INBOUND_MESSAGE, ConversationPayload, inbound_job_id
 from jobs.queue import enqueue_inbound
 from skills.audit_queries import AuditEntry, AuditRow, insert_audit, list_audit
 
@@ -205,7 +206,7 @@ async def _requeue(
         )
         return job_id
     payload = _payload(raw, org)
-    job_id = f"{payload.job_id}:requeue:{letter_id}"
+    job_id = f"{inbound_job_id(org, payload.message_id)}:requeue:{letter_id}"
     await enqueue_inbound(deps.pool, deps.queue, payload, job_id=job_id)
     return job_id
 
@@ -226,9 +227,9 @@ def _wakeup(raw: Any, organization_id: uuid.UUID) -> ConversationPayload | None:
     return wakeup
 
 
-def _payload(raw: Any, organization_id: uuid.UUID) -> InboundMessagePayload:
+def _payload(raw: Any, organization_id: uuid.UUID) -> InboundMessage:
     try:
-        payload = InboundMessagePayload.model_validate(raw)
+        payload = InboundMessage.model_validate(raw)
     except ValidationError:
         payload = None
     if payload is None or payload.organization_id != organization_id:

@@ -32,8 +32,8 @@ from core.db import connect, create_pool, with_database
 from core.organizations import insert_organization
 from dev.processes import free_port
 from dev.weed import start_weed
+from inbox.message import InboundMessage
 from jobs import serialization
-from jobs.payloads import InboundMessagePayload
 from jobs.queue import enqueue_inbound, open_queue
 from skills.models import FileKind, SkillMatcher
 from skills.publisher import SkillDraft, SkillFile, publish_skill_version
@@ -120,7 +120,7 @@ async def _ingest(settings: Settings, bodies: list[dict[str, Any]]) -> None:
     pool = await create_pool(settings.database_url, min_size=1, max_size=2)
     try:
         for body in bodies:
-            await enqueue_inbound(pool, redis, InboundMessagePayload.model_validate(body))
+            await enqueue_inbound(pool, redis, InboundMessage.model_validate(body))
     finally:
         await pool.close()
         await redis.aclose()

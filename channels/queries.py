@@ -7,7 +7,6 @@ from collections.abc import Sequence
 
 import asyncpg
 
-from channels.contacts import ContactIds
 from channels.models import Channel, ChannelKind
 
 
@@ -151,50 +150,6 @@ async def list_alias_contact_ids(
     """Contact ids already mapped to any of `aliases`, oldest mapping first."""
     rows = await conn.fetch(LIST_ALIAS_CONTACT_IDS, organization_id, list(aliases))
     return [r["contact_id"] for r in rows]
-
-
-# One round trip per inbound message: the sender's contact id (the one an alias of theirs
-# already maps to, oldest mapping first, else their preferred id), every id of theirs pointed
-# at it (an alias that pointed elsewhere joins it), and the route their reply leaves by.
-RECORD_INBOUND = """
-with chosen as (
-    select coalesce(
-        (select contact_id from contact_aliases
-         where organization_id = $1 and alias = any($2::text[])
-         order by created_at, alias limit 1),
-        $3) as contact_id
-), aliases as (
-    insert into contact_aliases (organization_id, alias, contact_id)
-    select $1, alias, chosen.contact_id from unnest($2::text[]) as alias, chosen
-    on conflict (organization_id, alias) do update set contact_id = excluded.contact_id
-    where contact_aliases.contact_id <> excluded.contact_id
-), route as (
-    insert into inbound_routes (organization_id, external_id, channel_id)
-    values ($1, $4, $5)
-    on conflict (organization_id, external_id) do nothing
-)
-select contact_id from chosen
-"""
-
-
-async def record_inbound(
-    conn: asyncpg.Connection,
-    organization_id: uuid.UUID,
-    sender: ContactIds,
-    external_id: str,
-    channel_id: uuid.UUID,
-) -> str:
-    """The contact id of `sender` in this org, with their aliases and this message's route
-    written (see RECORD_INBOUND); the route is written before the job exists."""
-    contact_id: str = await conn.fetchval(
-        RECORD_INBOUND,
-        organization_id,
-        list(sender.aliases),
-        sender.preferred,
-        external_id,
-        channel_id,
-    )
-    return contact_id
 
 
 # Provider statuses of sent replies, one statement per org and delivery; of several for one

@@ -96,36 +96,42 @@ async def cmd_worker(args: argparse.Namespace, settings: Settings) -> dict[str, 
 
 
 async def cmd_enqueue(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
-    from core.db import connection, create_pool
-    from inbox.queries import fetch_inbound_contact_id
-    from jobs.payloads import InboundMessagePayload
-    from jobs.queue import enqueue_inbound, open_queue
+    from core.db import create_pool
+    from inbox.message import InboundMessage
+    from inbox.store import store_inbound
+    from jobs.payloads import inbound_job_id
+    from jobs.queue import enqueue_wakeup, open_queue
 
-    payload = InboundMessagePayload(
+    message = InboundMessage(
         organization_id=args.org,
         contact_id=args.sender,
         message_id=args.message_id,
         text=args.text,
         sent_at=args.sent_at or datetime.now(UTC),
     )
-    async with connection(settings.owner_url) as conn:
-        owner = await fetch_inbound_contact_id(
-            conn, payload.organization_id, payload.channel, payload.message_id
-        )
-    if owner is not None and owner != payload.contact_id:
-        # Another contact's stored message: refused like the webhook refuses it.
-        log.warning("enqueue.duplicate_foreign_contact", job_id=payload.job_id)
-        message = f"duplicate: {payload.job_id} (message id already stored for another contact)"
-        return {"job_id": payload.job_id, "status": "duplicate", "message": message}
+    job_id = inbound_job_id(message.organization_id, message.message_id)
     pool = await create_pool(settings.owner_url, min_size=1, max_size=1)
     redis = await open_queue(settings.redis_url, settings.queue_name)
     try:
-        job = await enqueue_inbound(pool, redis, payload, coalesce_ms=settings.coalesce_ms)
+        # Stored first (skillet_store_inbound), then its conversation woken by id.
+        persisted = await store_inbound(pool, message, received_at=datetime.now(UTC))
+        job = await enqueue_wakeup(
+            redis,
+            message.organization_id,
+            persisted,
+            message.message_id,
+            coalesce_ms=settings.coalesce_ms,
+        )
     finally:
         await redis.aclose()
         await pool.close()
+    if persisted.foreign:
+        # Another contact's stored message: refused like the webhook refuses it.
+        log.warning("enqueue.duplicate_foreign_contact", job_id=job_id)
+        text = f"duplicate: {job_id} (message id already stored for another contact)"
+        return {"job_id": job_id, "status": "duplicate", "message": text}
     status = "enqueued" if job is not None else "duplicate"
-    return {"job_id": payload.job_id, "status": status, "message": f"{status}: {payload.job_id}"}
+    return {"job_id": job_id, "status": status, "message": f"{status}: {job_id}"}
 
 
 def build_parser() -> argparse.ArgumentParser:

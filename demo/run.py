@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from core.db import connect, create_pool
 from core.organizations import insert_organization
 from demo.content import DEMO_MESSAGES, DEMO_PERSONA, DEMO_SKILLS
-from jobs.payloads import HANDLE_INBOUND_MESSAGE, InboundMessagePayload
+from inbox.message import InboundMessage
 from jobs.queue import enqueue_inbound, open_queue
 from skills.publisher import publish_skill_version
 from turn.agent_queries import insert_agent
@@ -66,7 +66,7 @@ async def _run_messages(settings: Settings, org_id: uuid.UUID) -> list[dict[str,
         jobs = []
         for message_id, contact, text, purpose in DEMO_MESSAGES:
             body = jobs_payload(org_id, message_id, contact, text)
-            payload = InboundMessagePayload.model_validate(body)
+            payload = InboundMessage.model_validate(body)
             job = await enqueue_inbound(pool, redis, payload, coalesce_ms=settings.coalesce_ms)
             deliveries.append(
                 {
@@ -78,31 +78,29 @@ async def _run_messages(settings: Settings, org_id: uuid.UUID) -> list[dict[str,
                 }
             )
             jobs.append(job)
-        # The same message again after the queue forgot it (a webhook retry hours later):
-        # it bypasses arq's job-id dedup on purpose, to show the database refusing a 2nd reply.
-        first = deliveries[0]
-        late = await redis.enqueue_job(
-            HANDLE_INBOUND_MESSAGE,
-            jobs_payload(org_id, first["message_id"], first["contact"], first["text"]),
-            _job_id=f"demo-late-redelivery:{uuid.uuid4().hex}",
-            # Late: after the original's coalescing window, so the original answers first.
-            _defer_by=timedelta(milliseconds=settings.coalesce_ms + 500),
-        )
-        deliveries.append(
-            {
-                "message_id": first["message_id"],
-                "contact": first["contact"],
-                "text": first["text"],
-                "purpose": "reentrega tardia (fora da deduplicação da fila)",
-                "queued": late is not None,
-            }
-        )
-        jobs.append(late)
         worker = build_worker(settings, burst=True, handle_signals=False)
         try:
             await worker.async_run()
         finally:
             await worker.close()
+        # The same message again after it was answered (a webhook retry hours later): the
+        # database finds it stored and answered, so no job wakes the conversation again.
+        first = deliveries[0]
+        late = InboundMessage.model_validate(
+            jobs_payload(org_id, first["message_id"], first["contact"], first["text"])
+        )
+        late_job = await enqueue_inbound(pool, redis, late, coalesce_ms=settings.coalesce_ms)
+        deliveries.append(
+            {
+                "message_id": first["message_id"],
+                "contact": first["contact"],
+                "text": first["text"],
+                "purpose": "reentrega tardia (depois da resposta)",
+                "queued": late_job is not None,
+                "refused": "answered",
+            }
+        )
+        jobs.append(late_job)
         for delivery, job in zip(deliveries, jobs, strict=True):
             delivery["result"] = await job.result(timeout=10) if job is not None else None
     finally:

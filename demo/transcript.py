@@ -23,7 +23,10 @@ def _delivery_lines(n: int, delivery: dict[str, Any]) -> list[str]:
     ]
     result = delivery.get("result")
     if not delivery["queued"]:
-        lines.append("    fila: entrega duplicada recusada (mesmo job id ainda na fila)")
+        if delivery.get("refused") == "answered":
+            lines.append("    banco: já respondida, nenhum job nem segunda resposta")
+        else:
+            lines.append("    fila: entrega duplicada recusada (mesmo job id ainda na fila)")
         return lines
     if not isinstance(result, dict):
         lines.append(f"    resultado: {result}")

@@ -1,12 +1,23 @@
-"""SQL of inbound messages: store one (with its conversation) once, read what became of it."""
+"""SQL of inbound messages: store one (with its conversation) once, read what became of it.
+
+Storing is one statement either way, a database function that binds its org itself
+(transaction-locally), so it runs on a `core.tenancy.self_bound_connection`:
+`skillet_receive_inbound` for a webhook delivery (the org comes from the channel),
+`skillet_store_inbound` for a message of a named org. Both refuse an id another contact's
+message is stored under (`foreign_contact`): that rule has no other home.
+"""
 
 from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import asyncpg
+
+from core.tenancy import org_proof
+from inbox.message import InboundMessage, InboundText
 
 FETCH_INBOUND_STATE = """
 select answered_by is not null as answered, expects_reply, context_at is not null as context
@@ -22,113 +33,117 @@ async def fetch_inbound_state(
     return None if row is None else (row["answered"], row["expects_reply"], row["context"])
 
 
-PERSIST_INBOUND = """
-with existing as (
-    select id from conversations
-    where organization_id = $1 and channel = $2 and contact_id = $3
-), created as (
-    -- No ON CONFLICT DO UPDATE: it would lock the conversation row on every message and
-    -- deadlock against a reply commit holding it.
-    insert into conversations (organization_id, channel, contact_id)
-    select $1, $2, $3 where not exists (select 1 from existing)
-    on conflict (organization_id, channel, contact_id) do nothing
-    returning id
-), conv as (
-    select id from existing union all select id from created
-), ins as (
-    insert into messages
-        (organization_id, conversation_id, direction, channel, external_id, body, sent_at,
-         received_at, kind, expects_reply, agent_id)
-    select $1, conv.id, 'inbound', $2, $4, $5, $6, $7, $8, $9, $10 from conv
-    on conflict (organization_id, channel, external_id) where direction = 'inbound' do nothing
-    returning id
-)
-select conv.id as conversation_id,
-       coalesce((select id from ins), m.id) as inbound_id,
-       exists (select 1 from ins) as created,
-       m.answered_by is null and m.context_at is null as open,
-       m.conversation_id as stored_conversation_id,
-       o.status as outbox_status
-from conv
-left join messages m
-    on m.organization_id = $1 and m.channel = $2 and m.external_id = $4
-   and m.direction = 'inbound'
-left join outbox o on o.message_id = m.answered_by
-"""
-
-
 @dataclass(frozen=True)
 class PersistedInbound:
-    conversation_id: uuid.UUID
+    """What storing a message found or did."""
+
+    conversation_id: uuid.UUID  # for a foreign id: the other contact's conversation
     inbound_id: uuid.UUID
+    created: bool  # False: the message was stored before (a redelivery)
+    open: bool  # still waiting for a reply (or to be kept as context)
     # The reply's outbox status when the message was already answered ('pending': committed
     # but not yet handed to its channel, so its conversation is woken to deliver it).
     outbox_status: str | None
-    # Where the message was already stored (None: stored by this call). Another conversation
-    # than conversation_id means its id came before from another contact.
-    stored_conversation_id: uuid.UUID | None = None
-    created: bool = True  # False: the message was stored before (a redelivery)
-    open: bool | None = None  # stored before and still waiting (None: stored by this call)
+    foreign: bool  # the id is another contact's stored message: nothing was stored
 
     @property
-    def foreign(self) -> bool:
-        """The message id belongs to another contact's conversation."""
-        stored = self.stored_conversation_id
-        return stored is not None and stored != self.conversation_id
+    def wants_wakeup(self) -> bool:
+        """Whether its conversation needs a job: a new or still open message, or a reply
+        committed but never handed to its channel; not a foreign id."""
+        if self.foreign:
+            return False
+        return self.created or self.open or self.outbox_status == "pending"
 
 
-async def upsert_inbound(
-    conn: asyncpg.Connection,
-    *,
-    organization_id: uuid.UUID,
-    channel: str,
-    contact_id: str,
-    external_id: str,
-    body: str,
-    sent_at: datetime,
-    received_at: datetime,
-    kind: str = "text",
-    expects_reply: bool = True,
-    agent_id: uuid.UUID | None = None,
-) -> PersistedInbound:
-    """Conversation + message (once) + what became of a copy stored before, in one trip.
-
-    An unknown organization fails the conversation's foreign key
-    (asyncpg.ForeignKeyViolationError).
-    """
-    args = (
-        organization_id,
-        channel,
-        contact_id,
-        external_id,
-        body,
-        sent_at,
-        received_at,
-        kind,
-        expects_reply,
-        agent_id,
+def _persisted(row: Any) -> PersistedInbound:
+    return PersistedInbound(
+        row["conversation_id"],
+        row["inbound_id"],
+        row["created"],
+        row["open"],
+        row["outbox_status"],
+        row["foreign_contact"],
     )
-    row = await conn.fetchrow(PERSIST_INBOUND, *args)
-    if row is None:
-        # Another job created the conversation concurrently, after this statement's
-        # snapshot: it is committed now, so a second try sees it.
-        row = await conn.fetchrow(PERSIST_INBOUND, *args)
-    return PersistedInbound(**dict(row))
 
 
-FETCH_INBOUND_CONTACT_ID = """
-select c.contact_id from messages m join conversations c on c.id = m.conversation_id
-where m.organization_id = $1 and m.channel = $2 and m.external_id = $3
-  and m.direction = 'inbound'
+STORE_INBOUND = """
+select conversation_id, inbound_id, created, open, outbox_status, foreign_contact
+from skillet_store_inbound($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
 """
 
 
-async def fetch_inbound_contact_id(
-    conn: asyncpg.Connection, organization_id: uuid.UUID, channel: str, external_id: str
-) -> str | None:
-    """The contact whose conversation holds the stored inbound message, or None if the
-    message id was never stored (inbound ids are unique per org and channel)."""
-    contact_id: str | None = await conn.fetchval(
-        FETCH_INBOUND_CONTACT_ID, organization_id, channel, external_id
+async def upsert_inbound(
+    conn: asyncpg.Connection, message: InboundMessage, *, received_at: datetime
+) -> PersistedInbound:
+    """Conversation + message (once) + what became of a copy stored before, in one trip
+    (skillet_store_inbound). An unknown organization fails the conversation's foreign key
+    (asyncpg.ForeignKeyViolationError)."""
+    row = await conn.fetchrow(
+        STORE_INBOUND,
+        message.organization_id,
+        org_proof(conn, message.organization_id),
+        message.channel,
+        message.contact_id,
+        message.message_id,
+        message.text,
+        message.sent_at,
+        received_at,
+        message.kind,
+        message.expects_reply,
+        message.agent_id,
     )
-    return contact_id
+    return _persisted(row)
+
+
+@dataclass(frozen=True)
+class ReceivedInbound:
+    """A webhook delivery's message once stored: whose it is, and what storing it did."""
+
+    organization_id: uuid.UUID
+    channel_id: uuid.UUID
+    contact_id: str
+    persisted: PersistedInbound
+
+
+RECEIVE_INBOUND = """
+select organization_id, channel_id, contact_id, conversation_id, inbound_id, created, open,
+       outbox_status, foreign_contact
+from skillet_receive_inbound($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+"""
+
+
+async def receive_inbound(
+    conn: asyncpg.Connection,
+    text: InboundText,
+    *,
+    body: str,
+    received_at: datetime,
+    always_answered: bool,
+    answerable: bool,
+) -> ReceivedInbound | None:
+    """Route, record the contact and store one webhook message in one trip
+    (skillet_receive_inbound); None when no org connected the receiving number.
+
+    `body`: the text as stored (inbox.message.storable_body); `always_answered`: answered
+    whatever the channel says (typed text); `answerable`: answered where the channel
+    answers non-text messages (webhook.non_text.reply_rule).
+    """
+    row = await conn.fetchrow(
+        RECEIVE_INBOUND,
+        text.kind.value,
+        text.address,
+        list(text.sender.aliases),
+        text.sender.preferred,
+        text.message_id,
+        body,
+        text.sent_at,
+        received_at,
+        text.message_kind,
+        always_answered,
+        answerable,
+    )
+    if row is None:
+        return None
+    return ReceivedInbound(
+        row["organization_id"], row["channel_id"], row["contact_id"], _persisted(row)
+    )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from datetime import datetime
 from typing import Any
 
 import asyncpg
@@ -17,16 +16,10 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from core.db_errors import TRANSIENT_DATABASE_ERRORS
 from core.errors import SkilletError
 from jobs.context import JobContext
-from jobs.payloads import HANDLE_INBOUND_MESSAGE, ConversationPayload, InboundMessagePayload
+from jobs.payloads import HANDLE_INBOUND_MESSAGE, ConversationPayload
 from jobs.queries import insert_dead_letter
 from jobs.serialization import UNDECODABLE_JOB
-from turn.holder import (
-    ConversationWakeup,
-    TurnDeps,
-    TurnOutcome,
-    persist_inbound,
-    run_conversation,
-)
+from turn.holder import ConversationWakeup, TurnDeps, TurnOutcome, run_conversation
 
 log = structlog.get_logger(__name__)
 
@@ -43,7 +36,7 @@ async def handle_inbound_message(ctx: JobContext, payload: dict[str, Any]) -> di
     job_id = ctx.get("job_id", "")
     tries = ctx.get("job_try", 1)
     try:
-        message = _payload_of(payload)
+        message = ConversationPayload.model_validate(payload)
     except ValidationError as exc:
         # A malformed payload never gets better: dead-letter it at once.
         detail = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
@@ -55,7 +48,7 @@ async def handle_inbound_message(ctx: JobContext, payload: dict[str, Any]) -> di
         deadline = asyncio.timeout(ctx.get("turn_deadline_s"))
         try:
             async with deadline:
-                outcome = await _run(ctx["turn_deps"], message, ctx.get("enqueue_time"), job_id)
+                outcome = await _run(ctx["turn_deps"], message, job_id)
         except SkilletError as exc:
             return await _handle_failure(ctx, payload, message, exc.code, str(exc), exc.retryable)
         except TimeoutError as exc:
@@ -93,34 +86,11 @@ async def handle_inbound_message(ctx: JobContext, payload: dict[str, Any]) -> di
         }
 
 
-def _payload_of(payload: dict[str, Any]) -> ConversationPayload | InboundMessagePayload:
-    if isinstance(payload, dict) and "conversation_id" in payload:
-        return ConversationPayload.model_validate(payload)
-    return InboundMessagePayload.model_validate(payload)  # the previous release's shape
-
-
-async def _run(
-    deps: TurnDeps,
-    message: ConversationPayload | InboundMessagePayload,
-    enqueued_at: datetime | None,
-    job_id: str,
-) -> TurnOutcome:
-    if isinstance(message, ConversationPayload):
-        return await run_conversation(deps, message.to_wakeup(), job_id=job_id)
-    # Enqueued with its text by a webhook of the previous release: store it first.
-    persisted = await persist_inbound(
-        deps.pool, message.to_message(), received_at=enqueued_at or deps.clock()
-    )
-    if persisted.foreign:
-        log.warning("turn.duplicate_foreign_contact", message_id=message.message_id)
-        return TurnOutcome(status="duplicate", inbound_id=persisted.inbound_id)
+async def _run(deps: TurnDeps, message: ConversationPayload, job_id: str) -> TurnOutcome:
     wakeup = ConversationWakeup(
-        message.organization_id,
-        persisted.conversation_id,
-        persisted.inbound_id,
-        message.message_id,
+        message.organization_id, message.conversation_id, message.inbound_id, message.message_id
     )
-    return await run_conversation(deps, wakeup, job_id=job_id, redelivery=not persisted.created)
+    return await run_conversation(deps, wakeup, job_id=job_id)
 
 
 async def undecodable_job(ctx: JobContext, kept: str) -> dict[str, Any]:
@@ -135,7 +105,7 @@ async def undecodable_job(ctx: JobContext, kept: str) -> dict[str, Any]:
 async def _handle_failure(
     ctx: JobContext,
     payload: dict[str, Any],
-    message: ConversationPayload | InboundMessagePayload,
+    message: ConversationPayload,
     code: str,
     error: str,
     retryable: bool,

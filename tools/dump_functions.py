@@ -71,8 +71,16 @@ GROUPS: tuple[Group, ...] = (
     ),
     Group(
         "Inbound: the webhook",
-        "A webhook event's receiving number or WAHA session names its org and channel.",
-        ("skillet_channel_by_address", "skillet_waha_channel_key", "skillet_waha_signature_valid"),
+        "A webhook event's receiving number or WAHA session names its org and channel; one "
+        "statement stores the message.",
+        (
+            "skillet_channel_by_address",
+            "skillet_waha_channel_key",
+            "skillet_waha_signature_valid",
+            "skillet_receive_inbound",
+            "skillet_store_inbound",
+            "skillet_stored_inbound",
+        ),
     ),
     Group(
         "The turn: take, commit, continue",

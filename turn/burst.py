@@ -21,7 +21,7 @@ from turn.conversation_queries import (
     TurnCounts,
     commit_turn,
 )
-from turn.deps import TurnDeps, TurnOutcome
+from turn.deps import MessageOutcome, TurnDeps, TurnOutcome
 from turn.errors import ModelRequestRejected
 from turn.matcher import MatchResult
 from turn.model import InjectedSkill, ModelMessage, ModelRequest, ModelUsage, ToolCall
@@ -113,7 +113,7 @@ async def answer_batch(
         return BatchResult(outcome=None, refused=exc.outcome)
     deps.recorder.record(activations)  # raw rows: telemetry, fire-and-forget
     outcome = TurnOutcome(
-        status="replied",
+        status=MessageOutcome.REPLIED,
         inbound_id=batch[-1].id,
         reply=loop.text,
         matched=tuple((s.name, s.version_id) for s in match.matched),

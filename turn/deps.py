@@ -6,7 +6,8 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal, Protocol
+from enum import StrEnum
+from typing import Any, Protocol
 
 from skills.package.limits import DEFAULT_LIMITS, PackageLimits
 from skills.storage import ObjectStore
@@ -81,13 +82,22 @@ class TurnDeps:
     prefixes: PrefixCache = field(default_factory=lambda: PrefixCache(turn_tools()))
 
 
+class MessageOutcome(StrEnum):
+    """What became of a job's own message."""
+
+    REPLIED = "replied"  # answered by this job
+    REDELIVERED = "redelivered"  # its reply, committed before, was delivered now
+    QUEUED = "queued"  # the conversation's lease holder answers or answered it
+    STORED = "stored"  # kept as context, no reply expected
+
+
 @dataclass(frozen=True)
 class TurnOutcome:
     """What happened to one job's message, for logs, the demo transcript and tests."""
 
     # stored: kept as context, no reply expected (a non-text message on a number that does
     # not answer those); queued: the conversation's lease holder answers it.
-    status: Literal["replied", "duplicate", "redelivered", "queued", "stored"]
+    status: MessageOutcome
     inbound_id: uuid.UUID
     reply: str | None = None
     matched: tuple[tuple[str, uuid.UUID], ...] = ()

@@ -1,7 +1,8 @@
 """Errors of a turn.
 
 SkilletError (core.errors)
-├── UnknownOrganization   the job names an org that does not exist (not retryable)
+├── UnknownOrganization   a message names an org that does not exist (not retryable;
+│                         inbox.errors, re-exported here)
 ├── ModelError            the model provider failed: unreachable, 429/5xx after the retries
 │   │                     of one call (retryable: the job runs again later)
 │   ├── ModelNotConfigured    an agent names a provider without credentials, an unknown
@@ -16,11 +17,16 @@ SkilletError (core.errors)
 from __future__ import annotations
 
 from core.errors import SkilletError
+from inbox.errors import UnknownOrganization
 
-
-class UnknownOrganization(SkilletError):
-    code = "unknown_organization"
-    retryable = False
+__all__ = [
+    "ModelError",
+    "ModelNotConfigured",
+    "ModelRequestRejected",
+    "ModelResponseInvalid",
+    "SendError",
+    "UnknownOrganization",
+]
 
 
 class ModelError(SkilletError):

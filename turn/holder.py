@@ -1,13 +1,26 @@
 """One conversation's waiting messages: each answered once, in arrival order, by one holder.
 
-Postgres owns the conversation. A message's row is written when it arrives (webhook,
-`skillet enqueue`: `persist_inbound`), before any job exists; a job only names the
-conversation (and the message that woke it). Whoever takes the conversation's lease
-(turn.conversation_lease) answers every open message, oldest first, one reply per burst (a
-burst: everything open when it is read), and lets go only when nothing is open. A job that
-finds the lease taken leaves its message to the holder. A sweeper re-wakes conversations
-whose messages wait with no live lease (jobs.conversation_sweep), so a lost job or a wiped
-Redis delays a reply, never loses it.
+Postgres owns the conversation. A message's row is written when it arrives, before any job
+exists (inbox.store: one statement, `skillet_receive_inbound` from the webhook,
+`skillet_store_inbound` from `skillet enqueue`); a job only names the conversation (and the
+message that woke it: jobs.payloads.ConversationPayload, run by jobs.inbound). Whoever takes
+the conversation's lease (turn.conversation_lease) answers every open message, oldest
+first, one reply per burst (a burst: everything open when it is read), and lets go only
+when nothing is open. A job that finds the lease taken leaves its message to the holder. A
+sweeper re-wakes conversations whose messages wait with no live lease
+(jobs.conversation_sweep), so a lost job or a wiped Redis delays a reply, never loses it.
+
+One message, hop by hop (each hop is one module):
+  1. webhook.app           the size cap, the signature (webhook.signatures), the JSON
+  2. webhook.cloud_api     the delivery parsed (webhook.waha for WAHA): inbox.message.InboundText
+  3. webhook.ingest        per message: inbox.store.store_received (one statement) and
+                           jobs.queue.enqueue_wakeup (one Redis round trip, ids only)
+  4. jobs.inbound          the arq job: jobs.payloads.ConversationPayload in, run_conversation
+  5. turn.holder           (here) the lease and the bursts: turn.conversation_queries
+  6. turn.burst            one burst answered: turn.matcher, turn.prompt, turn.agent_loop
+                           (turn.providers, turn.tools), the fenced commit
+  7. turn.outbox           the send, at most once, through channels.dispatch (Cloud API, WAHA)
+  8. turn.activations      the raw activation rows, batched, fire-and-forget
 
 A turn is three statements, each a database function binding its org transaction-locally
 (skillet_bind_org; no bind or reset of the pooled connection around them):
@@ -31,25 +44,22 @@ delivered first, once.
 
 The job's own message then reads: `replied` (answered by this job), `redelivered` (its
 reply was delivered now), `queued` (the holder answers or answered it), `stored` (kept as
-context), `duplicate` (a redelivery of a message already answered or stored).
+context).
 """
 
 from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from datetime import datetime
 
-import asyncpg
 import structlog
 
 from core.tenancy import org_connection, self_bound_connection
-from inbox.queries import PersistedInbound, fetch_inbound_state, upsert_inbound
+from inbox.queries import fetch_inbound_state
 from turn.burst import BatchResult, Conversation, SentReply, answer_batch
 from turn.conversation_lease import Lease
 from turn.conversation_queries import BurstRead, CommitOutcome, Continued, continue_conversation
-from turn.deps import TurnConfig, TurnDeps, TurnOutcome
-from turn.errors import UnknownOrganization
+from turn.deps import MessageOutcome, TurnConfig, TurnDeps, TurnOutcome
 from turn.outbox import Recipient, deliver_reply
 from turn.outbox_queries import OutboxRow, list_undelivered, update_outbox_sent
 
@@ -57,31 +67,14 @@ log = structlog.get_logger(__name__)
 
 __all__ = [
     "ConversationWakeup",
-    "InboundMessage",
     "TurnConfig",
     "TurnDeps",
     "TurnOutcome",
-    "persist_inbound",
     "run_conversation",
 ]
 
 # Messages one burst answers at most; a longer backlog takes several bursts.
 MAX_BURST_MESSAGES = 50
-
-
-@dataclass(frozen=True)
-class InboundMessage:
-    """One inbound message, from the queue's payload to its row (the one shape of it)."""
-
-    organization_id: uuid.UUID
-    channel: str
-    contact_id: str
-    message_id: str
-    text: str
-    sent_at: datetime
-    kind: str = "text"
-    expects_reply: bool = True  # False: stored as context, answered only inside a burst
-    agent_id: uuid.UUID | None = None  # the receiving number's agent; None: the org's first
 
 
 @dataclass(frozen=True)
@@ -94,37 +87,11 @@ class ConversationWakeup:
     message_id: str | None = None  # its external id
 
 
-async def persist_inbound(
-    pool: object, message: InboundMessage, *, received_at: datetime
-) -> PersistedInbound:
-    """Store the message once (idempotent on org, channel and external id) and its
-    conversation; a redelivery finds the stored row and what became of it."""
-    async with org_connection(pool, message.organization_id) as conn:
-        try:
-            return await upsert_inbound(
-                conn,
-                organization_id=message.organization_id,
-                channel=message.channel,
-                contact_id=message.contact_id,
-                external_id=message.message_id,
-                body=message.text,
-                sent_at=message.sent_at,
-                received_at=received_at,
-                kind=message.kind,
-                expects_reply=message.expects_reply,
-                agent_id=message.agent_id,
-            )
-        except asyncpg.ForeignKeyViolationError as exc:
-            raise UnknownOrganization(
-                f"organization {message.organization_id} does not exist"
-            ) from exc
-
-
 async def run_conversation(
-    deps: TurnDeps, wakeup: ConversationWakeup, *, job_id: str, redelivery: bool = False
+    deps: TurnDeps, wakeup: ConversationWakeup, *, job_id: str
 ) -> TurnOutcome:
     """Answer what waits in the conversation if this job gets its lease; report on the
-    job's own message. `redelivery`: the own message was stored before this job."""
+    job's own message."""
     structlog.contextvars.bind_contextvars(conversation_id=str(wakeup.conversation_id))
     outcomes: list[TurnOutcome] = []
     taken = await deps.leases.take(
@@ -137,7 +104,7 @@ async def run_conversation(
         lease, first = taken
         async with deps.leases.kept_alive(lease):
             outcomes = await _hold(deps, lease, first, job_id)
-    return await _own_outcome(deps, wakeup, outcomes, redelivery)
+    return await _own_outcome(deps, wakeup, outcomes)
 
 
 async def _hold(
@@ -222,7 +189,7 @@ async def _deliver_undelivered(deps: TurnDeps, lease: Lease) -> list[TurnOutcome
             log.info("turn.redelivered", outbox_id=str(reply.id))
             outcomes.append(
                 TurnOutcome(
-                    status="redelivered",
+                    status=MessageOutcome.REDELIVERED,
                     inbound_id=reply.message_id,
                     reply=reply.body,
                     answered=reply.answered,
@@ -232,20 +199,18 @@ async def _deliver_undelivered(deps: TurnDeps, lease: Lease) -> list[TurnOutcome
 
 
 async def _own_outcome(
-    deps: TurnDeps, wakeup: ConversationWakeup, outcomes: list[TurnOutcome], redelivery: bool
+    deps: TurnDeps, wakeup: ConversationWakeup, outcomes: list[TurnOutcome]
 ) -> TurnOutcome:
     if wakeup.inbound_id is None:  # a sweep: report what it answered, if anything
         if outcomes:
             return outcomes[-1]
-        return TurnOutcome(status="queued", inbound_id=wakeup.conversation_id)
+        return TurnOutcome(status=MessageOutcome.QUEUED, inbound_id=wakeup.conversation_id)
     mine = next((o for o in outcomes if wakeup.message_id in o.answered), None)
     if mine is not None:
         return mine
     async with org_connection(deps.pool, wakeup.organization_id) as conn:
         state = await fetch_inbound_state(conn, wakeup.inbound_id)
     answered, expects_reply, context = state or (False, True, False)
-    if redelivery and (answered or context or not expects_reply):
-        return TurnOutcome(status="duplicate", inbound_id=wakeup.inbound_id)
     if not answered and (context or not expects_reply):
-        return TurnOutcome(status="stored", inbound_id=wakeup.inbound_id)
-    return TurnOutcome(status="queued", inbound_id=wakeup.inbound_id)
+        return TurnOutcome(status=MessageOutcome.STORED, inbound_id=wakeup.inbound_id)
+    return TurnOutcome(status=MessageOutcome.QUEUED, inbound_id=wakeup.inbound_id)

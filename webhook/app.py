@@ -184,8 +184,9 @@ async def _ingested(request: web.Request, delivery: Delivery) -> web.Response:
         )
     except _UNAVAILABLE as exc:
         return _unavailable(exc)
-    log.info("webhook.handled", **report.as_json())
-    return web.json_response(report.as_json())
+    answer = report.as_json()
+    log.info("webhook.handled", **answer)
+    return web.json_response(answer)
 
 
 def _unavailable(exc: BaseException) -> web.Response:

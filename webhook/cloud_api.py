@@ -13,7 +13,7 @@ from typing import Any
 
 from channels.contacts import contact_ids
 from channels.models import ChannelKind
-from jobs.payloads import MessageKind
+from inbox.message import MessageKind
 from webhook.events import (
     RECEIPT_STATUSES,
     Delivery,

@@ -10,23 +10,21 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import PurePath
 
-from channels.contacts import ContactIds
 from channels.models import ChannelKind
-from jobs.payloads import MessageKind
+from inbox.message import MAX_MESSAGE_ID_CHARS, InboundText
 
-
-@dataclass(frozen=True)
-class InboundText:
-    """One customer message, addressed to one of our numbers: typed text, or the description
-    of what they sent (see webhook.non_text)."""
-
-    kind: ChannelKind
-    address: str  # the receiving number: Cloud API phone_number_id / WAHA session
-    message_id: str  # the provider's message id (wamid / WAHA id): the dedup key
-    sender: ContactIds
-    text: str
-    sent_at: datetime
-    message_kind: MessageKind = "text"
+__all__ = [
+    "RECEIPT_STATUSES",
+    "UNPARSEABLE",
+    "Delivery",
+    "InboundText",  # inbox.message's: the parsed message goes to its row as it is
+    "Skipped",
+    "StatusUpdate",
+    "epoch_to_utc",
+    "failure_site",
+    "storable_id",
+    "storable_text",
+]
 
 
 @dataclass(frozen=True)
@@ -41,7 +39,7 @@ class Skipped:
 # JSON carries both (`\u0000`, `\ud800`): a provider id holding one would be refused by the
 # database on every retry (503 forever), a text by the worker that stores it.
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
-MAX_ID_CHARS = 256  # the queue contract's message_id cap
+MAX_ID_CHARS = MAX_MESSAGE_ID_CHARS
 
 # The reason of an event the parser raised on: the provider gets 200 (a retry would fail the
 # same way, and a 500 makes it retry until it gives up, losing the message), and the log

@@ -1,32 +1,33 @@
-"""Verified, parsed texts -> route to the org that owns the receiving number -> enqueue."""
+"""Verified, parsed texts -> stored in the org that owns the receiving number -> enqueued.
+
+Per message, one pooled connection for one statement (skillet_receive_inbound: the org and
+agent come from `channels`, never from the body), then one Redis call; the connection is
+never held across it. Statuses and WAHA's linked-id lookups look the channel up first.
+"""
 
 from __future__ import annotations
 
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields, replace
+from datetime import UTC, datetime
 from typing import Any
 
 import structlog
 from arq.connections import ArqRedis
-from pydantic import ValidationError
 
 from channels.contacts import ContactIds
 from channels.models import Channel, ChannelKind
-from channels.queries import (
-    fetch_channel_route,
-    list_alias_contact_ids,
-    record_inbound,
-    update_receipts,
-)
+from channels.queries import fetch_channel_route, list_alias_contact_ids, update_receipts
 from channels.waha_lids import LidResolver
 from core.tenancy import org_connection
-from inbox.queries import fetch_inbound_contact_id
-from jobs.payloads import InboundMessagePayload
-from jobs.queue import enqueue_inbound
-from webhook.events import UNPARSEABLE, Delivery, InboundText, StatusUpdate
-from webhook.non_text import expects_reply
+from inbox.message import InboundText, storable_body
+from inbox.store import store_received
+from jobs.payloads import inbound_job_id
+from jobs.queue import enqueue_wakeup
+from webhook.events import UNPARSEABLE, Delivery, StatusUpdate
+from webhook.non_text import reply_rule
 
 log = structlog.get_logger(__name__)
 
@@ -46,7 +47,7 @@ class IngestReport:
     unparseable: int = 0  # of those skipped, events the parser failed on (a bug to look at)
 
     def as_json(self) -> dict[str, int]:
-        return asdict(self)
+        return {f.name: getattr(self, f.name) for f in fields(self)}  # flat: no asdict copy
 
 
 ObserveSeconds = Callable[[float], None]
@@ -71,10 +72,10 @@ async def ingest(
     lids: LidResolver | None = None,
     observe_enqueue_s: ObserveSeconds = _unobserved,
 ) -> IngestReport:
-    """Enqueue every message whose receiving number is connected (non-text ones too: they
-    are stored, and answered only where the channel says so); the org and agent come from
-    `channels` only, never from the body; delivery statuses update the receipts of that
-    org's replies only. Database/Redis failures propagate (the caller answers 503).
+    """Store and enqueue every message whose receiving number is connected (non-text ones
+    too: they are stored, and answered only where the channel says so); delivery statuses
+    update the receipts of that org's replies only. Database/Redis failures propagate (the
+    caller answers 503).
     `observe_enqueue_s` gets the time each enqueue took (the Redis call), in seconds."""
     report = IngestReport(skipped=len(delivery.skipped))
     for skipped in delivery.skipped:
@@ -85,20 +86,11 @@ async def ingest(
             log.info("webhook.skipped", reason=skipped.reason, detail=skipped.detail)
     # A pooled connection is held per statement only, never across Redis or HTTP calls:
     # a burst of deliveries would otherwise queue for connections behind the enqueues.
-    channels = _ChannelCache(pool)
+    channels = _ChannelCache(pool)  # looked up only for statuses and linked ids
     await _record_statuses(pool, channels, delivery.statuses, report)
+    enqueue = _Enqueue(coalesce_ms, observe_enqueue_s)
     for text in delivery.texts:
-        channel = await channels.get(text.kind, text.address)
-        if channel is None:
-            report.unknown_channel += 1
-            log.warning("webhook.unknown_channel", kind=text.kind.value, address=text.address)
-            continue
-        with structlog.contextvars.bound_contextvars(
-            organization_id=str(channel.organization_id), channel_id=str(channel.id)
-        ):
-            await _enqueue_text(
-                pool, queue, channel, text, report, _Enqueue(coalesce_ms, observe_enqueue_s), lids
-            )
+        await _enqueue_text(pool, queue, channels, text, report, enqueue, lids)
     return report
 
 
@@ -147,71 +139,80 @@ async def _record_statuses(
 async def _enqueue_text(
     pool: Any,
     queue: ArqRedis,
-    channel: Channel,
+    channels: _ChannelCache,
     text: InboundText,
     report: IngestReport,
     enqueue: _Enqueue,
     lids: LidResolver | None,
 ) -> None:
-    try:
-        payload = InboundMessagePayload(
-            organization_id=channel.organization_id,
-            contact_id=text.sender.preferred,  # the contact id on record replaces it below
-            message_id=text.message_id,
-            text=text.text,
-            sent_at=text.sent_at,
-            kind=text.message_kind,
-            expects_reply=expects_reply(text.message_kind, channel.reply_to_non_text),
-            agent_id=channel.agent_id,
-        )
-    except ValidationError as exc:
+    body = storable_body(text.text)
+    message_id = text.message_id.strip()
+    if body is None or not message_id:
         report.invalid += 1
-        fields = [".".join(map(str, e["loc"])) for e in exc.errors()]
-        log.warning("webhook.invalid_message", fields=fields)
+        log.warning("webhook.invalid_message", fields=["text" if body is None else "message_id"])
         return
-    sender = text.sender
-    if channel.kind is ChannelKind.WAHA and lids is not None:
-        sender = await with_looked_up_phone(pool, channel, sender, lids)
-    # Before the job exists: the worker looks the route up when it sends the reply.
-    async with org_connection(pool, channel.organization_id) as conn:
-        contact_id = await record_inbound(
-            conn, channel.organization_id, sender, text.message_id, channel.id
-        )
-        owner = await fetch_inbound_contact_id(
-            conn, channel.organization_id, payload.channel, text.message_id
-        )
-    if owner is not None and owner != contact_id:
-        # The id is another contact's stored message: answering or re-sending anything for
-        # it here would cross conversations. (A race before either is stored is caught by
-        # the turn, which refuses a message stored in another conversation.)
-        report.duplicates += 1
-        log.warning(
-            "webhook.duplicate_foreign_contact", job_id=payload.job_id, message_id=text.message_id
-        )
+    if text.kind is ChannelKind.WAHA and lids is not None:
+        text = await with_looked_up_phone(pool, channels, text, lids)
+    always, answerable = reply_rule(text.message_kind)
+    # One connection, one statement: the number's org and agent, the contact, the reply
+    # route, the message; before the job exists (the worker reads the route to reply).
+    received = await store_received(
+        pool,
+        replace(text, message_id=message_id),
+        body=body,
+        received_at=datetime.now(UTC),
+        always_answered=always,
+        answerable=answerable,
+    )
+    if received is None:
+        report.unknown_channel += 1
+        log.warning("webhook.unknown_channel", kind=text.kind.value, address=text.address)
         return
-    # A normalized WhatsApp id always fits the contract's contact_id: no re-validation.
-    payload = payload.model_copy(update={"contact_id": contact_id})
-    started = time.monotonic()
-    job = await enqueue_inbound(pool, queue, payload, coalesce_ms=enqueue.coalesce_ms)
-    enqueue.observe_s(time.monotonic() - started)
-    if job is None:
-        report.duplicates += 1
-        log.info("webhook.duplicate", job_id=payload.job_id)
-    else:
-        report.enqueued += 1
-        log.info("webhook.enqueued", job_id=payload.job_id)
+    organization_id = received.organization_id
+    job_id = inbound_job_id(organization_id, message_id)
+    with structlog.contextvars.bound_contextvars(
+        organization_id=str(organization_id), channel_id=str(received.channel_id)
+    ):
+        if received.persisted.foreign:
+            # The id is another contact's stored message: answering or re-sending anything
+            # for it here would cross conversations (refused by skillet_store_inbound).
+            report.duplicates += 1
+            log.warning("webhook.duplicate_foreign_contact", job_id=job_id, message_id=message_id)
+            return
+        started = time.monotonic()
+        job = await enqueue_wakeup(
+            queue,
+            organization_id,
+            received.persisted,
+            message_id,
+            coalesce_ms=enqueue.coalesce_ms,
+        )
+        enqueue.observe_s(time.monotonic() - started)
+        if job is None:
+            report.duplicates += 1
+            log.info("webhook.duplicate", job_id=job_id)
+        else:
+            report.enqueued += 1
+            log.info("webhook.enqueued", job_id=job_id)
 
 
 async def with_looked_up_phone(
-    pool: Any, channel: Channel, sender: ContactIds, lids: LidResolver
-) -> ContactIds:
+    pool: Any, channels: _ChannelCache, text: InboundText, lids: LidResolver
+) -> InboundText:
     """A linked id never seen before, with no phone in the event, gets the phone WAHA knows
-    for it (so a customer known by phone keeps their conversation); else `sender` as is."""
+    for it (so a customer known by phone keeps their conversation); else `text` as is.
+    The rare path: two more statements and an HTTP call, before the message is stored."""
+    sender = text.sender
     if sender.phone is not None or sender.lid is None:
-        return sender
+        return text
+    channel = await channels.get(text.kind, text.address)
+    if channel is None:
+        return text  # not connected: stored nowhere
     async with org_connection(pool, channel.organization_id) as conn:
         known = await list_alias_contact_ids(conn, channel.organization_id, [sender.lid])
     if known:
-        return sender  # seen before: its contact id is on record
+        return text  # seen before: its contact id is on record
     phone = await lids.phone_of(channel.address, sender.lid)
-    return sender if phone is None else ContactIds(phone=phone, lid=sender.lid)
+    if phone is None:
+        return text
+    return replace(text, sender=ContactIds(phone=phone, lid=sender.lid))

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Final
 
-from jobs.payloads import MessageKind
+from inbox.message import MessageKind
 
 # Kinds whose text is the customer's own words (a typed text, a tapped option's title).
 TYPED_KINDS: Final = frozenset({"text", "interactive", "button"})
@@ -33,10 +33,16 @@ _MAX_PART: Final = 4_096
 
 
 def expects_reply(kind: MessageKind, reply_to_non_text: bool) -> bool:
-    """Typed messages are always answered; the rest only where the channel says so."""
-    if kind in TYPED_KINDS:
-        return True
-    return reply_to_non_text and kind not in NEVER_ANSWERED
+    """Typed messages are always answered; the rest only where the channel says so (the
+    readable form of what skillet_receive_inbound applies with the channel's setting)."""
+    always, answerable = reply_rule(kind)
+    return always or (reply_to_non_text and answerable)
+
+
+def reply_rule(kind: MessageKind) -> tuple[bool, bool]:
+    """(always answered, answered where the channel answers non-text messages): the
+    database applies it with the channel's setting while storing the message."""
+    return kind in TYPED_KINDS, kind not in NEVER_ANSWERED
 
 
 def describe(kind: MessageKind, *parts: object) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 
 from channels.contacts import contact_ids, normalize_whatsapp_id
 from channels.models import ChannelKind
-from jobs.payloads import MessageKind
+from inbox.message import MessageKind
 from webhook.events import Delivery, InboundText, epoch_to_utc, storable_id, storable_text
 from webhook.non_text import describe, describe_location, vcard_names
 

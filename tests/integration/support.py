@@ -17,13 +17,14 @@ from arq.worker import Worker
 
 from core.db import create_pool
 from core.organizations import insert_organization
+from inbox.message import InboundMessage
+from inbox.store import store_inbound as store_message
 from jobs import serialization
-from jobs.payloads import HANDLE_INBOUND_MESSAGE, InboundMessagePayload
+from jobs.payloads import HANDLE_INBOUND_MESSAGE, ConversationPayload, inbound_job_id
 from jobs.queue import enqueue_inbound, open_queue
 from skills.models import FileKind, SkillMatcher
 from skills.publisher import SkillDraft, SkillFile, publish_skill_version
 from skills.storage import ObjectStore
-from turn.holder import persist_inbound
 from turn.model import Model
 from turn.outbox import Sender
 from worker.app import build_worker
@@ -90,11 +91,11 @@ async def publish(
 
 def payload(
     org_id: uuid.UUID, message_id: str, text: str, contact: str | None = None
-) -> InboundMessagePayload:
+) -> InboundMessage:
     """One inbound message; without `contact`, each message id is its own customer (so tests
     that are not about bursts never coalesce)."""
     digits = int(hashlib.sha256(message_id.encode()).hexdigest(), 16) % 10**8
-    return InboundMessagePayload(
+    return InboundMessage(
         organization_id=org_id,
         contact_id=contact or f"55119{digits:08d}",
         message_id=message_id,
@@ -107,13 +108,37 @@ async def store_inbound(
     pool: Any, org_id: uuid.UUID, message_id: str, contact: str
 ) -> tuple[uuid.UUID, uuid.UUID]:
     """Store a message as the webhook does, with no job: (conversation id, message id)."""
-    stored = await persist_inbound(
-        pool, payload(org_id, message_id, "oi", contact).to_message(), received_at=datetime.now(UTC)
+    stored = await store_message(
+        pool, payload(org_id, message_id, "oi", contact), received_at=datetime.now(UTC)
     )
     return stored.conversation_id, stored.inbound_id
 
 
-async def enqueue(settings: Settings, *payloads: InboundMessagePayload) -> list[str | None]:
+def job_id_of(message: InboundMessage) -> str:
+    """The job id the queue gives the message's wakeup."""
+    return inbound_job_id(message.organization_id, message.message_id)
+
+
+async def wake_raw(
+    settings: Settings, message: InboundMessage, *, job_id: str | None = None
+) -> str:
+    """Store the message, then enqueue its conversation's wakeup under any job id, even one
+    already used (to bypass the queue's dedup on purpose, e.g. a second delivery)."""
+    pool = await create_pool(settings.database_url, min_size=1, max_size=1)
+    try:
+        stored = await store_message(pool, message, received_at=datetime.now(UTC))
+    finally:
+        await pool.close()
+    wakeup = ConversationPayload(
+        organization_id=message.organization_id,
+        conversation_id=stored.conversation_id,
+        inbound_id=stored.inbound_id,
+        message_id=message.message_id,
+    )
+    return await enqueue_raw(settings, wakeup.model_dump(mode="json"), job_id=job_id)
+
+
+async def enqueue(settings: Settings, *payloads: InboundMessage) -> list[str | None]:
     """Enqueue each payload; the list holds the job id, or None for a refused duplicate."""
     redis = await open_queue(settings.redis_url, settings.queue_name)
     pool = await create_pool(

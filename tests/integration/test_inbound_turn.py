@@ -6,17 +6,21 @@ import json
 import uuid
 
 import asyncpg
+import pytest
 from redis.asyncio import Redis
 
+from inbox.errors import UnknownOrganization
 from jobs.payloads import HANDLE_INBOUND_MESSAGE
 from tests.integration.support import (
     create_org,
     enqueue,
     enqueue_raw,
+    job_id_of,
     payload,
     publish,
     result_of,
     run_burst,
+    wake_raw,
 )
 from turn.agent_queries import insert_agent
 from worker.resources import Resources
@@ -136,10 +140,9 @@ async def test_duplicate_delivery_is_answered_once_queued_or_done(
     )
     assert first is not None and queued_again is None  # refused while queued
     await run_burst(settings)
-    # Delivered again after the queue forgot it: bypass arq's job-id dedup on purpose.
-    late = await enqueue_raw(settings, payload(org, "dup", "segunda via").model_dump(mode="json"))
+    # Delivered again after it was answered: found stored and answered, so no job at all.
+    assert await enqueue(settings, payload(org, "dup", "segunda via")) == [None]
     await run_burst(settings)
-    assert (await result_of(settings, late))["status"] == "duplicate"
     assert len(await _outbox(db, org)) == 1
     inbound = await db.fetchval(
         "select count(*) from messages where organization_id = $1 and direction = 'inbound'", org
@@ -151,9 +154,9 @@ async def test_concurrent_runs_of_one_message_reply_once(
     settings: Settings, db: asyncpg.Connection, resources: Resources
 ) -> None:
     org, _ = await _seed(db, resources)
-    body = payload(org, "race", "frete para o cep 01310").model_dump(mode="json")
-    for _ in range(4):
-        await enqueue_raw(settings, body)
+    message = payload(org, "race", "frete para o cep 01310")
+    for _ in range(4):  # stored once, its conversation woken four times (distinct job ids)
+        await wake_raw(settings, message)
     worker = await run_burst(settings.model_copy(update={"max_jobs": 4}))
     assert worker.jobs_complete == 4
     assert len(await _outbox(db, org)) == 1
@@ -167,7 +170,7 @@ async def test_jobs_travel_as_json_not_pickle(
     await enqueue(settings, message)
     client = Redis.from_url(settings.redis_url)
     try:
-        raw = await client.get(f"arq:job:{message.job_id}")
+        raw = await client.get(f"arq:job:{job_id_of(message)}")
     finally:
         await client.aclose()
     job = json.loads(raw)
@@ -180,17 +183,15 @@ async def test_invalid_payload_and_unknown_org_go_to_dead_letters(
     settings: Settings, db: asyncpg.Connection, resources: Resources
 ) -> None:
     bad = await enqueue_raw(settings, {"organization_id": "nope"})
-    ghost_org = uuid.uuid4()
-    ghost = await enqueue_raw(settings, payload(ghost_org, "x", "oi").model_dump(mode="json"))
+    # The previous release's job shape (the message itself) is no job any more.
+    old = await enqueue_raw(settings, payload(uuid.uuid4(), "x", "oi").model_dump(mode="json"))
+    with pytest.raises(UnknownOrganization):  # refused where it would be stored, no job
+        await enqueue(settings, payload(uuid.uuid4(), "y", "oi"))
     worker = await run_burst(settings)
     assert worker.jobs_retried == 0
     assert (await result_of(settings, bad))["code"] == "invalid_payload"
-    assert (await result_of(settings, ghost))["code"] == "unknown_organization"
+    assert (await result_of(settings, old))["code"] == "invalid_payload"
     rows = await db.fetch("select error_code, organization_id from dead_letters order by 1")
-    # The org of a payload that validated is kept (its admin API lists the row); an unreadable
-    # payload names no org anyone could trust.
-    assert [tuple(r) for r in rows] == [
-        ("invalid_payload", None),
-        ("unknown_organization", ghost_org),
-    ]
+    # An unreadable payload names no org anyone could trust.
+    assert [tuple(r) for r in rows] == [("invalid_payload", None), ("invalid_payload", None)]
     assert await db.fetchval("select count(*) from outbox") == 0

@@ -11,19 +11,19 @@ import asyncpg
 
 from channels.models import ChannelKind
 from core.db import create_pool
-from jobs.payloads import InboundMessagePayload
+from inbox.message import InboundMessage
+from inbox.store import store_inbound
 from tests.integration.support import (
     create_org,
     enqueue,
-    enqueue_raw,
     payload,
     result_of,
     run_burst,
+    wake_raw,
 )
 from tests.integration.webhook_support import connect_number, queued_payloads, running_webhook
 from tests.whatsapp_payloads import cloud_delivery, cloud_message, cloud_text, cloud_value
 from turn.agent_queries import insert_agent
-from turn.holder import persist_inbound
 from turn.model import ModelRequest, ModelResponse
 from worker.settings import Settings
 
@@ -41,7 +41,7 @@ class RecordingModel:
         return ModelResponse(text=f"ok {len(self.requests)}")
 
 
-def _media(org: uuid.UUID, message_id: str, text: str, *, reply: bool) -> InboundMessagePayload:
+def _media(org: uuid.UUID, message_id: str, text: str, *, reply: bool) -> InboundMessage:
     base = payload(org, message_id, text, contact=CONTACT)
     return base.model_copy(update={"kind": "image", "expects_reply": reply})
 
@@ -183,11 +183,10 @@ async def test_a_stored_photo_delivered_again_is_not_answered_as_new(
     await run_burst(settings, model=model)
 
     # Hours later the provider delivers the photo again (the queue forgot it), just before
-    # the customer's next question: its job runs first.
-    late = await enqueue_raw(settings, photo.model_dump(mode="json"))
+    # the customer's next question: found stored as context, it wakes nothing.
+    assert await enqueue(settings, photo) == [None]
     await enqueue(settings, payload(org, "t2", "e o prazo?", contact=CONTACT))
     await run_burst(settings.model_copy(update={"max_jobs": 1}), model=model)
-    assert (await result_of(settings, late))["status"] == "duplicate"
     [request] = model.requests
     assert _shown(request) == [("user", "[imagem] modelo azul"), ("user", "e o prazo?")]
     assert [m["answered"] for m in await _inbound(db, org)] == [False, True]
@@ -206,7 +205,7 @@ async def test_a_rerun_whose_own_photo_is_stored_still_answers_what_it_was_hande
     question = payload(org, "t1", "tem no azul?", contact=CONTACT)
     pool = await create_pool(settings.database_url, min_size=1, max_size=1)
     try:
-        await persist_inbound(pool, question.to_message(), received_at=datetime.now(UTC))
+        await store_inbound(pool, question, received_at=datetime.now(UTC))
     finally:
         await pool.close()
     await db.execute(
@@ -214,10 +213,10 @@ async def test_a_rerun_whose_own_photo_is_stored_still_answers_what_it_was_hande
         "lease_until = now() - interval '1 second' where organization_id = $1",
         org,
     )
-    # arq re-runs the killed holder's job.
-    rerun = await enqueue_raw(settings, photo.model_dump(mode="json"))
+    # arq re-runs the killed holder's job (the photo's conversation, woken again).
+    rerun = await wake_raw(settings, photo)
     await run_burst(settings, model=model)
-    assert (await result_of(settings, rerun))["status"] == "duplicate"
+    assert (await result_of(settings, rerun))["status"] == "stored"
     [request] = model.requests
     assert _shown(request) == [("user", "[imagem]"), ("user", "tem no azul?")]
     assert [m["answered"] for m in await _inbound(db, org)] == [False, True]

@@ -6,15 +6,16 @@ import uuid
 
 import asyncpg
 
+from inbox.store import store_inbound
 from skills.queries import delete_skill_pointer
 from tests.integration.support import create_org, payload, publish
-from turn.holder import ConversationWakeup, persist_inbound, run_conversation
+from turn.holder import ConversationWakeup, run_conversation
 from worker.resources import Resources
 
 
 async def _turn(resources: Resources, org: uuid.UUID, text: str) -> tuple[list[str], list[str]]:
-    message = payload(org, f"m-{uuid.uuid4()}", text).to_message()
-    stored = await persist_inbound(resources.pool, message, received_at=message.sent_at)
+    message = payload(org, f"m-{uuid.uuid4()}", text)
+    stored = await store_inbound(resources.pool, message, received_at=message.sent_at)
     wakeup = ConversationWakeup(org, stored.conversation_id, stored.inbound_id, message.message_id)
     outcome = await run_conversation(resources.turn_deps, wakeup, job_id="t")
     return [f"{n}@{v}" for n, v in outcome.matched], list(outcome.probes)

@@ -19,7 +19,7 @@ from core.db import connect, create_pool
 from core.db_errors import DATABASE_ERRORS
 from core.errors import DatabaseUnavailable
 from core.organizations import insert_organization
-from jobs.payloads import HANDLE_INBOUND_MESSAGE, InboundMessagePayload
+from inbox.message import InboundMessage
 from jobs.queue import enqueue_inbound, open_queue
 from tests.integration.support import SKILLET, worker_env
 from turn.agent_queries import insert_agent
@@ -116,14 +116,14 @@ class _Scaling:
             report.events.append(f"drained worker exited {code}")
 
 
-def _message_plan(org: uuid.UUID, plan: SoakPlan) -> list[tuple[InboundMessagePayload, str]]:
+def _message_plan(org: uuid.UUID, plan: SoakPlan) -> list[tuple[InboundMessage, str]]:
     """(payload, how it is delivered): 'first', 'duplicate' (arq dedup) or 'late' (bypass)."""
     rng = random.Random(7)
-    out: list[tuple[InboundMessagePayload, str]] = []
+    out: list[tuple[InboundMessage, str]] = []
     for n in range(plan.messages):
         conv, seq = n % plan.conversations, n // plan.conversations
         photo = rng.random() < plan.media_share
-        message = InboundMessagePayload(
+        message = InboundMessage(
             organization_id=org,
             contact_id=f"5511{conv:08d}",
             message_id=f"soak-{conv}-{seq}",
@@ -139,7 +139,7 @@ def _message_plan(org: uuid.UUID, plan: SoakPlan) -> list[tuple[InboundMessagePa
 
 
 async def _produce(
-    settings: Settings, deliveries: list[tuple[InboundMessagePayload, str]], plan: SoakPlan
+    settings: Settings, deliveries: list[tuple[InboundMessage, str]], plan: SoakPlan
 ) -> None:
     """Deliver in rounds (one message per conversation each), a short gap between rounds,
     like customers typing: some messages coalesce into bursts, most get their own turn."""
@@ -149,25 +149,22 @@ async def _produce(
         for n, (message, how) in enumerate(deliveries):
             if n and n % plan.conversations == 0:
                 await asyncio.sleep(plan.round_gap_s)
-            if how == "late":  # a redelivery the queue no longer remembers
-                await redis.enqueue_job(
-                    HANDLE_INBOUND_MESSAGE,
-                    message.model_dump(mode="json"),
-                    _job_id=f"late-{uuid.uuid4()}",
-                )
-            else:
-                await _deliver(pool, redis, message)
+            # "late": a redelivery the queue no longer remembers (another job id)
+            job_id = f"late-{uuid.uuid4()}" if how == "late" else None
+            await _deliver(pool, redis, message, job_id=job_id)
     finally:
         await pool.close()
         await redis.aclose()
 
 
-async def _deliver(pool: Any, redis: Any, message: InboundMessagePayload) -> None:
+async def _deliver(
+    pool: Any, redis: Any, message: InboundMessage, *, job_id: str | None = None
+) -> None:
     """Like WhatsApp redelivering after a 503: the message is stored before it is enqueued,
     so while Postgres restarts the delivery is retried (idempotent) until it lands."""
     for _ in range(600):
         try:
-            await enqueue_inbound(pool, redis, message)
+            await enqueue_inbound(pool, redis, message, job_id=job_id)
             return
         except (*DATABASE_ERRORS, DatabaseUnavailable):
             await asyncio.sleep(0.1)

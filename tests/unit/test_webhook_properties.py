@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jobs.payloads import InboundMessagePayload
+from inbox.message import InboundMessage, storable_body
 from tests.whatsapp_payloads import (
     cloud_delivery,
     cloud_message,
@@ -223,7 +223,8 @@ def test_one_unparseable_message_does_not_cost_the_rest_of_the_batch(
 def test_parsed_texts_fit_the_queue_contract() -> None:
     for seed in SEEDS:
         for text in [*parse_waha(seed, NOW).texts, *parse_cloud_api(seed, NOW).texts]:
-            InboundMessagePayload(
+            assert storable_body(text.text) is not None
+            InboundMessage(
                 organization_id="00000000-0000-0000-0000-000000000001",  # type: ignore[arg-type]
                 contact_id=text.sender.preferred,
                 message_id=text.message_id,

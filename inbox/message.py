@@ -1,0 +1,94 @@
+"""The inbound message's one shape, by the door it comes in (pure: no I/O).
+
+A message reaches its row by one of two doors, each in one shape and with no copy between:
+- `InboundText`: what a webhook delivery holds once parsed, addressed to one of our numbers
+  by a sender's WhatsApp ids. Its org, answering agent and contact are not the webhook's to
+  choose: the database derives them from the channel and the contact aliases while storing
+  it (inbox.store.receive_inbound).
+- `InboundMessage`: a message whose org and contact an operator names (`skillet enqueue`,
+  the demo, a requeued dead letter of the previous release, tests), validated at that edge
+  (inbox.store.store_inbound).
+Either way the job that follows carries ids only (jobs.payloads.ConversationPayload).
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Final, Literal
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
+
+from channels.contacts import ContactIds
+from channels.models import ChannelKind
+
+# What the customer sent. Everything but "text" reaches the model as a short description in
+# `text` (e.g. "[imagem] legenda"): interactive/button replies carry the tapped option's title.
+MessageKind = Literal[
+    "text",
+    "interactive",
+    "button",
+    "image",
+    "audio",
+    "video",
+    "document",
+    "sticker",
+    "location",
+    "contacts",
+    "reaction",
+    "unsupported",
+]
+
+MAX_TEXT_CHARS: Final = 65_536  # a message's stored text (a description included)
+MAX_MESSAGE_ID_CHARS: Final = 256  # the provider's id (wamid / WAHA id), the dedup key
+CONTACT_ID_PATTERN: Final = r"^[0-9A-Za-z@._:+-]+$"
+MAX_CONTACT_ID_CHARS: Final = 64
+CHANNEL: Final = "whatsapp"  # the conversations' channel column: every number is WhatsApp
+
+
+@dataclass(frozen=True)
+class InboundText:
+    """One customer message, addressed to one of our numbers: typed text, or the description
+    of what they sent (webhook.non_text)."""
+
+    kind: ChannelKind
+    address: str  # the receiving number: Cloud API phone_number_id / WAHA session
+    message_id: str  # the provider's message id (wamid / WAHA id): the dedup key
+    sender: ContactIds
+    text: str
+    sent_at: datetime
+    message_kind: MessageKind = "text"
+
+
+def storable_body(text: str) -> str | None:
+    """The text as stored (no surrounding blanks, no NUL), or None when the queue contract
+    refuses it: empty, or over MAX_TEXT_CHARS."""
+    body = text.replace("\x00", "").strip()
+    return body if 0 < len(body) <= MAX_TEXT_CHARS else None
+
+
+class InboundMessage(BaseModel):
+    """One inbound WhatsApp message of a named org and contact, as stored (JSON-safe)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+
+    organization_id: uuid.UUID
+    channel: Literal["whatsapp"] = CHANNEL
+    contact_id: str = Field(
+        min_length=1, max_length=MAX_CONTACT_ID_CHARS, pattern=CONTACT_ID_PATTERN
+    )
+    message_id: str = Field(min_length=1, max_length=MAX_MESSAGE_ID_CHARS)
+    text: str = Field(min_length=1, max_length=MAX_TEXT_CHARS)
+    sent_at: AwareDatetime
+    kind: MessageKind = "text"
+    # False: store it in the conversation (context for the next turn) without answering it.
+    expects_reply: bool = True
+    # The agent that answers the receiving number (None: the org's first agent).
+    agent_id: uuid.UUID | None = None
+
+    @field_validator("text", "message_id", mode="before")
+    @classmethod
+    def _without_nul(cls, value: object) -> object:
+        # Postgres text cannot hold U+0000: a customer's NUL would fail every retry.
+        return value.replace("\x00", "") if isinstance(value, str) else value
