@@ -78,6 +78,7 @@ GROUPS: tuple[Group, ...] = (
             "skillet_continue_conversation",
             "skillet_release_lease",
             "skillet_conversations_waiting",
+            "skillet_conversation_mode_tick",
         ),
     ),
     Group(

@@ -125,3 +125,14 @@ async def insert_agent(
     """An agent on the worker's default model; its id (see create_agent)."""
     agent = await create_agent(conn, organization_id, name=name, system_prompt=system_prompt)
     return agent.id
+
+
+FETCH_HANDOFF_ACK = "select handoff_ack from agents where id = $1"
+
+
+async def fetch_handoff_ack(conn: asyncpg.Connection, agent_id: uuid.UUID | None) -> str | None:
+    """The agent's acknowledgement of a customer's request for a person (None: the default)."""
+    if agent_id is None:
+        return None
+    value: str | None = await conn.fetchval(FETCH_HANDOFF_ACK, agent_id)
+    return value
