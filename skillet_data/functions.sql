@@ -700,6 +700,20 @@ $function$;
 REVOKE ALL ON FUNCTION public.skillet_conversation_mode_tick(double precision, double precision, text, integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION public.skillet_conversation_mode_tick(double precision, double precision, text, integer) TO skillet_worker;
 
+COMMENT ON FUNCTION public.skillet_conversation_mode_counts() IS
+$$Conversations not in mode 'agent', by mode, across orgs (counts only), for the worker's gauge
+skillet_conversations_by_mode (jobs.handoff_tick). SECURITY DEFINER, for skillet_worker.$$;
+CREATE OR REPLACE FUNCTION public.skillet_conversation_mode_counts()
+ RETURNS TABLE(mode text, conversations bigint)
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+    select c.mode, count(*) from public.conversations c where c.mode <> 'agent' group by c.mode
+$function$;
+REVOKE ALL ON FUNCTION public.skillet_conversation_mode_counts() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.skillet_conversation_mode_counts() TO skillet_worker;
+
 -- ==============================================================================================
 -- What a turn counts
 -- Usage, daily rollups and activation telemetry (written by the commit and the writer).

@@ -79,6 +79,7 @@ GROUPS: tuple[Group, ...] = (
             "skillet_release_lease",
             "skillet_conversations_waiting",
             "skillet_conversation_mode_tick",
+            "skillet_conversation_mode_counts",
         ),
     ),
     Group(

@@ -480,3 +480,16 @@ revoke all on function skillet_conversation_mode_tick(double precision, double p
     integer) from public;
 grant execute on function skillet_conversation_mode_tick(double precision, double precision,
     text, integer) to skillet_worker;
+
+create function skillet_conversation_mode_counts()
+returns table(mode text, conversations bigint)
+language sql stable security definer
+set search_path = pg_catalog, pg_temp
+as $$
+    select c.mode, count(*) from public.conversations c where c.mode <> 'agent' group by c.mode
+$$;
+comment on function skillet_conversation_mode_counts() is
+$$Conversations not in mode 'agent', by mode, across orgs (counts only), for the worker's gauge
+skillet_conversations_by_mode (jobs.handoff_tick). SECURITY DEFINER, for skillet_worker.$$;
+revoke all on function skillet_conversation_mode_counts() from public;
+grant execute on function skillet_conversation_mode_counts() to skillet_worker;

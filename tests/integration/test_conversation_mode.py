@@ -11,7 +11,10 @@ from typing import Any
 
 import asyncpg
 
+from jobs.context import JobContext
 from jobs.conversation_sweep import LIST_WAITING
+from jobs.handoff_tick import handoff_tick
+from jobs.queue import open_queue
 from tests.integration.mode_support import (
     AGENT_REPLY,
     HANDOFF_ACK,
@@ -21,7 +24,7 @@ from tests.integration.mode_support import (
     SlowModel,
 )
 from tests.integration.support import create_org, enqueue, payload, run_burst
-from turn.handoff import HANDOFF_ACK_DEFAULT
+from turn.handoff import HANDOFF_ACK_DEFAULT, HANDOFF_WAIT_NOTICE_DEFAULT
 from turn.holder import ConversationWakeup, run_conversation
 from worker.resources import Resources
 from worker.settings import Settings
@@ -138,3 +141,58 @@ def _only(model: Any) -> Any:
             return model
 
     return Only()
+
+
+async def _tick(resources: Resources, settings: Settings, idle_s: int, wait_s: int) -> Any:
+    redis = await open_queue(settings.redis_url, settings.queue_name)
+    try:
+        ctx: JobContext = {
+            "pool": resources.pool,
+            "redis": redis,
+            "handoff_idle_s": idle_s,
+            "handoff_wait_s": wait_s,
+        }
+        return await handoff_tick(ctx)
+    finally:
+        await redis.aclose()
+
+
+async def test_a_customer_left_waiting_gets_one_notice_and_stays_waiting(
+    db: asyncpg.Connection, settings: Settings, resources: Resources
+) -> None:
+    org = await create_org(db)
+    sender = RecordingSender()
+    await _say(settings, org, "m1", "quero um desconto")
+    await run_burst(settings, model=HandingOffModel(), sender=sender)
+    assert (await _tick(resources, settings, 0, 900))["noticed"] == 0  # not yet overdue
+    await db.execute("update conversations set mode_since = now() - interval '16 minutes'")
+    assert (await _tick(resources, settings, 0, 900))["noticed"] == 1
+    assert (await _tick(resources, settings, 0, 900))["noticed"] == 0  # once per handoff
+    await run_burst(settings, model=CountingModel(), sender=sender)  # the job enqueued at once
+    assert sender.sent == [HANDOFF_ACK, HANDOFF_WAIT_NOTICE_DEFAULT]
+    assert await db.fetchval("select mode from conversations") == "waiting"
+    assert await db.fetchval("select count(*) from outbox where status = 'sent'") == 2
+    assert (await _tick(resources, settings, 0, 0))["modes"] == {"waiting": 1}
+
+
+async def test_a_conversation_a_person_left_idle_goes_back_to_the_agent_answering_nothing(
+    db: asyncpg.Connection, settings: Settings, resources: Resources
+) -> None:
+    org = await create_org(db)
+    model, sender = CountingModel(), RecordingSender()
+    await _say(settings, org, "m1")
+    await run_burst(settings, model=model, sender=sender)
+    await db.execute(TAKE_OVER, "sk_abc")
+    await _say(settings, org, "m2", "ainda aí?")
+    await run_burst(settings, model=model, sender=sender)
+    assert (await _tick(resources, settings, 14_400, 0))["returned"] == 0
+    await db.execute("update conversations set mode_since = now() - interval '5 hours'")
+    assert (await _tick(resources, settings, 0, 900))["returned"] == 0  # 0: never
+    assert (await _tick(resources, settings, 14_400, 0))["returned"] == 1
+    assert tuple(await db.fetchrow(MODE))[:2] == ("agent", None)
+    await run_burst(settings, model=model, sender=sender)
+    assert len(model.requests) == 1 and await db.fetchval(UNANSWERED) == 0  # m2: context
+    await _say(settings, org, "m3", "oi de novo")
+    await run_burst(settings, model=model, sender=sender)
+    assert len(model.requests) == 2 and sender.sent == [AGENT_REPLY, AGENT_REPLY]
+    assert "ainda aí?" in [m.content for m in model.requests[-1].messages]
