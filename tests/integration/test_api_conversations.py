@@ -190,3 +190,23 @@ async def test_a_person_cannot_reply_outside_the_24_hour_window(
         )
         assert (missing.status, missing.code) == (404, "conversation_not_found")
     assert await db.fetchval("select count(*) from outbox") == 0
+
+
+async def test_the_agents_handoff_texts_are_set_through_the_api(
+    whatsapp_settings: Settings, db: asyncpg.Connection, resources: Resources
+) -> None:
+    org, _, _, admin = await _setup(db)
+    agent_id = await db.fetchval("select id from agents where organization_id = $1", org)
+    async with running_api(whatsapp_settings, resources.store) as api:
+        path = f"/v1/agents/{agent_id}"
+        body = {"handoff_ack": "Chamando a equipe!", "handoff_wait_notice": "Só um instante."}
+        changed = await api.call("PATCH", path, admin, json_body=body)
+        assert changed.status == 200, changed.body
+        assert (changed.body["handoff_ack"], changed.body["handoff_wait_notice"]) == (
+            "Chamando a equipe!",
+            "Só um instante.",
+        )
+        bad = await api.call("PATCH", path, admin, json_body={"handoff_ack": "x" * 1001})
+        assert (bad.status, bad.code) == (422, "invalid_handoff_text")
+        listed = await api.get("/v1/agents", admin)
+        assert listed.body["items"][0]["handoff_ack"] == "Chamando a equipe!"
