@@ -4,6 +4,7 @@ reaches the customer (author person); a release gives it back; the refusals."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from typing import Any
@@ -13,8 +14,8 @@ import asyncpg
 from api.keys import Role
 from channels.models import ChannelKind
 from tests.integration.api_support import ApiClient, audit_rows, create_key, running_api
-from tests.integration.mode_support import AGENT_REPLY, CountingModel
-from tests.integration.support import create_org, run_burst
+from tests.integration.mode_support import AGENT_REPLY, CountingModel, SlowModel
+from tests.integration.support import create_org, publish, run_burst
 from tests.integration.webhook_support import connect_number, running_webhook
 from tests.integration.whatsapp_fakes import FakeGraphApi
 from tests.whatsapp_payloads import cloud_delivery, cloud_text, cloud_value
@@ -106,6 +107,8 @@ async def test_a_person_takes_over_replies_and_gives_the_conversation_back(
         assert sent.body["author_key_prefix"] == held_by
         await run_burst(whatsapp_settings, model=model)  # the job enqueued at once
         assert _texts(fake_graph) == [AGENT_REPLY, "Oi! Sou a Ana."]
+        scraped = (await api.get("/metrics")).body
+        assert "skillet_handoff_first_reply_seconds_count 1.0" in scraped
         assert len(model.requests) == 1
         shown = await api.get(path, editor)
         assert shown.body["unanswered"] == 0  # the person answered it
@@ -210,3 +213,65 @@ async def test_the_agents_handoff_texts_are_set_through_the_api(
         assert (bad.status, bad.code) == (422, "invalid_handoff_text")
         listed = await api.get("/v1/agents", admin)
         assert listed.body["items"][0]["handoff_ack"] == "Chamando a equipe!"
+
+
+async def test_a_takeover_through_the_api_while_the_model_thinks_stops_the_agents_reply(
+    whatsapp_settings: Settings,
+    db: asyncpg.Connection,
+    fake_graph: FakeGraphApi,
+    resources: Resources,
+) -> None:
+    _, editor, _, _ = await _setup(db)
+    model = SlowModel()
+    await _customer_says(whatsapp_settings, "Quanto custa?")
+    async with running_api(whatsapp_settings, resources.store) as api:
+        worker = asyncio.create_task(run_burst(whatsapp_settings, model=model))
+        await asyncio.wait_for(model.thinking.wait(), 10)
+        path = f"/v1/conversations/{(await _conversation(api, editor))['id']}"
+        taken = await api.call("POST", f"{path}/takeover", editor, json_body={})
+        assert taken.status == 200 and taken.body["unanswered"] == 1
+        scraped = await api.get("/metrics")
+        assert 'skillet_handoffs_total{cause="console"} 1.0' in scraped.body
+        model.answer.set()
+        await asyncio.wait_for(worker, 30)
+        assert fake_graph.delivered == []  # the agent's reply was never committed nor sent
+        shown = await api.get(path, editor)
+        assert (shown.body["mode"], shown.body["unanswered"]) == ("human", 1)
+        messages = (await api.get(f"{path}/messages", editor)).body["items"]
+        assert [m["author"] for m in messages] == ["customer"]
+    assert await db.fetchval("select count(*) from outbox") == 0
+
+
+async def test_agent_replies_list_their_skills_and_the_waiting_queue_is_oldest_first(
+    whatsapp_settings: Settings,
+    db: asyncpg.Connection,
+    fake_graph: FakeGraphApi,
+    resources: Resources,
+) -> None:
+    org, editor, _, _ = await _setup(db)
+    version = await publish(db, resources.store, org, "frete", keywords=["frete"])
+    await _customer_says(whatsapp_settings, "Qual o frete?")
+    await run_burst(whatsapp_settings, model=CountingModel())
+    async with running_api(whatsapp_settings, resources.store) as api:
+        conversation = await _conversation(api, editor)
+        path = f"/v1/conversations/{conversation['id']}/messages"
+        [reply] = [
+            m for m in (await api.get(path, editor)).body["items"] if m["author"] != "customer"
+        ]
+        assert reply["skills"] == [{"name": "frete", "version_id": str(version)}]
+
+        # Three conversations waiting since different times: the longest wait comes first.
+        for n in range(3):
+            await db.execute(
+                "insert into conversations (organization_id, channel, contact_id, mode, "
+                "mode_since, mode_cause) values ($1, 'whatsapp', $2, 'waiting', "
+                "now() - make_interval(mins => $3), 'tool')",
+                org,
+                f"55110000000{n}",
+                10 * (n + 1),
+            )
+        pages = await api.walk("/v1/conversations?mode=waiting", editor, 2)
+        contacts = [item["contact_id"] for page in pages for item in page]
+        assert contacts == ["551100000002", "551100000001", "551100000000"]
+        bad = await api.get("/v1/conversations?mode=robot", editor)
+        assert (bad.status, bad.code) == (400, "invalid_mode")

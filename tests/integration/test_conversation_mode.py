@@ -90,8 +90,10 @@ async def test_the_models_handoff_sends_its_reply_and_leaves_the_conversation_wa
     org = await create_org(db)
     sender = RecordingSender()
     await _say(settings, org, "m1", "quero um desconto")
-    await run_burst(settings, model=HandingOffModel(), sender=sender)
+    worker = await run_burst(settings, model=HandingOffModel(), sender=sender)
     assert sender.sent == [HANDOFF_ACK]  # the acknowledgement is still sent
+    metrics = worker.ctx["metrics"]
+    assert metrics.handoffs.labels(cause="tool")._value.get() == 1
     assert tuple(await db.fetchrow(MODE)) == ("waiting", None, "tool", "quer negociar desconto")
     silent = CountingModel()
     await _say(settings, org, "m2", "alô?")
