@@ -638,7 +638,7 @@ AS $function$
     with idle as (
         select c.id from public.conversations c
         where p_idle_s > 0 and c.mode = 'human'
-          and coalesce(c.person_replied_at, c.mode_since, c.handoff_at)
+          and coalesce(greatest(c.person_replied_at, c.mode_since), c.handoff_at)
               < now() - make_interval(secs => p_idle_s)
         order by c.mode_since
         limit p_limit
