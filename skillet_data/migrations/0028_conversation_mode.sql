@@ -136,17 +136,18 @@ begin
           where m.conversation_id = p_conversation and m.direction = 'inbound'
             and m.answered_by is null and m.context_at is null))
       and not exists (
-          select 1 from outbox o
+          select 1 from outbox o join messages r on r.id = o.message_id
           where o.conversation_id = p_conversation and o.status = 'pending'
-            and o.delivery_claimed_at is null)
+            and o.delivery_claimed_at is null and r.reply_to_id is null)
     returning true into released;
     return released;
 end;
 $$;
 comment on function skillet_release_lease(uuid, uuid) is
 $$Release the lease only when nothing waits for the holder: no customer message the agent should
-answer (none while a person holds the conversation or is asked for) and no committed reply
-never handed to its channel (a person's reply committed during the turn). A message committed
+answer (none while a person holds the conversation or is asked for) and no person's reply or
+notice (an outbound message answering no one message) committed during the turn and never
+handed to its channel; the holder's own replies it marks itself. A message committed
 before this statement is seen (and the holder keeps going); one committed after it finds the
 lease free. True when released, null (not false) when the lease stays.$$;
 

@@ -170,6 +170,16 @@ async def test_release_answers_what_no_person_answered_only_when_asked(
         asked = [m.content for m in model.requests[-1].messages]
         assert asked[-1] == "segunda pergunta" and "primeira pergunta" in asked
 
+        # A reply in a conversation the agent has takes it over.
+        sent = await api.call("POST", f"{path}/messages", editor, json_body={"text": "Oi!"})
+        assert sent.status == 202
+        shown = (await api.get(path, editor)).body
+        assert (shown["mode"], shown["held_by"], shown["mode_cause"]) == (
+            "human",
+            editor[:12],
+            "console",
+        )
+
 
 async def test_a_person_cannot_reply_outside_the_24_hour_window(
     whatsapp_settings: Settings,

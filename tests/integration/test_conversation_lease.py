@@ -52,26 +52,26 @@ async def _let_go(pool: Any, lease: Lease) -> bool:
 
 
 async def _commit(
-    db: asyncpg.Connection,
+    pool: Any,
     org: uuid.UUID,
     conversation: uuid.UUID,
     inbound: uuid.UUID,
     token: uuid.UUID,
 ) -> CommitOutcome:
-    committed = await commit_turn(
-        db,
-        ReplyCommit(
-            organization_id=org,
-            conversation_id=conversation,
-            channel="whatsapp",
-            batch_ids=[inbound],
-            first_received_at=datetime.now(UTC),
-            body="resposta",
-            counts=TurnCounts(),
-            at=datetime.now(UTC),
-            lease_token=token,
-        ),
+    commit = ReplyCommit(
+        organization_id=org,
+        conversation_id=conversation,
+        channel="whatsapp",
+        batch_ids=[inbound],
+        first_received_at=datetime.now(UTC),
+        body="resposta",
+        counts=TurnCounts(),
+        at=datetime.now(UTC),
+        lease_token=token,
     )
+    # A pooled connection carries the tenant key the commit's proof is made with.
+    async with self_bound_connection(pool) as conn:
+        committed = await commit_turn(conn, commit)
     return committed.reply.outcome
 
 
@@ -88,9 +88,15 @@ async def test_a_holder_whose_lease_ran_out_cannot_commit_over_its_successor(
     await db.execute("update conversations set lease_until = now() - interval '1 s'")
     second = await _take(leases, org, conversation)
     assert second is not None and second.token != first.token
-    assert await _commit(db, org, conversation, inbound, first.token) is CommitOutcome.LEASE_LOST
+    assert (
+        await _commit(resources.pool, org, conversation, inbound, first.token)
+        is CommitOutcome.LEASE_LOST
+    )
     assert await db.fetchval("select count(*) from outbox") == 0
-    assert await _commit(db, org, conversation, inbound, second.token) is CommitOutcome.REPLIED
+    assert (
+        await _commit(resources.pool, org, conversation, inbound, second.token)
+        is CommitOutcome.REPLIED
+    )
     assert not await _let_go(resources.pool, first)  # a stale token frees nothing
     assert await _let_go(resources.pool, second)
 
@@ -104,7 +110,10 @@ async def test_the_holder_lets_go_only_when_nothing_waits(
     lease = await _take(leases, org, conversation)
     assert lease is not None
     assert not await _let_go(resources.pool, lease)  # m1 waits: the holder keeps going
-    assert await _commit(db, org, conversation, inbound, lease.token) is CommitOutcome.REPLIED
+    assert (
+        await _commit(resources.pool, org, conversation, inbound, lease.token)
+        is CommitOutcome.REPLIED
+    )
     await store_inbound(
         resources.pool, org, "m2", CONTACT
     )  # committed before the release: seen by it
