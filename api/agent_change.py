@@ -1,9 +1,9 @@
 """A change to an agent from the API, checked before anything is written. Pure.
 
 The same rules as `skillet agents set` (codes invalid_name, invalid_prompt, invalid_model,
-nothing_to_change), with pt-BR messages: a name of 1-100 characters, a prompt of 1-50,000,
-a known provider, and a model name for the providers that need one; `default_model` hands
-the agent back to the worker's SKILLET_MODEL.
+invalid_handoff_text, nothing_to_change), with pt-BR messages: a name of 1-100 characters, a
+prompt of 1-50,000, handoff texts of 1-1,000, a known provider, and a model name for the
+providers that need one; `default_model` hands the agent back to the worker's SKILLET_MODEL.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from turn.model_choice import MAX_MODEL_NAME_CHARS, NAMED_PROVIDERS, PROVIDERS
 
 MAX_NAME_CHARS = 100
 MAX_PROMPT_CHARS = 50_000
+MAX_HANDOFF_TEXT_CHARS = 1000  # the agents' handoff_ack / handoff_wait_notice checks
 
 
 class AgentChange(BaseModel):
@@ -28,6 +29,9 @@ class AgentChange(BaseModel):
     model_provider: str | None = None
     model_name: str | None = None
     default_model: bool = False
+    # What the agent tells a customer who asks for a person, and one left waiting.
+    handoff_ack: str | None = None
+    handoff_wait_notice: str | None = None
 
 
 def _text(value: str | None, limit: int, code: str, what: str) -> str | None:
@@ -72,11 +76,15 @@ def apply_agent_change(agent: Agent, change: AgentChange) -> Agent:
     if not given:
         raise invalid(
             "nothing_to_change",
-            "Nada a mudar: envie `name`, `system_prompt`, `model_provider`/`model_name` ou "
-            "`default_model`.",
+            "Nada a mudar: envie `name`, `system_prompt`, `model_provider`/`model_name`, "
+            "`default_model`, `handoff_ack` ou `handoff_wait_notice`.",
         )
     name = _text(change.name, MAX_NAME_CHARS, "invalid_name", "O nome")
     prompt = _text(change.system_prompt, MAX_PROMPT_CHARS, "invalid_prompt", "O prompt")
+    ack = _text(change.handoff_ack, MAX_HANDOFF_TEXT_CHARS, "invalid_handoff_text", "O aviso")
+    notice = _text(
+        change.handoff_wait_notice, MAX_HANDOFF_TEXT_CHARS, "invalid_handoff_text", "O aviso"
+    )
     provider, model_name = _model(agent, change)
     return replace(
         agent,
@@ -84,4 +92,6 @@ def apply_agent_change(agent: Agent, change: AgentChange) -> Agent:
         system_prompt=prompt or agent.system_prompt,
         model_provider=provider,
         model_name=model_name,
+        handoff_ack=ack or agent.handoff_ack,
+        handoff_wait_notice=notice or agent.handoff_wait_notice,
     )

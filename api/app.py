@@ -15,6 +15,7 @@ from aiohttp.typedefs import Handler as AiohttpHandler
 from api.bodies import LINGER_AFTER_ANSWER_S, MULTIPART_OVERHEAD_BYTES
 from api.console.render import CONSOLE_PREFIX
 from api.console.routes import add_console, html_errors
+from api.conversation_metrics import CONVERSATION_METRICS, ConversationMetrics
 from api.guard import error_reply, guarded, json_reply
 from api.openapi import HEALTH_PATH, OPENAPI_PATH, build_openapi
 from api.rate_limit import LIMITER, RateLimiter
@@ -69,5 +70,6 @@ def build_app(deps: ApiDeps) -> web.Application:
     app[LIMITER] = RateLimiter(
         deps.rate_limit_counters, deps.rate_limits, deps.clock, metrics.registry
     )
+    app[CONVERSATION_METRICS] = ConversationMetrics(metrics.registry)
     app.middlewares.insert(0, metrics.middleware)  # outermost: sees json_errors' answers
     return app

@@ -9,40 +9,6 @@ from typing import Any
 
 import asyncpg
 
-
-@dataclass(frozen=True)
-class ConversationRow:
-    id: uuid.UUID
-    channel: str
-    contact_id: str
-    created_at: datetime
-    last_message_at: datetime | None
-
-
-# Newest first; keyset (created_at, id) of the last row seen.
-LIST_CONVERSATIONS = """
-select c.id, c.channel, c.contact_id, c.created_at,
-       (select max(m.created_at) from messages m where m.conversation_id = c.id)
-           as last_message_at
-from conversations c
-where c.organization_id = $1 and ($2::timestamptz is null or (c.created_at, c.id) < ($2, $3))
-order by c.created_at desc, c.id desc
-limit $4
-"""
-
-
-async def list_conversations(
-    conn: asyncpg.Connection,
-    organization_id: uuid.UUID,
-    *,
-    before: tuple[datetime, uuid.UUID] | None,
-    limit: int,
-) -> list[ConversationRow]:
-    at, last_id = before if before is not None else (None, None)
-    rows = await conn.fetch(LIST_CONVERSATIONS, organization_id, at, last_id, limit)
-    return [ConversationRow(**dict(r)) for r in rows]
-
-
 FETCH_CONVERSATION_EXISTS = """
 select exists (select 1 from conversations where organization_id = $1 and id = $2)
 """
@@ -68,13 +34,17 @@ class MessageRow:
     answered_by: uuid.UUID | None
     delivery_status: str | None  # a reply's outbox status: pending, sent, failed
     delivery_error: str | None
+    author: str | None  # an outbound message's: 'agent' | 'person' | 'phone'
+    author_key_prefix: str | None  # a person's API key
+    skills: Any  # an agent reply's skills: [{name, version_id}] (json text), or None
 
 
 # Oldest first (a conversation reads top to bottom); keyset (created_at, id).
 LIST_MESSAGES = """
 select m.id, m.direction, m.kind, m.body, m.external_id, m.sent_at, m.received_at,
        m.created_at, m.reply_to_id, m.answered_by,
-       o.status as delivery_status, o.last_error as delivery_error
+       o.status as delivery_status, o.last_error as delivery_error,
+       m.author, m.author_key_prefix, m.skills::text as skills
 from messages m
 left join outbox o on o.message_id = m.id
 where m.organization_id = $1 and m.conversation_id = $2

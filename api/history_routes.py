@@ -3,6 +3,7 @@ the audit log, dead letters and their requeue."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from datetime import datetime
 from typing import Any
@@ -17,10 +18,8 @@ from api.dead_letter_queries import (
 )
 from api.errors import conflict, not_found
 from api.history_queries import (
-    ConversationRow,
     MessageRow,
     fetch_conversation_exists,
-    list_conversations,
     list_curator_runs,
     list_messages,
 )
@@ -47,27 +46,6 @@ def _path_uuid(request: web.Request, key: str, code: str, what: str) -> uuid.UUI
         raise not_found(code, f"{what} não existe nesta organização.") from None
 
 
-def _conversation_json(row: ConversationRow) -> dict[str, Any]:
-    return {
-        "id": str(row.id),
-        "channel": row.channel,
-        "contact_id": row.contact_id,
-        "created_at": row.created_at.isoformat(),
-        "last_message_at": _stamp(row.last_message_at),
-    }
-
-
-async def list_conversations_route(request: web.Request, principal: Principal) -> Reply:
-    limit = parse_limit(request.query)
-    before = read_cursor("conversations", request.query, time_id_keyset)
-    async with org_db(request, principal) as conn:
-        rows = await list_conversations(
-            conn, principal.organization_id, before=before, limit=limit + 1
-        )
-    page = page_of(rows, limit, "conversations", lambda r: [r.created_at.isoformat(), str(r.id)])
-    return {"items": [_conversation_json(r) for r in page.items], "next": page.next}
-
-
 def _message_json(row: MessageRow) -> dict[str, Any]:
     return {
         "id": str(row.id),
@@ -83,7 +61,21 @@ def _message_json(row: MessageRow) -> dict[str, Any]:
         "delivery": None
         if row.delivery_status is None
         else {"status": row.delivery_status, "error": row.delivery_error},
+        **_author_json(row),
     }
+
+
+def _author_json(row: MessageRow) -> dict[str, Any]:
+    """Who wrote it: the customer, or for an outbound message exactly one of agent, person
+    (with its key's prefix) or phone; an agent reply lists the skills its turn used."""
+    if row.direction == "inbound":
+        return {"author": "customer"}
+    author = row.author or "agent"
+    if author == "person":
+        return {"author": author, "author_key_prefix": row.author_key_prefix}
+    if author == "agent":
+        return {"author": author, "skills": json.loads(row.skills) if row.skills else []}
+    return {"author": author}
 
 
 async def list_messages_route(request: web.Request, principal: Principal) -> Reply:

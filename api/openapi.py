@@ -27,6 +27,7 @@ _QUERY = {
     "status": ("string", "pending (padrão), approved, rejected ou all"),
     "days": ("integer", "dias UTC até hoje, hoje incluído (1-90, padrão 30)"),
     "agent_id": ("string", "só os de um agente (o id de `GET /v1/agents`)"),
+    "mode": ("string", "só as de um modo: agent, waiting (mais antigas primeiro) ou human"),
 }
 # Query parameters a read refuses with 422 (writes document 422 anyway).
 _REFUSED_QUERY = {"days", "agent_id"}

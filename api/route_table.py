@@ -5,6 +5,7 @@ handler. It registers the aiohttp routes (api.app) and writes the OpenAPI docume
 from __future__ import annotations
 
 from api import admin_routes as admin
+from api import conversation_routes as conversations
 from api import draft_routes as drafts
 from api import history_routes as history
 from api import skill_routes as skills
@@ -167,10 +168,50 @@ ROUTES: tuple[Route, ...] = (
     Route(
         "GET",
         "/v1/conversations",
-        history.list_conversations_route,
+        conversations.list_conversations_route,
         V,
-        "conversas",
-        query=PAGED,
+        "conversas: modo, quem atende, última mensagem, não respondidas (waiting: mais antigas "
+        "primeiro)",
+        query=(*PAGED, "mode"),
+        tags=("history",),
+    ),
+    Route(
+        "GET",
+        "/v1/conversations/{id}",
+        conversations.show_conversation_route,
+        V,
+        "uma conversa: modo, quem atende, última mensagem",
+        tags=("history",),
+    ),
+    Route(
+        "POST",
+        "/v1/conversations/{id}/takeover",
+        conversations.takeover_route,
+        E,
+        'uma pessoa assume a conversa (o agente para); {"force": true}: admin tira de outra',
+        action="conversation.takeover",
+        body="json",
+        tags=("history",),
+    ),
+    Route(
+        "POST",
+        "/v1/conversations/{id}/release",
+        conversations.release_route,
+        E,
+        'devolve ao agente; {"answer_pending": true}: ele responde o que ninguém respondeu',
+        action="conversation.release",
+        body="json",
+        tags=("history",),
+    ),
+    Route(
+        "POST",
+        "/v1/conversations/{id}/messages",
+        conversations.reply_route,
+        E,
+        "resposta de uma pessoa ao cliente (assume a conversa), enviada pela fila de saída",
+        action="conversation.reply",
+        status=202,
+        body="json",
         tags=("history",),
     ),
     Route(

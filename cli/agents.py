@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 MAX_NAME_CHARS = 100
 MAX_PROMPT_CHARS = 50_000
 MAX_MODEL_NAME_CHARS = 200  # the agents_model_name_length check
+MAX_HANDOFF_TEXT_CHARS = 1000  # the agents' handoff_ack / handoff_wait_notice checks
 
 
 def _line(agent: Agent) -> str:
@@ -50,6 +51,17 @@ def _prompt(args: argparse.Namespace) -> str | None:
         raise CliError(
             f"the system prompt must be 1 to {MAX_PROMPT_CHARS} characters (got {len(text)})",
             code="invalid_prompt",
+        )
+    return text
+
+
+def _handoff_text(value: str | None, flag: str) -> str | None:
+    if value is None:
+        return None
+    text = value.strip()
+    if not 1 <= len(text) <= MAX_HANDOFF_TEXT_CHARS:
+        raise CliError(
+            f"{flag} must be 1 to {MAX_HANDOFF_TEXT_CHARS} characters", code="invalid_handoff_text"
         )
     return text
 
@@ -120,11 +132,13 @@ async def cmd_set(args: argparse.Namespace, settings: Settings) -> dict[str, Any
         raise CliError("--default-model takes no --model-name", code="invalid_model")
     name = None if args.name is None else _name(args.name)
     prompt = _prompt(args)
+    ack = _handoff_text(args.handoff_ack, "--handoff-ack")
+    notice = _handoff_text(args.handoff_wait_notice, "--handoff-wait-notice")
     changes_model = args.default_model or args.model_provider or args.model_name is not None
-    if name is None and prompt is None and not changes_model:
+    if name is None and prompt is None and not changes_model and ack is None and notice is None:
         raise CliError(
             "nothing to change: give --name, --prompt/--prompt-file, --model-provider/"
-            "--model-name or --default-model",
+            "--model-name, --default-model, --handoff-ack or --handoff-wait-notice",
             code="nothing_to_change",
         )
     async with connection(settings.owner_url) as conn, conn.transaction():
@@ -144,6 +158,8 @@ async def cmd_set(args: argparse.Namespace, settings: Settings) -> dict[str, Any
             system_prompt=prompt or agent.system_prompt,
             model_provider=provider,
             model_name=model_name,
+            handoff_ack=ack or agent.handoff_ack,
+            handoff_wait_notice=notice or agent.handoff_wait_notice,
         )
         agent = await update_agent(conn, changed)
     return {**agent.as_json(), "message": f"agent updated: {_line(agent)}"}
@@ -185,4 +201,12 @@ def register(
         "--default-model", action="store_true", help="answer with the worker's SKILLET_MODEL"
     )
     change.add_argument("--model-name", help="the provider's model id")
+    change.add_argument(
+        "--handoff-ack",
+        help="what the agent answers a customer who asks for a person (pt-BR default if unset)",
+    )
+    change.add_argument(
+        "--handoff-wait-notice",
+        help="the one notice to a customer left waiting SKILLET_HANDOFF_WAIT_S for a person",
+    )
     change.set_defaults(handler=cmd_set)

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from cli import agents as cli_agents
 from cli import api as cli_api
 from cli import channels as cli_channels
+from cli import conversations as cli_conversations
 from cli import curator as cli_curator
 from cli import drafts as cli_drafts
 from cli import orgs as cli_orgs
@@ -163,7 +164,16 @@ def build_parser() -> argparse.ArgumentParser:
     enqueue.add_argument("--sent-at", type=aware_datetime_arg)
     enqueue.set_defaults(handler=cmd_enqueue)
 
-    modules = (cli_agents, cli_skills, cli_drafts, cli_curator, cli_channels, cli_status, cli_api)
+    modules = (
+        cli_agents,
+        cli_skills,
+        cli_drafts,
+        cli_curator,
+        cli_channels,
+        cli_status,
+        cli_api,
+        cli_conversations,
+    )
     for module in modules:
         module.register(sub, common)
     return parser

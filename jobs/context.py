@@ -24,6 +24,8 @@ class CronMetrics(Protocol):
 
     def delivery(self, result: str, code: str | None = None) -> None: ...
 
+    def conversations_in_mode(self, counts: dict[str, int]) -> None: ...
+
 
 @dataclass(frozen=True)
 class CuratorConfig:
@@ -60,6 +62,8 @@ class JobContext(TypedDict, total=False):
     curator_stats: CuratorStats  # kept across ticks of one worker
     outbox_abandoned_after_s: float  # a claim older than this belongs to no live send
     sweep_after_s: float  # a message waiting longer than this with no holder is woken
+    handoff_idle_s: int  # a person's silence before the agent takes back (0: never)
+    handoff_wait_s: int  # a customer's wait for a person before one notice (0: never)
 
 
 def arq_job(job: Callable[..., Awaitable[Any]]) -> Any:

@@ -464,8 +464,11 @@ $function$;
 COMMENT ON FUNCTION public.skillet_read_burst(uuid, uuid, integer, integer) IS
 $$The next burst of a conversation (org bound by the caller), oldest first: each open message with
 the answering agent of the last one, the org's catalog revision and up to p_history_limit
-messages of history before it. A burst of messages that expect no reply is kept as context here
-(context_at) and comes back empty (the holder then lets go, or reads again).$$;
+messages of history before it (a person's or the phone's message under its author, 'person' or
+'phone', instead of 'outbound'; customer messages kept as context included). Nothing while the
+conversation's mode is not 'agent' (nothing marked either). A burst of messages that expect no
+reply is kept as context here (context_at) and comes back empty (the holder then lets go, or
+reads again).$$;
 CREATE OR REPLACE FUNCTION public.skillet_read_burst(p_org uuid, p_conversation uuid, p_limit integer, p_history_limit integer)
  RETURNS TABLE(ids uuid[], external_ids text[], bodies text[], received_ats timestamp with time zone[], expects_replies boolean[], agent_ids uuid[], agent_id uuid, system_prompt text, model_provider text, model_name text, catalog_revision bigint, history_directions text[], history_bodies text[])
  LANGUAGE plpgsql
@@ -474,6 +477,10 @@ AS $function$
 declare
     v_last_agent uuid;
 begin
+    if (select c.mode from conversations c where c.id = p_conversation) <> 'agent' then
+        return next;  -- a person holds it, or is asked for: nothing for the agent
+        return;
+    end if;
     select array_agg(m.id order by m.k, m.id), array_agg(m.external_id order by m.k, m.id),
            array_agg(m.body order by m.k, m.id), array_agg(m.received_at order by m.k, m.id),
            array_agg(m.expects_reply order by m.k, m.id), array_agg(m.agent_id order by m.k, m.id)
@@ -510,13 +517,17 @@ begin
     select coalesce((select r.revision from skill_catalog_revisions r
                      where r.organization_id = p_org), 0)
     into catalog_revision;
+    -- A person's or the phone's message reads as its author, not 'outbound'.
     select coalesce(array_agg(h.direction order by h.created_at, h.id), '{}'),
            coalesce(array_agg(h.body order by h.created_at, h.id), '{}')
     into history_directions, history_bodies
     from (
-        select direction, body, created_at, id from messages
+        select case when direction = 'outbound' and author in ('person', 'phone') then author
+                    else direction end as direction,
+               body, created_at, id from messages
         where conversation_id = p_conversation
-          and (direction = 'outbound' or answered_by is not null or not expects_reply)
+          and (direction = 'outbound' or answered_by is not null or not expects_reply
+               or context_at is not null)
           and not (id = any(ids))
         order by created_at desc, id desc limit p_history_limit
     ) h;
@@ -541,18 +552,54 @@ begin
 end;
 $function$;
 
+COMMENT ON FUNCTION public.skillet_commit_turn(uuid, text, uuid, text, uuid[], timestamp with time zone, text, text[], text[], text[], text[], timestamp with time zone, uuid, jsonb, boolean, text, text, jsonb) IS
+$$The turn's reply commit with the org's proof, a handoff and the skills used: sets the proof for
+the transaction and commits as skillet_commit_turn(uuid, uuid, ..., text, text, jsonb) does.$$;
+CREATE OR REPLACE FUNCTION public.skillet_commit_turn(p_org uuid, p_proof text, p_conversation uuid, p_channel text, p_batch uuid[], p_first_received timestamp with time zone, p_body text, p_used text[], p_viewed text[], p_names text[], p_triggers text[], p_at timestamp with time zone, p_lease uuid, p_usage jsonb, p_claim boolean, p_handoff_cause text, p_handoff_reason text, p_skills jsonb)
+ RETURNS TABLE(outcome text, outbox_id uuid, reply_id uuid, deliverable boolean, reply_to_external_id text, last_inbound_at timestamp with time zone, route_kind text, route_address text)
+ LANGUAGE plpgsql
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+begin
+    perform set_config('skillet.organization_proof', p_proof, true);
+    return query
+    select * from skillet_commit_turn(p_org, p_conversation, p_channel, p_batch,
+                                      p_first_received, p_body, p_used, p_viewed, p_names,
+                                      p_triggers, p_at, p_lease, p_usage, p_claim,
+                                      p_handoff_cause, p_handoff_reason, p_skills);
+end;
+$function$;
+
 COMMENT ON FUNCTION public.skillet_commit_turn(uuid, uuid, text, uuid[], timestamp with time zone, text, text[], text[], text[], text[], timestamp with time zone, uuid, jsonb, boolean) IS
-$$Step two of a turn: the fenced reply commit. Serialized on the conversation row; refused with
-outcome 'lease_lost' (p_lease is not the live lease), 'overtaken' (an older message that expects
-a reply is still open: read again) or 'answered' (part of the burst was answered first); else
-'replied': the reply, its outbox row, the 'answered' marks, the turn's counts
-(skillet_bump_usage, skillet_bump_activation_daily, skillet_bump_token_usage) and, with p_claim,
-the delivery claim of its outbox row (skillet_claim_outbox), so the sender needs no statement
-before the send. The claim comes before the increments: those rows are shared by every turn of
-an org, so they are locked last, for the shortest time. A crash between this commit and the send
-leaves a claimed row, which skillet_fail_abandoned_claims fails as `delivery_unknown`; a row
-without a route is not claimed, and the next holder delivers it.$$;
+$$The reply commit of workers of the previous release (and of skillet_commit_reply): the
+seventeen-argument skillet_commit_turn with no handoff and no skills recorded, same outcomes
+(taken_over included).$$;
 CREATE OR REPLACE FUNCTION public.skillet_commit_turn(p_org uuid, p_conversation uuid, p_channel text, p_batch uuid[], p_first_received timestamp with time zone, p_body text, p_used text[], p_viewed text[], p_names text[], p_triggers text[], p_at timestamp with time zone, p_lease uuid, p_usage jsonb, p_claim boolean DEFAULT true)
+ RETURNS TABLE(outcome text, outbox_id uuid, reply_id uuid, deliverable boolean, reply_to_external_id text, last_inbound_at timestamp with time zone, route_kind text, route_address text)
+ LANGUAGE sql
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+    select * from skillet_commit_turn(p_org, p_conversation, p_channel, p_batch,
+                                      p_first_received, p_body, p_used, p_viewed, p_names,
+                                      p_triggers, p_at, p_lease, p_usage, p_claim,
+                                      null::text, null::text, null::jsonb)
+$function$;
+
+COMMENT ON FUNCTION public.skillet_commit_turn(uuid, uuid, text, uuid[], timestamp with time zone, text, text[], text[], text[], text[], timestamp with time zone, uuid, jsonb, boolean, text, text, jsonb) IS
+$$Step two of a turn: the fenced reply commit. Serialized on the conversation row (as is every
+change of its mode); refused with outcome 'lease_lost' (p_lease is not the live lease),
+'taken_over' (the conversation's mode is no longer 'agent': a person holds it or was asked for),
+'overtaken' (an older message that expects a reply is still open, not kept as context: read
+again) or 'answered' (part of the burst was answered first); else 'replied': the reply (author
+'agent', p_skills: the skills the turn used), its outbox row, the 'answered' marks, with
+p_handoff_cause ('tool' | 'customer') the conversation put in 'waiting' for p_handoff_reason,
+the turn's counts (skillet_bump_usage, skillet_bump_activation_daily, skillet_bump_token_usage)
+and, with p_claim, the delivery claim of its outbox row (skillet_claim_outbox), so the sender
+needs no statement before the send. The claim comes before the increments: those rows are shared
+by every turn of an org, so they are locked last, for the shortest time. A crash between this
+commit and the send leaves a claimed row, which skillet_fail_abandoned_claims fails as
+`delivery_unknown`; a row without a route is not claimed, and the next holder delivers it.$$;
+CREATE OR REPLACE FUNCTION public.skillet_commit_turn(p_org uuid, p_conversation uuid, p_channel text, p_batch uuid[], p_first_received timestamp with time zone, p_body text, p_used text[], p_viewed text[], p_names text[], p_triggers text[], p_at timestamp with time zone, p_lease uuid, p_usage jsonb, p_claim boolean, p_handoff_cause text, p_handoff_reason text, p_skills jsonb)
  RETURNS TABLE(outcome text, outbox_id uuid, reply_id uuid, deliverable boolean, reply_to_external_id text, last_inbound_at timestamp with time zone, route_kind text, route_address text)
  LANGUAGE plpgsql
  SET plan_cache_mode TO 'force_generic_plan'
@@ -562,10 +609,11 @@ declare
     v_names text[];
     v_uses bigint[];
     v_views bigint[];
+    v_mode text;
 begin
     perform skillet_bind_org(p_org);
     deliverable := false;
-    perform 1 from conversations where id = p_conversation for update;
+    select c.mode into v_mode from conversations c where c.id = p_conversation for update;
     if p_lease is not null and not exists (
         select 1 from conversations
         where id = p_conversation and lease_token = p_lease and lease_until > now()
@@ -574,10 +622,15 @@ begin
         return next;
         return;
     end if;
+    if v_mode <> 'agent' then
+        outcome := 'taken_over';
+        return next;
+        return;
+    end if;
     if exists (
         select 1 from messages
         where conversation_id = p_conversation and direction = 'inbound' and answered_by is null
-          and expects_reply
+          and expects_reply and context_at is null
           and coalesce(received_at, created_at) <= p_first_received and not (id = any(p_batch))
     ) then
         outcome := 'overtaken';
@@ -591,13 +644,21 @@ begin
         return next;
         return;
     end if;
-    insert into messages (organization_id, conversation_id, direction, channel, body, reply_to_id)
-    values (p_org, p_conversation, 'outbound', p_channel, p_body, p_batch[cardinality(p_batch)])
+    insert into messages (organization_id, conversation_id, direction, channel, body,
+                          reply_to_id, author, skills)
+    values (p_org, p_conversation, 'outbound', p_channel, p_body, p_batch[cardinality(p_batch)],
+            'agent', p_skills)
     returning id into reply_id;
     update messages set answered_by = reply_id where id = any(p_batch);
     insert into outbox (organization_id, conversation_id, message_id, body)
     values (p_org, p_conversation, reply_id, p_body)
     returning id into outbox_id;
+    if p_handoff_cause is not null then
+        update conversations set mode = 'waiting', held_by = null, mode_since = now(),
+            mode_reason = left(p_handoff_reason, 500), mode_cause = p_handoff_cause,
+            handoff_at = now(), person_replied_at = null, wait_notice_at = null
+        where id = p_conversation;
+    end if;
     if p_claim then
         select true, k.reply_to_external_id, k.last_inbound_at, k.route_kind, k.route_address
         into deliverable, reply_to_external_id, last_inbound_at, route_kind, route_address
@@ -704,9 +765,12 @@ end;
 $function$;
 
 COMMENT ON FUNCTION public.skillet_release_lease(uuid, uuid) IS
-$$Release the lease only when nothing waits: a message committed before this statement is seen
-(and the holder keeps going); one committed after it finds the lease free. True when released,
-null (not false) when the lease stays.$$;
+$$Release the lease only when nothing waits for the holder: no customer message the agent should
+answer (none while a person holds the conversation or is asked for) and no person's reply or
+notice (an outbound message answering no one message) committed during the turn and never handed
+to its channel; the holder's own replies it marks itself. A message committed before this
+statement is seen (and the holder keeps going); one committed after it finds the lease free.
+True when released, null (not false) when the lease stays.$$;
 CREATE OR REPLACE FUNCTION public.skillet_release_lease(p_conversation uuid, p_lease uuid)
  RETURNS boolean
  LANGUAGE plpgsql
@@ -716,35 +780,144 @@ declare
 begin
     update conversations c set lease_token = null, lease_until = null
     where c.id = p_conversation and c.lease_token = p_lease
-      and not exists (
+      and (c.mode <> 'agent' or not exists (
           select 1 from messages m
           where m.conversation_id = p_conversation and m.direction = 'inbound'
-            and m.answered_by is null and m.context_at is null)
+            and m.answered_by is null and m.context_at is null))
+      and not exists (
+          select 1 from outbox o join messages r on r.id = o.message_id
+          where o.conversation_id = p_conversation and o.status = 'pending'
+            and o.delivery_claimed_at is null and r.reply_to_id is null)
     returning true into released;
     return released;
 end;
 $function$;
 
 COMMENT ON FUNCTION public.skillet_conversations_waiting(double precision, integer) IS
-$$The conversation sweep (jobs.conversation_sweep): conversations with a message that expects a
-reply, unanswered for more than p_after_s seconds, and no live lease; ids only (the woken job
-reads them under its org). SECURITY DEFINER, for skillet_worker.$$;
+$$The conversation sweep (jobs.conversation_sweep): conversations in mode 'agent' with a message
+that expects a reply, unanswered for more than p_after_s seconds, and conversations in any mode
+with a reply committed that long ago and never handed to its channel (a person's reply or a
+notice whose job was lost), with no live lease; ids only (the woken job reads them under its
+org). SECURITY DEFINER, for skillet_worker.$$;
 CREATE OR REPLACE FUNCTION public.skillet_conversations_waiting(p_after_s double precision, p_limit integer)
  RETURNS TABLE(organization_id uuid, conversation_id uuid)
  LANGUAGE sql
  STABLE SECURITY DEFINER
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
-    select distinct m.organization_id, m.conversation_id
-    from public.messages m
-    join public.conversations c on c.id = m.conversation_id
-    where m.direction = 'inbound' and m.answered_by is null and m.expects_reply
-      and m.received_at < now() - make_interval(secs => p_after_s)
-      and (c.lease_until is null or c.lease_until < now())
+    select w.organization_id, w.conversation_id from (
+        select m.organization_id, m.conversation_id
+        from public.messages m
+        join public.conversations c on c.id = m.conversation_id
+        where m.direction = 'inbound' and m.answered_by is null and m.expects_reply
+          and m.context_at is null and c.mode = 'agent'
+          and m.received_at < now() - make_interval(secs => p_after_s)
+          and (c.lease_until is null or c.lease_until < now())
+        union
+        select o.organization_id, o.conversation_id
+        from public.outbox o
+        join public.conversations c on c.id = o.conversation_id
+        where o.status = 'pending' and o.delivery_claimed_at is null
+          and o.created_at < now() - make_interval(secs => p_after_s)
+          and (c.lease_until is null or c.lease_until < now())
+    ) w
     limit p_limit
 $function$;
 REVOKE ALL ON FUNCTION public.skillet_conversations_waiting(double precision, integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION public.skillet_conversations_waiting(double precision, integer) TO skillet_worker;
+
+COMMENT ON FUNCTION public.skillet_conversation_mode_tick(double precision, double precision, text, integer) IS
+$$The handoff cron (jobs.handoff_tick), across orgs: conversations a person held with no message
+from a person for p_idle_s seconds go back to the agent (their unanswered customer messages kept
+as context, answered by no one); conversations waiting for p_wait_s seconds with nobody taking
+them get one notice (the agent's handoff_wait_notice, else p_default_notice) committed as a
+reply with its outbox row; at most p_limit of each; 0 s: never. Returns (org, conversation,
+'returned' | 'notice'): the caller wakes each notice's conversation so a holder delivers it.
+SECURITY DEFINER, for skillet_worker.$$;
+CREATE OR REPLACE FUNCTION public.skillet_conversation_mode_tick(p_idle_s double precision, p_wait_s double precision, p_default_notice text, p_limit integer)
+ RETURNS TABLE(organization_id uuid, conversation_id uuid, change text)
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+    with idle as (
+        select c.id from public.conversations c
+        where p_idle_s > 0 and c.mode = 'human'
+          and coalesce(greatest(c.person_replied_at, c.mode_since), c.handoff_at)
+              < now() - make_interval(secs => p_idle_s)
+        order by c.mode_since
+        limit p_limit
+        for update skip locked
+    ), returned as (
+        update public.conversations c
+        set mode = 'agent', held_by = null, mode_since = now(), mode_reason = 'idle',
+            mode_cause = null, handoff_at = null, person_replied_at = null,
+            wait_notice_at = null
+        from idle where c.id = idle.id
+        returning c.organization_id, c.id
+    ), kept as (
+        update public.messages m set context_at = now()
+        from returned r
+        where m.conversation_id = r.id and m.direction = 'inbound'
+          and m.answered_by is null and m.context_at is null
+    ), overdue as (
+        select c.id, c.organization_id, c.channel,
+               (select i.id from public.messages i
+                where i.conversation_id = c.id and i.direction = 'inbound'
+                order by coalesce(i.received_at, i.created_at) desc, i.id desc limit 1)
+                   as last_inbound
+        from public.conversations c
+        where p_wait_s > 0 and c.mode = 'waiting' and c.wait_notice_at is null
+          and c.mode_since < now() - make_interval(secs => p_wait_s)
+        order by c.mode_since
+        limit p_limit
+        for update skip locked
+    ), noticed as (
+        update public.conversations c set wait_notice_at = now()
+        from overdue o where c.id = o.id
+        returning c.id
+    ), notice as (
+        select o.id, o.organization_id, o.channel, o.last_inbound,
+               coalesce((select a.handoff_wait_notice from public.agents a
+                         where a.organization_id = o.organization_id
+                         order by (a.id = (select i.agent_id from public.messages i
+                                           where i.id = o.last_inbound)) desc nulls last,
+                                  a.created_at, a.id
+                         limit 1), p_default_notice) as body,
+               gen_random_uuid() as message_id
+        from overdue o join noticed n on n.id = o.id
+    ), notice_messages as (
+        insert into public.messages (id, organization_id, conversation_id, direction, channel,
+                                     body, author, route_via_id, created_at)
+        select n.message_id, n.organization_id, n.id, 'outbound', n.channel, n.body, 'agent',
+               n.last_inbound, clock_timestamp()
+        from notice n
+        returning id
+    ), notice_outbox as (
+        insert into public.outbox (organization_id, conversation_id, message_id, body)
+        select n.organization_id, n.id, nm.id, n.body
+        from notice n join notice_messages nm on nm.id = n.message_id
+    )
+    select r.organization_id, r.id, 'returned' from returned r
+    union all
+    select n.organization_id, n.id, 'notice' from notice n
+$function$;
+REVOKE ALL ON FUNCTION public.skillet_conversation_mode_tick(double precision, double precision, text, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.skillet_conversation_mode_tick(double precision, double precision, text, integer) TO skillet_worker;
+
+COMMENT ON FUNCTION public.skillet_conversation_mode_counts() IS
+$$Conversations not in mode 'agent', by mode, across orgs (counts only), for the worker's gauge
+skillet_conversations_by_mode (jobs.handoff_tick). SECURITY DEFINER, for skillet_worker.$$;
+CREATE OR REPLACE FUNCTION public.skillet_conversation_mode_counts()
+ RETURNS TABLE(mode text, conversations bigint)
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+    select c.mode, count(*) from public.conversations c where c.mode <> 'agent' group by c.mode
+$function$;
+REVOKE ALL ON FUNCTION public.skillet_conversation_mode_counts() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.skillet_conversation_mode_counts() TO skillet_worker;
 
 -- ==============================================================================================
 -- What a turn counts
@@ -873,9 +1046,10 @@ GRANT EXECUTE ON FUNCTION public.skillet_record_activations(uuid[], text[], uuid
 
 COMMENT ON FUNCTION public.skillet_claim_outbox(uuid) IS
 $$What the reply's sender needs, claiming the outbox row for one send when it has a route (the
-channel the answered message came in on, else the org's only channel): only such a row leaves
-the building, so only it could be sent twice by a crash mid-send. No row: it is sent, failed or
-claimed already.$$;
+channel the answered message came in on, or for a person's reply or a notice the one it
+route_via_id names, else the org's only channel): only such a row leaves the building, so only
+it could be sent twice by a crash mid-send. reply_to_external_id only for an agent's reply (the
+message it answers). No row: it is sent, failed or claimed already.$$;
 CREATE OR REPLACE FUNCTION public.skillet_claim_outbox(p_outbox uuid)
  RETURNS TABLE(reply_to_external_id text, last_inbound_at timestamp with time zone, route_kind text, route_address text)
  LANGUAGE plpgsql
@@ -888,14 +1062,15 @@ begin
         where id = p_outbox and status = 'pending' and delivery_claimed_at is null
         for update
     ), context as (
-        select t.id, i.external_id as reply_to_external_id,
+        select t.id, case when r.reply_to_id is not null then i.external_id end
+                   as reply_to_external_id,
                (select max(m.sent_at) from messages m
                 where m.conversation_id = t.conversation_id and m.direction = 'inbound')
                    as last_inbound_at,
                route.kind as route_kind, route.address as route_address
         from target t
         join messages r on r.id = t.message_id
-        left join messages i on i.id = r.reply_to_id
+        left join messages i on i.id = coalesce(r.reply_to_id, r.route_via_id)
         left join lateral (
             select * from (
                 select ch.kind, ch.address, 0 as preference

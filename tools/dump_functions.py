@@ -93,6 +93,8 @@ GROUPS: tuple[Group, ...] = (
             "skillet_continue_conversation",
             "skillet_release_lease",
             "skillet_conversations_waiting",
+            "skillet_conversation_mode_tick",
+            "skillet_conversation_mode_counts",
         ),
     ),
     Group(

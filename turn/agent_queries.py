@@ -19,6 +19,10 @@ class Agent:
     model_provider: str | None  # None: the worker's default model (SKILLET_MODEL)
     model_name: str | None
     created_at: datetime
+    # What it tells a customer who asked for a person, and one left waiting (None: the
+    # pt-BR defaults of turn.handoff).
+    handoff_ack: str | None = None
+    handoff_wait_notice: str | None = None
 
     def as_json(self) -> dict[str, str | None]:
         return {
@@ -29,10 +33,13 @@ class Agent:
             "model_provider": self.model_provider,
             "model_name": self.model_name,
             "created_at": self.created_at.isoformat(),
+            "handoff_ack": self.handoff_ack,
+            "handoff_wait_notice": self.handoff_wait_notice,
         }
 
 
-_COLUMNS = "id, organization_id, name, system_prompt, model_provider, model_name, created_at"
+_COLUMNS = """id, organization_id, name, system_prompt, model_provider, model_name, created_at,
+    handoff_ack, handoff_wait_notice"""
 
 INSERT_AGENT = f"""
 insert into agents (organization_id, name, system_prompt, model_provider, model_name)
@@ -75,14 +82,15 @@ async def fetch_agent(conn: asyncpg.Connection, agent_id: uuid.UUID) -> Agent | 
 
 
 UPDATE_AGENT = f"""
-update agents set name = $2, system_prompt = $3, model_provider = $4, model_name = $5
+update agents set name = $2, system_prompt = $3, model_provider = $4, model_name = $5,
+    handoff_ack = $6, handoff_wait_notice = $7
 where id = $1
 returning {_COLUMNS}
 """
 
 
 async def update_agent(conn: asyncpg.Connection, agent: Agent) -> Agent:
-    """Write `agent`'s name, prompt and model over the stored row."""
+    """Write `agent`'s name, prompt, model and handoff texts over the stored row."""
     row = await conn.fetchrow(
         UPDATE_AGENT,
         agent.id,
@@ -90,6 +98,8 @@ async def update_agent(conn: asyncpg.Connection, agent: Agent) -> Agent:
         agent.system_prompt,
         agent.model_provider,
         agent.model_name,
+        agent.handoff_ack,
+        agent.handoff_wait_notice,
     )
     return Agent(**dict(row))
 
@@ -125,3 +135,14 @@ async def insert_agent(
     """An agent on the worker's default model; its id (see create_agent)."""
     agent = await create_agent(conn, organization_id, name=name, system_prompt=system_prompt)
     return agent.id
+
+
+FETCH_HANDOFF_ACK = "select handoff_ack from agents where id = $1"
+
+
+async def fetch_handoff_ack(conn: asyncpg.Connection, agent_id: uuid.UUID | None) -> str | None:
+    """The agent's acknowledgement of a customer's request for a person (None: the default)."""
+    if agent_id is None:
+        return None
+    value: str | None = await conn.fetchval(FETCH_HANDOFF_ACK, agent_id)
+    return value

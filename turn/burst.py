@@ -10,12 +10,14 @@ from typing import Any
 import structlog
 
 from core.errors import SkilletError
-from core.tenancy import self_bound_connection
+from core.tenancy import org_connection, self_bound_connection
 from skills.models import LoadedSkill
 from turn.activation_queries import ActivationRow
 from turn.agent_loop import LoopOutcome, run_agent_loop
+from turn.agent_queries import fetch_handoff_ack
 from turn.conversation_queries import (
     CommitOutcome,
+    Handoff,
     InboundRow,
     ReplyCommit,
     TurnCounts,
@@ -23,6 +25,7 @@ from turn.conversation_queries import (
 )
 from turn.deps import MessageOutcome, TurnDeps, TurnOutcome
 from turn.errors import ModelRequestRejected
+from turn.handoff import CUSTOMER_REASON, HANDOFF_ACK_DEFAULT, history_turn
 from turn.matcher import MatchResult
 from turn.model import InjectedSkill, ModelMessage, ModelRequest, ModelUsage, ToolCall
 from turn.model_input import cap_burst, cap_history
@@ -70,7 +73,7 @@ SentReply = tuple[uuid.UUID, tuple[str, ...]]
 @dataclass(frozen=True)
 class BatchResult:
     outcome: TurnOutcome | None  # None: not committed, see `refused`
-    # Why not: OVERTAKEN or ANSWERED (read again), LEASE_LOST (stop).
+    # Why not: OVERTAKEN, ANSWERED or TAKEN_OVER (read again), LEASE_LOST (stop).
     refused: CommitOutcome | None = None
     sent: SentReply | None = None  # to be marked sent by the holder's next statement
 
@@ -87,6 +90,8 @@ async def answer_batch(
     """One model turn for `batch` (arrival order) and at most one reply for all of it;
     `history`: the conversation before it, oldest first (turn.conversation_queries)."""
     text = "\n".join(row.body for row in batch)
+    if deps.asks_for_person(text):
+        return await _hand_off_at_once(deps, conversation, batch)
     match = snapshot.matcher.match(text, max_matched=deps.config.max_injected_skills)
     deps.metrics.skills_matched(len(match.matched), len(match.probes), len(match.by_intent))
     prefix = deps.prefixes.get(conversation.persona, snapshot.index_text)
@@ -106,17 +111,24 @@ async def answer_batch(
         activations=tuple((r.skill_name, r.trigger) for r in activations),
         usage=_usage_row(conversation, loop) if loop.usage.calls else None,
     )
+    handoff = None if ledger.handoff_reason is None else Handoff("tool", ledger.handoff_reason)
+    skills = tuple((s.name, s.version_id) for s in match.matched)
     try:
-        sent = await _commit_reply(deps, conversation, batch, loop.text, counts)
+        sent = await _commit_reply(
+            deps, conversation, batch, loop.text, counts, handoff=handoff, skills=skills
+        )
     except _NotCommitted as exc:
         log.info("turn.not_committed", outcome=exc.outcome)
         return BatchResult(outcome=None, refused=exc.outcome)
+    if handoff is not None:
+        log.info("turn.handed_off", cause=handoff.cause)
+        deps.metrics.handed_off(handoff.cause)
     deps.recorder.record(activations)  # raw rows: telemetry, fire-and-forget
     outcome = TurnOutcome(
         status=MessageOutcome.REPLIED,
         inbound_id=batch[-1].id,
         reply=loop.text,
-        matched=tuple((s.name, s.version_id) for s in match.matched),
+        matched=skills,
         probes=tuple(match.probes),
         capped=tuple(match.capped),
         tool_calls=loop.tool_calls,
@@ -124,6 +136,31 @@ async def answer_batch(
         usage=loop.usage,
         steps=loop.steps,
         answered=tuple(row.external_id for row in batch),
+    )
+    return BatchResult(outcome=outcome, sent=sent)
+
+
+async def _hand_off_at_once(
+    deps: TurnDeps, conversation: Conversation, batch: Sequence[InboundRow]
+) -> BatchResult:
+    """The customer asked for a person: the agent's fixed acknowledgement is the reply, and
+    its commit puts the conversation in 'waiting' (no model call, no skills matched)."""
+    async with org_connection(deps.pool, conversation.organization_id) as conn:
+        ack = await fetch_handoff_ack(conn, conversation.agent_id) or HANDOFF_ACK_DEFAULT
+    handoff = Handoff("customer", CUSTOMER_REASON)
+    try:
+        sent = await _commit_reply(deps, conversation, batch, ack, TurnCounts(), handoff=handoff)
+    except _NotCommitted as exc:
+        log.info("turn.not_committed", outcome=exc.outcome)
+        return BatchResult(outcome=None, refused=exc.outcome)
+    log.info("turn.handed_off", cause=handoff.cause)
+    deps.metrics.handed_off(handoff.cause)
+    outcome = TurnOutcome(
+        status=MessageOutcome.REPLIED,
+        inbound_id=batch[-1].id,
+        reply=ack,
+        answered=tuple(row.external_id for row in batch),
+        extra={"handoff": handoff.cause},
     )
     return BatchResult(outcome=outcome, sent=sent)
 
@@ -146,8 +183,8 @@ async def _ask_model(
         skill_context=render_skill_context(injected),
         messages=(
             *(
-                ModelMessage(role="user" if d == "inbound" else "assistant", content=body)
-                for d, body in cap_history(history, caps)
+                ModelMessage(role=turn.role, content=turn.content)
+                for turn in (history_turn(d, body) for d, body in cap_history(history, caps))
             ),
             *(
                 ModelMessage(role="user", content=text)
@@ -222,6 +259,9 @@ async def _commit_reply(
     batch: Sequence[InboundRow],
     text: str,
     counts: TurnCounts,
+    *,
+    handoff: Handoff | None = None,
+    skills: Sequence[tuple[str, uuid.UUID]] = (),
 ) -> SentReply | None:
     """Reply + outbox row + 'answered' marks + the turn's counts + the delivery claim in one
     fenced statement, then the send with no connection held; what was sent, for the holder
@@ -238,6 +278,8 @@ async def _commit_reply(
             counts=counts,
             at=deps.clock(),
             lease_token=conversation.lease_token,
+            handoff=handoff,
+            skills=skills,
         )
         committed = await commit_turn(conn, commit)
     reply = committed.reply

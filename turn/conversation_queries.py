@@ -70,6 +70,9 @@ class CommitOutcome(StrEnum):
     OVERTAKEN = "overtaken"  # an older message expecting a reply is still open: read again
     ANSWERED = "answered"  # someone answered part of the burst first: read again
     LEASE_LOST = "lease_lost"  # the lease is another holder's now: stop
+    # The conversation left mode 'agent' (a person took it, or was asked for): nothing the
+    # agent wrote is committed; read again (the read then returns nothing to answer).
+    TAKEN_OVER = "taken_over"
 
 
 @dataclass(frozen=True)
@@ -80,9 +83,17 @@ class CommittedReply:
 
 
 @dataclass(frozen=True)
+class Handoff:
+    """The turn hands the conversation to a person with its reply (mode 'waiting')."""
+
+    cause: str  # 'tool' (the model's handoff_to_human) | 'customer' (asked for a person)
+    reason: str
+
+
+@dataclass(frozen=True)
 class ReplyCommit:
-    """What a reply commit writes (skillet_commit_turn's thirteen arguments, `args()` in
-    order)."""
+    """What a reply commit writes (skillet_commit_turn's sixteen arguments after the proof,
+    `args()` in order)."""
 
     organization_id: uuid.UUID
     conversation_id: uuid.UUID
@@ -93,9 +104,13 @@ class ReplyCommit:
     counts: TurnCounts
     at: datetime
     lease_token: uuid.UUID | None
+    handoff: Handoff | None = None
+    # The injected skills, (name, version id): recorded on the reply (the API lists them).
+    skills: Sequence[tuple[str, uuid.UUID]] = ()
 
     def args(self) -> tuple[Any, ...]:
         counts = self.counts
+        handoff = self.handoff
         return (
             self.organization_id,
             self.conversation_id,
@@ -110,6 +125,10 @@ class ReplyCommit:
             self.at,
             self.lease_token,
             counts.usage,
+            True,  # claim the outbox row for the send in the same statement
+            None if handoff is None else handoff.cause,
+            None if handoff is None else handoff.reason,
+            [{"name": name, "version_id": str(version)} for name, version in self.skills],
         )
 
 
@@ -236,7 +255,8 @@ async def continue_conversation(
 COMMIT_TURN = """
 select outcome, outbox_id, reply_id, deliverable,
        reply_to_external_id, last_inbound_at, route_kind, route_address
-from skillet_commit_turn($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+from skillet_commit_turn($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
+                         $16, $17, $18)
 """
 
 
@@ -247,10 +267,10 @@ class CommittedTurn:
 
 
 async def commit_turn(conn: asyncpg.Connection, commit: ReplyCommit) -> CommittedTurn:
-    """The fenced reply commit (refused as overtaken, answered or lease_lost) and its outbox
-    row's delivery claim, in one statement."""
+    """The fenced reply commit (refused as lease_lost, taken_over, overtaken or answered) and
+    its outbox row's delivery claim, in one statement."""
     org, *rest = commit.args()
-    row = await conn.fetchrow(COMMIT_TURN, org, org_proof(conn, org), *rest, True)
+    row = await conn.fetchrow(COMMIT_TURN, org, org_proof(conn, org), *rest)
     assert row is not None  # the function always returns its one row
     reply = CommittedReply(CommitOutcome(row["outcome"]), row["outbox_id"], row["reply_id"])
     if reply.outcome is not CommitOutcome.REPLIED or not row["deliverable"]:

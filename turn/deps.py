@@ -15,6 +15,7 @@ from skills.usage import UsageStore
 from turn.activations import ActivationRecorder
 from turn.agent_loop import MAX_TOOL_CALLS_PER_ANSWER, ToolCallRecord
 from turn.conversation_lease import ConversationLeases
+from turn.handoff_request import asks_for_person
 from turn.metrics import NO_TURN_METRICS, TurnMetrics
 from turn.model import ModelUsage
 from turn.model_input import InputCaps
@@ -80,6 +81,8 @@ class TurnDeps:
     dead_letters: DeadLetters = field(default_factory=NoDeadLetters)
     page_cache: StoredPageCache = field(default_factory=StoredPageCache)
     prefixes: PrefixCache = field(default_factory=lambda: PrefixCache(turn_tools()))
+    # Whether a burst asks for a person (turn.handoff_request): a handoff before any model call.
+    asks_for_person: Callable[[str], bool] = asks_for_person
 
 
 class MessageOutcome(StrEnum):

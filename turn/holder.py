@@ -36,11 +36,14 @@ What the holder does, per read of the open messages:
 | some expecting a reply           | one model turn, one fenced commit for the whole burst |
 | commit refused: overtaken        | continues (an older message committed late)          |
 | commit refused: answered         | continues (someone answered part of it first)        |
+| commit refused: taken_over       | continues (a person took it: the read finds nothing)  |
 | commit refused: lease_lost       | stops: its lease ran out and another holder answers  |
 | continue: lease not held         | stops (the same, seen without a commit)               |
 | `max_batches_per_job` bursts done | lets go; the next job or sweep goes on               |
-Replies committed but never handed to a channel (a crash between commit and send) are
-delivered first, once.
+Replies committed but never handed to a channel (a crash between commit and send, or a
+person's reply written by the API) are delivered first, once, in the order they were
+committed; while a person holds the conversation (mode 'waiting' or 'human') the reads find
+nothing for the agent to answer and the holder lets go.
 
 The job's own message then reads: `replied` (answered by this job), `redelivered` (its
 reply was delivered now), `queued` (the holder answers or answered it), `stored` (kept as
@@ -123,6 +126,8 @@ async def _hold(
             if step.released or not step.held:
                 return outcomes
             burst = step.burst
+            if not burst.open.rows:  # held with nothing to answer: a person's reply waits
+                outcomes += await _deliver_undelivered(deps, lease)
             continue
         result = await _answer(deps, lease, burst, job_id)
         if result.outcome is not None:

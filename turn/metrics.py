@@ -19,6 +19,10 @@ class TurnMetrics(Protocol):
         """The model called `tool`; `error_code` None means it succeeded."""
         ...
 
+    def handed_off(self, cause: str) -> None:
+        """A turn's commit handed the conversation to a person ('tool' | 'customer')."""
+        ...
+
 
 class NoTurnMetrics:
     """Records nothing."""
@@ -27,6 +31,9 @@ class NoTurnMetrics:
         return None
 
     def tool_called(self, tool: str, error_code: str | None) -> None:
+        return None
+
+    def handed_off(self, cause: str) -> None:
         return None
 
 

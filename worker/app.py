@@ -58,6 +58,8 @@ async def startup(ctx: dict[str, Any]) -> None:
     ctx["curator"] = curator_config(settings)
     ctx["outbox_abandoned_after_s"] = abandoned_after_s(settings)
     ctx["sweep_after_s"] = sweep_after_s(settings)
+    ctx["handoff_idle_s"] = settings.human_idle_s
+    ctx["handoff_wait_s"] = settings.handoff_wait_s
     log.info("worker.started", queue=settings.queue_name, max_jobs=settings.max_jobs)
 
 

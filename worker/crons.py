@@ -1,11 +1,11 @@
-"""The worker's periodic jobs: the curator's tick, the outbox sweep and the conversation
-sweep; when each runs, its timeout, and the side jobs a worker that does not schedule them
-still runs (a tick or sweep another worker enqueued).
+"""The worker's periodic jobs: the curator's tick, the outbox sweep, the conversation sweep
+and the handoff tick; when each runs, its timeout, and the side jobs a worker that does not
+schedule them still runs (a tick or sweep another worker enqueued).
 
 Every side job's timeout is at most a turn's: arq re-runs a crashed worker's jobs only after
 the longest function timeout + 10 s, so a long side job would delay every lost turn. The
 seconds are spread so no two start together: curator at 0, outbox at 30, conversations at
-7/22/37/52.
+7/22/37/52, handoffs at 45.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from arq.worker import Function
 from jobs.context import CuratorConfig, arq_job
 from jobs.conversation_sweep import CONVERSATION_SWEEP, conversation_sweep
 from jobs.curator_tick import CURATOR_TICK, curator_tick
+from jobs.handoff_tick import HANDOFF_TICK, handoff_tick
 from jobs.outbox_sweep import OUTBOX_SWEEP, outbox_sweep
 from skills.curator import CuratorPolicy
 from skills.curator.schedule import SchedulePolicy
@@ -32,6 +33,7 @@ SWEEP_TIMEOUT_S = 30
 SWEEP_SLACK_S = 5.0
 CONVERSATION_SWEEP_SECONDS = {7, 22, 37, 52}
 OUTBOX_SWEEP_SECONDS = {30}
+HANDOFF_TICK_SECONDS = {45}
 # arq re-runs a dead worker's job after its timeout + 10 s; a claim outliving that by a
 # margin belongs to a send that can no longer be in flight.
 CLAIM_MARGIN_S = 30
@@ -99,6 +101,12 @@ def conversation_job(settings: Settings) -> PeriodicJob:
     )
 
 
+def handoff_job(settings: Settings) -> PeriodicJob:
+    """Once a minute: idle conversations back to the agent, one notice to waiting customers."""
+    timeout_s = within_turn_timeout(SWEEP_TIMEOUT_S, settings)
+    return PeriodicJob(HANDOFF_TICK, handoff_tick, HANDOFF_TICK_SECONDS, None, timeout_s)
+
+
 def curator_config(settings: Settings) -> CuratorConfig:
     """What the tick reads from the job context, built once at the worker's startup."""
     return CuratorConfig(
@@ -143,6 +151,11 @@ def periodic_jobs(settings: Settings, *, burst: bool) -> tuple[list[CronJob], li
         CURATOR_TICK: (curator_job(settings), settings.curator_enabled),
         OUTBOX_SWEEP: (outbox_job(settings), settings.outbox_sweep_enabled),
         CONVERSATION_SWEEP: (conversation_job(settings), settings.conversation_sweep_enabled),
+        # Nothing to do when both clocks are off (0 s): the job still runs if enqueued.
+        HANDOFF_TICK: (
+            handoff_job(settings),
+            bool(settings.human_idle_s or settings.handoff_wait_s),
+        ),
     }
     cron_jobs: list[CronJob] = []
     functions: list[Function] = []

@@ -78,6 +78,10 @@ BATCH_BUCKETS_S = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5)
 SKILL_COUNT_BUCKETS = (0, 1, 2, 3, 5, 8)
 
 
+# Every way a conversation reaches a person (conversations.mode_cause).
+HANDOFF_CAUSES = ("tool", "customer", "phone", "console")
+
+
 def code_label(value: object) -> str:
     """An error code as a label: our codes are snake_case constants; anything else is 'other'."""
     if value is None or value == "":
@@ -205,6 +209,21 @@ class WorkerMetrics:
             ["tool", "result"],
             registry=r,
         )
+        self.handoffs = Counter(
+            "skillet_handoffs",
+            "Conversations handed to a person, by cause: tool (the model's handoff_to_human), "
+            "customer (asked for a person), phone (the owner answered from the phone), "
+            "console (a person took it over in the API or console)",
+            ["cause"],
+            registry=r,
+        )
+        self.conversations_by_mode = Gauge(
+            "skillet_conversations_by_mode",
+            "Conversations not in mode agent, by mode (waiting, human), as counted by the "
+            "last handoff tick",
+            ["mode"],
+            registry=r,
+        )
         self.outbox = Counter(
             "skillet_outbox_deliveries",
             "Reply deliveries: sent, failed (row marked failed, by code), retry (the job will "
@@ -281,6 +300,7 @@ class WorkerMetrics:
                 [{"tool": t, "result": r} for t in tools for r in ("ok", StorageError.code)],
             ),
             (self.outbox, [{"result": r, "code": "none"} for r in DELIVERY_RESULTS]),
+            (self.handoffs, [{"cause": c} for c in HANDOFF_CAUSES]),
             (self.curator_ticks, [{"status": s} for s in CURATOR_TICK_STATUSES]),
             (self.curator_runs, [{"trigger": t} for t in sorted(_TRIGGERS)]),
             (
@@ -304,6 +324,13 @@ class WorkerMetrics:
         name = tool if tool in self._tools else "other"
         result = "ok" if error_code is None else code_label(error_code)
         self.tool_calls.labels(tool=name, result=result).inc()
+
+    def handed_off(self, cause: str) -> None:
+        self.handoffs.labels(cause=cause).inc()
+
+    def conversations_in_mode(self, counts: dict[str, int]) -> None:
+        for mode in ("waiting", "human"):
+            self.conversations_by_mode.labels(mode=mode).set(counts.get(mode, 0))
 
     # The job layer (worker.metered)
     def turn_started(self, queue_wait_s: float | None) -> None:

@@ -162,6 +162,11 @@ class Settings(BaseSettings):
     # Every 15 s: conversations with a message waiting and no holder get a job (a lost job,
     # a wiped Redis). Off only for tests that want to see a job lost.
     conversation_sweep_enabled: bool = True
+    # A person in the conversation: a conversation a person holds goes back to the agent after
+    # this long with no message from a person (0: never), and a customer left waiting for a
+    # person this long gets one notice (0: never). Checked every minute (jobs.handoff_tick).
+    human_idle_s: int = Field(default=14_400, ge=0)
+    handoff_wait_s: int = Field(default=900, ge=0)
 
     # Activation telemetry (fire-and-forget)
     activation_batch_size: int = Field(default=200, ge=1)

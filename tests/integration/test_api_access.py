@@ -167,6 +167,19 @@ def _walk(a: OrgA) -> dict[tuple[str, str], tuple[Call, int]]:
             Call(f"/v1/conversations/{a.conversation_id}/messages"),
             404,
         ),
+        ("GET", "/v1/conversations/{id}"): (Call(f"/v1/conversations/{a.conversation_id}"), 404),
+        ("POST", "/v1/conversations/{id}/takeover"): (
+            Call(f"/v1/conversations/{a.conversation_id}/takeover", {}),
+            404,
+        ),
+        ("POST", "/v1/conversations/{id}/release"): (
+            Call(f"/v1/conversations/{a.conversation_id}/release", {}),
+            404,
+        ),
+        ("POST", "/v1/conversations/{id}/messages"): (
+            Call(f"/v1/conversations/{a.conversation_id}/messages", {"text": "oi"}),
+            404,
+        ),
         ("GET", "/v1/audit"): (Call("/v1/audit"), 200),
         ("GET", "/v1/dead-letters"): (Call("/v1/dead-letters"), 200),
         ("POST", "/v1/dead-letters/{id}/requeue"): (

@@ -34,8 +34,9 @@ class ToolResult:
 
 @dataclass
 class TurnLedger:
-    """What one turn's tools did: writes spent (skill_manage calls that store something) and
-    skills whose files were read (counted as views by the reply's commit)."""
+    """What one turn's tools did: writes spent (skill_manage calls that store something),
+    skills whose files were read (counted as views by the reply's commit) and whether the
+    model handed the conversation to a person (handoff_to_human)."""
 
     max_writes: int
     writes: int = 0
@@ -43,6 +44,8 @@ class TurnLedger:
     # A file's content (sha256) -> bytes of it shown contiguously from its start: by content,
     # so a file carried unchanged into the next version stays read.
     read_until: dict[str, int] = field(default_factory=dict)
+    # Set by handoff_to_human: the reply's commit hands the conversation to a person.
+    handoff_reason: str | None = None
 
     def record_read(self, sha256: str, start: int, end: int) -> None:
         if start <= self.read_until.get(sha256, 0):

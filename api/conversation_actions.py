@@ -1,0 +1,220 @@
+"""What a person does to a conversation, shared by the API and the CLI: take it over, give it
+back to the agent, reply. Each is one transaction on a connection bound to the org, audited
+with the actor (an API key's prefix, or `cli`) and the mode before and after.
+
+Every change locks the conversation row first, as the turn's reply commit does
+(skillet_commit_turn), so the two are serialized: a takeover either comes after a committed
+agent reply or stops it (outcome taken_over). A reply is committed like the agent's (an
+outbound message and its outbox row); the caller wakes the conversation so a holder hands it
+to the channel once. Refusals are ApiErrors (pt-BR, stable codes).
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import asyncpg
+
+from api.conversation_queries import (
+    ConversationView,
+    ModeLock,
+    PersonReply,
+    fetch_conversation_view,
+    fetch_last_inbound,
+    insert_person_reply,
+    lock_conversation,
+    update_released,
+    update_taken_over,
+)
+from api.errors import ApiError, conflict, invalid, not_found
+from channels.dispatch import CUSTOMER_SERVICE_WINDOW, outside_window
+from skills.audit_queries import AuditEntry, insert_audit
+
+MAX_REPLY_CHARS = 4096  # WhatsApp's text message limit
+
+
+@dataclass(frozen=True)
+class Actor:
+    organization_id: uuid.UUID
+    name: str  # held_by and the audit actor: an API key's prefix, or 'cli'
+    may_force: bool  # an admin may take a conversation another person holds
+
+
+@dataclass(frozen=True)
+class ModeChange:
+    before: ModeLock
+    view: ConversationView
+    pending: int = 0  # customer messages the agent will answer (a release with answer_pending)
+
+
+def missing() -> ApiError:
+    return not_found("conversation_not_found", "A conversa não existe nesta organização.")
+
+
+def reply_text(text: str) -> str:
+    """The reply's text, trimmed; 422 unless 1 to MAX_REPLY_CHARS characters."""
+    trimmed = text.strip()
+    if not 1 <= len(trimmed) <= MAX_REPLY_CHARS:
+        raise invalid(
+            "reply_text_invalid",
+            f"O texto da resposta deve ter de 1 a {MAX_REPLY_CHARS} caracteres (sem contar "
+            f"espaços nas pontas); este tem {len(trimmed)}.",
+        )
+    return trimmed
+
+
+async def _locked(conn: asyncpg.Connection, actor: Actor, conversation_id: uuid.UUID) -> ModeLock:
+    locked = await lock_conversation(conn, actor.organization_id, conversation_id)
+    if locked is None:
+        raise missing()
+    return locked
+
+
+def _refuse_other_holder(locked: ModeLock, actor: Actor, force: bool) -> None:
+    held = locked.mode == "human" and locked.held_by not in (None, actor.name)
+    if held and not (force and actor.may_force):
+        raise conflict(
+            "held_by_other",
+            f"A conversa está com {locked.held_by}; peça que ela devolva, ou uma chave admin "
+            'pode assumir com {"force": true}.',
+        )
+
+
+async def _audit(
+    conn: asyncpg.Connection,
+    actor: Actor,
+    action: str,
+    conversation_id: uuid.UUID,
+    before: ModeLock,
+    after_mode: str,
+    **detail: Any,
+) -> None:
+    entry = AuditEntry(
+        actor.organization_id,
+        actor.name,
+        action,
+        detail={
+            "conversation_id": str(conversation_id),
+            "before_mode": before.mode,
+            "before_held_by": before.held_by,
+            "after_mode": after_mode,
+            **detail,
+        },
+    )
+    await insert_audit(conn, entry)
+
+
+async def _view(
+    conn: asyncpg.Connection, actor: Actor, conversation_id: uuid.UUID
+) -> ConversationView:
+    view = await fetch_conversation_view(conn, actor.organization_id, conversation_id)
+    assert view is not None  # locked in this transaction
+    return view
+
+
+async def take_over(
+    conn: asyncpg.Connection, actor: Actor, conversation_id: uuid.UUID, *, force: bool
+) -> ModeChange:
+    async with conn.transaction():
+        locked = await _locked(conn, actor, conversation_id)
+        _refuse_other_holder(locked, actor, force)
+        org = actor.organization_id
+        await update_taken_over(conn, org, conversation_id, actor.name, replied=False)
+        forced = force and locked.held_by not in (None, actor.name)
+        await _audit(
+            conn, actor, "conversation.takeover", conversation_id, locked, "human", forced=forced
+        )
+        return ModeChange(locked, await _view(conn, actor, conversation_id))
+
+
+async def release(
+    conn: asyncpg.Connection, actor: Actor, conversation_id: uuid.UUID, *, answer_pending: bool
+) -> ModeChange:
+    async with conn.transaction():
+        locked = await _locked(conn, actor, conversation_id)
+        pending = await update_released(
+            conn, actor.organization_id, conversation_id, answer_pending=answer_pending
+        )
+        await _audit(
+            conn,
+            actor,
+            "conversation.release",
+            conversation_id,
+            locked,
+            "agent",
+            answer_pending=answer_pending,
+            pending=pending,
+        )
+        return ModeChange(locked, await _view(conn, actor, conversation_id), pending)
+
+
+async def reply(
+    conn: asyncpg.Connection, actor: Actor, conversation_id: uuid.UUID, text: str, now: datetime
+) -> tuple[ModeLock, PersonReply]:
+    """A person's reply (already trimmed by reply_text), taking the conversation over."""
+    org = actor.organization_id
+    async with conn.transaction():
+        locked = await _locked(conn, actor, conversation_id)
+        _refuse_other_holder(locked, actor, force=False)
+        last = await fetch_last_inbound(conn, org, conversation_id)
+        if (
+            last is not None
+            and last.routed
+            and outside_window(last.sent_at, now, CUSTOMER_SERVICE_WINDOW)
+        ):
+            raise conflict(
+                "outside_service_window",
+                "O cliente escreveu pela última vez há mais de 24 horas: o WhatsApp só deixa "
+                "responder com texto livre dentro dessa janela. Espere ele escrever de novo.",
+            )
+        sent = await insert_person_reply(
+            conn,
+            org,
+            conversation_id,
+            channel=locked.channel,
+            body=text,
+            key_prefix=actor.name,
+            route_via_id=None if last is None else last.id,
+        )
+        await update_taken_over(conn, org, conversation_id, actor.name, replied=True)
+        await _audit(
+            conn,
+            actor,
+            "conversation.reply",
+            conversation_id,
+            locked,
+            "human",
+            message_id=str(sent.message_id),
+            chars=len(text),
+        )
+    return locked, sent
+
+
+def waited_for_first_reply_s(before: ModeLock, sent: PersonReply) -> float | None:
+    """Seconds from the handoff to this reply when it is a person's first since then."""
+    if before.person_replied_at is not None or before.handoff_at is None:
+        return None
+    return (sent.created_at - before.handoff_at).total_seconds()
+
+
+def person_message_json(
+    message_id: uuid.UUID, text: str, created_at: datetime, prefix: str
+) -> dict[str, Any]:
+    return {
+        "id": str(message_id),
+        "direction": "outbound",
+        "kind": "text",
+        "body": text,
+        "author": "person",
+        "author_key_prefix": prefix,
+        "created_at": created_at.isoformat(),
+        "delivery": {"status": "pending", "error": None},
+    }
+
+
+def wake_job_id(kind: str, key: uuid.UUID) -> str:
+    """The job id of a conversation's wakeup after a person's action (unique per action)."""
+    return f"{kind}:{key}" if kind == "person" else f"{kind}:{key}:{uuid.uuid4()}"

@@ -1,0 +1,270 @@
+"""SQL of a conversation's mode in the API: who holds it, the list and one conversation with
+their last message, a takeover, a release and a person's reply.
+
+Every change of mode locks the conversation row first (`lock_conversation`), as the turn's
+reply commit does (skillet_commit_turn), so the two are serialized: a takeover either comes
+after a committed agent reply or stops it (outcome taken_over). The caller owns the
+transaction.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+
+import asyncpg
+
+# How much of the last message a list item shows.
+LAST_MESSAGE_CHARS = 200
+
+
+@dataclass(frozen=True)
+class ConversationView:
+    id: uuid.UUID
+    channel: str
+    contact_id: str
+    created_at: datetime
+    mode: str  # 'agent' | 'waiting' | 'human'
+    held_by: str | None  # an API key's prefix, or 'phone'
+    mode_since: datetime | None
+    mode_reason: str | None
+    mode_cause: str | None  # 'tool' | 'customer' | 'phone' | 'console'
+    last_message_at: datetime | None
+    last_body: str | None  # its first LAST_MESSAGE_CHARS characters
+    last_author: str | None  # 'customer' | 'agent' | 'person' | 'phone'
+    unanswered: int  # customer messages no one answered (nor kept as context)
+
+
+_VIEW = f"""
+select c.id, c.channel, c.contact_id, c.created_at, c.mode, c.held_by, c.mode_since,
+       c.mode_reason, c.mode_cause,
+       last.created_at as last_message_at, left(last.body, {LAST_MESSAGE_CHARS}) as last_body,
+       case when last.direction = 'inbound' then 'customer'
+            when last.direction is not null then coalesce(last.author, 'agent') end
+           as last_author,
+       (select count(*) from messages u
+        where u.conversation_id = c.id and u.direction = 'inbound'
+          and u.answered_by is null and u.context_at is null) as unanswered
+from conversations c
+left join lateral (
+    select m.body, m.direction, m.author, m.created_at from messages m
+    where m.conversation_id = c.id order by m.created_at desc, m.id desc limit 1
+) last on true
+"""
+
+# Newest first; keyset (created_at, id) of the last row seen.
+LIST_CONVERSATIONS = f"""{_VIEW}
+where c.organization_id = $1 and ($2::text is null or c.mode = $2)
+  and ($3::timestamptz is null or (c.created_at, c.id) < ($3, $4))
+order by c.created_at desc, c.id desc
+limit $5
+"""
+
+# The waiting queue: oldest handoff first; keyset (mode_since, id).
+LIST_WAITING = f"""{_VIEW}
+where c.organization_id = $1 and c.mode = 'waiting'
+  and ($2::timestamptz is null or (c.mode_since, c.id) > ($2, $3))
+order by c.mode_since, c.id
+limit $4
+"""
+
+
+async def list_conversation_views(
+    conn: asyncpg.Connection,
+    organization_id: uuid.UUID,
+    *,
+    mode: str | None,
+    after: tuple[datetime, uuid.UUID] | None,
+    limit: int,
+) -> list[ConversationView]:
+    """Newest first, or for mode 'waiting' the longest waiting first; `after` is the keyset
+    of the last row seen in that order."""
+    at, last_id = after if after is not None else (None, None)
+    if mode == "waiting":
+        rows = await conn.fetch(LIST_WAITING, organization_id, at, last_id, limit)
+    else:
+        rows = await conn.fetch(LIST_CONVERSATIONS, organization_id, mode, at, last_id, limit)
+    return [ConversationView(**dict(r)) for r in rows]
+
+
+FETCH_CONVERSATION_VIEW = f"{_VIEW} where c.organization_id = $1 and c.id = $2"
+
+
+async def fetch_conversation_view(
+    conn: asyncpg.Connection, organization_id: uuid.UUID, conversation_id: uuid.UUID
+) -> ConversationView | None:
+    row = await conn.fetchrow(FETCH_CONVERSATION_VIEW, organization_id, conversation_id)
+    return None if row is None else ConversationView(**dict(row))
+
+
+@dataclass(frozen=True)
+class ModeLock:
+    """The conversation's mode, locked for the transaction."""
+
+    mode: str
+    held_by: str | None
+    channel: str
+    handoff_at: datetime | None
+    person_replied_at: datetime | None
+
+
+LOCK_CONVERSATION = """
+select mode, held_by, channel, handoff_at, person_replied_at from conversations
+where organization_id = $1 and id = $2
+for update
+"""
+
+
+async def lock_conversation(
+    conn: asyncpg.Connection, organization_id: uuid.UUID, conversation_id: uuid.UUID
+) -> ModeLock | None:
+    row = await conn.fetchrow(LOCK_CONVERSATION, organization_id, conversation_id)
+    return None if row is None else ModeLock(**dict(row))
+
+
+# A person holds it from now (mode_since kept when the same person already did); a
+# conversation the agent had counts as a handoff from the console.
+UPDATE_TAKEN_OVER = """
+update conversations set
+    mode_since = case when mode = 'human' and held_by = $3 then mode_since else now() end,
+    mode_cause = case when mode = 'agent' then 'console' else mode_cause end,
+    mode_reason = case when mode = 'agent' then 'assumida por uma pessoa' else mode_reason end,
+    handoff_at = coalesce(handoff_at, now()),
+    person_replied_at = case when $4 then now() else person_replied_at end,
+    mode = 'human', held_by = $3
+where organization_id = $1 and id = $2
+"""
+
+
+async def update_taken_over(
+    conn: asyncpg.Connection,
+    organization_id: uuid.UUID,
+    conversation_id: uuid.UUID,
+    held_by: str,
+    *,
+    replied: bool,
+) -> None:
+    await conn.execute(UPDATE_TAKEN_OVER, organization_id, conversation_id, held_by, replied)
+
+
+UPDATE_RELEASED = """
+update conversations set mode = 'agent', held_by = null, mode_since = now(),
+    mode_reason = 'devolvida ao agente', mode_cause = null, handoff_at = null,
+    person_replied_at = null, wait_notice_at = null
+where organization_id = $1 and id = $2
+"""
+
+# What no person answered stays as context for the agent, never a later reply.
+UPDATE_PENDING_KEPT = """
+update messages set context_at = now()
+where organization_id = $1 and conversation_id = $2 and direction = 'inbound'
+  and answered_by is null and context_at is null
+"""
+
+COUNT_PENDING = """
+select count(*) from messages
+where organization_id = $1 and conversation_id = $2 and direction = 'inbound'
+  and answered_by is null and context_at is null
+"""
+
+
+async def update_released(
+    conn: asyncpg.Connection,
+    organization_id: uuid.UUID,
+    conversation_id: uuid.UUID,
+    *,
+    answer_pending: bool,
+) -> int:
+    """Back to the agent; the customer messages it will answer (0 unless `answer_pending`)."""
+    await conn.execute(UPDATE_RELEASED, organization_id, conversation_id)
+    if not answer_pending:
+        await conn.execute(UPDATE_PENDING_KEPT, organization_id, conversation_id)
+        return 0
+    count: int = await conn.fetchval(COUNT_PENDING, organization_id, conversation_id)
+    return count
+
+
+@dataclass(frozen=True)
+class LastInbound:
+    id: uuid.UUID
+    sent_at: datetime | None
+    routed: bool  # its reply leaves through a WhatsApp number (24-hour rule applies)
+
+
+FETCH_LAST_INBOUND = """
+select m.id, coalesce(m.sent_at, m.received_at, m.created_at) as sent_at,
+       exists (select 1 from inbound_routes r
+               where r.organization_id = m.organization_id and r.external_id = m.external_id)
+       or (select count(*) from channels ch where ch.organization_id = m.organization_id) = 1
+           as routed
+from messages m
+where m.organization_id = $1 and m.conversation_id = $2 and m.direction = 'inbound'
+order by coalesce(m.received_at, m.created_at) desc, m.id desc
+limit 1
+"""
+
+
+async def fetch_last_inbound(
+    conn: asyncpg.Connection, organization_id: uuid.UUID, conversation_id: uuid.UUID
+) -> LastInbound | None:
+    row = await conn.fetchrow(FETCH_LAST_INBOUND, organization_id, conversation_id)
+    return None if row is None else LastInbound(**dict(row))
+
+
+@dataclass(frozen=True)
+class PersonReply:
+    message_id: uuid.UUID
+    outbox_id: uuid.UUID
+    created_at: datetime
+    answered: int  # customer messages it answers
+
+
+# clock_timestamp(), not now(): an agent reply committed while this transaction waited for
+# the row lock has an earlier stamp, so the thread (and delivery) order is the commit order.
+INSERT_PERSON_REPLY = """
+with reply as (
+    insert into messages (organization_id, conversation_id, direction, channel, body, author,
+                          author_key_prefix, route_via_id, created_at)
+    values ($1, $2, 'outbound', $3, $4, 'person', $5, $6, clock_timestamp())
+    returning id, created_at
+), answered as (
+    update messages m set answered_by = reply.id
+    from reply
+    where m.organization_id = $1 and m.conversation_id = $2 and m.direction = 'inbound'
+      and m.answered_by is null and m.context_at is null
+    returning m.id
+), queued as (
+    insert into outbox (organization_id, conversation_id, message_id, body)
+    select $1, $2, reply.id, $4 from reply
+    returning id
+)
+select reply.id as message_id, queued.id as outbox_id, reply.created_at,
+       (select count(*) from answered) as answered
+from reply, queued
+"""
+
+
+async def insert_person_reply(
+    conn: asyncpg.Connection,
+    organization_id: uuid.UUID,
+    conversation_id: uuid.UUID,
+    *,
+    channel: str,
+    body: str,
+    key_prefix: str,
+    route_via_id: uuid.UUID | None,
+) -> PersonReply:
+    """The reply as an outbound message (author 'person'), answering every customer message
+    no one answered, and its outbox row (pending: the woken holder delivers it)."""
+    row = await conn.fetchrow(
+        INSERT_PERSON_REPLY,
+        organization_id,
+        conversation_id,
+        channel,
+        body,
+        key_prefix,
+        route_via_id,
+    )
+    assert row is not None
+    return PersonReply(**dict(row))

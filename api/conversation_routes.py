@@ -1,0 +1,184 @@
+"""Routes of a person in the conversation: the list and one conversation with its mode, a
+takeover, a release back to the agent, and a person's reply (api.conversation_actions).
+
+A person's reply is committed like the agent's (an outbound message and its outbox row, in
+one transaction with the takeover it implies) and delivered by a job enqueued at once: the
+worker that takes the conversation's lease hands it to the channel once (claimed before the
+send), after every reply committed before it. A lost job delays it, never loses it: the
+conversation sweep wakes conversations with a reply never handed to its channel.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+import structlog
+from aiohttp import web
+from pydantic import BaseModel, ConfigDict
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from api import conversation_actions as actions
+from api.bodies import read_json
+from api.conversation_metrics import CONVERSATION_METRICS
+from api.conversation_queries import (
+    ConversationView,
+    fetch_conversation_view,
+    list_conversation_views,
+)
+from api.errors import ApiError
+from api.keys import Role
+from api.pagination import page_of, parse_limit, read_cursor, time_id_keyset
+from api.routing import Principal, Reply, deps_of, org_db
+from jobs.payloads import HANDLE_INBOUND_MESSAGE, ConversationPayload
+
+log = structlog.get_logger(__name__)
+
+MODES = ("agent", "waiting", "human")
+
+
+def _stamp(value: datetime | None) -> str | None:
+    return None if value is None else value.isoformat()
+
+
+def conversation_json(view: ConversationView) -> dict[str, Any]:
+    last = None
+    if view.last_message_at is not None:
+        last = {
+            "body": view.last_body,
+            "author": view.last_author,
+            "at": _stamp(view.last_message_at),
+        }
+    return {
+        "id": str(view.id),
+        "channel": view.channel,
+        "contact_id": view.contact_id,
+        "created_at": view.created_at.isoformat(),
+        "last_message_at": _stamp(view.last_message_at),
+        "mode": view.mode,
+        "held_by": view.held_by,
+        "mode_since": _stamp(view.mode_since),
+        "mode_reason": view.mode_reason,
+        "mode_cause": view.mode_cause,
+        "last_message": last,
+        "unanswered": view.unanswered,
+    }
+
+
+def _mode_filter(request: web.Request) -> str | None:
+    mode = request.query.get("mode")
+    if mode is not None and mode not in MODES:
+        raise ApiError(400, "invalid_mode", "`mode` deve ser agent, waiting ou human.")
+    return mode
+
+
+async def list_conversations_route(request: web.Request, principal: Principal) -> Reply:
+    limit = parse_limit(request.query)
+    mode = _mode_filter(request)
+    kind = "waiting" if mode == "waiting" else "conversations"
+    after = read_cursor(kind, request.query, time_id_keyset)
+    async with org_db(request, principal) as conn:
+        rows = await list_conversation_views(
+            conn, principal.organization_id, mode=mode, after=after, limit=limit + 1
+        )
+
+    def keyset(view: ConversationView) -> list[str]:
+        at = view.mode_since if mode == "waiting" else view.created_at
+        return [_stamp(at) or "", str(view.id)]
+
+    page = page_of(rows, limit, kind, keyset)
+    return {"items": [conversation_json(r) for r in page.items], "next": page.next}
+
+
+def _conversation_id(request: web.Request) -> uuid.UUID:
+    try:
+        return uuid.UUID(request.match_info["id"])
+    except ValueError:
+        raise actions.missing() from None
+
+
+def _actor(principal: Principal) -> actions.Actor:
+    return actions.Actor(principal.organization_id, principal.prefix, principal.role is Role.ADMIN)
+
+
+async def show_conversation_route(request: web.Request, principal: Principal) -> Reply:
+    conversation_id = _conversation_id(request)
+    async with org_db(request, principal) as conn:
+        view = await fetch_conversation_view(conn, principal.organization_id, conversation_id)
+    if view is None:
+        raise actions.missing()
+    return conversation_json(view)
+
+
+class TakeoverBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    force: bool = False  # an admin takes a conversation another person holds
+
+
+class ReleaseBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    # True: the agent answers the customer messages no person answered; False: context only.
+    answer_pending: bool = False
+
+
+class ReplyBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    text: str
+
+
+async def takeover_route(request: web.Request, principal: Principal) -> Reply:
+    conversation_id = _conversation_id(request)
+    body = await read_json(request, TakeoverBody)
+    async with org_db(request, principal) as conn:
+        change = await actions.take_over(conn, _actor(principal), conversation_id, force=body.force)
+    if change.before.mode == "agent":
+        request.app[CONVERSATION_METRICS].handed_off()
+    return conversation_json(change.view)
+
+
+async def release_route(request: web.Request, principal: Principal) -> Reply:
+    conversation_id = _conversation_id(request)
+    body = await read_json(request, ReleaseBody)
+    async with org_db(request, principal) as conn:
+        change = await actions.release(
+            conn, _actor(principal), conversation_id, answer_pending=body.answer_pending
+        )
+    if change.pending:
+        await _wake(
+            request, principal, conversation_id, actions.wake_job_id("release", conversation_id)
+        )
+    return conversation_json(change.view)
+
+
+async def reply_route(request: web.Request, principal: Principal) -> Reply:
+    conversation_id = _conversation_id(request)
+    text = actions.reply_text((await read_json(request, ReplyBody)).text)
+    now = deps_of(request).clock()
+    async with org_db(request, principal) as conn:
+        before, sent = await actions.reply(conn, _actor(principal), conversation_id, text, now)
+    await _wake(request, principal, conversation_id, actions.wake_job_id("person", sent.message_id))
+    metrics = request.app[CONVERSATION_METRICS]
+    if before.mode == "agent":
+        metrics.handed_off()
+    waited_s = actions.waited_for_first_reply_s(before, sent)
+    if waited_s is not None:
+        metrics.first_replied(waited_s)
+    return actions.person_message_json(sent.message_id, text, sent.created_at, principal.prefix)
+
+
+async def _wake(
+    request: web.Request, principal: Principal, conversation_id: uuid.UUID, job_id: str
+) -> None:
+    """A job for the conversation's holder: it delivers what is committed, or answers what
+    the agent should. If the enqueue fails the rows are committed: the sweep wakes it."""
+    payload = ConversationPayload(
+        organization_id=principal.organization_id, conversation_id=conversation_id
+    )
+    try:
+        await deps_of(request).queue.enqueue_job(
+            HANDLE_INBOUND_MESSAGE, payload.model_dump(mode="json"), _job_id=job_id
+        )
+    except (RedisConnectionError, RedisTimeoutError) as exc:
+        log.warning("conversation.wake_failed", job_id=job_id, error=repr(exc)[:200])
