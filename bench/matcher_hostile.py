@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core.units import BYTES_PER_KIB
-from skills.catalog_seed import DEFAULT_CATALOG_DIR, catalog_folders, load_catalog_package
+from skills.labelled_corpus import catalog_skills
 from skills.models import LoadedSkill, SkillMatcher
 from turn.matcher import CompiledMatcher, compile_matcher
 
@@ -38,22 +38,6 @@ PLAIN_PARAGRAPH = (
     "preciso marcar um horário para a instalação na semana que vem, de preferência de manhã. "
     "Moro no centro, perto da padaria. Obrigada pela atenção e fico no aguardo! "
 )
-
-
-def catalog() -> list[LoadedSkill]:
-    skills = []
-    for folder in catalog_folders(DEFAULT_CATALOG_DIR):
-        package = load_catalog_package(folder)
-        skills.append(
-            LoadedSkill(
-                name=package.name,
-                description=package.description,
-                body=package.body,
-                matcher=package.matcher,
-                version_id=uuid.uuid4(),
-            )
-        )
-    return skills
 
 
 def hostile_skill(keywords: list[str]) -> LoadedSkill:
@@ -105,7 +89,7 @@ def main() -> int:
     plain_ms = 0.0
     worst = 0.0
     for label, (keywords, text) in cases.items():
-        matcher = compile_matcher([*catalog(), hostile_skill(keywords)])
+        matcher = compile_matcher([*catalog_skills(), hostile_skill(keywords)])
         work = matcher.scan_work(text)
         ms = per_call_ms(matcher, text)
         plain_ms = plain_ms or ms
