@@ -1,5 +1,5 @@
 """The typed arq context the worker's startup fills and every job reads (the inbound turn
-and the two cron jobs alike)."""
+and the cron jobs alike)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any, Protocol, TypedDict
 
 from core.clock import Clock
+from events.delivery import DeliveryConfig
 from skills.curator import CuratorPolicy
 from skills.curator.schedule import SchedulePolicy
 from skills.curator.tick import TickResult
@@ -23,6 +24,8 @@ class CronMetrics(Protocol):
     def curator_failed(self) -> None: ...
 
     def delivery(self, result: str, code: str | None = None) -> None: ...
+
+    def event_settled(self, outcome: str, code: str | None) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,7 @@ class JobContext(TypedDict, total=False):
     curator_stats: CuratorStats  # kept across ticks of one worker
     outbox_abandoned_after_s: float  # a claim older than this belongs to no live send
     sweep_after_s: float  # a message waiting longer than this with no holder is woken
+    events: DeliveryConfig  # the events webhook's delivery (jobs.events_delivery)
 
 
 def arq_job(job: Callable[..., Awaitable[Any]]) -> Any:

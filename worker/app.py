@@ -16,7 +16,13 @@ from jobs.queue import redis_settings
 from jobs.serialization import UNDECODABLE_JOB
 from turn.model import Model
 from turn.outbox import Sender
-from worker.crons import abandoned_after_s, curator_config, periodic_jobs, sweep_after_s
+from worker.crons import (
+    abandoned_after_s,
+    curator_config,
+    events_config,
+    periodic_jobs,
+    sweep_after_s,
+)
 from worker.metered import metered_turn
 from worker.metrics import WorkerMetrics
 from worker.ops_server import Operations
@@ -58,6 +64,7 @@ async def startup(ctx: dict[str, Any]) -> None:
     ctx["curator"] = curator_config(settings)
     ctx["outbox_abandoned_after_s"] = abandoned_after_s(settings)
     ctx["sweep_after_s"] = sweep_after_s(settings)
+    ctx["events"] = events_config(settings)
     log.info("worker.started", queue=settings.queue_name, max_jobs=settings.max_jobs)
 
 
