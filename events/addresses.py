@@ -63,26 +63,28 @@ def _literal(host: str) -> IPAddress | None:
 
 def refusal(address: IPAddress) -> str | None:
     """Why `address` is no place to send events to (a word), or None for a global one."""
-    if isinstance(address, ipaddress.IPv6Address):
-        embedded = _embedded_ipv4(address)
-        if embedded is not None and (reason := refusal(embedded)) is not None:
-            return reason
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return refusal(address.ipv4_mapped)  # what a socket to it reaches
     for reason, applies in (
         ("loopback", address.is_loopback),
         ("link-local", address.is_link_local),
         ("multicast", address.is_multicast),
         ("unspecified", address.is_unspecified),
-        ("privado", address.is_private),
-        ("reservado", address.is_reserved),
     ):
         if applies:
             return reason
+    if isinstance(address, ipaddress.IPv6Address):
+        embedded = _embedded_ipv4(address)
+        if embedded is not None and (reason := refusal(embedded)) is not None:
+            return reason
+    if address.is_private:
+        return "privado"
+    if address.is_reserved:
+        return "reservado"
     return None if address.is_global else "não global"
 
 
 def _embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
-    if address.ipv4_mapped is not None:
-        return address.ipv4_mapped
     if address.sixtofour is not None:
         return address.sixtofour
     if address.teredo is not None:
