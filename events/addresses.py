@@ -75,8 +75,9 @@ def refusal(address: IPAddress) -> str | None:
             return reason
     if isinstance(address, ipaddress.IPv6Address):
         embedded = _embedded_ipv4(address)
-        if embedded is not None and (reason := refusal(embedded)) is not None:
-            return reason
+        inside = None if embedded is None else refusal(embedded)
+        if inside is not None:
+            return inside
     if address.is_private:
         return "privado"
     if address.is_reserved:
