@@ -800,7 +800,6 @@ proof for the transaction and records as skillet_record_event(uuid, text, uuid, 
 CREATE OR REPLACE FUNCTION public.skillet_record_event(p_org uuid, p_proof text, p_type text, p_conversation uuid, p_data jsonb)
  RETURNS uuid
  LANGUAGE plpgsql
- SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 begin
     perform set_config('skillet.organization_proof', p_proof, true);
@@ -818,7 +817,6 @@ without its proof). The event's id, or null when the org has no events URL.$$;
 CREATE OR REPLACE FUNCTION public.skillet_record_event(p_org uuid, p_type text, p_conversation uuid, p_data jsonb)
  RETURNS uuid
  LANGUAGE plpgsql
- SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 declare
     v_id uuid;

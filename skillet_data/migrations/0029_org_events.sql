@@ -72,8 +72,7 @@ grant select, insert on org_events to skillet_worker, skillet_api;
 create function skillet_record_event(
     p_org uuid, p_type text, p_conversation uuid, p_data jsonb)
 returns uuid
-language plpgsql volatile
-set search_path = pg_catalog, pg_temp
+language plpgsql volatile  -- as its caller, like the turn's statements (row-level security)
 as $$
 declare
     v_id uuid;
@@ -118,7 +117,6 @@ create function skillet_record_event(
     p_org uuid, p_proof text, p_type text, p_conversation uuid, p_data jsonb)
 returns uuid
 language plpgsql volatile
-set search_path = pg_catalog, pg_temp
 as $$
 begin
     perform set_config('skillet.organization_proof', p_proof, true);
