@@ -3,6 +3,7 @@ event's signature, an org with a conversation, and a delivery pass by a real bur
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from collections.abc import AsyncIterator
@@ -39,6 +40,7 @@ class EventsReceiver:
     statuses: list[int] = field(default_factory=list)
     received: list[Received] = field(default_factory=list)
     url: str = ""
+    delay_s: float = 0.0  # before each answer
 
     async def handle(self, request: web.Request) -> web.Response:
         raw = await request.read()
@@ -51,12 +53,15 @@ class EventsReceiver:
             )
         )
         status = self.statuses.pop(0) if self.statuses else 200
+        await asyncio.sleep(self.delay_s)
         return web.json_response({"ok": status < 300}, status=status)
 
 
 @asynccontextmanager
-async def events_receiver(statuses: list[int] | None = None) -> AsyncIterator[EventsReceiver]:
-    receiver = EventsReceiver(statuses=list(statuses or []))
+async def events_receiver(
+    statuses: list[int] | None = None, delay_s: float = 0.0
+) -> AsyncIterator[EventsReceiver]:
+    receiver = EventsReceiver(statuses=list(statuses or []), delay_s=delay_s)
     app = web.Application()
     app.router.add_post("/hook", receiver.handle)
     runner, port = await start_site(app, "127.0.0.1", 0)

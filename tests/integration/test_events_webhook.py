@@ -12,9 +12,14 @@ import asyncpg
 import pytest
 import pytest_asyncio
 
+from core.clock import system_clock
 from core.db import create_pool
 from core.tenancy import org_connection, org_proof, self_bound_connection
+from events.backoff import RetryPolicy
+from events.delivery import DeliveryConfig, deliver_pass
+from events.guard import AddressGuard
 from events.record import EventType, message_data, record_event
+from events.transport import guarded_poster
 from tests.integration.events_support import (
     CONTACT,
     deliver,
@@ -200,3 +205,29 @@ async def test_another_org_never_sees_nor_records_an_orgs_events(
         [(org, "conversation.taken_over"), (other, "conversation.released")]
     )
     assert uuid.UUID(str(rows[0]["id"]))
+
+
+async def test_two_passes_at_once_never_send_one_event_twice(
+    db: asyncpg.Connection, worker_pool: object
+) -> None:
+    async with events_receiver(delay_s=0.2) as receiver:
+        org, conversation = await org_with_conversation(db, receiver.url)
+        async with org_connection(worker_pool, org) as conn, conn.transaction():
+            for n in range(10):
+                await record_event(conn, org, EventType.RELEASED, conversation, {"n": n})
+        config = DeliveryConfig(
+            policy=RetryPolicy(),
+            batch_size=3,
+            timeout_s=5.0,
+            allow_private=True,
+            lease_s=60.0,
+            budget_s=30.0,
+        )
+        async with guarded_poster(AddressGuard(allow_private=True), 5.0) as poster:
+            reports = await asyncio.gather(
+                *(deliver_pass(worker_pool, poster, config, clock=system_clock) for _ in range(2))
+            )
+    ids = [r.event_id for r in receiver.received]
+    assert len(ids) == len(set(ids)) == 10
+    assert sum(r.delivered for r in reports) == 10 and all(r.delivered for r in reports)
+    assert {r["status"] for r in await event_rows(db)} == {"delivered"}

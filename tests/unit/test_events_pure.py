@@ -15,6 +15,7 @@ from events.backoff import Outcome, RetryPolicy, backoff_s, settle
 from events.errors import EventsUrlRefused
 from events.guard import AddressGuard, AddressRefused, GuardedResolver
 from events.signature import sign, signature_valid
+from worker.metrics import WorkerMetrics
 
 SECRET = "segredo-de-teste-0123456789"
 
@@ -177,3 +178,22 @@ async def test_allow_private_lets_loopback_through_and_unresolvable_names_are_re
 
     with pytest.raises(EventsUrlRefused, match="não resolve"):
         await AddressGuard(nowhere).check_url("https://nao-existe.invalid/h")
+
+
+def test_the_worker_counts_delivered_retried_and_failed_events() -> None:
+    metrics = WorkerMetrics()
+
+    def value(result: str, code: str) -> float | None:
+        return metrics.registry.get_sample_value(
+            "skillet_events_deliveries_total", {"result": result, "code": code}
+        )
+
+    assert value("retried", "none") == 0  # born at 0
+    metrics.event_settled("delivered", None)
+    metrics.event_settled("retry", "http_500")
+    metrics.event_settled("failed", "events_url_refused")
+    metrics.event_settled("failed", "Not A Code")
+    assert value("delivered", "none") == 1
+    assert value("retried", "http_500") == 1
+    assert value("failed", "events_url_refused") == 1
+    assert value("failed", "other") == 1
