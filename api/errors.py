@@ -19,7 +19,7 @@ from __future__ import annotations
 from core.errors import SkilletError
 from skills.package import SkillPackageError
 
-# Codes raised by skills/, channels/ and drafts, as the CLI prints them.
+# Codes raised by skills/, channels/, events/ and drafts, as the CLI prints them.
 _STATUS_BY_CODE = {
     "organization_not_found": 404,
     "skill_not_installed": 404,
@@ -27,6 +27,9 @@ _STATUS_BY_CODE = {
     "draft_not_found": 404,
     "skill_already_installed": 409,
     "draft_base_moved": 409,
+    "events_url_refused": 422,
+    "events_secret_invalid": 422,
+    "events_secret_missing": 422,
 }
 
 

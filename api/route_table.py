@@ -7,6 +7,7 @@ from __future__ import annotations
 from api import admin_routes as admin
 from api import conversation_routes as conversations
 from api import draft_routes as drafts
+from api import event_routes as events
 from api import history_routes as history
 from api import skill_routes as skills
 from api import usage_routes as usage
@@ -153,6 +154,24 @@ ROUTES: tuple[Route, ...] = (
         A,
         "muda agent_authoring",
         action="settings.agent_authoring",
+        body="json",
+        tags=("settings",),
+    ),
+    Route(
+        "GET",
+        "/v1/settings/events",
+        events.get_events_settings,
+        A,
+        "webhook de eventos: a URL e se há segredo (mascarado)",
+        tags=("settings",),
+    ),
+    Route(
+        "PATCH",
+        "/v1/settings/events",
+        events.update_events_settings,
+        A,
+        "muda a URL (https, host público) e/ou o segredo do webhook de eventos",
+        action="settings.events",
         body="json",
         tags=("settings",),
     ),

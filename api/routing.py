@@ -46,6 +46,7 @@ class ApiDeps:
     # Failed-authentication and per-key counters (Redis); None limits nothing (api.rate_limit).
     rate_limit_counters: Counters | None = None
     rate_limits: RateLimits = DEFAULT_RATE_LIMITS
+    events_allow_private_urls: bool = False  # SKILLET_EVENTS_ALLOW_PRIVATE_URLS
 
 
 DEPS = web.AppKey("deps", ApiDeps)

@@ -1,13 +1,16 @@
 """`skillet orgs create|list|set`: organizations, as the operator (the owner's connection).
 
 `orgs set` changes any subset of an org's settings in one transaction, each change audited;
-with no option it changes nothing and shows the settings as they are.
+with no option it changes nothing and shows the settings as they are. The events webhook's
+URL is checked (https, a public host: events.addresses) before the transaction opens; its
+secret is read from a file, never from the command line (where `ps` and shell history show it).
 """
 
 from __future__ import annotations
 
 import argparse
 import uuid
+from pathlib import Path
 from typing import Any
 
 from cli.args import CliError, org_command, uuid_arg
@@ -19,6 +22,9 @@ from core.organizations import (
     list_organizations,
     update_organization_name,
 )
+from events.endpoint import EndpointChange, apply_change, check_change, endpoint_json
+from events.guard import AddressGuard
+from events.queries import fetch_endpoint
 from skills.audit_queries import AuditEntry, insert_audit
 from skills.draft_queries import AuthoringMode
 from skills.drafts import set_agent_authoring
@@ -63,9 +69,25 @@ async def cmd_list(args: argparse.Namespace, settings: Settings) -> dict[str, An
     }
 
 
+def _read_secret_file(path: str | None) -> str | None:
+    if path is None:
+        return None
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CliError(
+            f"não consegui ler o segredo de eventos em {path}: {exc}", code="events_secret_invalid"
+        ) from None
+
+
 async def cmd_set(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     changed: list[str] = []
     previous: dict[str, str | None] = {}  # of each option given
+    guard = AddressGuard(allow_private=settings.events_allow_private_urls)
+    events = await check_change(
+        EndpointChange(url=args.events_url, secret=_read_secret_file(args.events_secret_file)),
+        guard,
+    )
     async with connection(settings.owner_url) as conn, conn.transaction():
         if await fetch_organization(conn, args.org) is None:
             raise CliError(f"organization {args.org} not found", code="organization_not_found")
@@ -85,13 +107,24 @@ async def cmd_set(args: argparse.Namespace, settings: Settings) -> dict[str, Any
             )
             previous["agent_authoring"] = was.value
             changed.append(f"agent_authoring: {was.value} -> {mode.value}")
+        events_changed = await apply_change(conn, args.org, events, CLI_ACTOR)
+        if args.events_url is not None:
+            previous["events_url"] = events_changed.previous_url
+        changed += events_changed.changed
         org = await fetch_organization(conn, args.org)
+        endpoint = await fetch_endpoint(conn, args.org)
     assert org is not None  # checked above, in the same transaction
-    message = (
-        "\n".join(changed)
-        or f"nothing to change: {org.name}, agent_authoring={org.agent_authoring}"
+    message = "\n".join(changed) or (
+        f"nothing to change: {org.name}, agent_authoring={org.agent_authoring}, "
+        f"events_url={endpoint.url or '-'}"
     )
-    return {**_as_json(org), "previous": previous, "changed": changed, "message": message}
+    return {
+        **_as_json(org),
+        **endpoint_json(endpoint),
+        "previous": previous,
+        "changed": changed,
+        "message": message,
+    }
 
 
 def register(
@@ -113,5 +146,17 @@ def register(
         choices=[m.value for m in AuthoringMode],
         help="off: the agent writes no skills; review: its writes are drafts a person approves "
         "(default); auto: published at once",
+    )
+    changed.add_argument(
+        "--events-url",
+        metavar="URL",
+        help="where handoffs, takeovers, releases and messages a person must see are POSTed "
+        "(https, a public host); '' clears it",
+    )
+    changed.add_argument(
+        "--events-secret-file",
+        metavar="FILE",
+        help="a file holding the secret the events are signed with (X-Skillet-Signature; "
+        "16 to 512 characters, surrounding whitespace stripped)",
     )
     changed.set_defaults(handler=cmd_set)

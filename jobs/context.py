@@ -1,5 +1,5 @@
 """The typed arq context the worker's startup fills and every job reads (the inbound turn
-and the two cron jobs alike)."""
+and the cron jobs alike)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any, Protocol, TypedDict
 
 from core.clock import Clock
+from events.delivery import DeliveryConfig
 from skills.curator import CuratorPolicy
 from skills.curator.schedule import SchedulePolicy
 from skills.curator.tick import TickResult
@@ -25,6 +26,7 @@ class CronMetrics(Protocol):
     def delivery(self, result: str, code: str | None = None) -> None: ...
 
     def conversations_in_mode(self, counts: dict[str, int]) -> None: ...
+    def event_settled(self, outcome: str, code: str | None) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,7 @@ class JobContext(TypedDict, total=False):
     sweep_after_s: float  # a message waiting longer than this with no holder is woken
     handoff_idle_s: int  # a person's silence before the agent takes back (0: never)
     handoff_wait_s: int  # a customer's wait for a person before one notice (0: never)
+    events: DeliveryConfig  # the events webhook's delivery (jobs.events_delivery)
 
 
 def arq_job(job: Callable[..., Awaitable[Any]]) -> Any:

@@ -1129,6 +1129,150 @@ AS $function$
 $function$;
 
 -- ==============================================================================================
+-- Events webhook
+-- What the business is told: recorded with the change that causes it, delivered later.
+-- ==============================================================================================
+
+COMMENT ON FUNCTION public.skillet_record_event(uuid, text, text, uuid, jsonb) IS
+$$Record an event with the org's proof as 2nd argument (a connection bound to no org): sets the
+proof for the transaction and records as skillet_record_event(uuid, text, uuid, jsonb) does.$$;
+CREATE OR REPLACE FUNCTION public.skillet_record_event(p_org uuid, p_proof text, p_type text, p_conversation uuid, p_data jsonb)
+ RETURNS uuid
+ LANGUAGE plpgsql
+AS $function$
+begin
+    perform set_config('skillet.organization_proof', p_proof, true);
+    return public.skillet_record_event(p_org, p_type, p_conversation, p_data);
+end;
+$function$;
+REVOKE ALL ON FUNCTION public.skillet_record_event(uuid, text, text, uuid, jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.skillet_record_event(uuid, text, text, uuid, jsonb) TO skillet_api;
+GRANT EXECUTE ON FUNCTION public.skillet_record_event(uuid, text, text, uuid, jsonb) TO skillet_worker;
+
+COMMENT ON FUNCTION public.skillet_record_event(uuid, text, uuid, jsonb) IS
+$$Record an events-webhook event (conversation.handoff_requested, .taken_over, .released,
+message.received) of p_org's conversation in the caller's transaction; binds p_org (refused
+without its proof). The event's id, or null when the org has no events URL.$$;
+CREATE OR REPLACE FUNCTION public.skillet_record_event(p_org uuid, p_type text, p_conversation uuid, p_data jsonb)
+ RETURNS uuid
+ LANGUAGE plpgsql
+AS $function$
+declare
+    v_id uuid;
+    v_contact text;
+begin
+    perform public.skillet_bind_org(p_org);
+    if p_type is null or p_type not in ('conversation.handoff_requested',
+            'conversation.taken_over', 'conversation.released', 'message.received') then
+        raise exception 'event_type_unknown: %', p_type using errcode = '22023';
+    end if;
+    if p_data is not null and (jsonb_typeof(p_data) <> 'object'
+                               or pg_column_size(p_data) > 8192) then
+        raise exception 'event_data_invalid: a JSON object of at most 8 KiB'
+            using errcode = '22023';
+    end if;
+    if not exists (select 1 from public.org_event_settings s
+                   where s.organization_id = p_org and s.url is not null) then
+        return null;
+    end if;
+    select c.contact_id into v_contact from public.conversations c
+    where c.id = p_conversation and c.organization_id = p_org;
+    if not found then
+        raise exception 'conversation_not_found: %', p_conversation using errcode = 'P0002';
+    end if;
+    v_id := gen_random_uuid();
+    insert into public.org_events (id, organization_id, type, conversation_id, payload)
+    values (v_id, p_org, p_type, p_conversation, jsonb_build_object(
+        'id', v_id,
+        'type', p_type,
+        'organization_id', p_org,
+        'conversation_id', p_conversation,
+        'contact_id', v_contact,
+        'occurred_at', to_char(now() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+        'data', coalesce(p_data, '{}'::jsonb)));
+    return v_id;
+end;
+$function$;
+REVOKE ALL ON FUNCTION public.skillet_record_event(uuid, text, uuid, jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.skillet_record_event(uuid, text, uuid, jsonb) TO skillet_api;
+GRANT EXECUTE ON FUNCTION public.skillet_record_event(uuid, text, uuid, jsonb) TO skillet_worker;
+
+COMMENT ON FUNCTION public.skillet_claim_events(integer, double precision) IS
+$$The events delivery: claim up to p_limit due events of every org for p_lease_s seconds (for
+update skip locked), each with its org's events URL and secret, and the claim's id that settles
+them.$$;
+CREATE OR REPLACE FUNCTION public.skillet_claim_events(p_limit integer, p_lease_s double precision)
+ RETURNS TABLE(id uuid, organization_id uuid, type text, payload jsonb, attempts integer, created_at timestamp with time zone, url text, secret text, claim_id uuid)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+    v_claim uuid := gen_random_uuid();
+begin
+    return query
+    with due as (
+        select e.id from public.org_events e
+        where e.status = 'pending' and e.next_attempt_at <= now()
+        order by e.next_attempt_at, e.id
+        limit p_limit
+        for update skip locked
+    ), claimed as (
+        update public.org_events e set
+            attempts = e.attempts + 1,
+            next_attempt_at = now() + make_interval(secs => p_lease_s),
+            claim_id = v_claim
+        from due where e.id = due.id
+        returning e.id, e.organization_id, e.type, e.payload, e.attempts, e.created_at
+    )
+    select c.id, c.organization_id, c.type, c.payload, c.attempts, c.created_at, s.url,
+           s.secret, v_claim
+    from claimed c
+    left join public.org_event_settings s on s.organization_id = c.organization_id
+    order by c.created_at, c.id;
+end;
+$function$;
+REVOKE ALL ON FUNCTION public.skillet_claim_events(integer, double precision) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.skillet_claim_events(integer, double precision) TO skillet_worker;
+
+COMMENT ON FUNCTION public.skillet_settle_events(uuid, uuid[], text[], double precision[], text[]) IS
+$$The events delivery: mark the events of claim p_claim delivered, due again after a backoff
+(retry) or failed (kept, with the error); events claimed since by another claim are left.$$;
+CREATE OR REPLACE FUNCTION public.skillet_settle_events(p_claim uuid, p_ids uuid[], p_outcomes text[], p_retry_in_s double precision[], p_errors text[])
+ RETURNS bigint
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+    v_settled bigint;
+begin
+    if exists (select 1 from unnest(p_outcomes) o
+               where o is null or o not in ('delivered', 'retry', 'failed')) then
+        raise exception 'event_outcome_unknown' using errcode = '22023';
+    end if;
+    with settled as (
+        update public.org_events e set
+            status = case s.outcome when 'retry' then 'pending' else s.outcome end,
+            delivered_at = case when s.outcome = 'delivered' then now() end,
+            next_attempt_at = case when s.outcome = 'retry'
+                                   then now() + make_interval(secs => greatest(s.retry_in_s, 0))
+                                   else e.next_attempt_at end,
+            last_error = case when s.outcome = 'delivered' then e.last_error
+                              else left(s.error, 500) end,
+            claim_id = null
+        from unnest(p_ids, p_outcomes, p_retry_in_s, p_errors) as s(id, outcome, retry_in_s, error)
+        where e.id = s.id and e.claim_id = p_claim and e.status = 'pending'
+        returning 1
+    )
+    select count(*) into v_settled from settled;
+    return v_settled;
+end;
+$function$;
+REVOKE ALL ON FUNCTION public.skillet_settle_events(uuid, uuid[], text[], double precision[], text[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.skillet_settle_events(uuid, uuid[], text[], double precision[], text[]) TO skillet_worker;
+
+-- ==============================================================================================
 -- The skill catalog
 -- What an org's agent loads is versioned by a revision each worker's cache checks.
 -- ==============================================================================================

@@ -113,6 +113,11 @@ GROUPS: tuple[Group, ...] = (
         ("skillet_claim_outbox", "skillet_fail_abandoned_claims", "skillet_receipt_rank"),
     ),
     Group(
+        "Events webhook",
+        "What the business is told: recorded with the change that causes it, delivered later.",
+        ("skillet_record_event", "skillet_claim_events", "skillet_settle_events"),
+    ),
+    Group(
         "The skill catalog",
         "What an org's agent loads is versioned by a revision each worker's cache checks.",
         ("bump_skill_catalog_revision",),

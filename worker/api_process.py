@@ -65,6 +65,7 @@ async def serve_api(settings: Settings, host: str, port: int, stop: asyncio.Even
             package_limits=settings.package_limits(),
             rate_limit_counters=RedisCounters(counter_redis, limits.redis_timeout_s),
             rate_limits=limits,
+            events_allow_private_urls=settings.events_allow_private_urls,
         )
         runner, bound = await start_site(build_app(deps), host, port)
         stack.push_async_callback(runner.cleanup)

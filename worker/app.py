@@ -16,7 +16,13 @@ from jobs.queue import redis_settings
 from jobs.serialization import UNDECODABLE_JOB
 from turn.model import Model
 from turn.outbox import Sender
-from worker.crons import abandoned_after_s, curator_config, periodic_jobs, sweep_after_s
+from worker.crons import (
+    abandoned_after_s,
+    curator_config,
+    events_config,
+    periodic_jobs,
+    sweep_after_s,
+)
 from worker.metered import metered_turn
 from worker.metrics import WorkerMetrics
 from worker.ops_server import Operations
@@ -60,6 +66,7 @@ async def startup(ctx: dict[str, Any]) -> None:
     ctx["sweep_after_s"] = sweep_after_s(settings)
     ctx["handoff_idle_s"] = settings.human_idle_s
     ctx["handoff_wait_s"] = settings.handoff_wait_s
+    ctx["events"] = events_config(settings)
     log.info("worker.started", queue=settings.queue_name, max_jobs=settings.max_jobs)
 
 

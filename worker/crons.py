@@ -1,11 +1,11 @@
-"""The worker's periodic jobs: the curator's tick, the outbox sweep, the conversation sweep
-and the handoff tick; when each runs, its timeout, and the side jobs a worker that does not
-schedule them still runs (a tick or sweep another worker enqueued).
+"""The worker's periodic jobs: the curator's tick, the outbox sweep, the conversation sweep,
+the handoff tick and the events delivery; when each runs, its timeout, and the side jobs a
+worker that does not schedule them still runs (a tick or sweep another worker enqueued).
 
 Every side job's timeout is at most a turn's: arq re-runs a crashed worker's jobs only after
 the longest function timeout + 10 s, so a long side job would delay every lost turn. The
 seconds are spread so no two start together: curator at 0, outbox at 30, conversations at
-7/22/37/52, handoffs at 45.
+7/22/37/52, handoffs at 45, events every 5 s from 4 (4, 9, ..., 59).
 """
 
 from __future__ import annotations
@@ -19,9 +19,12 @@ from arq import cron, func
 from arq.cron import CronJob
 from arq.worker import Function
 
+from events.backoff import RetryPolicy
+from events.delivery import DeliveryConfig
 from jobs.context import CuratorConfig, arq_job
 from jobs.conversation_sweep import CONVERSATION_SWEEP, conversation_sweep
 from jobs.curator_tick import CURATOR_TICK, curator_tick
+from jobs.events_delivery import EVENTS_DELIVERY, events_delivery
 from jobs.handoff_tick import HANDOFF_TICK, handoff_tick
 from jobs.outbox_sweep import OUTBOX_SWEEP, outbox_sweep
 from skills.curator import CuratorPolicy
@@ -34,6 +37,9 @@ SWEEP_SLACK_S = 5.0
 CONVERSATION_SWEEP_SECONDS = {7, 22, 37, 52}
 OUTBOX_SWEEP_SECONDS = {30}
 HANDOFF_TICK_SECONDS = {45}
+EVENTS_DELIVERY_SECONDS = set(range(4, 60, 5))
+# Past a pass's job timeout: a claim older than that belongs to no live pass.
+EVENTS_CLAIM_MARGIN_S = 10.0
 # arq re-runs a dead worker's job after its timeout + 10 s; a claim outliving that by a
 # margin belongs to a send that can no longer be in flight.
 CLAIM_MARGIN_S = 30
@@ -107,6 +113,33 @@ def handoff_job(settings: Settings) -> PeriodicJob:
     return PeriodicJob(HANDOFF_TICK, handoff_tick, HANDOFF_TICK_SECONDS, None, timeout_s)
 
 
+def events_job(settings: Settings) -> PeriodicJob:
+    """Room for a batch's requests (one timeout) twice over, at least a sweep's 30 s."""
+    timeout_s = within_turn_timeout(
+        max(SWEEP_TIMEOUT_S, int(2 * settings.events_timeout_s) + 10), settings
+    )
+    return PeriodicJob(EVENTS_DELIVERY, events_delivery, EVENTS_DELIVERY_SECONDS, None, timeout_s)
+
+
+def events_config(settings: Settings) -> DeliveryConfig:
+    """What the delivery reads from the job context, built once at the worker's startup."""
+    timeout_s = events_job(settings).timeout_s
+    return DeliveryConfig(
+        policy=RetryPolicy(
+            base_s=settings.events_backoff_base_s,
+            max_s=settings.events_backoff_max_s,
+            max_attempts=settings.events_max_attempts,
+            max_age_s=float(settings.events_max_age_s),
+        ),
+        batch_size=settings.events_batch_size,
+        timeout_s=settings.events_timeout_s,
+        allow_private=settings.events_allow_private_urls,
+        lease_s=timeout_s + EVENTS_CLAIM_MARGIN_S,
+        # A batch started past this would end after arq cancelled the pass.
+        budget_s=max(timeout_s - settings.events_timeout_s - 2.0, 0.0),
+    )
+
+
 def curator_config(settings: Settings) -> CuratorConfig:
     """What the tick reads from the job context, built once at the worker's startup."""
     return CuratorConfig(
@@ -156,6 +189,7 @@ def periodic_jobs(settings: Settings, *, burst: bool) -> tuple[list[CronJob], li
             handoff_job(settings),
             bool(settings.human_idle_s or settings.handoff_wait_s),
         ),
+        EVENTS_DELIVERY: (events_job(settings), settings.events_delivery_enabled),
     }
     cron_jobs: list[CronJob] = []
     functions: list[Function] = []

@@ -67,6 +67,8 @@ TURN_FAILURE_CODES = (
     "invalid_payload",
 )
 DELIVERY_RESULTS = ("sent", "failed", "retry", "error")
+# Events webhook: a settled attempt's outcome (events.backoff.Outcome) as its label.
+EVENT_RESULTS = {"delivered": "delivered", "retry": "retried", "failed": "failed"}
 CURATOR_TICK_STATUSES = ("ran", "busy", "failed")
 CURATOR_TRANSITIONS = (("active", "stale"), ("stale", "archived"), ("active", "archived"))
 
@@ -231,6 +233,14 @@ class WorkerMetrics:
             ["result", "code"],
             registry=r,
         )
+        self.events = Counter(
+            "skillet_events_deliveries",
+            "Events webhook attempts settled: delivered (2xx), retried (due again after a "
+            "backoff), failed (kept, no more attempts), by code (http_500, timeout, "
+            "connection_failed, events_url_refused, events_url_cleared; none when delivered)",
+            ["result", "code"],
+            registry=r,
+        )
         self.activation_batch = Histogram(
             "skillet_activation_batch_seconds",
             "Time to write one activation batch (success or failure)",
@@ -301,6 +311,7 @@ class WorkerMetrics:
             ),
             (self.outbox, [{"result": r, "code": "none"} for r in DELIVERY_RESULTS]),
             (self.handoffs, [{"cause": c} for c in HANDOFF_CAUSES]),
+            (self.events, [{"result": r, "code": "none"} for r in EVENT_RESULTS.values()]),
             (self.curator_ticks, [{"status": s} for s in CURATOR_TICK_STATUSES]),
             (self.curator_runs, [{"trigger": t} for t in sorted(_TRIGGERS)]),
             (
@@ -368,6 +379,10 @@ class WorkerMetrics:
 
     def delivery(self, result: str, code: str | None = None) -> None:
         self.outbox.labels(result=result, code=code_label(code)).inc()
+
+    def event_settled(self, outcome: str, code: str | None) -> None:
+        result = EVENT_RESULTS.get(outcome, "other")
+        self.events.labels(result=result, code=code_label(code)).inc()
 
     def watch_activations(self, source: Callable[[], ActivationStats]) -> None:
         self._activations.source = source

@@ -190,6 +190,18 @@ class Settings(BaseSettings):
     # Curator reports older than this are deleted (each org's newest kept); 0 keeps them all.
     curator_runs_keep_days: int = Field(default=180, ge=0)
 
+    # The events webhook (events/): each org's URL is told of handoffs, takeovers, releases
+    # and messages while a person holds a conversation; delivered by a cron every 5 s.
+    events_delivery_enabled: bool = True
+    # http:// and private, loopback or link-local hosts accepted (development and tests only).
+    events_allow_private_urls: bool = False
+    events_timeout_s: float = Field(default=10.0, gt=0, le=30)  # per request
+    events_batch_size: int = Field(default=20, ge=1, le=200)  # claimed and sent at once
+    events_max_attempts: int = Field(default=12, ge=1, le=100)  # then failed (kept)
+    events_backoff_base_s: float = Field(default=10.0, ge=0)  # doubles per failed attempt
+    events_backoff_max_s: float = Field(default=3600.0, ge=0)
+    events_max_age_s: int = Field(default=86_400, ge=60)  # older: failed, not retried
+
     # WhatsApp ingress (`skillet webhook`); an endpoint whose secret is unset answers 503
     webhook_host: str = "0.0.0.0"
     webhook_port: int = Field(default=8080, ge=0, le=65_535)

@@ -161,6 +161,8 @@ def _walk(a: OrgA) -> dict[tuple[str, str], tuple[Call, int]]:
         ("POST", "/v1/drafts/{name}/reject"): (Call(f"/v1/drafts/{a.draft}/reject"), 404),
         ("GET", "/v1/settings"): (Call("/v1/settings"), 200),
         ("PATCH", "/v1/settings"): (Call("/v1/settings", {"agent_authoring": "off"}), 200),
+        ("GET", "/v1/settings/events"): (Call("/v1/settings/events"), 200),
+        ("PATCH", "/v1/settings/events"): (Call("/v1/settings/events", {"events_url": None}), 200),
         ("GET", "/v1/curator/runs"): (Call("/v1/curator/runs"), 200),
         ("GET", "/v1/conversations"): (Call("/v1/conversations"), 200),
         ("GET", "/v1/conversations/{id}/messages"): (

@@ -57,6 +57,7 @@ def _ops_settings(settings: Settings, **overrides: object) -> Settings:
             "curator_enabled": False,  # the tick runs when a test enqueues it
             "outbox_sweep_enabled": False,  # no cron job may sit deferred in the queue
             "conversation_sweep_enabled": False,
+            "events_delivery_enabled": False,
             "heartbeat_interval_s": 0.2,
             "health_timeout_s": 1.0,
             **overrides,

@@ -186,6 +186,7 @@ async def test_status_shows_a_killed_workers_job_as_orphaned(
         # No cron job of its own may be left waiting by the kill: only the turn's job.
         "SKILLET_OUTBOX_SWEEP_ENABLED": "false",
         "SKILLET_CONVERSATION_SWEEP_ENABLED": "false",
+        "SKILLET_EVENTS_DELIVERY_ENABLED": "false",
     }
     worker = _start(worker_env_, tmp_path / "worker.log")
     try:

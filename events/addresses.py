@@ -1,0 +1,105 @@
+"""Where an events URL may point: an https URL whose host is a global unicast address.
+
+Pure: `parse_events_url` checks the URL's shape (scheme, host, port, no credentials) and
+`refusal` says why an address is not public (None when it is). An IPv6 address that embeds
+an IPv4 one (IPv4-mapped, IPv4-compatible, 6to4, NAT64's well-known prefix, Teredo) is judged
+by the IPv4 address too, so `::ffff:127.0.0.1` is loopback. With `allow_private` (development
+and tests) http is accepted and no address is refused.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from events.errors import EventsUrlRefused
+
+MAX_URL_CHARS = 2048
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+ALLOW_HINT = "use um endereço público (em desenvolvimento: SKILLET_EVENTS_ALLOW_PRIVATE_URLS=true)"
+
+
+@dataclass(frozen=True)
+class EventsTarget:
+    url: str
+    host: str  # as in the URL, without brackets
+    port: int
+    literal: IPAddress | None  # the host, when it is an address itself
+
+
+def parse_events_url(url: str, *, allow_private: bool) -> EventsTarget:
+    """The URL's target, or EventsUrlRefused saying what to fix."""
+    if not url or len(url) > MAX_URL_CHARS or any(c.isspace() or ord(c) < 32 for c in url):
+        raise _refused(f"a URL de eventos deve ter de 1 a {MAX_URL_CHARS} caracteres, sem espaços")
+    parts = urlsplit(url)
+    schemes = ("https", "http") if allow_private else ("https",)
+    if parts.scheme not in schemes:
+        raise _refused("a URL de eventos precisa começar com https://")
+    if parts.username is not None or parts.password is not None:
+        raise _refused("a URL de eventos não pode levar usuário e senha; assine com o segredo")
+    host = parts.hostname
+    if not host:
+        raise _refused("a URL de eventos não tem host")
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        raise _refused("a porta da URL de eventos é inválida") from None
+    target = EventsTarget(url=url, host=host, port=port, literal=_literal(host))
+    if target.literal is not None and not allow_private:
+        reason = refusal(target.literal)
+        if reason is not None:
+            raise _refused(f"o host {host} é um endereço {reason}, não público: {ALLOW_HINT}")
+    return target
+
+
+def _literal(host: str) -> IPAddress | None:
+    try:
+        return ipaddress.ip_address(host)
+    except ValueError:
+        return None
+
+
+def refusal(address: IPAddress) -> str | None:
+    """Why `address` is no place to send events to (a word), or None for a global one."""
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return refusal(address.ipv4_mapped)  # what a socket to it reaches
+    for reason, applies in (
+        ("loopback", address.is_loopback),
+        ("link-local", address.is_link_local),
+        ("multicast", address.is_multicast),
+        ("unspecified", address.is_unspecified),
+    ):
+        if applies:
+            return reason
+    if isinstance(address, ipaddress.IPv6Address):
+        embedded = _embedded_ipv4(address)
+        inside = None if embedded is None else refusal(embedded)
+        if inside is not None:
+            return inside
+    if address.is_private:
+        return "privado"
+    if address.is_reserved:
+        return "reservado"
+    return None if address.is_global else "não global"
+
+
+def _embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    if address.sixtofour is not None:
+        return address.sixtofour
+    if address.teredo is not None:
+        return address.teredo[1]  # the client's
+    if address in NAT64 or int(address) >> 32 == 0:  # NAT64, or IPv4-compatible ::a.b.c.d
+        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    return None
+
+
+def refused_address(host: str, address: IPAddress, reason: str) -> EventsUrlRefused:
+    return _refused(
+        f"o host {host} resolve para {address} ({reason}), que não é público: {ALLOW_HINT}"
+    )
+
+
+def _refused(message: str) -> EventsUrlRefused:
+    return EventsUrlRefused(message)
