@@ -16,7 +16,7 @@ from turn.holder import TurnDeps
 
 
 class CronMetrics(Protocol):
-    """What the cron jobs report to the worker's metrics."""
+    """What the cron and side jobs report to the worker's metrics."""
 
     def curator_ticked(self, result: TickResult) -> None: ...
 
@@ -25,6 +25,8 @@ class CronMetrics(Protocol):
     def delivery(self, result: str, code: str | None = None) -> None: ...
 
     def conversations_in_mode(self, counts: dict[str, int]) -> None: ...
+
+    def handed_off(self, cause: str) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,7 @@ class JobContext(TypedDict, total=False):
     sweep_after_s: float  # a message waiting longer than this with no holder is woken
     handoff_idle_s: int  # a person's silence before the agent takes back (0: never)
     handoff_wait_s: int  # a customer's wait for a person before one notice (0: never)
+    echo_grace_s: float  # an echo is settled no sooner than this after it arrived
 
 
 def arq_job(job: Callable[..., Awaitable[Any]]) -> Any:
