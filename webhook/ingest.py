@@ -50,7 +50,11 @@ class IngestReport:
     unparseable: int = 0  # of those skipped, events the parser failed on (a bug to look at)
 
     def as_json(self) -> dict[str, int]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}  # flat: no asdict copy
+        """Flat (no asdict copy); `echoes` only when the delivery held any, so the answer to
+        a delivery of customer messages keeps its shape."""
+        return {
+            f.name: getattr(self, f.name) for f in fields(self) if f.name != "echoes" or self.echoes
+        }
 
 
 ObserveSeconds = Callable[[float], None]
