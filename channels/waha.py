@@ -36,7 +36,7 @@ class WahaSender(PartsSender[WahaConfig]):
         if recipient.route is None:
             raise send_failed(SendFailure.NO_CHANNEL, "reply has no WAHA channel")
         parts = split_text(row.body, self._config.max_text_chars)
-        await self._post_parts(
+        bodies = await self._post_parts(
             f"{self._config.base_url.rstrip('/')}/api/sendText",
             [
                 self._payload(recipient.route.address, recipient, part, first=i == 0)
@@ -45,8 +45,11 @@ class WahaSender(PartsSender[WahaConfig]):
             headers={"X-Api-Key": self._config.api_key} if self._config.api_key else {},
             classify=classify_waha_answer,
         )
+        provider_ids = [i for i in map(waha_message_id, bodies) if i is not None]
         log.info("outbox.sent_waha", outbox_id=str(row.id), parts=len(parts))
-        return None  # only `message` events are subscribed: no delivery receipts from WAHA
+        # Kept as receipts: the `message.any` echo of each part carries the same id, and is
+        # how the worker tells our replies from the owner's phone (jobs.message_echo).
+        return provider_ids
 
     def _payload(
         self, session: str, recipient: Recipient, part: str, *, first: bool
@@ -60,6 +63,20 @@ class WahaSender(PartsSender[WahaConfig]):
         if first and self._config.reply_context and recipient.reply_to_external_id:
             payload["reply_to"] = recipient.reply_to_external_id
         return payload
+
+
+def waha_message_id(body: Any) -> str | None:
+    """The sent message's id in WAHA's answer: `id` as a string (`true_<chat>_<key>`) or as
+    WEBJS's object (`_serialized`), else NOWEB's bare `key.id`."""
+    if not isinstance(body, dict):
+        return None
+    found = body.get("id")
+    if isinstance(found, dict):
+        found = found.get("_serialized")
+    if not isinstance(found, str):
+        key = body.get("key")
+        found = key.get("id") if isinstance(key, dict) else None
+    return found if isinstance(found, str) and 0 < len(found) <= 256 else None
 
 
 def classify_waha_answer(status: int, body: Any) -> Verdict:

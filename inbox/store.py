@@ -13,6 +13,7 @@ from typing import Any
 import asyncpg
 
 from core.tenancy import self_bound_connection
+from inbox.echo_queries import ReceivedEcho, receive_echo
 from inbox.errors import UnknownOrganization
 from inbox.message import InboundMessage, InboundText
 from inbox.queries import PersistedInbound, ReceivedInbound, receive_inbound, upsert_inbound
@@ -52,3 +53,12 @@ async def store_received(
             always_answered=always_answered,
             answerable=answerable,
         )
+
+
+async def store_echo(
+    pool: Any, echo: InboundText, *, body: str, received_at: datetime
+) -> ReceivedEcho | None:
+    """Store an echo of a message the business's number sent, in that number's org, pending
+    (None: no org connected that number); see inbox.echo_queries.receive_echo."""
+    async with self_bound_connection(pool) as conn:
+        return await receive_echo(conn, echo, body=body, received_at=received_at)

@@ -17,7 +17,7 @@ from turn.holder import TurnDeps
 
 
 class CronMetrics(Protocol):
-    """What the cron jobs report to the worker's metrics."""
+    """What the cron and side jobs report to the worker's metrics."""
 
     def curator_ticked(self, result: TickResult) -> None: ...
 
@@ -27,6 +27,8 @@ class CronMetrics(Protocol):
 
     def conversations_in_mode(self, counts: dict[str, int]) -> None: ...
     def event_settled(self, outcome: str, code: str | None) -> None: ...
+
+    def handed_off(self, cause: str) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,7 @@ class JobContext(TypedDict, total=False):
     handoff_idle_s: int  # a person's silence before the agent takes back (0: never)
     handoff_wait_s: int  # a customer's wait for a person before one notice (0: never)
     events: DeliveryConfig  # the events webhook's delivery (jobs.events_delivery)
+    echo_grace_s: float  # an echo is settled no sooner than this after it arrived
 
 
 def arq_job(job: Callable[..., Awaitable[Any]]) -> Any:

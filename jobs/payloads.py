@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from inbox.message import CHANNEL, MAX_MESSAGE_ID_CHARS
 
 HANDLE_INBOUND_MESSAGE = "handle_inbound_message"
+HANDLE_MESSAGE_ECHO = "handle_message_echo"
 
 
 class ConversationPayload(BaseModel):
@@ -31,3 +32,19 @@ def inbound_job_id(organization_id: uuid.UUID, message_id: str, channel: str = C
     """Same message -> same arq job id, so a redelivery while queued or running is a no-op."""
     digest = hashlib.sha256(message_id.encode("utf-8")).hexdigest()[:32]
     return f"inbound:{organization_id}:{channel}:{digest}"
+
+
+class EchoPayload(BaseModel):
+    """A job of `handle_message_echo`: an echo of a message the business's number sent, stored
+    (pending) before its job, to be settled as ours or the phone's."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    organization_id: uuid.UUID
+    echo_id: uuid.UUID
+
+
+def echo_job_id(organization_id: uuid.UUID, external_id: str) -> str:
+    """Same echo -> same arq job id, so a redelivery while it waits is a no-op."""
+    digest = hashlib.sha256(external_id.encode("utf-8")).hexdigest()[:32]
+    return f"echo:{organization_id}:{digest}"

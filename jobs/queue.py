@@ -22,7 +22,14 @@ from inbox.message import InboundMessage
 from inbox.queries import PersistedInbound
 from inbox.store import store_inbound
 from jobs import serialization
-from jobs.payloads import HANDLE_INBOUND_MESSAGE, ConversationPayload, inbound_job_id
+from jobs.payloads import (
+    HANDLE_INBOUND_MESSAGE,
+    HANDLE_MESSAGE_ECHO,
+    ConversationPayload,
+    EchoPayload,
+    echo_job_id,
+    inbound_job_id,
+)
 
 log = structlog.get_logger(__name__)
 
@@ -94,6 +101,26 @@ async def enqueue_wakeup(
         wakeup.model_dump(mode="json"),
         job_id=job_id or inbound_job_id(organization_id, message_id),
         defer_ms=coalesce_ms,
+    )
+
+
+async def enqueue_echo(
+    redis: ArqRedis,
+    organization_id: uuid.UUID,
+    echo_id: uuid.UUID,
+    external_id: str,
+    *,
+    grace_ms: int,
+) -> Job | None:
+    """Settle a stored echo `grace_ms` from now (the echo of a reply just sent may arrive
+    before that send's provider id is stored); None when its job is already queued."""
+    payload = EchoPayload(organization_id=organization_id, echo_id=echo_id)
+    return await enqueue_once(
+        redis,
+        HANDLE_MESSAGE_ECHO,
+        payload.model_dump(mode="json"),
+        job_id=echo_job_id(organization_id, external_id),
+        defer_ms=grace_ms,
     )
 
 

@@ -83,6 +83,12 @@ GROUPS: tuple[Group, ...] = (
         ),
     ),
     Group(
+        "The owner's phone: echoes",
+        "The webhook stores an echo of a message the business's number sent; the worker settles "
+        "it after a grace: one of our sends, or the phone's message taking the conversation.",
+        ("skillet_receive_echo", "skillet_echo_is_ours", "skillet_settle_echo"),
+    ),
+    Group(
         "The turn: take, commit, continue",
         "A turn is three statements (turn.conversation_queries), each binding its org itself.",
         (

@@ -3,6 +3,11 @@
 A POST holds a batch: entry[] -> changes[] -> value.messages[] (and value.statuses[] for
 delivery receipts of our own messages). The receiving number is
 value.metadata.phone_number_id; the customer is messages[].from (their wa_id).
+
+WhatsApp Business app coexistence adds the field `smb_message_echoes`: value.message_echoes[]
+holds what the business sent from the app (or a linked device), each shaped like a message
+but addressed `to` the customer. Those are echoes (Delivery.echoes); the worker tells them
+from our own sends.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from webhook.events import (
 from webhook.non_text import describe, describe_location
 
 OBJECT = "whatsapp_business_account"
+ECHOES_FIELD = "smb_message_echoes"
 
 
 def parse_cloud_api(document: Any, received_at: datetime) -> Delivery:
@@ -45,17 +51,34 @@ def _parse_document(document: Any, received_at: datetime, delivery: Delivery) ->
         return
     for entry in _items(document.get("entry")):
         for change in _items(_get(entry, "changes")):
-            if _get(change, "field") != "messages":
-                delivery.skip("field", _get(change, "field"))
-                continue
-            _parse_value(_get(change, "value"), received_at, delivery)
+            field = _get(change, "field")
+            if field == ECHOES_FIELD:
+                _parse_echoes(_get(change, "value"), received_at, delivery)
+            elif field != "messages":
+                delivery.skip("field", field)
+            else:
+                _parse_value(_get(change, "value"), received_at, delivery)
+
+
+def _address(value: Any) -> str | None:
+    raw_address = _get(_get(value, "metadata"), "phone_number_id")
+    return storable_id(str(raw_address) if isinstance(raw_address, int) else raw_address)
+
+
+def _parse_echoes(value: Any, received_at: datetime, delivery: Delivery) -> None:
+    address = _address(value)
+    for message in _items(_get(value, "message_echoes")):
+        if address is None:
+            delivery.skip("no_phone_number_id")
+            continue
+        with delivery.unparseable_skipped():
+            _parse_message(message, address, received_at, delivery, echo=True)
 
 
 def _parse_value(value: Any, received_at: datetime, delivery: Delivery) -> None:
     for _ in _items(_get(value, "errors")):
         delivery.skip("error")
-    raw_address = _get(_get(value, "metadata"), "phone_number_id")
-    address = storable_id(str(raw_address) if isinstance(raw_address, int) else raw_address)
+    address = _address(value)
     for status in _items(_get(value, "statuses")):
         with delivery.unparseable_skipped():
             _parse_status(status, address, delivery)
@@ -91,9 +114,12 @@ def _status_error(errors: Any) -> str:
     return storable_text(f"{reason}: {details}" if details else reason)[:500]
 
 
-def _parse_message(message: Any, address: str, received_at: datetime, delivery: Delivery) -> None:
+def _parse_message(
+    message: Any, address: str, received_at: datetime, delivery: Delivery, *, echo: bool = False
+) -> None:
+    """A customer's message, or with `echo` one the business sent them (its `to`)."""
     message_id = storable_id(_get(message, "id"))
-    sender = contact_ids([_get(message, "from")])
+    sender = contact_ids([_get(message, "to" if echo else "from")])
     content = _content(message)
     if message_id is None:
         delivery.skip("malformed", "id")
@@ -103,7 +129,7 @@ def _parse_message(message: Any, address: str, received_at: datetime, delivery: 
         delivery.skip(content, _get(message, "type"))
     else:
         message_kind, text = content
-        delivery.texts.append(
+        (delivery.echoes if echo else delivery.texts).append(
             InboundText(
                 kind=ChannelKind.CLOUD_API,
                 address=address,

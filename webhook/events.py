@@ -65,6 +65,10 @@ class StatusUpdate:
 @dataclass
 class Delivery:
     texts: list[InboundText] = field(default_factory=list)
+    # Messages the business's own number sent (WAHA fromMe, Cloud API smb_message_echoes),
+    # in the same shape: `sender` holds the ids of the customer they went to. Whether one is
+    # ours or the owner's, the worker decides (jobs.message_echo).
+    echoes: list[InboundText] = field(default_factory=list)
     statuses: list[StatusUpdate] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
 

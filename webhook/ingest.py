@@ -23,9 +23,9 @@ from channels.queries import fetch_channel_route, list_alias_contact_ids, update
 from channels.waha_lids import LidResolver
 from core.tenancy import org_connection
 from inbox.message import InboundText, storable_body
-from inbox.store import store_received
+from inbox.store import store_echo, store_received
 from jobs.payloads import inbound_job_id
-from jobs.queue import enqueue_wakeup
+from jobs.queue import enqueue_echo, enqueue_wakeup
 from webhook.events import UNPARSEABLE, Delivery, StatusUpdate
 from webhook.non_text import reply_rule
 
@@ -37,6 +37,9 @@ class IngestReport:
     """The webhook's answer body: what became of each event of the delivery."""
 
     enqueued: int = 0
+    # Messages the business's number sent (stored, pending): the worker settles each after
+    # the grace, as ours or the owner's.
+    echoes: int = 0
     # Already queued, running or recently finished (same message id), or an id another
     # contact's message is stored under (refused).
     duplicates: int = 0
@@ -47,7 +50,11 @@ class IngestReport:
     unparseable: int = 0  # of those skipped, events the parser failed on (a bug to look at)
 
     def as_json(self) -> dict[str, int]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}  # flat: no asdict copy
+        """Flat (no asdict copy); `echoes` only when the delivery held any, so the answer to
+        a delivery of customer messages keeps its shape."""
+        return {
+            f.name: getattr(self, f.name) for f in fields(self) if f.name != "echoes" or self.echoes
+        }
 
 
 ObserveSeconds = Callable[[float], None]
@@ -61,6 +68,7 @@ def _unobserved(seconds: float) -> None:
 class _Enqueue:
     coalesce_ms: int
     observe_s: ObserveSeconds
+    echo_grace_ms: int = 10_000
 
 
 async def ingest(
@@ -71,11 +79,13 @@ async def ingest(
     coalesce_ms: int = 0,
     lids: LidResolver | None = None,
     observe_enqueue_s: ObserveSeconds = _unobserved,
+    echo_grace_ms: int = 10_000,
 ) -> IngestReport:
     """Store and enqueue every message whose receiving number is connected (non-text ones
     too: they are stored, and answered only where the channel says so); delivery statuses
     update the receipts of that org's replies only. Database/Redis failures propagate (the
-    caller answers 503).
+    caller answers 503). Echoes (messages our numbers sent) are stored pending, one statement
+    each, and settled by a job `echo_grace_ms` later.
     `observe_enqueue_s` gets the time each enqueue took (the Redis call), in seconds."""
     report = IngestReport(skipped=len(delivery.skipped))
     for skipped in delivery.skipped:
@@ -88,10 +98,45 @@ async def ingest(
     # a burst of deliveries would otherwise queue for connections behind the enqueues.
     channels = _ChannelCache(pool)  # looked up only for statuses and linked ids
     await _record_statuses(pool, channels, delivery.statuses, report)
-    enqueue = _Enqueue(coalesce_ms, observe_enqueue_s)
+    enqueue = _Enqueue(coalesce_ms, observe_enqueue_s, echo_grace_ms)
     for text in delivery.texts:
         await _enqueue_text(pool, queue, channels, text, report, enqueue, lids)
+    for echo in delivery.echoes:
+        await _enqueue_echo(pool, queue, echo, report, enqueue)
     return report
+
+
+async def _enqueue_echo(
+    pool: Any, queue: ArqRedis, echo: InboundText, report: IngestReport, enqueue: _Enqueue
+) -> None:
+    """One statement (store it, pending), then one Redis call (its settling job, deferred by
+    the grace): whose it is, the worker decides."""
+    body = storable_body(echo.text)
+    message_id = echo.message_id.strip()
+    if body is None or not message_id:
+        report.invalid += 1
+        log.warning("webhook.invalid_echo", fields=["text" if body is None else "message_id"])
+        return
+    stored = await store_echo(
+        pool, replace(echo, message_id=message_id), body=body, received_at=datetime.now(UTC)
+    )
+    if stored is None:
+        report.unknown_channel += 1
+        log.warning("webhook.unknown_channel", kind=echo.kind.value, address=echo.address)
+        return
+    if not stored.pending:
+        report.duplicates += 1  # settled already
+        return
+    started = time.monotonic()
+    job = await enqueue_echo(
+        queue, stored.organization_id, stored.echo_id, message_id, grace_ms=enqueue.echo_grace_ms
+    )
+    enqueue.observe_s(time.monotonic() - started)
+    if job is None and not stored.created:
+        report.duplicates += 1
+    else:
+        report.echoes += 1
+    log.info("webhook.echo_stored", organization_id=str(stored.organization_id))
 
 
 class _ChannelCache:

@@ -1,9 +1,14 @@
 """WAHA webhook events -> customer messages, non-text ones described (pure: no I/O).
 
-Only `message` events count (`message.any` would repeat them and add our own messages).
-The receiving number is the event's `session`; the customer is payload.from, plus the
-alternate id some engines put in `_data` when `from` is an opaque `@lid` (NOWEB:
-key.remoteJidAlt / key.senderPn; GOWS: Info.SenderAlt), so both forms map to one contact.
+Customer messages come as `message` events (`message.any` repeats them). The receiving number
+is the event's `session`; the customer is payload.from, plus the alternate id some engines put
+in `_data` when `from` is an opaque `@lid` (NOWEB: key.remoteJidAlt / key.senderPn; GOWS:
+Info.SenderAlt), so both forms map to one contact.
+
+A `message.any` event with `fromMe` is a message the session's own number sent: by the owner
+from the phone, or by us (every reply skillet sends comes back so). It is an echo
+(Delivery.echoes), its customer the chat: `to` where the engine names it (WEBJS), else `from`
+(NOWEB, GOWS), never the session's own id (`me`); the worker tells ours from the owner's.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from channels.contacts import contact_ids, normalize_whatsapp_id
+from channels.contacts import ContactIds, contact_ids, normalize_whatsapp_id
 from channels.models import ChannelKind
 from inbox.message import MessageKind
 from webhook.events import Delivery, InboundText, epoch_to_utc, storable_id, storable_text
@@ -31,16 +36,62 @@ def _parse_event(document: Any, received_at: datetime, delivery: Delivery) -> No
     event = _get(document, "event")
     session = storable_id(_get(document, "session"))
     payload = _get(document, "payload")
-    if event != "message":
+    from_me = isinstance(payload, dict) and payload.get("fromMe") is True
+    if event == "message.any" and from_me and session is not None:
+        _parse_echo(session, _me(document), payload, received_at, delivery)
+    elif event != "message":
         delivery.skip("event", event)
     elif session is None or not isinstance(payload, dict):
         delivery.skip("malformed", "session/payload")
-    elif payload.get("fromMe") is True:
-        delivery.skip("from_me")
+    elif from_me:
+        delivery.skip("from_me")  # its echo comes on `message.any`
     elif normalize_whatsapp_id(payload.get("from")) is None:
         delivery.skip("not_a_person", payload.get("from"))  # group, broadcast, newsletter
     else:
         _parse_message(session, payload, received_at, delivery)
+
+
+def _parse_echo(
+    session: str, me: str | None, payload: dict[str, Any], received_at: datetime, delivery: Delivery
+) -> None:
+    message_id = storable_id(payload.get("id"))
+    chat = _echo_chat(payload, me)
+    content = _content(payload)
+    if message_id is None:
+        delivery.skip("malformed", "id")
+    elif chat is None:
+        delivery.skip("not_a_person", "echo")  # group, broadcast, newsletter, own chat
+    elif isinstance(content, str):
+        delivery.skip(content)
+    else:
+        message_kind, text = content
+        delivery.echoes.append(
+            InboundText(
+                kind=ChannelKind.WAHA,
+                address=session,
+                message_id=message_id,
+                sender=chat,
+                text=storable_text(text),
+                sent_at=epoch_to_utc(payload.get("timestamp"), received_at),
+                message_kind=message_kind,
+            )
+        )
+
+
+def _echo_chat(payload: dict[str, Any], me: str | None) -> ContactIds | None:
+    """The customer an own message went to: the chat, never the session's own number."""
+    to, sent_from = payload.get("to"), payload.get("from")
+    chat = to if isinstance(to, str) and to and normalize_whatsapp_id(to) != me else sent_from
+    if normalize_whatsapp_id(chat) in (None, me) or not isinstance(chat, str):
+        return None  # a group's id does not normalize: it is not a person
+    data = _get(payload, "_data")
+    key, info = _get(data, "key"), _get(data, "Info")
+    candidates = [chat, _get(key, "remoteJid"), _get(key, "remoteJidAlt"), _get(info, "Chat")]
+    return contact_ids(c for c in candidates if normalize_whatsapp_id(c) != me)
+
+
+def _me(document: Any) -> str | None:
+    return normalize_whatsapp_id(_get(_get(document, "me"), "id"))
 
 
 def _parse_message(

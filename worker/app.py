@@ -11,7 +11,8 @@ from arq.worker import Worker
 from jobs import serialization
 from jobs.context import arq_job
 from jobs.inbound import handle_inbound_message, undecodable_job
-from jobs.payloads import HANDLE_INBOUND_MESSAGE
+from jobs.message_echo import handle_message_echo
+from jobs.payloads import HANDLE_INBOUND_MESSAGE, HANDLE_MESSAGE_ECHO
 from jobs.queue import redis_settings
 from jobs.serialization import UNDECODABLE_JOB
 from turn.model import Model
@@ -67,6 +68,7 @@ async def startup(ctx: dict[str, Any]) -> None:
     ctx["handoff_idle_s"] = settings.human_idle_s
     ctx["handoff_wait_s"] = settings.handoff_wait_s
     ctx["events"] = events_config(settings)
+    ctx["echo_grace_s"] = settings.echo_grace_s
     log.info("worker.started", queue=settings.queue_name, max_jobs=settings.max_jobs)
 
 
@@ -90,6 +92,12 @@ async def shutdown(ctx: dict[str, Any]) -> None:
 DEADLINE_MARGIN_S = 10.0
 
 
+# Settling an echo is one statement; its tries cover a job run before the grace (retried
+# when it passes) and a database that is briefly away.
+ECHO_TIMEOUT_S = 30
+ECHO_MAX_TRIES = 20
+
+
 def turn_deadline_s(job_timeout_s: float) -> float:
     return max(job_timeout_s - DEADLINE_MARGIN_S, job_timeout_s * 0.8)
 
@@ -110,8 +118,14 @@ def build_worker(
         max_tries=settings.max_tries,
     )
     undecodable = func(arq_job(undecodable_job), name=UNDECODABLE_JOB, max_tries=1)
+    echo = func(
+        arq_job(handle_message_echo),
+        name=HANDLE_MESSAGE_ECHO,
+        timeout=ECHO_TIMEOUT_S,
+        max_tries=ECHO_MAX_TRIES,
+    )
     cron_jobs, side_functions = periodic_jobs(settings, burst=burst)
-    functions = [function, undecodable, *side_functions]
+    functions = [function, undecodable, echo, *side_functions]
     metrics = WorkerMetrics()  # its own registry: several workers may share a process
     worker = ResilientWorker(
         functions=functions,

@@ -167,6 +167,10 @@ class Settings(BaseSettings):
     # person this long gets one notice (0: never). Checked every minute (jobs.handoff_tick).
     human_idle_s: int = Field(default=14_400, ge=0)
     handoff_wait_s: int = Field(default=900, ge=0)
+    # An echo of a message one of our numbers sent (WAHA fromMe, Cloud API smb_message_echoes)
+    # is settled this long after it arrived: the echo of a reply we just sent may arrive
+    # before its provider id is stored, and must not be taken for the owner's phone.
+    echo_grace_s: float = Field(default=10.0, ge=0, le=300)
 
     # Activation telemetry (fire-and-forget)
     activation_batch_size: int = Field(default=200, ge=1)

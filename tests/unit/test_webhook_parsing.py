@@ -271,3 +271,69 @@ def test_waha_signature() -> None:
     assert not waha_signature_ok(WAHA_HMAC_KEY, body, waha_signature(body), "sha256")
     assert not waha_signature_ok(WAHA_HMAC_KEY, body, waha_signature(body, "outra"), "sha512")
     assert not waha_signature_ok(WAHA_HMAC_KEY, body, "", "sha512")
+
+
+def _own(chat: str | None, **overrides: object) -> dict[str, object]:
+    event = waha_event("loja", "true_x_1", "Aqui é a dona", from_me=True, event="message.any")
+    payload = event["payload"]
+    payload["from"] = chat
+    payload.update(overrides)
+    return event
+
+
+def test_waha_own_messages_on_message_any_are_echoes_to_the_chat() -> None:
+    noweb = _own("5511912345678@c.us", to=None)  # NOWEB/GOWS: the chat in `from`
+    webjs = _own("551140000000@c.us", to="5511912345678@c.us")  # WEBJS: from me, to the chat
+    linked = _own(
+        "98765432101234@lid",
+        to=None,
+        _data={"key": {"remoteJid": "98765432101234@lid", "remoteJidAlt": "5511912345678@c.us"}},
+    )
+    for event in (noweb, webjs, linked):
+        delivery = parse_waha(event, NOW)
+        assert delivery.texts == [] and delivery.skipped == []
+        [echo] = delivery.echoes
+        assert echo.sender.phone == "5511912345678"
+        assert (echo.kind, echo.address, echo.message_id) == (ChannelKind.WAHA, "loja", "true_x_1")
+        assert echo.text == "Aqui é a dona"
+    assert parse_waha(linked, NOW).echoes[0].sender.lid == "98765432101234@lid"
+
+
+def test_waha_own_messages_to_groups_broadcasts_channels_or_oneself_are_skipped() -> None:
+    for chat in (
+        "120363025246125888@g.us",
+        "status@broadcast",
+        "120363025246125999@newsletter",
+        "551140000000@c.us",  # the owner's own chat
+    ):
+        delivery = parse_waha(_own(chat, to=None), NOW)
+        assert delivery.echoes == [] and delivery.texts == [], chat
+        assert [s.reason for s in delivery.skipped] == ["not_a_person"], chat
+
+
+def test_cloud_api_smb_message_echoes_are_echoes_to_their_recipient() -> None:
+    value = cloud_value("106540352242922")
+    value["message_echoes"] = [
+        {
+            "from": "551140000000",
+            "to": "+5511912345678",
+            "id": "wamid.app.1",
+            "timestamp": "1764000000",
+            "type": "text",
+            "text": {"body": "Pode deixar"},
+        }
+    ]
+    document = {
+        "object": "whatsapp_business_account",
+        "entry": [{"id": "1", "changes": [{"field": "smb_message_echoes", "value": value}]}],
+    }
+    delivery = parse_cloud_api(document, NOW)
+    [echo] = delivery.echoes
+    assert delivery.texts == [] and delivery.skipped == []
+    assert (echo.kind, echo.address, echo.message_id, echo.text) == (
+        ChannelKind.CLOUD_API,
+        "106540352242922",
+        "wamid.app.1",
+        "Pode deixar",
+    )
+    assert echo.sender == ContactIds(phone="5511912345678", lid=None)

@@ -1,0 +1,291 @@
+"""The owner's phone, end to end: signed echoes (WAHA fromMe on message.any, Cloud API
+smb_message_echoes) -> the webhook stores each pending -> a real worker settles it after the
+grace: skillet's own reply changes nothing, the owner's message takes the conversation."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+import uuid
+from typing import Any
+
+import asyncpg
+
+from api.conversation_actions import Actor, release
+from channels.models import ChannelKind
+from tests.integration.mode_support import CountingModel
+from tests.integration.support import create_org, run_burst
+from tests.integration.webhook_support import TEST_CONFIG, connect_number, running_webhook
+from tests.integration.whatsapp_fakes import FakeGraphApi, FakeWaha
+from tests.whatsapp_payloads import cloud_delivery, cloud_text, cloud_value, waha_event
+from turn.handoff import PHONE_MARK
+from worker.settings import Settings
+
+CUSTOMER = "5511912345678"
+GRACE_S = 0.5
+# The webhook defers each echo's job by the grace; the worker checks it again.
+ECHO_CONFIG = dataclasses.replace(TEST_CONFIG, echo_grace_ms=int(GRACE_S * 1000))
+
+
+def _settings(whatsapp_settings: Settings, grace_s: float = GRACE_S) -> Settings:
+    return whatsapp_settings.model_copy(update={"echo_grace_s": grace_s})
+
+
+def _customer(message_id: str, text: str) -> dict[str, Any]:
+    return waha_event(
+        "loja", message_id, text, sender=f"{CUSTOMER}@c.us", timestamp=int(time.time())
+    )
+
+
+def _own(message_id: str, text: str, *, chat: str = f"{CUSTOMER}@c.us") -> dict[str, Any]:
+    """What WAHA posts on `message.any` for a message the session's number sent (NOWEB: the
+    chat in `from`, the session's own number in `to`)."""
+    return waha_event(
+        "loja",
+        message_id,
+        text,
+        sender=chat,
+        from_me=True,
+        event="message.any",
+        timestamp=int(time.time()),
+    )
+
+
+def _cloud_echo(message_id: str, text: str) -> dict[str, Any]:
+    value = cloud_value("106540352242922")
+    value["message_echoes"] = [
+        {
+            "from": "551140000000",
+            "to": CUSTOMER,
+            "id": message_id,
+            "timestamp": str(int(time.time())),
+            "type": "text",
+            "text": {"body": text},
+        }
+    ]
+    document = cloud_delivery(value)
+    document["entry"][0]["changes"][0]["field"] = "smb_message_echoes"
+    return document
+
+
+async def _post_waha(settings: Settings, *events: dict[str, Any]) -> list[dict[str, Any]]:
+    async with running_webhook(settings, ECHO_CONFIG) as hook:
+        answers = [await hook.post_waha(e) for e in events]
+    assert all(a.status == 200 for a in answers)
+    return [a.body for a in answers]
+
+
+async def _conversation(db: asyncpg.Connection, org: uuid.UUID) -> asyncpg.Record:
+    row = await db.fetchrow(
+        "select id, mode, held_by, mode_cause, handoff_at, person_replied_at from conversations "
+        "where organization_id = $1",
+        org,
+    )
+    assert row is not None
+    return row
+
+
+async def _thread(db: asyncpg.Connection, org: uuid.UUID) -> list[tuple[str, str | None, str]]:
+    rows = await db.fetch(
+        "select direction, author, body from messages where organization_id = $1 "
+        "order by created_at, id",
+        org,
+    )
+    return [(r["direction"], r["author"], r["body"]) for r in rows]
+
+
+async def _echo_states(db: asyncpg.Connection, org: uuid.UUID) -> list[str]:
+    rows = await db.fetch(
+        "select status from message_echoes where organization_id = $1 order by received_at", org
+    )
+    return [r["status"] for r in rows]
+
+
+async def _answered_customer_first(
+    settings: Settings, db: asyncpg.Connection, fake_waha: FakeWaha
+) -> uuid.UUID:
+    org = await create_org(db, "Loja do celular")
+    await connect_number(db, org, ChannelKind.WAHA, "loja")
+    await _post_waha(settings, _customer("false_c1", "Oi, vocês têm bolo de cenoura?"))
+    await run_burst(settings)
+    assert len(fake_waha.delivered) == 1
+    return org
+
+
+async def test_the_owner_writing_from_the_phone_takes_the_conversation_from_the_agent(
+    whatsapp_settings: Settings, db: asyncpg.Connection, fake_waha: FakeWaha
+) -> None:
+    settings = _settings(whatsapp_settings)
+    org = await _answered_customer_first(settings, db, fake_waha)
+    await _post_waha(settings, _customer("false_c2", "E de chocolate?"))
+    # The owner answers from the phone before the worker gets to it.
+    [echo, redelivered] = await _post_waha(
+        settings,
+        _own("true_5511912345678@c.us_OWNER1", "Oi! Aqui é a Ana, dona da loja. Temos sim."),
+        _own("true_5511912345678@c.us_OWNER1", "Oi! Aqui é a Ana, dona da loja. Temos sim."),
+    )
+    assert (echo["echoes"], echo["enqueued"]) == (1, 0)
+    assert redelivered.get("echoes", 0) + redelivered["duplicates"] == 1
+    worker = await run_burst(settings)
+
+    conversation = await _conversation(db, org)
+    assert (conversation["mode"], conversation["held_by"], conversation["mode_cause"]) == (
+        "human",
+        "phone",
+        "phone",
+    )
+    assert conversation["person_replied_at"] is not None
+    thread = await _thread(db, org)
+    phone = [t for t in thread if t[1] == "phone"]
+    assert phone == [("outbound", "phone", "Oi! Aqui é a Ana, dona da loja. Temos sim.")]
+    # Not sent again: the phone sent it. The customer's second message is the phone's to answer.
+    assert len(fake_waha.delivered) == 1
+    unanswered = await db.fetchval(
+        "select count(*) from messages where organization_id = $1 and direction = 'inbound' "
+        "and answered_by is null",
+        org,
+    )
+    assert unanswered == 0
+    assert await _echo_states(db, org) == ["phone"]
+    handoffs = worker.ctx["metrics"].handoffs.labels(cause="phone")._value.get()
+    assert handoffs == 1
+
+    # The customer's next message is stored, and the agent stays silent.
+    await _post_waha(settings, _customer("false_c3", "Que horas vocês fecham?"))
+    await run_burst(settings)
+    assert len(fake_waha.delivered) == 1
+    assert (await _thread(db, org))[-1] == ("inbound", None, "Que horas vocês fecham?")
+
+    # A job run twice changes the mode once.
+    await db.execute(
+        "update conversations set mode = 'agent', held_by = null where organization_id = $1",
+        org,
+    )
+    settled = await db.fetchrow(
+        "select outcome, decided from skillet_settle_echo($1, '', "
+        "(select id from message_echoes where organization_id = $1), 0)",
+        org,
+    )
+    assert (settled["outcome"], settled["decided"]) == ("phone", False)
+    assert (await _conversation(db, org))["mode"] == "agent"
+
+
+async def test_the_echo_of_skillets_own_waha_reply_changes_nothing(
+    whatsapp_settings: Settings, db: asyncpg.Connection, fake_waha: FakeWaha
+) -> None:
+    settings = _settings(whatsapp_settings)
+    org = await _answered_customer_first(settings, db, fake_waha)
+    [(_, chat_id, reply)] = fake_waha.delivered
+    ours = f"true_{chat_id}_1"  # the id the fake's sendText answered with
+    assert await db.fetchval(
+        "select count(*) from outbox_receipts where provider_message_id = $1", ours
+    )
+    [answer] = await _post_waha(settings, _own(ours, reply))
+    assert answer["echoes"] == 1
+    await run_burst(settings)
+    assert await _echo_states(db, org) == ["ours"]
+    assert (await _conversation(db, org))["mode"] == "agent"
+    assert [t for t in await _thread(db, org) if t[1] == "phone"] == []
+
+    await _post_waha(settings, _customer("false_c2", "E de chocolate?"))
+    await run_burst(settings)
+    assert len(fake_waha.delivered) == 2  # the agent still answers
+
+
+async def test_an_echo_arriving_before_its_sends_id_is_stored_is_still_ours(
+    whatsapp_settings: Settings, db: asyncpg.Connection, fake_waha: FakeWaha
+) -> None:
+    org = await _answered_customer_first(_settings(whatsapp_settings), db, fake_waha)
+    [(_, chat_id, reply)] = fake_waha.delivered
+    ours = f"true_{chat_id}_1"
+    # As if the echo beat the send's answer: the receipt is not stored yet when it arrives.
+    receipt = await db.fetchrow(
+        "delete from outbox_receipts where provider_message_id = $1 returning *", ours
+    )
+    assert receipt is not None
+    # The webhook defers nothing here: the worker's own grace (1.5 s) makes the job wait.
+    no_defer = dataclasses.replace(TEST_CONFIG, echo_grace_ms=0)
+    async with running_webhook(whatsapp_settings, no_defer) as hook:
+        assert (await hook.post_waha(_own(ours, reply))).body["echoes"] == 1
+    settings = _settings(whatsapp_settings, grace_s=1.5)
+    worker = asyncio.create_task(run_burst(settings))
+    await asyncio.sleep(0.5)  # the job has run once by now, and was told to wait
+    assert await _echo_states(db, org) == ["pending"]
+    await db.execute(
+        "insert into outbox_receipts (organization_id, provider_message_id, outbox_id) "
+        "values ($1, $2, $3)",
+        receipt["organization_id"],
+        receipt["provider_message_id"],
+        receipt["outbox_id"],
+    )
+    await worker
+    assert await _echo_states(db, org) == ["ours"]
+    assert (await _conversation(db, org))["mode"] == "agent"
+
+
+async def test_cloud_api_echoes_ours_change_nothing_and_the_owners_take_over(
+    whatsapp_settings: Settings, db: asyncpg.Connection, fake_graph: FakeGraphApi
+) -> None:
+    settings = _settings(whatsapp_settings)
+    org = await create_org(db, "Loja na nuvem")
+    await connect_number(db, org, ChannelKind.CLOUD_API, "106540352242922")
+    message = cloud_text("wamid.in.1", "Oi!", sender=CUSTOMER, timestamp=int(time.time()))
+    async with running_webhook(settings, ECHO_CONFIG) as hook:
+        await hook.post_cloud(cloud_delivery(cloud_value("106540352242922", [message])))
+    await run_burst(settings)
+    [(_, _, reply)] = fake_graph.delivered
+    async with running_webhook(settings, ECHO_CONFIG) as hook:
+        mine = await hook.post_cloud(_cloud_echo("wamid.out.1", reply))  # the fake's wamid
+    assert mine.body["echoes"] == 1
+    await run_burst(settings)
+    assert await _echo_states(db, org) == ["ours"]
+    assert (await _conversation(db, org))["mode"] == "agent"
+
+    async with running_webhook(settings, ECHO_CONFIG) as hook:
+        owner = await hook.post_cloud(_cloud_echo("wamid.app.1", "Pode deixar, eu resolvo."))
+    assert owner.body["echoes"] == 1
+    await run_burst(settings)
+    conversation = await _conversation(db, org)
+    assert (conversation["mode"], conversation["held_by"]) == ("human", "phone")
+    assert (await _thread(db, org))[-1] == ("outbound", "phone", "Pode deixar, eu resolvo.")
+    assert len(fake_graph.delivered) == 1
+
+
+async def test_echoes_in_groups_broadcasts_and_channels_are_ignored(
+    whatsapp_settings: Settings, db: asyncpg.Connection, fake_waha: FakeWaha
+) -> None:
+    settings = _settings(whatsapp_settings)
+    org = await create_org(db, "Loja dos grupos")
+    await connect_number(db, org, ChannelKind.WAHA, "loja")
+    answers = await _post_waha(
+        settings,
+        _own("true_g1", "oi grupo", chat="120363025246125888@g.us"),
+        _own("true_s1", "novidade", chat="status@broadcast"),
+        _own("true_n1", "canal", chat="120363025246125999@newsletter"),
+    )
+    assert [(a.get("echoes", 0), a["skipped"]) for a in answers] == [(0, 1)] * 3
+    assert await _echo_states(db, org) == []
+    assert (
+        await db.fetchval("select count(*) from conversations where organization_id = $1", org) == 0
+    )
+
+
+async def test_after_a_release_the_agent_reads_the_phones_message_marked(
+    whatsapp_settings: Settings, db: asyncpg.Connection, fake_waha: FakeWaha
+) -> None:
+    settings = _settings(whatsapp_settings)
+    org = await _answered_customer_first(settings, db, fake_waha)
+    await _post_waha(settings, _own("true_5511912345678@c.us_OWNER2", "Seu pedido sai amanhã."))
+    await run_burst(settings)
+    conversation = await _conversation(db, org)
+    assert conversation["mode"] == "human"
+    await release(db, Actor(org, "cli", may_force=True), conversation["id"], answer_pending=False)
+
+    await _post_waha(settings, _customer("false_c2", "Obrigado! E o troco?"))
+    model = CountingModel()
+    await run_burst(settings, model=model)
+    assert len(fake_waha.delivered) == 2  # the agent answers again
+    [request] = model.requests
+    said = [m.content for m in request.messages if m.role == "assistant"]
+    assert f"{PHONE_MARK} Seu pedido sai amanhã." in said
