@@ -1398,6 +1398,60 @@ REVOKE ALL ON FUNCTION public.skillet_record_event(uuid, text, uuid, jsonb) FROM
 GRANT EXECUTE ON FUNCTION public.skillet_record_event(uuid, text, uuid, jsonb) TO skillet_api;
 GRANT EXECUTE ON FUNCTION public.skillet_record_event(uuid, text, uuid, jsonb) TO skillet_worker;
 
+COMMENT ON FUNCTION public.skillet_conversation_mode_event() IS
+$$Trigger of conversations: records conversation.handoff_requested, conversation.taken_over or
+conversation.released (through skillet_record_event, in the changing transaction) when the mode
+or its holder changes.$$;
+CREATE OR REPLACE FUNCTION public.skillet_conversation_mode_event()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_catalog', 'pg_temp'
+AS $function$
+begin
+    if new.mode = 'waiting' and old.mode = 'agent' then
+        perform public.skillet_record_event(new.organization_id, 'conversation.handoff_requested',
+            new.id, jsonb_build_object('cause', new.mode_cause, 'reason', new.mode_reason));
+    elsif new.mode = 'human' and (old.mode <> 'human' or new.held_by is distinct from old.held_by)
+    then
+        perform public.skillet_record_event(new.organization_id, 'conversation.taken_over',
+            new.id, jsonb_build_object('held_by', new.held_by, 'cause', new.mode_cause,
+                                       'from', old.mode));
+    elsif new.mode = 'agent' and old.mode <> 'agent' then
+        perform public.skillet_record_event(new.organization_id, 'conversation.released',
+            new.id, jsonb_build_object('from', old.mode, 'held_by', old.held_by));
+    end if;
+    return null;
+end;
+$function$;
+REVOKE ALL ON FUNCTION public.skillet_conversation_mode_event() FROM PUBLIC;
+CREATE TRIGGER conversations_mode_events AFTER UPDATE OF mode, held_by ON conversations FOR EACH ROW WHEN (new.mode IS DISTINCT FROM old.mode OR new.held_by IS DISTINCT FROM old.held_by) EXECUTE FUNCTION skillet_conversation_mode_event();
+
+COMMENT ON FUNCTION public.skillet_message_received_event() IS
+$$Trigger of messages: records message.received for an inbound message stored while its
+conversation is waiting or human.$$;
+CREATE OR REPLACE FUNCTION public.skillet_message_received_event()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+    v_mode text;
+begin
+    select c.mode into v_mode from conversations c where c.id = new.conversation_id;
+    if v_mode in ('waiting', 'human') then
+        perform public.skillet_record_event(new.organization_id, 'message.received',
+            new.conversation_id, jsonb_build_object('message_id', new.external_id,
+                                                    'text', left(new.body, 200),
+                                                    'mode', v_mode));
+    end if;
+    return null;
+end;
+$function$;
+REVOKE ALL ON FUNCTION public.skillet_message_received_event() FROM PUBLIC;
+CREATE TRIGGER messages_received_events AFTER INSERT ON messages FOR EACH ROW WHEN (new.direction = 'inbound'::text) EXECUTE FUNCTION skillet_message_received_event();
+
 COMMENT ON FUNCTION public.skillet_claim_events(integer, double precision) IS
 $$The events delivery: claim up to p_limit due events of every org for p_lease_s seconds (for
 update skip locked), each with its org's events URL and secret, and the claim's id that settles

@@ -121,7 +121,13 @@ GROUPS: tuple[Group, ...] = (
     Group(
         "Events webhook",
         "What the business is told: recorded with the change that causes it, delivered later.",
-        ("skillet_record_event", "skillet_claim_events", "skillet_settle_events"),
+        (
+            "skillet_record_event",
+            "skillet_conversation_mode_event",
+            "skillet_message_received_event",
+            "skillet_claim_events",
+            "skillet_settle_events",
+        ),
     ),
     Group(
         "The skill catalog",
