@@ -65,6 +65,7 @@ async def _main(args: argparse.Namespace, base: Settings, postgres: PrivatePostg
         model_latency_ms=args.latency_ms,
         round_gap_s=args.round_gap_s,
         timeout_s=args.timeout_s,
+        takeover_share=args.takeover_share,
     )
     started = time.perf_counter()
     report = await run_soak(settings, plan)
@@ -90,6 +91,9 @@ def main() -> int:
     parser.add_argument("--no-restart", action="store_true", help="skip the Postgres restart")
     parser.add_argument("--round-gap-s", type=float, default=0.2)
     parser.add_argument("--timeout-s", type=float, default=600.0)
+    parser.add_argument(
+        "--takeover-share", type=float, default=0.05, help="conversations a person takes (0: none)"
+    )
     args = parser.parse_args()
     configure_logging(level="WARNING")
     with tempfile.TemporaryDirectory() as tmp:
