@@ -1,13 +1,17 @@
-"""Soak: many conversations, several worker processes, duplicates, a SIGKILL, a Postgres restart.
+"""Soak: many conversations, several worker processes, duplicates, a SIGKILL, a Postgres restart,
+and a person who takes over 5% of the conversations through the API for a while.
 
 Run: .venv/bin/python bench/soak.py [--messages 10000 --conversations 500 --workers 4]
 Starts servers of its own (bench/private_services.py), so nobody else's connections are cut:
 a PostgreSQL (initdb in a temp dir from the system's binaries: restarted at half), a Redis
-(wiped at three quarters) and a `weed mini`; all stopped at the end.
+(wiped at three quarters) and a `weed mini`; all stopped at the end, and a `skillet api`.
 Prints, last:
-    sent=N lost=0 duplicate_replies=0 out_of_order=0 photo_only_replies=0 ... msgs/s
+    sent=N lost=0 duplicate_replies=0 out_of_order=0 photo_only_replies=0
+    agent_replies_while_human=0 person_replies=N ... msgs/s
 (10% of the messages are photos on a number that does not answer them: stored, and answered
-only together with a text of their burst.)
+only together with a text of their burst. The person takes over at 30% of the rounds, answers
+every customer message of theirs that arrives, and gives them back at 60% with
+answer_pending false; a message is lost when neither the agent nor the person answered it.)
 """
 
 from __future__ import annotations
@@ -61,6 +65,7 @@ async def _main(args: argparse.Namespace, base: Settings, postgres: PrivatePostg
         model_latency_ms=args.latency_ms,
         round_gap_s=args.round_gap_s,
         timeout_s=args.timeout_s,
+        takeover_share=args.takeover_share,
     )
     started = time.perf_counter()
     report = await run_soak(settings, plan)
@@ -69,7 +74,9 @@ async def _main(args: argparse.Namespace, base: Settings, postgres: PrivatePostg
     print(
         f"sent={report.sent} lost={report.lost} duplicate_replies={report.duplicate_replies} "
         f"out_of_order={report.out_of_order} photo_only_replies={report.photo_only_replies} "
-        f"messages={plan.messages} "
+        f"agent_replies_while_human={report.agent_replies_while_human} "
+        f"person_replies={report.person_replies} takeovers={report.takeovers} "
+        f"releases={report.releases} messages={plan.messages} "
         f"throughput={plan.messages / elapsed:.1f} msgs/s"
     )
     return 0 if report.ok else 1
@@ -84,6 +91,9 @@ def main() -> int:
     parser.add_argument("--no-restart", action="store_true", help="skip the Postgres restart")
     parser.add_argument("--round-gap-s", type=float, default=0.2)
     parser.add_argument("--timeout-s", type=float, default=600.0)
+    parser.add_argument(
+        "--takeover-share", type=float, default=0.05, help="conversations a person takes (0: none)"
+    )
     args = parser.parse_args()
     configure_logging(level="WARNING")
     with tempfile.TemporaryDirectory() as tmp:

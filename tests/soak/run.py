@@ -8,7 +8,7 @@ import random
 import signal
 import subprocess
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -22,6 +22,8 @@ from core.organizations import insert_organization
 from inbox.message import InboundMessage
 from jobs.queue import enqueue_inbound, open_queue
 from tests.integration.support import SKILLET, worker_env
+from tests.soak import mode_audit
+from tests.soak.person import Person
 from turn.agent_queries import insert_agent
 from worker.settings import Settings
 
@@ -45,6 +47,12 @@ class SoakPlan:
     model_latency_ms: int = 20
     round_gap_s: float = 0.2
     timeout_s: float = 600.0
+    # A person (over the API of a `skillet api` process) takes over this share of the
+    # conversations at `takeover_at` of the rounds, answers them, and gives them back at
+    # `release_at` (0: no person).
+    takeover_share: float = 0.05
+    takeover_at: float = 0.3
+    release_at: float = 0.6
 
 
 @dataclass
@@ -53,13 +61,21 @@ class SoakReport:
     lost: int = 0  # messages expecting a reply that got none (or no stored row, for photos)
     duplicate_replies: int = 0
     out_of_order: int = 0
-    photo_only_replies: int = 0  # replies that answered nothing but photos
+    photo_only_replies: int = 0  # agent replies that answered nothing but photos
+    agent_replies_while_human: int = 0  # committed while a person held the conversation
+    person_replies: int = 0
+    takeovers: int = 0  # committed changes to 'human' (the DB's audit)
+    releases: int = 0  # and back to 'agent'
     events: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         return not (
-            self.lost or self.duplicate_replies or self.out_of_order or self.photo_only_replies
+            self.lost
+            or self.duplicate_replies
+            or self.out_of_order
+            or self.photo_only_replies
+            or self.agent_replies_while_human
         )
 
 
@@ -139,7 +155,10 @@ def _message_plan(org: uuid.UUID, plan: SoakPlan) -> list[tuple[InboundMessage, 
 
 
 async def _produce(
-    settings: Settings, deliveries: list[tuple[InboundMessage, str]], plan: SoakPlan
+    settings: Settings,
+    deliveries: list[tuple[InboundMessage, str]],
+    plan: SoakPlan,
+    between_rounds: Callable[[int], Awaitable[None]],
 ) -> None:
     """Deliver in rounds (one message per conversation each), a short gap between rounds,
     like customers typing: some messages coalesce into bursts, most get their own turn."""
@@ -149,6 +168,7 @@ async def _produce(
         for n, (message, how) in enumerate(deliveries):
             if n and n % plan.conversations == 0:
                 await asyncio.sleep(plan.round_gap_s)
+                await between_rounds(n // plan.conversations)
             # "late": a redelivery the queue no longer remembers (another job id)
             job_id = f"late-{uuid.uuid4()}" if how == "late" else None
             await _deliver(pool, redis, message, job_id=job_id)
@@ -249,12 +269,22 @@ where not exists (
 )
 """
 
+# Over every reply, the agent's and the person's: one sent twice, two agent replies to one
+# message, an agent reply to a message another reply answered, a person's reply that
+# answered no one (the person only writes when the console shows a message unanswered).
 VERIFY_DUPLICATES = """
 select
     (select count(*) from outbox where organization_id = $1 and attempts > 1)
   + (select count(*) from (
         select reply_to_id from messages where organization_id = $1 and direction = 'outbound'
+          and reply_to_id is not null
         group by reply_to_id having count(*) > 1) d)
+  + (select count(*) from messages r join messages i on i.id = r.reply_to_id
+     where r.organization_id = $1 and r.direction = 'outbound'
+       and i.answered_by is distinct from r.id)
+  + (select count(*) from messages r
+     where r.organization_id = $1 and r.direction = 'outbound' and r.author = 'person'
+       and not exists (select 1 from messages i where i.answered_by = r.id))
 """
 
 VERIFY_ORDER = """
@@ -277,9 +307,10 @@ where not exists (
 """
 
 
+# The agent's rule (a person may well answer a photo).
 VERIFY_PHOTO_ONLY_REPLIES = """
 select count(*) from messages r
-where r.organization_id = $1 and r.direction = 'outbound'
+where r.organization_id = $1 and r.direction = 'outbound' and r.author = 'agent'
   and not exists (select 1 from messages i where i.answered_by = r.id and i.expects_reply)
 """
 
@@ -301,6 +332,14 @@ async def _verify(settings: Settings, org: uuid.UUID, plan: SoakPlan, report: So
         report.lost += int(await conn.fetchval(VERIFY_STORED, org, photos))
         report.duplicate_replies = int(await conn.fetchval(VERIFY_DUPLICATES, org))
         report.photo_only_replies = int(await conn.fetchval(VERIFY_PHOTO_ONLY_REPLIES, org))
+        report.agent_replies_while_human = await mode_audit.agent_replies_while_human(conn, org)
+        report.takeovers, report.releases = await mode_audit.mode_changes(conn, org)
+        report.person_replies = int(
+            await conn.fetchval(
+                "select count(*) from messages where organization_id = $1 and author = 'person'",
+                org,
+            )
+        )
         report.sent = int(
             await conn.fetchval(
                 "select count(*) from outbox where organization_id = $1 and status = 'sent'", org
@@ -318,20 +357,74 @@ async def _verify(settings: Settings, org: uuid.UUID, plan: SoakPlan, report: So
     )
 
 
+@dataclass
+class _Handover:
+    """When the person takes over (without waiting: turns are running) and gives back (the
+    producer waits: the person gives a conversation back when its customer is quiet and
+    everything is answered, else a message would be kept as context and answered by no one)."""
+
+    plan: SoakPlan
+    person: Person
+    report: SoakReport
+    rounds: int
+    taking: asyncio.Task[None] | None = None
+
+    def contacts(self) -> list[str]:
+        count = round(self.plan.conversations * self.plan.takeover_share)
+        if not count:
+            return []
+        step = self.plan.conversations // count
+        return [f"5511{n * step + step // 2:08d}" for n in range(count)]
+
+    async def _take(self, at_round: int) -> None:
+        conversations = await self.person.find(self.contacts())
+        await self.person.take_over(conversations)
+        self.report.events.append(f"took over {len(conversations)} at round {at_round}")
+
+    async def between_rounds(self, at_round: int) -> None:
+        if not self.contacts():
+            return
+        if at_round == max(1, int(self.rounds * self.plan.takeover_at)):
+            self.taking = asyncio.create_task(self._take(at_round))
+        if at_round == int(self.rounds * self.plan.release_at) and self.taking is not None:
+            await self.taking
+            held = len(self.person.held)
+            await self.person.release()
+            self.report.events.append(f"released {held} at round {at_round}")
+
+
 async def run_soak(settings: Settings, plan: SoakPlan) -> SoakReport:
     org = uuid.uuid4()
-    conn = await connect(settings.database_url)
+    conn = await connect(settings.owner_url)
     try:
         await insert_organization(conn, org, "Soak")
         await insert_agent(conn, org, "Soak", "Você é o assistente do teste de resistência.")
+        await mode_audit.install(conn)
     finally:
         await conn.close()
-    env = _worker_env(settings, plan)
-    workers = [_start_worker(env) for _ in range(plan.workers)]
-    report = SoakReport()
-    scaling = _Scaling(plan, env)
     try:
-        producer = asyncio.create_task(_produce(settings, _message_plan(org, plan), plan))
+        return await _run(settings, plan, org)
+    finally:
+        conn = await connect(settings.owner_url)
+        try:
+            await mode_audit.uninstall(conn)
+        finally:
+            await conn.close()
+
+
+async def _run(settings: Settings, plan: SoakPlan, org: uuid.UUID) -> SoakReport:
+    env = _worker_env(settings, plan)
+    report = SoakReport()
+    person = Person(env, org)
+    await person.start()
+    workers = [_start_worker(env) for _ in range(plan.workers)]
+    scaling = _Scaling(plan, env)
+    deliveries = _message_plan(org, plan)
+    handover = _Handover(plan, person, report, len(deliveries) // plan.conversations)
+    try:
+        producer = asyncio.create_task(
+            _produce(settings, deliveries, plan, handover.between_rounds)
+        )
         watch = asyncio.create_task(_watch(settings, org, plan, env, workers, report, scaling))
         # A producer that fails must end the soak with its error, not look like a hang.
         await asyncio.wait({producer, watch}, return_when=asyncio.FIRST_EXCEPTION)
@@ -340,6 +433,7 @@ async def run_soak(settings: Settings, plan: SoakPlan) -> SoakReport:
         await producer
         await watch
     finally:
+        await person.stop()
         await scaling.finish(report)
         for worker in workers:
             worker.send_signal(signal.SIGTERM)
@@ -348,5 +442,7 @@ async def run_soak(settings: Settings, plan: SoakPlan) -> SoakReport:
                 worker.wait(timeout=60)
             except subprocess.TimeoutExpired:
                 worker.kill()
+    if person.failed_requests:
+        report.events.append(f"person's requests tried again: {person.failed_requests}")
     await _verify(settings, org, plan, report)
     return report
