@@ -25,7 +25,7 @@ AUTHORS = {
     "person": "Atendente",
     "phone": "Celular da empresa",
 }
-MODES = {"agent": "com o agente", "waiting": "esperando uma pessoa", "human": "com uma pessoa"}
+MODES = {"agent": "Com o agente", "waiting": "Esperando uma pessoa", "human": "Com uma pessoa"}
 DELIVERY = {"pending": "pendente", "sent": "enviada", "failed": "falhou"}
 PHONE_HOLDER = "phone"
 VERSION_ID_CHARS = 8  # enough to tell two versions of one skill apart on a page

@@ -16,7 +16,7 @@ from playwright.async_api import Browser, BrowserContext, Page, expect
 from api.keys import Role
 from channels.models import ChannelKind
 from tests.integration.api_support import ApiClient, audit_rows, create_key, running_api
-from tests.integration.console_support import launched_chromium, shot, sign_in
+from tests.integration.console_support import csrf_of, launched_chromium, shot, sign_in
 from tests.integration.mode_support import AGENT_REPLY, CountingModel
 from tests.integration.support import create_org, run_burst
 from tests.integration.webhook_support import connect_number, running_webhook
@@ -68,9 +68,28 @@ async def _still_same_document(page: Page) -> bool:
     return bool(await page.evaluate("window.__sem_recarregar === 1"))
 
 
+async def _another_person_is_refused(page: Page, other: Page) -> None:
+    """A second editor sees who holds it, is offered neither Assumir nor the reply box, and
+    a takeover posted anyway is refused on the page (409, in pt-BR)."""
+    address = page.url.split("?")[0]
+    await other.goto(address)
+    assert "com skt_" in await other.locator("[data-state]").inner_text()
+    await expect(other.locator("[data-offer=takeover]")).to_be_hidden()
+    await expect(other.locator("[data-offer=reply]")).to_be_hidden()
+    answer = await other.request.post(f"{address}/assumir", form={"csrf": await csrf_of(other)})
+    text = await answer.text()
+    assert answer.status == 409 and "held_by_other" in text
+    assert "Outra pessoa está com esta conversa" in text
+
+
 async def _take_reply_release(
-    settings: Settings, api: ApiClient, page: Page, graph: FakeGraphApi, model: CountingModel
+    settings: Settings,
+    api: ApiClient,
+    pages: tuple[Page, Page],
+    graph: FakeGraphApi,
+    model: CountingModel,
 ) -> None:
+    page, other = pages
     card = page.locator("[data-list=waiting] li.conversa", has_text=ANA)
     await card.locator("a.contato").click()
     await page.wait_for_url(f"{api.base_url}/console/conversas/*")
@@ -78,14 +97,15 @@ async def _take_reply_release(
     customer = thread.locator("li.autor-customer").first
     await expect(customer.locator(".quem-disse")).to_have_text("Cliente")
     await expect(customer.locator(".balao")).to_have_text("quero falar com um atendente")
-    await expect(page.locator("[data-field=mode_label]")).to_have_text("esperando uma pessoa")
+    await expect(page.locator("[data-field=mode_label]")).to_have_text("Esperando uma pessoa")
     assert "pedido do cliente" in await page.locator("[data-field=why]").inner_text()
 
     await page.click("button:has-text('Assumir')")
     await page.wait_for_url("**?ok=takeover_route")
-    await expect(page.locator("[data-field=mode_label]")).to_have_text("com uma pessoa")
+    await expect(page.locator("[data-field=mode_label]")).to_have_text("Com uma pessoa")
     assert "(você)" in await page.locator("[data-field=holder]").inner_text()
     await expect(page.locator("[data-offer=takeover]")).to_be_hidden()
+    await _another_person_is_refused(page, other)
 
     # Blank text is refused on the page (422), in pt-BR; the box keeps what was typed.
     await page.fill("#text", "   ")
@@ -113,7 +133,7 @@ async def _take_reply_release(
     await page.check("input[name=answer_pending]")
     await page.click("button:has-text('Devolver ao agente')")
     await page.wait_for_url("**?ok=release_route")
-    await expect(page.locator("[data-field=mode_label]")).to_have_text("com o agente")
+    await expect(page.locator("[data-field=mode_label]")).to_have_text("Com o agente")
     await _no_reload_marker(page)
     await _customer_says(settings, ANA, "E o frete?")
     await run_burst(settings, model=model)
@@ -130,12 +150,14 @@ async def test_a_person_takes_a_waiting_conversation_replies_and_gives_it_back(
     db: asyncpg.Connection,
     fake_graph: FakeGraphApi,
     resources: Resources,
+    browser: Browser,
     context: BrowserContext,
 ) -> None:
     org = await create_org(db, "Loja Atendimento")
     await insert_agent(db, org, "Bia", "Você é a Bia.")
     await connect_number(db, org, ChannelKind.CLOUD_API, NUMBER)
     key = await create_key(db, org, Role.EDITOR, "balcao")
+    other_key = await create_key(db, org, Role.EDITOR, "caixa")
     model = CountingModel()
     await _customer_says(whatsapp_settings, ANA, "quero falar com um atendente")
     await run_burst(whatsapp_settings, model=model)
@@ -153,7 +175,12 @@ async def test_a_person_takes_a_waiting_conversation_replies_and_gives_it_back(
         assert (await card.locator(".ultima").inner_text()).startswith("Agente: ")
         await shot(page, "attendance-01-fila")
 
-        await _take_reply_release(whatsapp_settings, api, page, fake_graph, model)
+        other_context = await browser.new_context(locale="pt-BR")
+        other = await other_context.new_page()
+        await sign_in(other, api.base_url, other_key)
+        pages = (page, other)
+        await _take_reply_release(whatsapp_settings, api, pages, fake_graph, model)
+        await other_context.close()
         assert len(model.requests) == 1
 
         # The open Atendimento page shows a new waiting conversation without a reload.

@@ -102,7 +102,6 @@
     var c = data.conversation;
     var state = root.querySelector("[data-state]");
     if (state) { state.className = "estado-conversa modo-" + c.mode; }
-    field("contact", c.contact);
     field("mode_label", c.mode_label);
     field("holder", c.holder);
     shown("holder-line", c.mode === "human");
