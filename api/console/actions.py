@@ -20,9 +20,9 @@ from aiohttp import web
 from aiohttp.web_request import FileField
 
 from api.bodies import PRELOADED_BODY
-from api.console import pages
+from api.console import attendance, pages
 from api.console.auth import Form, Visit, set_cookie
-from api.console.render import CONSOLE_PREFIX, see_other
+from api.console.render import CONSOLE_PREFIX, see_other, segment
 from api.guard import run_route
 from core.errors import SkilletError
 
@@ -59,12 +59,25 @@ def _model(form: Form) -> dict[str, Any]:
     return {"model_provider": provider, "model_name": name if name else None}
 
 
+def _takeover(form: Form) -> dict[str, Any]:
+    return {"force": form.get("force") == "1"}
+
+
+def _release(form: Form) -> dict[str, Any]:
+    return {"answer_pending": form.get("answer_pending") == "1"}
+
+
+def _reply(form: Form) -> dict[str, Any]:
+    text = form.get("text")
+    return {"text": text if isinstance(text, str) else ""}
+
+
 @dataclass(frozen=True)
 class Action:
-    path: str  # the console's POST path (its {name}/{prefix} are the API route's)
+    path: str  # the console's POST path (its {name}/{prefix}/{id} are the API route's)
     operation: str  # the API route it runs
     on_page: pages.PageReader  # where a refusal is shown
-    done: str  # where a success leads
+    done: str  # where a success leads; its {id} is the path's
     body: Body | None = None
     carries_key: bool = False  # the reply's `key` goes to the next page, once
 
@@ -82,6 +95,27 @@ ACTIONS: tuple[Action, ...] = (
     Action(f"{P}/agente/autoria", "update_settings", pages.agent, "/agente", _authoring),
     Action(f"{P}/agente/{{id}}/persona", "update_agent_route", pages.agent, "/agente", _persona),
     Action(f"{P}/agente/{{id}}/modelo", "update_agent_route", pages.agent, "/agente", _model),
+    Action(
+        f"{P}/conversas/{{id}}/assumir",
+        "takeover_route",
+        attendance.conversation_page,
+        "/conversas/{id}",
+        _takeover,
+    ),
+    Action(
+        f"{P}/conversas/{{id}}/devolver",
+        "release_route",
+        attendance.conversation_page,
+        "/conversas/{id}",
+        _release,
+    ),
+    Action(
+        f"{P}/conversas/{{id}}/responder",
+        "reply_route",
+        attendance.conversation_page,
+        "/conversas/{id}",
+        _reply,
+    ),
     Action(f"{P}/chaves", "create_key", pages.keys, "/chaves", _new_key, carries_key=True),
     Action(f"{P}/chaves/{{prefix}}/revogar", "revoke_key", pages.keys, "/chaves"),
 )
@@ -97,7 +131,8 @@ def handler(action: Action) -> Callable[[web.Request, Visit], Any]:
             reply = await run_route(route, request, visit.principal)
         except SkilletError as exc:
             return await pages.show(request, visit, action.on_page, error=exc)
-        response = see_other(f"{CONSOLE_PREFIX}{action.done}?ok={action.operation}")
+        done = action.done.format_map({k: segment(v) for k, v in request.match_info.items()})
+        response = see_other(f"{CONSOLE_PREFIX}{done}?ok={action.operation}")
         if action.carries_key:
             set_cookie(
                 request,

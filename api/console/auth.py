@@ -53,8 +53,12 @@ log = structlog.get_logger(__name__)
 
 SIGN_IN_PATH = f"{CONSOLE_PREFIX}/entrar"
 SIGN_OUT_PATH = f"{CONSOLE_PREFIX}/sair"
-HOME_PATH = f"{CONSOLE_PREFIX}/skills"
+HOME_PATH = f"{CONSOLE_PREFIX}/atendimento"  # where a signed-in person lands
 Form = MultiDictProxy[Any]
+# A POST's twin, cloned before its body is read: a refused action's page reads the API with
+# other queries (a thread's next page) through clones of it (aiohttp clones no request whose
+# body was read).
+READ_TWIN = web.RequestKey("console_read_twin", web.Request)
 
 
 @dataclass(frozen=True)
@@ -184,6 +188,7 @@ def signed_in(page: Page) -> Callable[[web.Request], Awaitable[web.StreamRespons
             return _limited_page(request, limited)
         visit = Visit(principal, csrf_token(secret))
         if request.method == "POST":
+            request[READ_TWIN] = request.clone(method="GET")
             form = await _post_form(request)
             given = form.get(CSRF_FIELD)
             if not isinstance(given, str) or not tokens_match(visit.csrf, given):

@@ -31,6 +31,7 @@ PageReader = Callable[[web.Request, Visit], Awaitable[PageData]]
 ROLE_NAMES = {Role.VIEWER: "leitura", Role.EDITOR: "edição", Role.ADMIN: "administração"}
 # (path, label, the API read the page needs): a link shows only if the key may follow it.
 NAV = (
+    ("/atendimento", "Atendimento", "list_conversations_route"),
     ("/marketplace", "Marketplace", "list_catalog"),
     ("/skills", "Skills", "list_installed"),
     ("/enviar", "Enviar .zip", "upload_skill"),
@@ -55,6 +56,14 @@ NOTICES = {
     "revoke_key": "Chave revogada: as sessões abertas com ela terminaram.",
     "update_settings": "Configuração salva.",
     "update_agent_route": "Agente atualizado: vale a partir da próxima mensagem.",
+    "takeover_route": "Conversa assumida: o agente não responde até você devolver.",
+    "release_route": "Conversa devolvida ao agente.",
+    "reply_route": "Resposta na fila de envio: o cliente a recebe em instantes.",
+}
+# Refusals whose API message names the JSON body: the console says which button to use.
+CONSOLE_MESSAGES = {
+    "held_by_other": "Outra pessoa está com esta conversa (veja quem, acima). Peça que ela "
+    "devolva ao agente; uma chave de administração pode usar “Assumir mesmo assim”.",
 }
 
 
@@ -70,7 +79,10 @@ def _page_href(request: web.Request, cursor: str | None) -> str | None:
 
 
 def _error_view(error: SkilletError | None) -> dict[str, str] | None:
-    return None if error is None else {"code": error.code, "message": public_message(error)}
+    if error is None:
+        return None
+    message = CONSOLE_MESSAGES.get(error.code) or public_message(error)
+    return {"code": error.code, "message": message}
 
 
 def base_context(request: web.Request, visit: Visit) -> dict[str, Any]:
@@ -196,15 +208,6 @@ async def curator(request: web.Request, visit: Visit) -> PageData:
 async def conversations(request: web.Request, visit: Visit) -> PageData:
     reply = await read(request, visit, "list_conversations_route")
     return "conversations.html", {"items": reply["items"], "next": reply["next"]}
-
-
-async def conversation(request: web.Request, visit: Visit) -> PageData:
-    reply = await read(request, visit, "list_messages_route")
-    return "conversation.html", {
-        "conversation_id": request.match_info["id"],
-        "items": reply["items"],
-        "next": reply["next"],
-    }
 
 
 async def usage(request: web.Request, visit: Visit) -> PageData:

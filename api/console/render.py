@@ -2,7 +2,9 @@
 
 Every value a customer, a model or a package wrote reaches a page through `{{ }}` and is
 escaped; no template marks anything `|safe`. Pages are never cached (they carry CSRF tokens,
-and a key is shown once), may not be framed, and run no script (the CSP says so).
+and a key is shown once) and may not be framed. The only script is the console's own, from
+/console/static/, which polls the console's JSON on the same origin: the CSP allows exactly
+that (`script-src 'self'`, `connect-src 'self'`), no inline script, nothing from elsewhere.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ CONSOLE_PREFIX = "/console"
 TEMPLATES = web.AppKey("console_templates", jinja2.Environment)
 SECURITY_HEADERS = {
     "Content-Security-Policy": (
-        "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
+        "default-src 'none'; style-src 'self'; img-src 'self'; script-src 'self'; "
+        "connect-src 'self'; form-action 'self'; "
         "frame-ancestors 'none'; base-uri 'none'"
     ),
     "X-Frame-Options": "DENY",

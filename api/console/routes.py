@@ -12,8 +12,16 @@ import structlog
 from aiohttp import web
 from aiohttp.typedefs import Handler as AiohttpHandler
 
-from api.console import actions, pages
-from api.console.auth import SIGN_IN_PATH, SIGN_OUT_PATH, sign_in, sign_in_form, sign_out, signed_in
+from api.console import actions, attendance, pages
+from api.console.auth import (
+    HOME_PATH,
+    SIGN_IN_PATH,
+    SIGN_OUT_PATH,
+    sign_in,
+    sign_in_form,
+    sign_out,
+    signed_in,
+)
 from api.console.render import CONSOLE_PREFIX, TEMPLATES, build_templates, html, see_other
 from api.errors import public_message, status_of
 from core.errors import SkilletError
@@ -23,6 +31,7 @@ log = structlog.get_logger(__name__)
 STATIC_DIR = Path(__file__).parent / "static"
 P = CONSOLE_PREFIX
 PAGES = (
+    ("/atendimento", attendance.queue_page),
     ("/marketplace", pages.marketplace),
     ("/skills", pages.installed),
     ("/enviar", pages.upload),
@@ -31,7 +40,7 @@ PAGES = (
     ("/agente", pages.agent),
     ("/curador", pages.curator),
     ("/conversas", pages.conversations),
-    ("/conversas/{id}", pages.conversation),
+    ("/conversas/{id}", attendance.conversation_page),
     ("/uso", pages.usage),
     ("/auditoria", pages.audit),
 )
@@ -74,7 +83,7 @@ async def html_errors(request: web.Request, handler: AiohttpHandler) -> web.Stre
 
 
 async def _home(request: web.Request) -> web.StreamResponse:
-    return see_other(f"{P}/skills")
+    return see_other(HOME_PATH)
 
 
 def add_console(app: web.Application) -> None:
@@ -87,6 +96,9 @@ def add_console(app: web.Application) -> None:
     for path, reader in PAGES:
         app.router.add_get(P + path, signed_in(pages.page(reader)))
     app.router.add_get(P + "/chaves", signed_in(pages.keys_page))
+    # What the Atendimento pages' script polls (static/atendimento.js).
+    app.router.add_get(P + "/atendimento/dados", signed_in(attendance.queue_json))
+    app.router.add_get(P + "/conversas/{id}/dados", signed_in(attendance.conversation_json))
     for action in actions.ACTIONS:
         app.router.add_post(action.path, signed_in(actions.handler(action)))
     app.router.add_static(P + "/static", STATIC_DIR, show_index=False, follow_symlinks=False)

@@ -60,7 +60,7 @@ async def sign_in(page: Page, base_url: str, key: str) -> None:
     await page.goto(f"{base_url}/console/entrar")
     await page.fill("#key", key)
     await page.click("button:has-text('Entrar')")
-    await page.wait_for_url(f"{base_url}/console/skills")
+    await page.wait_for_url(f"{base_url}/console/atendimento")
 
 
 async def csrf_of(page: Page) -> str:

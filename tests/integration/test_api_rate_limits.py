@@ -161,7 +161,7 @@ async def test_failed_console_sign_ins_lock_the_address_out_of_the_console_and_a
             assert page.status == 429
         assert (await _skills(api, valid, CLIENT_A)).status == 429
         signed_in = await attempt(valid, CLIENT_B)
-        assert (signed_in.status, signed_in.headers["Location"]) == (303, "/console/skills")
+        assert (signed_in.status, signed_in.headers["Location"]) == (303, "/console/atendimento")
 
 
 async def test_a_key_past_its_requests_per_minute_is_429_and_other_keys_are_not(

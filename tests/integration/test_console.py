@@ -440,6 +440,7 @@ async def test_the_skills_page_counts_uses_and_says_which_the_classifier_made(
     )
     page = await context.new_page()
     await sign_in(page, api.base_url, await create_key(db, org, Role.VIEWER))
+    await page.click(".topo nav a:has-text('Skills')")  # the console opens on Atendimento
 
     cells = page.locator("tr", has_text="objecao-preco").locator("td.num")
     assert await cells.all_inner_texts() == ["7\n3 pelo classificador", "1", "0"]

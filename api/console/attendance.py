@@ -1,0 +1,132 @@
+"""The Atendimento pages: the waiting queue and the conversations people hold, one
+conversation's thread with its buttons, and the JSON their script polls to stay current.
+
+Each reads through the API's own routes (GET /v1/conversations, /v1/conversations/{id} and
+its messages) run by the API's gate, so the JSON a page polls is what the API answers for
+the same key. The JSON routes sit behind the same session check as the pages: without a
+live session they answer the sign-in redirect, which the script reads as "sign in again".
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from aiohttp import web
+
+from api.console import attendance_view as view
+from api.console.auth import READ_TWIN, Visit
+from api.console.pages import API, PageData
+from api.console.render import SECURITY_HEADERS
+from api.errors import public_message, status_of
+from api.guard import may, run_route
+from api.keys import Role
+from api.pagination import MAX_LIMIT
+from api.routing import Reply, deps_of
+from core.errors import SkilletError
+
+# A thread reads oldest first: the page follows the API's pages to the newest message, at
+# most THREAD_PAGES of MAX_LIMIT, and shows the last THREAD_MESSAGES.
+THREAD_PAGES = 5
+THREAD_MESSAGES = MAX_LIMIT
+POLL_INTERVAL_S = 3  # the script's; the pages promise an update within 5 s
+
+
+async def _read(
+    request: web.Request, visit: Visit, operation: str, query: dict[str, str] | None = None
+) -> Reply:
+    if query is None:
+        return await run_route(API[operation], request, visit.principal)
+    base = request.get(READ_TWIN, request)  # after a refused POST, its unread twin
+    asked = base.clone(rel_url=base.rel_url.with_query(query))
+    return await run_route(API[operation], asked, visit.principal)
+
+
+async def queue_data(request: web.Request, visit: Visit) -> dict[str, Any]:
+    limit = str(MAX_LIMIT)
+    waiting = await _read(
+        request, visit, "list_conversations_route", {"mode": "waiting", "limit": limit}
+    )
+    held = await _read(
+        request, visit, "list_conversations_route", {"mode": "human", "limit": limit}
+    )
+    now, me = deps_of(request).clock(), visit.principal.prefix
+    return {
+        "waiting": [view.queue_item(c, now, me) for c in waiting["items"]],
+        "held": [view.queue_item(c, now, me) for c in held["items"]],
+        "more": waiting["next"] is not None or held["next"] is not None,
+    }
+
+
+async def _thread(request: web.Request, visit: Visit) -> tuple[list[dict[str, Any]], bool]:
+    items: list[dict[str, Any]] = []
+    query = {"limit": str(MAX_LIMIT)}
+    for _ in range(THREAD_PAGES):
+        page = await _read(request, visit, "list_messages_route", query)
+        items.extend(page["items"])
+        if page["next"] is None:
+            break
+        query = {"limit": str(MAX_LIMIT), "cursor": page["next"]}
+    return items[-THREAD_MESSAGES:], len(items) > THREAD_MESSAGES
+
+
+def _can(visit: Visit) -> dict[str, bool]:
+    ops = ("takeover_route", "release_route", "reply_route")
+    return {op: may(visit.principal, API[op]) for op in ops}
+
+
+async def conversation_data(request: web.Request, visit: Visit) -> dict[str, Any]:
+    conversation = await _read(request, visit, "show_conversation_route")
+    messages, cut = await _thread(request, visit)
+    state = view.conversation_state(
+        conversation,
+        deps_of(request).clock(),
+        visit.principal.prefix,
+        admin=visit.principal.role is Role.ADMIN,
+        can=_can(visit),
+    )
+    return {
+        "conversation": state,
+        "messages": [view.message_item(m) for m in messages],
+        "cut": cut,
+    }
+
+
+async def queue_page(request: web.Request, visit: Visit) -> PageData:
+    return "atendimento.html", {**await queue_data(request, visit), "next": None}
+
+
+async def conversation_page(request: web.Request, visit: Visit) -> PageData:
+    # After a refused reply the page comes back with the text the person typed.
+    typed = visit.form.get("text") if visit.form is not None else None
+    return "conversation.html", {
+        **await conversation_data(request, visit),
+        "typed": typed if isinstance(typed, str) else "",
+        "next": None,
+    }
+
+
+def _json(body: dict[str, Any], status: int = 200) -> web.Response:
+    return web.Response(
+        text=json.dumps(body, ensure_ascii=False),
+        status=status,
+        content_type="application/json",
+        charset="utf-8",
+        headers=SECURITY_HEADERS,
+    )
+
+
+async def _answer(request: web.Request, visit: Visit, data: Any) -> web.Response:
+    try:
+        return _json(await data(request, visit))
+    except SkilletError as exc:
+        error = {"code": exc.code, "message": public_message(exc)}
+        return _json({"error": error}, status_of(exc))
+
+
+async def queue_json(request: web.Request, visit: Visit) -> web.Response:
+    return await _answer(request, visit, queue_data)
+
+
+async def conversation_json(request: web.Request, visit: Visit) -> web.Response:
+    return await _answer(request, visit, conversation_data)

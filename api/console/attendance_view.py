@@ -1,0 +1,151 @@
+"""What the Atendimento pages show, as plain values: the API's conversation and message JSON
+turned into pt-BR labels and texts, given `now` (pure: no I/O, no clock).
+
+The pages' templates and their script (static/atendimento.js) render the same values, so a
+page and its update read alike. Every text a customer, the agent or a person wrote stays as
+written: the template escapes it, the script sets it with textContent.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from api.console.render import segment, when
+
+CAUSES = {
+    "customer": "pedido do cliente",
+    "tool": "o agente chamou",
+    "phone": "celular da empresa",
+    "console": "console",
+}
+AUTHORS = {
+    "customer": "Cliente",
+    "agent": "Agente",
+    "person": "Atendente",
+    "phone": "Celular da empresa",
+}
+MODES = {"agent": "Com o agente", "waiting": "Esperando uma pessoa", "human": "Com uma pessoa"}
+DELIVERY = {"pending": "pendente", "sent": "enviada", "failed": "falhou"}
+PHONE_HOLDER = "phone"
+VERSION_ID_CHARS = 8  # enough to tell two versions of one skill apart on a page
+
+
+def waited(since: str | None, now: datetime) -> str:
+    """How long ago `since` (ISO) was, as "há 12 min"."""
+    if since is None:
+        return "—"
+    minutes = max(0, int((now - datetime.fromisoformat(since)).total_seconds() // 60))
+    if minutes < 1:
+        return "há menos de 1 min"
+    if minutes < 60:
+        return f"há {minutes} min"
+    hours, rest = divmod(minutes, 60)
+    if hours < 24:
+        return f"há {hours} h" + (f" {rest} min" if rest else "")
+    days = hours // 24
+    return f"há {days} dia" + ("s" if days > 1 else "")
+
+
+def holder(held_by: str | None, me: str) -> str:
+    if held_by is None:
+        return "—"
+    if held_by == PHONE_HOLDER:
+        return "celular da empresa"
+    return f"{held_by} (você)" if held_by == me else held_by
+
+
+def author_label(author: str, key_prefix: str | None = None) -> str:
+    label = AUTHORS.get(author, author)
+    return f"{label} ({key_prefix})" if author == "person" and key_prefix else label
+
+
+def why(conversation: dict[str, Any]) -> str:
+    """Why it left the agent: the cause, and the agent's own reason when it called."""
+    cause = conversation.get("mode_cause")
+    label = CAUSES.get(cause or "", "")
+    reason = conversation.get("mode_reason")
+    if cause == "tool" and reason:
+        return f"{label}: {reason}"
+    return label or (reason or "—")
+
+
+def _last(item: dict[str, Any]) -> dict[str, str] | None:
+    last = item.get("last_message")
+    if last is None:
+        return None
+    return {
+        "author": author_label(last["author"] or "agent"),
+        "text": last["body"] or "",
+        "at": when(last["at"]),
+    }
+
+
+def queue_item(item: dict[str, Any], now: datetime, me: str) -> dict[str, Any]:
+    """One conversation of the waiting queue or of those people hold."""
+    return {
+        "id": item["id"],
+        "href": f"/console/conversas/{segment(item['id'])}",
+        "contact": item["contact_id"],
+        "channel": item["channel"],
+        "mode": item["mode"],
+        "waited": waited(item.get("mode_since"), now),
+        "why": why(item),
+        "holder": holder(item.get("held_by"), me),
+        "last": _last(item),
+        "unanswered": item["unanswered"],
+    }
+
+
+def message_item(message: dict[str, Any]) -> dict[str, Any]:
+    """One message of the thread, its author told apart (customer, agent, person, phone)."""
+    author = message.get("author") or ("customer" if message["direction"] == "inbound" else "agent")
+    delivery = message.get("delivery")
+    skills = message.get("skills") or []
+    return {
+        "id": message["id"],
+        "author": author,
+        "label": author_label(author, message.get("author_key_prefix")),
+        "text": message["body"] or "",
+        "kind": None if message["kind"] == "text" else message["kind"],
+        "at": when(message.get("received_at") or message["created_at"]),
+        "delivery": None
+        if delivery is None
+        else DELIVERY.get(delivery["status"], delivery["status"])
+        + (f" ({delivery['error']})" if delivery.get("error") else ""),
+        "unanswered": author == "customer" and not message.get("answered_by"),
+        "skills": [f"{s['name']} · {str(s['version_id'])[:VERSION_ID_CHARS]}" for s in skills],
+    }
+
+
+def offers(
+    conversation: dict[str, Any], me: str, *, admin: bool, can: dict[str, bool]
+) -> dict[str, bool]:
+    """Which of the page's forms apply now: the API's gate decides the role (`can`); this
+    only hides what the conversation's state would refuse."""
+    mine = conversation["mode"] == "human" and conversation["held_by"] == me
+    other = conversation["mode"] == "human" and conversation["held_by"] not in (None, me)
+    return {
+        "takeover": can["takeover_route"] and not mine and not other,
+        "force": can["takeover_route"] and other and admin,
+        "release": can["release_route"] and conversation["mode"] != "agent",
+        "reply": can["reply_route"] and not other,
+    }
+
+
+def conversation_state(
+    conversation: dict[str, Any], now: datetime, me: str, *, admin: bool, can: dict[str, bool]
+) -> dict[str, Any]:
+    """The conversation's head: its mode in words, who holds it, since when and why."""
+    mode = conversation["mode"]
+    return {
+        "id": conversation["id"],
+        "contact": conversation["contact_id"],
+        "mode": mode,
+        "mode_label": MODES.get(mode, mode),
+        "holder": holder(conversation.get("held_by"), me),
+        "since": waited(conversation.get("mode_since"), now),
+        "why": why(conversation) if mode != "agent" else "",
+        "unanswered": conversation["unanswered"],
+        "offers": offers(conversation, me, admin=admin, can=can),
+    }
