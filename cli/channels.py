@@ -188,7 +188,6 @@ def webhook_config(settings: Settings) -> WebhookConfig:
         waha_hmac_key=secret(settings.waha_hmac_key),
         max_body_bytes=settings.webhook_max_body_bytes,
         coalesce_ms=settings.coalesce_ms,
-        echo_grace_ms=round(settings.echo_grace_s * 1000),
         # Only where WAHA sends us events: ask it for the phone behind a new `@lid`.
         # (WAHA channels may have keys of their own and no global one: not a WAHA signal.)
         waha_base_url=settings.waha_base_url if settings.waha_lid_lookup else None,

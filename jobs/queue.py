@@ -109,18 +109,15 @@ async def enqueue_echo(
     organization_id: uuid.UUID,
     echo_id: uuid.UUID,
     external_id: str,
-    *,
-    grace_ms: int,
 ) -> Job | None:
-    """Settle a stored echo `grace_ms` from now (the echo of a reply just sent may arrive
-    before that send's provider id is stored); None when its job is already queued."""
+    """Settle a stored echo now (the job itself waits while a reply of its conversation is in
+    flight, whose provider id may not be stored yet); None when its job is already queued."""
     payload = EchoPayload(organization_id=organization_id, echo_id=echo_id)
     return await enqueue_once(
         redis,
         HANDLE_MESSAGE_ECHO,
         payload.model_dump(mode="json"),
         job_id=echo_job_id(organization_id, external_id),
-        defer_ms=grace_ms,
     )
 
 

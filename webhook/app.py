@@ -179,7 +179,6 @@ async def _ingested(request: web.Request, delivery: Delivery) -> web.Response:
             request.app[QUEUE],
             delivery,
             coalesce_ms=request.app[CONFIG].coalesce_ms,
-            echo_grace_ms=request.app[CONFIG].echo_grace_ms,
             lids=request.app[LIDS],
             observe_enqueue_s=request.app[METRICS].enqueued,
         )

@@ -17,9 +17,6 @@ class WebhookConfig:
     max_body_bytes: int = 1_048_576  # larger bodies get 413 before anything is parsed
     # Each job starts this long after its message arrived: a burst gets one reply.
     coalesce_ms: int = 0
-    # An echo of a message our number sent is settled this long after it arrived (the echo
-    # of our own reply may come before that send's provider id is stored).
-    echo_grace_ms: int = 10_000
     # Where to ask WAHA for the phone behind a never-seen `@lid` (None: do not ask).
     waha_base_url: str | None = None
     waha_api_key: str | None = field(default=None, repr=False)

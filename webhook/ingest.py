@@ -68,7 +68,6 @@ def _unobserved(seconds: float) -> None:
 class _Enqueue:
     coalesce_ms: int
     observe_s: ObserveSeconds
-    echo_grace_ms: int = 10_000
 
 
 async def ingest(
@@ -79,13 +78,13 @@ async def ingest(
     coalesce_ms: int = 0,
     lids: LidResolver | None = None,
     observe_enqueue_s: ObserveSeconds = _unobserved,
-    echo_grace_ms: int = 10_000,
 ) -> IngestReport:
     """Store and enqueue every message whose receiving number is connected (non-text ones
     too: they are stored, and answered only where the channel says so); delivery statuses
     update the receipts of that org's replies only. Database/Redis failures propagate (the
     caller answers 503). Echoes (messages our numbers sent) are stored pending, one statement
-    each, and settled by a job `echo_grace_ms` later.
+    each, and settled by a job at once (it waits out the grace itself only while a reply of
+    that conversation is in flight).
     `observe_enqueue_s` gets the time each enqueue took (the Redis call), in seconds."""
     report = IngestReport(skipped=len(delivery.skipped))
     for skipped in delivery.skipped:
@@ -98,7 +97,7 @@ async def ingest(
     # a burst of deliveries would otherwise queue for connections behind the enqueues.
     channels = _ChannelCache(pool)  # looked up only for statuses and linked ids
     await _record_statuses(pool, channels, delivery.statuses, report)
-    enqueue = _Enqueue(coalesce_ms, observe_enqueue_s, echo_grace_ms)
+    enqueue = _Enqueue(coalesce_ms, observe_enqueue_s)
     for text in delivery.texts:
         await _enqueue_text(pool, queue, channels, text, report, enqueue, lids)
     for echo in delivery.echoes:
@@ -109,8 +108,8 @@ async def ingest(
 async def _enqueue_echo(
     pool: Any, queue: ArqRedis, echo: InboundText, report: IngestReport, enqueue: _Enqueue
 ) -> None:
-    """One statement (store it, pending), then one Redis call (its settling job, deferred by
-    the grace): whose it is, the worker decides."""
+    """One statement (store it, pending), then one Redis call (its settling job): whose it
+    is, the worker decides."""
     body = storable_body(echo.text)
     message_id = echo.message_id.strip()
     if body is None or not message_id:
@@ -128,9 +127,7 @@ async def _enqueue_echo(
         report.duplicates += 1  # settled already
         return
     started = time.monotonic()
-    job = await enqueue_echo(
-        queue, stored.organization_id, stored.echo_id, message_id, grace_ms=enqueue.echo_grace_ms
-    )
+    job = await enqueue_echo(queue, stored.organization_id, stored.echo_id, message_id)
     enqueue.observe_s(time.monotonic() - started)
     if job is None and not stored.created:
         report.duplicates += 1

@@ -51,6 +51,12 @@ def _persona(form: Form) -> dict[str, Any]:
     return {"name": form.get("name"), "system_prompt": form.get("system_prompt")}
 
 
+def _handoff_texts(form: Form) -> dict[str, Any]:
+    """The handoff texts' form: a field left blank keeps the agent's text (or the default)."""
+    fields = ("handoff_ack", "handoff_wait_notice")
+    return {f: v.strip() for f in fields if isinstance(v := form.get(f), str) and v.strip()}
+
+
 def _model(form: Form) -> dict[str, Any]:
     """The model form: no provider chosen hands the agent back to the service's default."""
     provider, name = form.get("model_provider"), form.get("model_name")
@@ -95,6 +101,13 @@ ACTIONS: tuple[Action, ...] = (
     Action(f"{P}/agente/autoria", "update_settings", pages.agent, "/agente", _authoring),
     Action(f"{P}/agente/{{id}}/persona", "update_agent_route", pages.agent, "/agente", _persona),
     Action(f"{P}/agente/{{id}}/modelo", "update_agent_route", pages.agent, "/agente", _model),
+    Action(
+        f"{P}/agente/{{id}}/atendimento",
+        "update_agent_route",
+        pages.agent,
+        "/agente",
+        _handoff_texts,
+    ),
     Action(
         f"{P}/conversas/{{id}}/assumir",
         "takeover_route",

@@ -22,6 +22,7 @@ from api.keys import Role, parse_key
 from api.route_table import ROUTES
 from api.routing import Reply, Route
 from core.errors import SkilletError
+from turn.handoff import HANDOFF_ACK_DEFAULT, HANDOFF_WAIT_NOTICE_DEFAULT
 from turn.model_choice import PROVIDERS
 
 API: dict[str, Route] = {r.operation_id: r for r in ROUTES}
@@ -197,6 +198,8 @@ async def agent(request: web.Request, visit: Visit) -> PageData:
         "next": agents["next"],
         "authoring": settings["agent_authoring"],
         "providers": PROVIDERS,
+        "ack_default": HANDOFF_ACK_DEFAULT,
+        "notice_default": HANDOFF_WAIT_NOTICE_DEFAULT,
     }
 
 

@@ -197,7 +197,18 @@ begin
     end if;
     wait_s := extract(epoch from (v_echo.received_at
                                   + make_interval(secs => p_grace_s) - clock_timestamp()));
-    if wait_s > 0 then  -- too early to call it the owner's: its send's id may be on its way
+    -- Too early to call it the owner's only while a reply of this conversation is in flight
+    -- (claimed, not yet marked sent) or was sent without a provider id within the grace: its
+    -- id may be on its way. With none, the owner wrote it: decided at once, so the agent
+    -- stops before its next turn.
+    if wait_s > 0 and exists (
+        select 1 from outbox o
+        where o.conversation_id = v_echo.conversation_id
+          and ((o.status = 'pending' and o.delivery_claimed_at is not null)
+               or (o.status = 'sent' and o.sent_at > v_echo.received_at
+                                                    - make_interval(secs => p_grace_s)
+                   and not exists (select 1 from outbox_receipts r
+                                   where r.outbox_id = o.id)))) then
         outcome := 'wait';
         return next;
         return;

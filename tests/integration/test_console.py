@@ -248,6 +248,19 @@ async def test_a_key_made_on_the_keys_page_signs_in_and_its_revocation_ends_the_
     assert await db.fetchval("select agent_authoring from organizations where id = $1", org) == (
         "auto"
     )
+    ack_box = page.locator(f"#ack-{agent.id}")
+    assert "Vou chamar uma pessoa" in (await ack_box.get_attribute("placeholder") or "")
+    await ack_box.fill("Já vou te passar para a Ana, da loja.")
+    await page.fill(f"#notice-{agent.id}", "A Ana já vem; obrigado por esperar.")
+    await page.click("button:has-text('Salvar avisos')")
+    await page.wait_for_url(f"{api.base_url}/console/agente?ok=update_agent_route")
+    texts = await db.fetchrow(
+        "select handoff_ack, handoff_wait_notice from agents where id = $1", agent.id
+    )
+    assert tuple(texts) == (
+        "Já vou te passar para a Ana, da loja.",
+        "A Ana já vem; obrigado por esperar.",
+    )
     assert [(r["action"], r["actor"], r["detail"]) for r in await audit_rows(db, org)] == [
         ("api_key.create", admin[:12], {"prefix": made[:12], "role": "editor"}),
         ("api_key.revoke", admin[:12], {"prefix": made[:12]}),
@@ -258,6 +271,11 @@ async def test_a_key_made_on_the_keys_page_signs_in_and_its_revocation_ends_the_
         ),
         ("agent.update", admin[:12], {"code": "invalid_model"}),
         ("settings.agent_authoring", admin[:12], {"from": "review", "to": "auto"}),
+        (
+            "agent.update",
+            admin[:12],
+            {"agent_id": str(agent.id), "fields": ["handoff_ack", "handoff_wait_notice"]},
+        ),
     ]
 
 

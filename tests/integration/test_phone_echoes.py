@@ -5,7 +5,6 @@ grace: skillet's own reply changes nothing, the owner's message takes the conver
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import time
 import uuid
 from typing import Any
@@ -24,8 +23,7 @@ from worker.settings import Settings
 
 CUSTOMER = "5511912345678"
 GRACE_S = 0.5
-# The webhook defers each echo's job by the grace; the worker checks it again.
-ECHO_CONFIG = dataclasses.replace(TEST_CONFIG, echo_grace_ms=int(GRACE_S * 1000))
+ECHO_CONFIG = TEST_CONFIG
 
 
 def _settings(whatsapp_settings: Settings, grace_s: float = GRACE_S) -> Settings:
@@ -193,35 +191,37 @@ async def test_the_echo_of_skillets_own_waha_reply_changes_nothing(
     assert len(fake_waha.delivered) == 2  # the agent still answers
 
 
-async def test_an_echo_arriving_before_its_sends_id_is_stored_is_still_ours(
+async def test_while_a_reply_is_in_flight_its_echo_is_ours_and_another_waits_out_the_grace(
     whatsapp_settings: Settings, db: asyncpg.Connection, fake_waha: FakeWaha
 ) -> None:
     org = await _answered_customer_first(_settings(whatsapp_settings), db, fake_waha)
     [(_, chat_id, reply)] = fake_waha.delivered
     ours = f"true_{chat_id}_1"
-    # As if the echo beat the send's answer: the receipt is not stored yet when it arrives.
+    # As if the echo beat the send's answer: the send is still in flight (claimed, not marked
+    # sent) and its provider id not stored yet when the echoes arrive.
     receipt = await db.fetchrow(
         "delete from outbox_receipts where provider_message_id = $1 returning *", ours
     )
     assert receipt is not None
-    # The webhook defers nothing here: the worker's own grace (1.5 s) makes the job wait.
-    no_defer = dataclasses.replace(TEST_CONFIG, echo_grace_ms=0)
-    async with running_webhook(whatsapp_settings, no_defer) as hook:
+    await db.execute(
+        "update outbox set status = 'pending', sent_at = null where id = $1", receipt["outbox_id"]
+    )
+    async with running_webhook(whatsapp_settings, TEST_CONFIG) as hook:
         assert (await hook.post_waha(_own(ours, reply))).body["echoes"] == 1
+        owner = _own(f"true_{chat_id}_OWNER9", "Deixa comigo, já te respondo.")
+        assert (await hook.post_waha(owner)).body["echoes"] == 1
     settings = _settings(whatsapp_settings, grace_s=1.5)
     worker = asyncio.create_task(run_burst(settings))
-    await asyncio.sleep(0.5)  # the job has run once by now, and was told to wait
-    assert await _echo_states(db, org) == ["pending"]
+    await asyncio.sleep(0.5)  # both jobs have run once by now
+    # The reply's own text: ours at once. The other text may still be ours (its id on the
+    # way): it waits out the grace, and the agent's reply in flight is not the owner's.
+    assert await _echo_states(db, org) == ["ours", "pending"]
     await db.execute(
-        "insert into outbox_receipts (organization_id, provider_message_id, outbox_id) "
-        "values ($1, $2, $3)",
-        receipt["organization_id"],
-        receipt["provider_message_id"],
-        receipt["outbox_id"],
+        "update outbox set status = 'sent', sent_at = now() where id = $1", receipt["outbox_id"]
     )
     await worker
-    assert await _echo_states(db, org) == ["ours"]
-    assert (await _conversation(db, org))["mode"] == "agent"
+    assert await _echo_states(db, org) == ["ours", "phone"]
+    assert (await _conversation(db, org))["mode"] == "human"
 
 
 async def test_cloud_api_echoes_ours_change_nothing_and_the_owners_take_over(

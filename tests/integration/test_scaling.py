@@ -26,6 +26,7 @@ async def test_adding_and_draining_workers_mid_load_loses_and_repeats_nothing(
         # added workers start while it runs and the drained one has turns in flight.
         model_latency_ms=200,
         round_gap_s=0.5,
+        takeover_share=0.0,  # workers coming and going only (test_soak_small has the person)
     )
     report = await run_soak(settings, plan)
     assert [e.split(" at ")[0] for e in report.events] == [
