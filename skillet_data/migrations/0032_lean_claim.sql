@@ -67,3 +67,53 @@ route_via_id names, else the org's only channel): only such a row leaves the bui
 it could be sent twice by a crash mid-send. reply_to_external_id only for an agent's reply (the
 message it answers). No row: it is sent, failed or claimed already. Each lookup is by primary key
 or one index probe: its cost does not grow with the org's history.$$;
+
+-- Every policy asks skillet_current_org() once per statement and table (about 40 times a turn),
+-- and a function's own `SET search_path` costs as much as its work: it is saved and restored on
+-- every call. These two name everything by its schema instead (operators through OPERATOR(),
+-- types as pg_catalog's), so no object of anyone's can stand in for ours without the pin.
+create or replace function skillet_current_org()
+returns uuid
+language plpgsql stable security definer
+as $$
+declare
+    v_org pg_catalog.text := pg_catalog.current_setting('skillet.organization_id', true);
+begin
+    if v_org is null or v_org OPERATOR(pg_catalog.=) '' then
+        return null;
+    end if;
+    if pg_catalog.current_setting('skillet.organization_proof', true) OPERATOR(pg_catalog.=) (
+        select pg_catalog.encode(
+                   pg_catalog.sha256(s.outer_pad OPERATOR(pg_catalog.||) pg_catalog.sha256(
+                       s.inner_pad OPERATOR(pg_catalog.||) pg_catalog.convert_to(v_org, 'UTF8'))),
+                   'hex')
+        from skillet_private.tenant_binding_secret s) then
+        return v_org::pg_catalog.uuid;
+    end if;
+    return null;
+end;
+$$;
+alter function skillet_current_org() reset search_path;
+comment on function skillet_current_org() is
+$$The org the current statement acts for: the bound org (skillet.organization_id) only when its
+proof (skillet.organization_proof) holds, else null. Policies call it as (select
+skillet_current_org()), once per statement. SECURITY DEFINER with every name schema-qualified
+(no search_path pin: it would cost as much as the check).$$;
+
+create or replace function skillet_org_proof_valid(p_org text, p_proof text)
+returns boolean
+language plpgsql stable security definer
+as $$
+begin
+    return p_proof is not null and p_proof OPERATOR(pg_catalog.=) (
+        select pg_catalog.encode(
+                   pg_catalog.sha256(s.outer_pad OPERATOR(pg_catalog.||) pg_catalog.sha256(
+                       s.inner_pad OPERATOR(pg_catalog.||) pg_catalog.convert_to(p_org, 'UTF8'))),
+                   'hex')
+        from skillet_private.tenant_binding_secret s);
+end;
+$$;
+alter function skillet_org_proof_valid(text, text) reset search_path;
+comment on function skillet_org_proof_valid(text, text) is
+$$Whether p_proof is the HMAC-SHA256 of p_org under the tenant secret; answers yes or no, never a
+proof or the secret. SECURITY DEFINER with every name schema-qualified, as skillet_current_org.$$;
