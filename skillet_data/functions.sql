@@ -22,24 +22,26 @@
 COMMENT ON FUNCTION public.skillet_current_org() IS
 $$The org the current statement acts for: the bound org (skillet.organization_id) only when its
 proof (skillet.organization_proof) holds, else null. Policies call it as (select
-skillet_current_org()), once per statement.$$;
+skillet_current_org()), once per statement. SECURITY DEFINER with every name schema-qualified
+(no search_path pin: it would cost as much as the check).$$;
 CREATE OR REPLACE FUNCTION public.skillet_current_org()
  RETURNS uuid
  LANGUAGE plpgsql
  STABLE SECURITY DEFINER
- SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 declare
-    v_org text := current_setting('skillet.organization_id', true);
+    v_org pg_catalog.text := pg_catalog.current_setting('skillet.organization_id', true);
 begin
-    if coalesce(v_org, '') = '' then
+    if v_org is null or v_org OPERATOR(pg_catalog.=) '' then
         return null;
     end if;
-    if current_setting('skillet.organization_proof', true) = (
-        select encode(sha256(s.outer_pad || sha256(s.inner_pad || convert_to(v_org, 'UTF8'))),
-                      'hex')
+    if pg_catalog.current_setting('skillet.organization_proof', true) OPERATOR(pg_catalog.=) (
+        select pg_catalog.encode(
+                   pg_catalog.sha256(s.outer_pad OPERATOR(pg_catalog.||) pg_catalog.sha256(
+                       s.inner_pad OPERATOR(pg_catalog.||) pg_catalog.convert_to(v_org, 'UTF8'))),
+                   'hex')
         from skillet_private.tenant_binding_secret s) then
-        return v_org::uuid;
+        return v_org::pg_catalog.uuid;
     end if;
     return null;
 end;
@@ -47,17 +49,18 @@ $function$;
 
 COMMENT ON FUNCTION public.skillet_org_proof_valid(text, text) IS
 $$Whether p_proof is the HMAC-SHA256 of p_org under the tenant secret; answers yes or no, never a
-proof or the secret.$$;
+proof or the secret. SECURITY DEFINER with every name schema-qualified, as skillet_current_org.$$;
 CREATE OR REPLACE FUNCTION public.skillet_org_proof_valid(p_org text, p_proof text)
  RETURNS boolean
  LANGUAGE plpgsql
  STABLE SECURITY DEFINER
- SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 begin
-    return p_proof is not null and p_proof = (
-        select encode(sha256(s.outer_pad || sha256(s.inner_pad || convert_to(p_org, 'UTF8'))),
-                      'hex')
+    return p_proof is not null and p_proof OPERATOR(pg_catalog.=) (
+        select pg_catalog.encode(
+                   pg_catalog.sha256(s.outer_pad OPERATOR(pg_catalog.||) pg_catalog.sha256(
+                       s.inner_pad OPERATOR(pg_catalog.||) pg_catalog.convert_to(p_org, 'UTF8'))),
+                   'hex')
         from skillet_private.tenant_binding_secret s);
 end;
 $function$;
@@ -116,6 +119,23 @@ begin
             using errcode = '42501';
     end if;
     perform set_config('skillet.organization_id', p_org::text, true);
+end;
+$function$;
+
+COMMENT ON FUNCTION public.skillet_bind_org(uuid, text) IS
+$$Bind an org and its proof for the rest of the transaction, in one call; refused (42501,
+tenant_binding_refused) unless p_proof is the org's (members of skillet_system need none).$$;
+CREATE OR REPLACE FUNCTION public.skillet_bind_org(p_org uuid, p_proof text)
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+begin
+    if not (skillet_org_proof_valid(p_org::text, p_proof) or skillet_is_system()) then
+        raise exception 'tenant_binding_refused: no valid proof for organization %', p_org
+            using errcode = '42501';
+    end if;
+    perform set_config('skillet.organization_proof', p_proof, true),
+            set_config('skillet.organization_id', p_org::text, true);
 end;
 $function$;
 
@@ -622,34 +642,18 @@ GRANT EXECUTE ON FUNCTION public.skillet_settle_echo(uuid, text, uuid, double pr
 -- ==============================================================================================
 
 COMMENT ON FUNCTION public.skillet_take_conversation(uuid, text, uuid, uuid, double precision, integer, integer) IS
-$$The turn's take with the org's proof: sets the proof for the transaction and takes as
-skillet_take_conversation(uuid, uuid, ...) does.$$;
+$$Step one of a turn: bind the org with its proof, take the conversation's lease (free or expired)
+under a fresh token for p_ttl_s seconds and read its first burst (skillet_read_burst). No row:
+someone else holds it. `undelivered`: a committed reply still waits to be handed to its channel
+(a crash between commit and send): the holder delivers it before reading.$$;
 CREATE OR REPLACE FUNCTION public.skillet_take_conversation(p_org uuid, p_proof text, p_conversation uuid, p_lease uuid, p_ttl_s double precision, p_limit integer, p_history_limit integer)
- RETURNS TABLE(channel text, contact_id text, undelivered boolean, ids uuid[], external_ids text[], bodies text[], received_ats timestamp with time zone[], expects_replies boolean[], agent_ids uuid[], agent_id uuid, system_prompt text, model_provider text, model_name text, catalog_revision bigint, history_directions text[], history_bodies text[])
- LANGUAGE plpgsql
- SET plan_cache_mode TO 'force_generic_plan'
-AS $function$
-begin
-    perform set_config('skillet.organization_proof', p_proof, true);
-    return query
-    select * from skillet_take_conversation(p_org, p_conversation, p_lease, p_ttl_s, p_limit,
-                                            p_history_limit);
-end;
-$function$;
-
-COMMENT ON FUNCTION public.skillet_take_conversation(uuid, uuid, uuid, double precision, integer, integer) IS
-$$Step one of a turn: take the conversation's lease (free or expired) under a fresh token for
-p_ttl_s seconds and read its first burst (skillet_read_burst). No row: someone else holds it.
-`undelivered`: a committed reply still waits to be handed to its channel (a crash between commit
-and send): the holder delivers it before reading. Binds its org itself.$$;
-CREATE OR REPLACE FUNCTION public.skillet_take_conversation(p_org uuid, p_conversation uuid, p_lease uuid, p_ttl_s double precision, p_limit integer, p_history_limit integer)
  RETURNS TABLE(channel text, contact_id text, undelivered boolean, ids uuid[], external_ids text[], bodies text[], received_ats timestamp with time zone[], expects_replies boolean[], agent_ids uuid[], agent_id uuid, system_prompt text, model_provider text, model_name text, catalog_revision bigint, history_directions text[], history_bodies text[])
  LANGUAGE plpgsql
  SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
 #variable_conflict use_column
 begin
-    perform skillet_bind_org(p_org);
+    perform skillet_bind_org(p_org, p_proof);
     update conversations c
     set lease_token = p_lease, lease_until = now() + make_interval(secs => p_ttl_s)
     where c.id = p_conversation and (c.lease_until is null or c.lease_until < now())
@@ -670,6 +674,22 @@ begin
                   history_directions, history_bodies
     from skillet_read_burst(p_org, p_conversation, p_limit, p_history_limit);
     return next;
+end;
+$function$;
+
+COMMENT ON FUNCTION public.skillet_take_conversation(uuid, uuid, uuid, double precision, integer, integer) IS
+$$The take without a proof argument (the transaction's proof, or the operator's role): as
+skillet_take_conversation(uuid, text, ...).$$;
+CREATE OR REPLACE FUNCTION public.skillet_take_conversation(p_org uuid, p_conversation uuid, p_lease uuid, p_ttl_s double precision, p_limit integer, p_history_limit integer)
+ RETURNS TABLE(channel text, contact_id text, undelivered boolean, ids uuid[], external_ids text[], bodies text[], received_ats timestamp with time zone[], expects_replies boolean[], agent_ids uuid[], agent_id uuid, system_prompt text, model_provider text, model_name text, catalog_revision bigint, history_directions text[], history_bodies text[])
+ LANGUAGE plpgsql
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+begin
+    return query
+    select * from skillet_take_conversation(
+        p_org, current_setting('skillet.organization_proof', true), p_conversation, p_lease,
+        p_ttl_s, p_limit, p_history_limit);
 end;
 $function$;
 
@@ -748,70 +768,38 @@ end;
 $function$;
 
 COMMENT ON FUNCTION public.skillet_commit_turn(uuid, text, uuid, text, uuid[], timestamp with time zone, text, text[], text[], text[], text[], timestamp with time zone, uuid, jsonb, boolean) IS
-$$The turn's reply commit with the org's proof: sets the proof for the transaction and commits as
-skillet_commit_turn(uuid, uuid, ...) does.$$;
+$$The reply commit of workers of an earlier release, with the org's proof: the eighteen-argument
+skillet_commit_turn with no handoff and no skills recorded, same outcomes.$$;
 CREATE OR REPLACE FUNCTION public.skillet_commit_turn(p_org uuid, p_proof text, p_conversation uuid, p_channel text, p_batch uuid[], p_first_received timestamp with time zone, p_body text, p_used text[], p_viewed text[], p_names text[], p_triggers text[], p_at timestamp with time zone, p_lease uuid, p_usage jsonb, p_claim boolean)
  RETURNS TABLE(outcome text, outbox_id uuid, reply_id uuid, deliverable boolean, reply_to_external_id text, last_inbound_at timestamp with time zone, route_kind text, route_address text)
  LANGUAGE plpgsql
  SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
 begin
-    perform set_config('skillet.organization_proof', p_proof, true);
     return query
-    select * from skillet_commit_turn(p_org, p_conversation, p_channel, p_batch,
+    select * from skillet_commit_turn(p_org, p_proof, p_conversation, p_channel, p_batch,
                                       p_first_received, p_body, p_used, p_viewed, p_names,
-                                      p_triggers, p_at, p_lease, p_usage, p_claim);
+                                      p_triggers, p_at, p_lease, p_usage, p_claim,
+                                      null::text, null::text, null::jsonb);
 end;
 $function$;
 
 COMMENT ON FUNCTION public.skillet_commit_turn(uuid, text, uuid, text, uuid[], timestamp with time zone, text, text[], text[], text[], text[], timestamp with time zone, uuid, jsonb, boolean, text, text, jsonb) IS
-$$The turn's reply commit with the org's proof, a handoff and the skills used: sets the proof for
-the transaction and commits as skillet_commit_turn(uuid, uuid, ..., text, text, jsonb) does.$$;
+$$Step two of a turn: bind the org with its proof, then the fenced reply commit. Serialized on the
+conversation row (as is every change of its mode); refused with outcome 'lease_lost' (p_lease is
+not the live lease), 'taken_over' (the conversation's mode is no longer 'agent': a person holds
+it or was asked for), 'overtaken' (an older message that expects a reply is still open, not kept
+as context: read again) or 'answered' (part of the burst was answered first); else 'replied':
+the reply (author 'agent', p_skills: the skills the turn used), its outbox row, the 'answered'
+marks, with p_handoff_cause ('tool' | 'customer') the conversation put in 'waiting' for
+p_handoff_reason, the turn's counts (skillet_bump_usage, skillet_bump_activation_daily,
+skillet_bump_token_usage) and, with p_claim, the delivery claim of its outbox row
+(skillet_claim_outbox), so the sender needs no statement before the send. The claim comes before
+the increments: those rows are shared by every turn of an org, so they are locked last, for the
+shortest time. A crash between this commit and the send leaves a claimed row, which
+skillet_fail_abandoned_claims fails as `delivery_unknown`; a row without a route is not claimed,
+and the next holder delivers it.$$;
 CREATE OR REPLACE FUNCTION public.skillet_commit_turn(p_org uuid, p_proof text, p_conversation uuid, p_channel text, p_batch uuid[], p_first_received timestamp with time zone, p_body text, p_used text[], p_viewed text[], p_names text[], p_triggers text[], p_at timestamp with time zone, p_lease uuid, p_usage jsonb, p_claim boolean, p_handoff_cause text, p_handoff_reason text, p_skills jsonb)
- RETURNS TABLE(outcome text, outbox_id uuid, reply_id uuid, deliverable boolean, reply_to_external_id text, last_inbound_at timestamp with time zone, route_kind text, route_address text)
- LANGUAGE plpgsql
- SET plan_cache_mode TO 'force_generic_plan'
-AS $function$
-begin
-    perform set_config('skillet.organization_proof', p_proof, true);
-    return query
-    select * from skillet_commit_turn(p_org, p_conversation, p_channel, p_batch,
-                                      p_first_received, p_body, p_used, p_viewed, p_names,
-                                      p_triggers, p_at, p_lease, p_usage, p_claim,
-                                      p_handoff_cause, p_handoff_reason, p_skills);
-end;
-$function$;
-
-COMMENT ON FUNCTION public.skillet_commit_turn(uuid, uuid, text, uuid[], timestamp with time zone, text, text[], text[], text[], text[], timestamp with time zone, uuid, jsonb, boolean) IS
-$$The reply commit of workers of the previous release (and of skillet_commit_reply): the
-seventeen-argument skillet_commit_turn with no handoff and no skills recorded, same outcomes
-(taken_over included).$$;
-CREATE OR REPLACE FUNCTION public.skillet_commit_turn(p_org uuid, p_conversation uuid, p_channel text, p_batch uuid[], p_first_received timestamp with time zone, p_body text, p_used text[], p_viewed text[], p_names text[], p_triggers text[], p_at timestamp with time zone, p_lease uuid, p_usage jsonb, p_claim boolean DEFAULT true)
- RETURNS TABLE(outcome text, outbox_id uuid, reply_id uuid, deliverable boolean, reply_to_external_id text, last_inbound_at timestamp with time zone, route_kind text, route_address text)
- LANGUAGE sql
- SET plan_cache_mode TO 'force_generic_plan'
-AS $function$
-    select * from skillet_commit_turn(p_org, p_conversation, p_channel, p_batch,
-                                      p_first_received, p_body, p_used, p_viewed, p_names,
-                                      p_triggers, p_at, p_lease, p_usage, p_claim,
-                                      null::text, null::text, null::jsonb)
-$function$;
-
-COMMENT ON FUNCTION public.skillet_commit_turn(uuid, uuid, text, uuid[], timestamp with time zone, text, text[], text[], text[], text[], timestamp with time zone, uuid, jsonb, boolean, text, text, jsonb) IS
-$$Step two of a turn: the fenced reply commit. Serialized on the conversation row (as is every
-change of its mode); refused with outcome 'lease_lost' (p_lease is not the live lease),
-'taken_over' (the conversation's mode is no longer 'agent': a person holds it or was asked for),
-'overtaken' (an older message that expects a reply is still open, not kept as context: read
-again) or 'answered' (part of the burst was answered first); else 'replied': the reply (author
-'agent', p_skills: the skills the turn used), its outbox row, the 'answered' marks, with
-p_handoff_cause ('tool' | 'customer') the conversation put in 'waiting' for p_handoff_reason,
-the turn's counts (skillet_bump_usage, skillet_bump_activation_daily, skillet_bump_token_usage)
-and, with p_claim, the delivery claim of its outbox row (skillet_claim_outbox), so the sender
-needs no statement before the send. The claim comes before the increments: those rows are shared
-by every turn of an org, so they are locked last, for the shortest time. A crash between this
-commit and the send leaves a claimed row, which skillet_fail_abandoned_claims fails as
-`delivery_unknown`; a row without a route is not claimed, and the next holder delivers it.$$;
-CREATE OR REPLACE FUNCTION public.skillet_commit_turn(p_org uuid, p_conversation uuid, p_channel text, p_batch uuid[], p_first_received timestamp with time zone, p_body text, p_used text[], p_viewed text[], p_names text[], p_triggers text[], p_at timestamp with time zone, p_lease uuid, p_usage jsonb, p_claim boolean, p_handoff_cause text, p_handoff_reason text, p_skills jsonb)
  RETURNS TABLE(outcome text, outbox_id uuid, reply_id uuid, deliverable boolean, reply_to_external_id text, last_inbound_at timestamp with time zone, route_kind text, route_address text)
  LANGUAGE plpgsql
  SET plan_cache_mode TO 'force_generic_plan'
@@ -822,14 +810,16 @@ declare
     v_uses bigint[];
     v_views bigint[];
     v_mode text;
+    v_held boolean;
 begin
-    perform skillet_bind_org(p_org);
+    perform skillet_bind_org(p_org, p_proof);
     deliverable := false;
-    select c.mode into v_mode from conversations c where c.id = p_conversation for update;
-    if p_lease is not null and not exists (
-        select 1 from conversations
-        where id = p_conversation and lease_token = p_lease and lease_until > now()
-    ) then
+    select c.mode,
+           p_lease is null or (c.lease_token = p_lease and c.lease_until > now())
+    into v_mode, v_held
+    from conversations c where c.id = p_conversation
+    for update;
+    if not coalesce(v_held, false) then
         outcome := 'lease_lost';
         return next;
         return;
@@ -900,6 +890,38 @@ begin
 end;
 $function$;
 
+COMMENT ON FUNCTION public.skillet_commit_turn(uuid, uuid, text, uuid[], timestamp with time zone, text, text[], text[], text[], text[], timestamp with time zone, uuid, jsonb, boolean) IS
+$$The reply commit of workers of an earlier release (and of skillet_commit_reply), without a proof
+argument: the eighteen-argument skillet_commit_turn with no handoff and no skills recorded.$$;
+CREATE OR REPLACE FUNCTION public.skillet_commit_turn(p_org uuid, p_conversation uuid, p_channel text, p_batch uuid[], p_first_received timestamp with time zone, p_body text, p_used text[], p_viewed text[], p_names text[], p_triggers text[], p_at timestamp with time zone, p_lease uuid, p_usage jsonb, p_claim boolean DEFAULT true)
+ RETURNS TABLE(outcome text, outbox_id uuid, reply_id uuid, deliverable boolean, reply_to_external_id text, last_inbound_at timestamp with time zone, route_kind text, route_address text)
+ LANGUAGE sql
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+    select * from skillet_commit_turn(p_org, current_setting('skillet.organization_proof', true),
+                                      p_conversation, p_channel, p_batch, p_first_received,
+                                      p_body, p_used, p_viewed, p_names, p_triggers, p_at,
+                                      p_lease, p_usage, p_claim, null::text, null::text,
+                                      null::jsonb)
+$function$;
+
+COMMENT ON FUNCTION public.skillet_commit_turn(uuid, uuid, text, uuid[], timestamp with time zone, text, text[], text[], text[], text[], timestamp with time zone, uuid, jsonb, boolean, text, text, jsonb) IS
+$$The reply commit without a proof argument (the transaction's proof, or the operator's role): as
+skillet_commit_turn(uuid, text, ...) with a handoff and the skills used.$$;
+CREATE OR REPLACE FUNCTION public.skillet_commit_turn(p_org uuid, p_conversation uuid, p_channel text, p_batch uuid[], p_first_received timestamp with time zone, p_body text, p_used text[], p_viewed text[], p_names text[], p_triggers text[], p_at timestamp with time zone, p_lease uuid, p_usage jsonb, p_claim boolean, p_handoff_cause text, p_handoff_reason text, p_skills jsonb)
+ RETURNS TABLE(outcome text, outbox_id uuid, reply_id uuid, deliverable boolean, reply_to_external_id text, last_inbound_at timestamp with time zone, route_kind text, route_address text)
+ LANGUAGE plpgsql
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+begin
+    return query
+    select * from skillet_commit_turn(
+        p_org, current_setting('skillet.organization_proof', true), p_conversation, p_channel,
+        p_batch, p_first_received, p_body, p_used, p_viewed, p_names, p_triggers, p_at, p_lease,
+        p_usage, p_claim, p_handoff_cause, p_handoff_reason, p_skills);
+end;
+$function$;
+
 COMMENT ON FUNCTION public.skillet_commit_reply(uuid, uuid, text, uuid[], timestamp with time zone, text, text[], text[], text[], text[], timestamp with time zone, uuid, jsonb) IS
 $$The commit of workers of the previous release during a rolling deploy (and its six-argument
 form, by the defaults): skillet_commit_turn without the claim (they claim apart), same outcomes.$$;
@@ -914,34 +936,19 @@ AS $function$
 $function$;
 
 COMMENT ON FUNCTION public.skillet_continue_conversation(uuid, text, uuid, uuid, uuid, text[], integer, integer) IS
-$$The turn's continue with the org's proof: sets the proof for the transaction and continues as
-skillet_continue_conversation(uuid, uuid, ...) does.$$;
-CREATE OR REPLACE FUNCTION public.skillet_continue_conversation(p_org uuid, p_proof text, p_conversation uuid, p_lease uuid, p_sent uuid, p_provider_ids text[], p_limit integer, p_history_limit integer)
- RETURNS TABLE(sent boolean, held boolean, released boolean, ids uuid[], external_ids text[], bodies text[], received_ats timestamp with time zone[], expects_replies boolean[], agent_ids uuid[], agent_id uuid, system_prompt text, model_provider text, model_name text, catalog_revision bigint, history_directions text[], history_bodies text[])
- LANGUAGE plpgsql
- SET plan_cache_mode TO 'force_generic_plan'
-AS $function$
-begin
-    perform set_config('skillet.organization_proof', p_proof, true);
-    return query
-    select * from skillet_continue_conversation(p_org, p_conversation, p_lease, p_sent,
-                                                p_provider_ids, p_limit, p_history_limit);
-end;
-$function$;
-
-COMMENT ON FUNCTION public.skillet_continue_conversation(uuid, uuid, uuid, uuid, text[], integer, integer) IS
 $$Step three of a turn, after the send (`p_sent`: the outbox row, with the provider's message ids;
-null: nothing was sent): mark it sent and store its receipts, then let the conversation go if
-nothing waits (skillet_release_lease), else read the next burst (skillet_read_burst), all in one
-statement. `held` false: the lease is no longer this holder's (stop). Binds its org itself.$$;
-CREATE OR REPLACE FUNCTION public.skillet_continue_conversation(p_org uuid, p_conversation uuid, p_lease uuid, p_sent uuid, p_provider_ids text[], p_limit integer, p_history_limit integer)
+null: nothing was sent): bind the org with its proof, mark the row sent and store its receipts,
+then let the conversation go if nothing waits (skillet_release_lease), else read the next burst
+(skillet_read_burst), all in one statement. `held` false: the lease is no longer this holder's
+(stop).$$;
+CREATE OR REPLACE FUNCTION public.skillet_continue_conversation(p_org uuid, p_proof text, p_conversation uuid, p_lease uuid, p_sent uuid, p_provider_ids text[], p_limit integer, p_history_limit integer)
  RETURNS TABLE(sent boolean, held boolean, released boolean, ids uuid[], external_ids text[], bodies text[], received_ats timestamp with time zone[], expects_replies boolean[], agent_ids uuid[], agent_id uuid, system_prompt text, model_provider text, model_name text, catalog_revision bigint, history_directions text[], history_bodies text[])
  LANGUAGE plpgsql
  SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
 #variable_conflict use_column
 begin
-    perform skillet_bind_org(p_org);
+    perform skillet_bind_org(p_org, p_proof);
     sent := false;
     if p_sent is not null then
         with marked as (
@@ -973,6 +980,22 @@ begin
                   history_directions, history_bodies
     from skillet_read_burst(p_org, p_conversation, p_limit, p_history_limit);
     return next;
+end;
+$function$;
+
+COMMENT ON FUNCTION public.skillet_continue_conversation(uuid, uuid, uuid, uuid, text[], integer, integer) IS
+$$The continue without a proof argument (the transaction's proof, or the operator's role): as
+skillet_continue_conversation(uuid, text, ...).$$;
+CREATE OR REPLACE FUNCTION public.skillet_continue_conversation(p_org uuid, p_conversation uuid, p_lease uuid, p_sent uuid, p_provider_ids text[], p_limit integer, p_history_limit integer)
+ RETURNS TABLE(sent boolean, held boolean, released boolean, ids uuid[], external_ids text[], bodies text[], received_ats timestamp with time zone[], expects_replies boolean[], agent_ids uuid[], agent_id uuid, system_prompt text, model_provider text, model_name text, catalog_revision bigint, history_directions text[], history_bodies text[])
+ LANGUAGE plpgsql
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+begin
+    return query
+    select * from skillet_continue_conversation(
+        p_org, current_setting('skillet.organization_proof', true), p_conversation, p_lease,
+        p_sent, p_provider_ids, p_limit, p_history_limit);
 end;
 $function$;
 
@@ -1261,46 +1284,55 @@ $$What the reply's sender needs, claiming the outbox row for one send when it ha
 channel the answered message came in on, or for a person's reply or a notice the one it
 route_via_id names, else the org's only channel): only such a row leaves the building, so only
 it could be sent twice by a crash mid-send. reply_to_external_id only for an agent's reply (the
-message it answers). No row: it is sent, failed or claimed already.$$;
+message it answers). No row: it is sent, failed or claimed already. Each lookup is by primary
+key or one index probe: its cost does not grow with the org's history.$$;
 CREATE OR REPLACE FUNCTION public.skillet_claim_outbox(p_outbox uuid)
  RETURNS TABLE(reply_to_external_id text, last_inbound_at timestamp with time zone, route_kind text, route_address text)
  LANGUAGE plpgsql
 AS $function$
 #variable_conflict use_column
+declare
+    v_org uuid;
+    v_conversation uuid;
+    v_message uuid;
+    v_status text;
+    v_claimed_at timestamptz;
+    v_reply_to uuid;
+    v_via uuid;
+    v_answered_external text;
 begin
-    return query
-    with target as (
-        select id, organization_id, conversation_id, message_id from outbox
-        where id = p_outbox and status = 'pending' and delivery_claimed_at is null
-        for update
-    ), context as (
-        select t.id, case when r.reply_to_id is not null then i.external_id end
-                   as reply_to_external_id,
-               (select max(m.sent_at) from messages m
-                where m.conversation_id = t.conversation_id and m.direction = 'inbound')
-                   as last_inbound_at,
-               route.kind as route_kind, route.address as route_address
-        from target t
-        join messages r on r.id = t.message_id
-        left join messages i on i.id = coalesce(r.reply_to_id, r.route_via_id)
-        left join lateral (
-            select * from (
-                select ch.kind, ch.address, 0 as preference
-                from inbound_routes ir join channels ch on ch.id = ir.channel_id
-                where ir.organization_id = t.organization_id and ir.external_id = i.external_id
-                union all
-                select ch.kind, ch.address, 1 from channels ch
-                where ch.organization_id = t.organization_id
-                  and (select count(*) from channels o
-                       where o.organization_id = t.organization_id) = 1
-            ) candidates order by preference limit 1
-        ) route on true
-    ), claimed as (
-        update outbox o set delivery_claimed_at = now()
-        from context c where o.id = c.id and c.route_kind is not null
-    )
-    select c.reply_to_external_id, c.last_inbound_at, c.route_kind, c.route_address
-    from context c;
+    select o.organization_id, o.conversation_id, o.message_id, o.status, o.delivery_claimed_at
+    into v_org, v_conversation, v_message, v_status, v_claimed_at
+    from outbox o where o.id = p_outbox
+    for update;
+    if v_org is null or v_status <> 'pending' or v_claimed_at is not null then
+        return;
+    end if;
+    select r.reply_to_id, coalesce(r.reply_to_id, r.route_via_id) into v_reply_to, v_via
+    from messages r where r.id = v_message;
+    if v_via is not null then
+        select i.external_id into v_answered_external from messages i where i.id = v_via;
+    end if;
+    reply_to_external_id := case when v_reply_to is not null then v_answered_external end;
+    select m.sent_at into last_inbound_at from messages m
+    where m.conversation_id = v_conversation and m.direction = 'inbound'
+    order by m.sent_at desc nulls last
+    limit 1;
+    if v_answered_external is not null then
+        select ch.kind, ch.address into route_kind, route_address
+        from inbound_routes ir join channels ch on ch.id = ir.channel_id
+        where ir.organization_id = v_org and ir.external_id = v_answered_external;
+    end if;
+    if route_kind is null then
+        select ch.kind, ch.address into route_kind, route_address
+        from channels ch
+        where ch.organization_id = v_org
+          and (select count(*) from channels o where o.organization_id = v_org) = 1;
+    end if;
+    if route_kind is not null then
+        update outbox set delivery_claimed_at = now() where id = p_outbox;
+    end if;
+    return next;
 end;
 $function$;
 

@@ -234,14 +234,19 @@ async def test_the_turns_functions_keep_their_plans_for_the_session(
 ) -> None:
     rows = await db.fetch(
         """
-        select p.proname, l.lanname, coalesce(p.proconfig, '{}') as config
+        select p.proname, l.lanname, coalesce(p.proconfig, '{}') as config,
+               pg_get_function_identity_arguments(p.oid) as args
         from pg_proc p join pg_language l on l.oid = p.prolang
         where p.proname = any($1::text[])
         """,
         list(TURN_FUNCTIONS),
     )
-    # The three statements have two overloads each: with the org's proof (0026) and without.
-    assert {r["proname"] for r in rows} == set(TURN_FUNCTIONS)
-    assert {r["proname"]: r["lanname"] for r in rows} == dict.fromkeys(TURN_FUNCTIONS, "plpgsql")
-    generic = {r["proname"] for r in rows if "plan_cache_mode=force_generic_plan" in r["config"]}
+    # The three statements have overloads with the org's proof (what the worker calls) and
+    # without (an earlier release's workers, the operator's role): the worker's are judged.
+    called = [r for r in rows if r["proname"] not in PLANNED_ONCE or "p_proof" in r["args"]]
+    assert {r["proname"] for r in called} == set(TURN_FUNCTIONS)
+    assert {r["lanname"] for r in called} == {"plpgsql"}, [
+        (r["proname"], r["args"]) for r in called if r["lanname"] != "plpgsql"
+    ]
+    generic = {r["proname"] for r in called if "plan_cache_mode=force_generic_plan" in r["config"]}
     assert generic == set(PLANNED_ONCE)
