@@ -135,8 +135,9 @@ def _segment(text: str) -> list[DayRange]:
     pieces = [p for p in _RANGE_SPLIT.split(ranges_text) if p]
     if not pieces:
         raise HoursError(f"trecho {_quote(text)} precisa dos dias e das horas (ex.: {EXAMPLE})")
+    days = _days(days_text)  # first, as it is written first
     spans = [_range(p) for p in pieces]
-    return [DayRange(day, start, end) for day in _days(days_text) for start, end in spans]
+    return [DayRange(day, start, end) for day in days for start, end in spans]
 
 
 def _check_overlaps(ranges: list[DayRange]) -> None:
