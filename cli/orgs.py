@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import argparse
 import uuid
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from cli.args import CliError, org_command, uuid_arg
+from core.clock import system_clock
 from core.db import connection
 from core.organizations import (
     Organization,
@@ -133,7 +133,7 @@ async def cmd_set(args: argparse.Namespace, settings: Settings) -> dict[str, Any
     return {
         **_as_json(org),
         **endpoint_json(endpoint),
-        **hours_json(hours_changed.hours, datetime.now(UTC)),
+        **hours_json(hours_changed.hours, system_clock()),
         "previous": previous,
         "changed": changed,
         "message": message,
