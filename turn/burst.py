@@ -15,9 +15,9 @@ from core.tenancy import org_connection, self_bound_connection
 from hours.texts import ClosedNow, after_hours_ack, away_message
 from skills.models import LoadedSkill
 from turn.activation_queries import ActivationRow
+from turn.after_hours_queries import AwayCommit, commit_away, skip_wait_notice
 from turn.agent_loop import LoopOutcome, run_agent_loop
 from turn.agent_queries import fetch_handoff_ack
-from turn.away_queries import AwayCommit, commit_away
 from turn.conversation_queries import (
     CommitOutcome,
     CommittedTurn,
@@ -130,8 +130,7 @@ async def answer_batch(
         log.info("turn.not_committed", outcome=exc.outcome)
         return BatchResult(outcome=None, refused=exc.outcome)
     if handoff is not None:
-        log.info("turn.handed_off", cause=handoff.cause)
-        deps.metrics.handed_off(handoff.cause)
+        await _handed_off(deps, conversation, handoff, closed)
     deps.recorder.record(activations)  # raw rows: telemetry, fire-and-forget
     outcome = TurnOutcome(
         status=MessageOutcome.REPLIED,
@@ -169,8 +168,7 @@ async def _hand_off_at_once(
     except _NotCommitted as exc:
         log.info("turn.not_committed", outcome=exc.outcome)
         return BatchResult(outcome=None, refused=exc.outcome)
-    log.info("turn.handed_off", cause=handoff.cause)
-    deps.metrics.handed_off(handoff.cause)
+    await _handed_off(deps, conversation, handoff, closed)
     outcome = TurnOutcome(
         status=MessageOutcome.REPLIED,
         inbound_id=batch[-1].id,
@@ -179,6 +177,16 @@ async def _hand_off_at_once(
         extra={"handoff": handoff.cause},
     )
     return BatchResult(outcome=outcome, sent=sent)
+
+
+async def _handed_off(
+    deps: TurnDeps, conversation: Conversation, handoff: Handoff, closed: ClosedNow | None
+) -> None:
+    log.info("turn.handed_off", cause=handoff.cause, after_hours=closed is not None)
+    deps.metrics.handed_off(handoff.cause)
+    if closed is not None:  # rare: one more statement, only after hours
+        async with org_connection(deps.pool, conversation.organization_id) as conn:
+            await skip_wait_notice(conn, conversation.conversation_id)
 
 
 # The closed period of an org with no opening ahead (hours.opening.SEARCH_DAYS): one name.

@@ -17,14 +17,19 @@ from datetime import UTC, datetime
 import asyncpg
 
 from channels.models import ChannelKind
+from hours.cache import BusinessHoursCache
 from hours.change import HoursChange, apply_change, check_change
 from hours.texts import after_hours_ack, away_message
+from jobs.context import JobContext
+from jobs.handoff_tick import handoff_tick
+from jobs.queue import open_queue
 from tests.integration.mode_support import AGENT_REPLY, CountingModel, HandingOffModel
 from tests.integration.support import create_org, run_burst
 from tests.integration.webhook_support import connect_number, running_webhook
 from tests.integration.whatsapp_fakes import FakeWaha
 from tests.whatsapp_payloads import waha_event
 from turn.handoff import HANDOFF_ACK_DEFAULT
+from worker.resources import Resources
 from worker.settings import Settings
 
 CHAT = "5511912345678@c.us"
@@ -67,7 +72,7 @@ def _texts(fake_waha: FakeWaha) -> list[str]:
 
 
 async def test_a_handoff_after_hours_says_when_a_person_will_answer(
-    whatsapp_settings: Settings, db: asyncpg.Connection, fake_waha: FakeWaha
+    whatsapp_settings: Settings, db: asyncpg.Connection, fake_waha: FakeWaha, resources: Resources
 ) -> None:
     org = await _org(db)
     await _closed_today(db, org, "answer")
@@ -76,6 +81,19 @@ async def test_a_handoff_after_hours_says_when_a_person_will_answer(
     # The model's own "já já" acknowledgement is replaced by the one with the opening.
     assert _texts(fake_waha) == [after_hours_ack(TOMORROW)]
     assert tuple(await db.fetchrow(MODE)) == ("waiting", "tool")
+    # Nor does a "still calling someone" notice follow it overnight.
+    await db.execute("update conversations set mode_since = now() - interval '16 minutes'")
+    redis = await open_queue(whatsapp_settings.redis_url, whatsapp_settings.queue_name)
+    try:
+        ctx: JobContext = {
+            "pool": resources.pool,
+            "redis": redis,
+            "handoff_idle_s": 0,
+            "handoff_wait_s": 900,
+        }
+        assert (await handoff_tick(ctx))["noticed"] == 0
+    finally:
+        await redis.aclose()
 
 
 async def test_a_customer_asking_for_a_person_after_hours_and_in_hours(
@@ -146,3 +164,20 @@ async def test_away_sends_one_message_per_closed_period_then_the_agent_answers_w
     history = [m.content for m in request.messages]
     assert {"alô?", "responde por favor"} <= set(history)
     assert history[-1] == "e agora, entregam?"
+
+
+async def test_a_worker_reads_an_orgs_hours_at_most_once_per_ttl(
+    db: asyncpg.Connection, resources: Resources
+) -> None:
+    org = await create_org(db, "Loja")
+    clock = [0.0]
+    cache = BusinessHoursCache(ttl_s=30.0, monotonic=lambda: clock[0])
+    assert await cache.get(resources.pool, org) is None  # none set: always open
+    await _closed_today(db, org, "away")
+    clock[0] = 29.0
+    assert await cache.get(resources.pool, org) is None  # still the copy read at 0 s
+    clock[0] = 30.0
+    hours = await cache.get(resources.pool, org)
+    assert hours is not None and hours.zone.key == "UTC"
+    closed = await cache.closed_now(resources.pool, org, datetime.now(UTC))
+    assert closed is not None and closed.away and closed.when == TOMORROW
