@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import time
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hours.errors import ClosedDatesInvalid, HoursError, TimezoneUnknown
 from hours.opening import AfterHours, BusinessHours, is_open, next_opening, opening_phrase
@@ -214,3 +216,34 @@ def test_closed_now_names_the_period_by_its_opening() -> None:
     assert evening.when == "amanhã às 09:00" and night.when == "hoje às 09:00"
     assert closed_now(hours, _at("2026-12-02 09:00")) is None
     assert closed_now(None, _at("2026-12-02 02:00")) is None
+
+
+# --- properties -----------------------------------------------------------------------------
+
+_PIECES = st.sampled_from(
+    ["seg", "sex", "Sáb", "dom", "-", ",", ";", " ", "\n", "09:00", "24:00", "22:00", "7:5", ":"]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.text(max_size=80), st.lists(_PIECES, max_size=30).map("".join)))
+def test_any_text_parses_or_is_refused_with_our_error(text: str) -> None:
+    try:
+        schedule = parse_schedule(text)
+    except HoursError as refused:
+        assert refused.code == "business_hours_invalid" and len(refused.message) < 200
+        return
+    assert parse_schedule(render_schedule(schedule)) == schedule
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.datetimes(min_value=datetime(2020, 1, 1), max_value=datetime(2035, 1, 1)))
+def test_the_next_opening_is_open_and_nothing_before_it_is(at: datetime) -> None:
+    hours = _hours("seg-sex 09:00-18:00; sab 09:00-13:00; dom 22:00-02:00", zone=NY)
+    now = at.replace(tzinfo=UTC)
+    if is_open(hours, now):
+        return
+    opening = next_opening(hours, now)
+    assert opening is not None and opening > now
+    assert is_open(hours, opening)
+    assert not is_open(hours, opening - timedelta(minutes=1))
