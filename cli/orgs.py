@@ -128,7 +128,7 @@ async def cmd_set(args: argparse.Namespace, settings: Settings) -> dict[str, Any
     assert org is not None  # checked above, in the same transaction
     message = "\n".join(changed) or (
         f"nothing to change: {org.name}, agent_authoring={org.agent_authoring}, "
-        f"events_url={endpoint.url or '-'}"
+        f"events_url={endpoint.url or '-'}, business_hours={hours_changed.hours.schedule or '-'}"
     )
     return {
         **_as_json(org),
