@@ -30,6 +30,10 @@ _STATUS_BY_CODE = {
     "events_url_refused": 422,
     "events_secret_invalid": 422,
     "events_secret_missing": 422,
+    "business_hours_invalid": 422,
+    "timezone_unknown": 422,
+    "closed_dates_invalid": 422,
+    "after_hours_invalid": 422,
 }
 
 

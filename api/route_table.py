@@ -9,6 +9,7 @@ from api import conversation_routes as conversations
 from api import draft_routes as drafts
 from api import event_routes as events
 from api import history_routes as history
+from api import hours_routes as hours
 from api import skill_routes as skills
 from api import usage_routes as usage
 from api.keys import Role
@@ -172,6 +173,24 @@ ROUTES: tuple[Route, ...] = (
         A,
         "muda a URL (https, host público) e/ou o segredo do webhook de eventos",
         action="settings.events",
+        body="json",
+        tags=("settings",),
+    ),
+    Route(
+        "GET",
+        "/v1/settings/hours",
+        hours.get_hours_settings,
+        V,
+        "horário de atendimento: dias e horas, fuso, dias fechados, o que o agente faz fora dele",
+        tags=("settings",),
+    ),
+    Route(
+        "PATCH",
+        "/v1/settings/hours",
+        hours.update_hours_settings,
+        A,
+        "muda o horário de atendimento (qualquer parte dele)",
+        action="settings.hours",
         body="json",
         tags=("settings",),
     ),

@@ -4,6 +4,9 @@
 with no option it changes nothing and shows the settings as they are. The events webhook's
 URL is checked (https, a public host: events.addresses) before the transaction opens; its
 secret is read from a file, never from the command line (where `ps` and shell history show it).
+Business hours (`--business-hours`, `--timezone`, `--closed`, `--after-hours`) are parsed
+before the transaction too (hours.change): a schedule or zone that does not parse writes
+nothing.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from cli.args import CliError, org_command, uuid_arg
+from core.clock import system_clock
 from core.db import connection
 from core.organizations import (
     Organization,
@@ -25,6 +29,9 @@ from core.organizations import (
 from events.endpoint import EndpointChange, apply_change, check_change, endpoint_json
 from events.guard import AddressGuard
 from events.queries import fetch_endpoint
+from hours.change import HoursChange, hours_json
+from hours.change import apply_change as apply_hours
+from hours.change import check_change as check_hours
 from skills.audit_queries import AuditEntry, insert_audit
 from skills.draft_queries import AuthoringMode
 from skills.drafts import set_agent_authoring
@@ -88,6 +95,9 @@ async def cmd_set(args: argparse.Namespace, settings: Settings) -> dict[str, Any
         EndpointChange(url=args.events_url, secret=_read_secret_file(args.events_secret_file)),
         guard,
     )
+    hours = check_hours(
+        HoursChange(args.business_hours, args.timezone, args.closed, args.after_hours)
+    )
     async with connection(settings.owner_url) as conn, conn.transaction():
         if await fetch_organization(conn, args.org) is None:
             raise CliError(f"organization {args.org} not found", code="organization_not_found")
@@ -111,16 +121,19 @@ async def cmd_set(args: argparse.Namespace, settings: Settings) -> dict[str, Any
         if args.events_url is not None:
             previous["events_url"] = events_changed.previous_url
         changed += events_changed.changed
+        hours_changed = await apply_hours(conn, args.org, hours, CLI_ACTOR)
+        changed += hours_changed.changed
         org = await fetch_organization(conn, args.org)
         endpoint = await fetch_endpoint(conn, args.org)
     assert org is not None  # checked above, in the same transaction
     message = "\n".join(changed) or (
         f"nothing to change: {org.name}, agent_authoring={org.agent_authoring}, "
-        f"events_url={endpoint.url or '-'}"
+        f"events_url={endpoint.url or '-'}, business_hours={hours_changed.hours.schedule or '-'}"
     )
     return {
         **_as_json(org),
         **endpoint_json(endpoint),
+        **hours_json(hours_changed.hours, system_clock()),
         "previous": previous,
         "changed": changed,
         "message": message,
@@ -159,4 +172,30 @@ def register(
         help="a file holding the secret the events are signed with (X-Skillet-Signature; "
         "16 to 512 characters, surrounding whitespace stripped)",
     )
+    _hours_options(changed)
     changed.set_defaults(handler=cmd_set)
+
+
+def _hours_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--business-hours",
+        metavar="SCHEDULE",
+        help='when people of the business answer, e.g. "seg-sex 09:00-18:00; sab 09:00-13:00" '
+        "(a range may pass midnight: \"sex 22:00-02:00\"); '' clears it (always open)",
+    )
+    parser.add_argument(
+        "--timezone",
+        metavar="ZONE",
+        help="the IANA time zone the hours are in (default America/Sao_Paulo)",
+    )
+    parser.add_argument(
+        "--closed",
+        metavar="DATES",
+        help="days closed all day, YYYY-MM-DD separated by commas; '' clears them",
+    )
+    parser.add_argument(
+        "--after-hours",
+        choices=["answer", "away"],
+        help="answer: the agent answers as always (default); away: one away message per "
+        "conversation per closed period, then silence until the next opening",
+    )

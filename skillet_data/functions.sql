@@ -935,6 +935,61 @@ AS $function$
                              p_usage, false) c
 $function$;
 
+COMMENT ON FUNCTION public.skillet_commit_away(uuid, text, uuid, text, uuid[], timestamp with time zone, text, timestamp with time zone, uuid, timestamp with time zone) IS
+$$A turn's commit while its org is closed and chose after-hours 'away', with the org's proof.
+Serialized on the conversation row. The first burst of the closed period p_period (named by its
+next opening) commits p_body, the away message, as skillet_commit_turn does (same outcomes, the
+outbox row claimed) and records the period on the conversation in the same statement; a later
+burst of the same period is kept as context (history, never answered later): outcome 'kept', or
+'lease_lost' / 'taken_over' when the fence refuses it.$$;
+CREATE OR REPLACE FUNCTION public.skillet_commit_away(p_org uuid, p_proof text, p_conversation uuid, p_channel text, p_batch uuid[], p_first_received timestamp with time zone, p_body text, p_at timestamp with time zone, p_lease uuid, p_period timestamp with time zone)
+ RETURNS TABLE(outcome text, outbox_id uuid, reply_id uuid, deliverable boolean, reply_to_external_id text, last_inbound_at timestamp with time zone, route_kind text, route_address text)
+ LANGUAGE plpgsql
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+#variable_conflict use_column
+declare
+    v_period timestamptz;
+    v_mode text;
+begin
+    perform set_config('skillet.organization_proof', p_proof, true);
+    perform skillet_bind_org(p_org);
+    select c.away_period, c.mode into v_period, v_mode
+    from conversations c where c.id = p_conversation for update;
+    if v_period is distinct from p_period then
+        -- The period's first burst: the away message is its reply (fenced, claimed).
+        select * into outcome, outbox_id, reply_id, deliverable, reply_to_external_id,
+                      last_inbound_at, route_kind, route_address
+        from skillet_commit_turn(p_org, p_conversation, p_channel, p_batch, p_first_received,
+                                 p_body, '{}', '{}', '{}', '{}', p_at, p_lease, null, true,
+                                 null, null, '[]'::jsonb);
+        if outcome = 'replied' then
+            update conversations set away_period = p_period where id = p_conversation;
+        end if;
+        return next;
+        return;
+    end if;
+    -- Sent already this period: the burst is kept as context (history), never answered later.
+    deliverable := false;
+    if p_lease is not null and not exists (
+        select 1 from conversations
+        where id = p_conversation and lease_token = p_lease and lease_until > now()
+    ) then
+        outcome := 'lease_lost';
+    elsif v_mode <> 'agent' then
+        outcome := 'taken_over';
+    else
+        update messages set context_at = now()
+        where id = any(p_batch) and direction = 'inbound' and answered_by is null
+          and context_at is null;
+        outcome := 'kept';
+    end if;
+    return next;
+end;
+$function$;
+REVOKE ALL ON FUNCTION public.skillet_commit_away(uuid, text, uuid, text, uuid[], timestamp with time zone, text, timestamp with time zone, uuid, timestamp with time zone) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.skillet_commit_away(uuid, text, uuid, text, uuid[], timestamp with time zone, text, timestamp with time zone, uuid, timestamp with time zone) TO skillet_worker;
+
 COMMENT ON FUNCTION public.skillet_continue_conversation(uuid, text, uuid, uuid, uuid, text[], integer, integer) IS
 $$Step three of a turn, after the send (`p_sent`: the outbox row, with the provider's message ids;
 null: nothing was sent): bind the org with its proof, mark the row sent and store its receipts,

@@ -113,6 +113,40 @@ def waha_event(
     }
 
 
+WAHA_ACK_NAMES = {-1: "ERROR", 0: "PENDING", 1: "SERVER", 2: "DEVICE", 3: "READ", 4: "PLAYED"}
+
+
+def waha_ack(
+    session: str,
+    message_id: str,
+    ack: int,
+    *,
+    chat: str = "5511999990000@c.us",
+    from_me: bool = True,
+    timestamp: int = 1_764_000_000,
+) -> dict[str, Any]:
+    """A `message.ack` event as WAHA posts it (WAMessageAckBody: id, from, to, participant,
+    fromMe, ack, ackName, _data) for a message the session sent to `chat`."""
+    return {
+        "id": f"evt_ack_{message_id}_{ack}",
+        "timestamp": timestamp * 1000,
+        "event": "message.ack",
+        "session": session,
+        "me": {"id": "551140000000@c.us", "pushName": "Loja"},
+        "engine": "WEBJS",
+        "payload": {
+            "id": message_id,
+            "from": chat if not from_me else "551140000000@c.us",
+            "to": chat,
+            "participant": None,
+            "fromMe": from_me,
+            "ack": ack,
+            "ackName": WAHA_ACK_NAMES[ack],
+            "_data": {},
+        },
+    }
+
+
 def encode(document: Any) -> bytes:
     return json.dumps(document).encode("utf-8")
 

@@ -96,6 +96,7 @@ GROUPS: tuple[Group, ...] = (
             "skillet_read_burst",
             "skillet_commit_turn",
             "skillet_commit_reply",
+            "skillet_commit_away",
             "skillet_continue_conversation",
             "skillet_release_lease",
             "skillet_conversations_waiting",

@@ -5,18 +5,22 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import structlog
 
 from core.errors import SkilletError
 from core.tenancy import org_connection, self_bound_connection
+from hours.texts import ClosedNow, after_hours_ack, away_message
 from skills.models import LoadedSkill
 from turn.activation_queries import ActivationRow
+from turn.after_hours_queries import AwayCommit, commit_away, skip_wait_notice
 from turn.agent_loop import LoopOutcome, run_agent_loop
 from turn.agent_queries import fetch_handoff_ack
 from turn.conversation_queries import (
     CommitOutcome,
+    CommittedTurn,
     Handoff,
     InboundRow,
     ReplyCommit,
@@ -90,8 +94,11 @@ async def answer_batch(
     """One model turn for `batch` (arrival order) and at most one reply for all of it;
     `history`: the conversation before it, oldest first (turn.conversation_queries)."""
     text = "\n".join(row.body for row in batch)
+    closed = await deps.hours.closed_now(deps.pool, conversation.organization_id, deps.clock())
     if deps.asks_for_person(text):
-        return await _hand_off_at_once(deps, conversation, batch)
+        return await _hand_off_at_once(deps, conversation, batch, closed)
+    if closed is not None and closed.away:
+        return await _away(deps, conversation, batch, closed)
     match = snapshot.matcher.match(text, max_matched=deps.config.max_injected_skills)
     deps.metrics.skills_matched(len(match.matched), len(match.probes), len(match.by_intent))
     prefix = deps.prefixes.get(conversation.persona, snapshot.index_text)
@@ -113,21 +120,22 @@ async def answer_batch(
     )
     handoff = None if ledger.handoff_reason is None else Handoff("tool", ledger.handoff_reason)
     skills = tuple((s.name, s.version_id) for s in match.matched)
+    # Closed: the acknowledgement says when a person will be there, not the model's "já já".
+    reply = loop.text if handoff is None or closed is None else after_hours_ack(closed.when)
     try:
         sent = await _commit_reply(
-            deps, conversation, batch, loop.text, counts, handoff=handoff, skills=skills
+            deps, conversation, batch, reply, counts, handoff=handoff, skills=skills
         )
     except _NotCommitted as exc:
         log.info("turn.not_committed", outcome=exc.outcome)
         return BatchResult(outcome=None, refused=exc.outcome)
     if handoff is not None:
-        log.info("turn.handed_off", cause=handoff.cause)
-        deps.metrics.handed_off(handoff.cause)
+        await _handed_off(deps, conversation, handoff, closed)
     deps.recorder.record(activations)  # raw rows: telemetry, fire-and-forget
     outcome = TurnOutcome(
         status=MessageOutcome.REPLIED,
         inbound_id=batch[-1].id,
-        reply=loop.text,
+        reply=reply,
         matched=skills,
         probes=tuple(match.probes),
         capped=tuple(match.capped),
@@ -141,26 +149,85 @@ async def answer_batch(
 
 
 async def _hand_off_at_once(
-    deps: TurnDeps, conversation: Conversation, batch: Sequence[InboundRow]
+    deps: TurnDeps,
+    conversation: Conversation,
+    batch: Sequence[InboundRow],
+    closed: ClosedNow | None,
 ) -> BatchResult:
-    """The customer asked for a person: the agent's fixed acknowledgement is the reply, and
-    its commit puts the conversation in 'waiting' (no model call, no skills matched)."""
-    async with org_connection(deps.pool, conversation.organization_id) as conn:
-        ack = await fetch_handoff_ack(conn, conversation.agent_id) or HANDOFF_ACK_DEFAULT
+    """The customer asked for a person: the agent's fixed acknowledgement (while closed, the
+    one saying when someone will be there) is the reply, and its commit puts the conversation
+    in 'waiting' (no model call, no skills matched)."""
+    if closed is not None:
+        ack = after_hours_ack(closed.when)
+    else:
+        async with org_connection(deps.pool, conversation.organization_id) as conn:
+            ack = await fetch_handoff_ack(conn, conversation.agent_id) or HANDOFF_ACK_DEFAULT
     handoff = Handoff("customer", CUSTOMER_REASON)
     try:
         sent = await _commit_reply(deps, conversation, batch, ack, TurnCounts(), handoff=handoff)
     except _NotCommitted as exc:
         log.info("turn.not_committed", outcome=exc.outcome)
         return BatchResult(outcome=None, refused=exc.outcome)
-    log.info("turn.handed_off", cause=handoff.cause)
-    deps.metrics.handed_off(handoff.cause)
+    await _handed_off(deps, conversation, handoff, closed)
     outcome = TurnOutcome(
         status=MessageOutcome.REPLIED,
         inbound_id=batch[-1].id,
         reply=ack,
         answered=tuple(row.external_id for row in batch),
         extra={"handoff": handoff.cause},
+    )
+    return BatchResult(outcome=outcome, sent=sent)
+
+
+async def _handed_off(
+    deps: TurnDeps, conversation: Conversation, handoff: Handoff, closed: ClosedNow | None
+) -> None:
+    log.info("turn.handed_off", cause=handoff.cause, after_hours=closed is not None)
+    deps.metrics.handed_off(handoff.cause)
+    if closed is not None:  # rare: one more statement, only after hours
+        async with org_connection(deps.pool, conversation.organization_id) as conn:
+            await skip_wait_notice(conn, conversation.conversation_id)
+
+
+# The closed period of an org with no opening ahead (hours.opening.SEARCH_DAYS): one name.
+NO_OPENING_PERIOD = datetime(9999, 12, 31, tzinfo=UTC)
+
+
+async def _away(
+    deps: TurnDeps, conversation: Conversation, batch: Sequence[InboundRow], closed: ClosedNow
+) -> BatchResult:
+    """Closed, and the org chose `away`: the period's first burst gets the away message (a
+    fenced reply, no model call); later ones of the same period are kept as context."""
+    text = away_message(closed.when)
+    commit = AwayCommit(
+        organization_id=conversation.organization_id,
+        conversation_id=conversation.conversation_id,
+        channel=conversation.channel,
+        batch_ids=[row.id for row in batch],
+        first_received_at=batch[0].received_at or deps.clock(),
+        body=text,
+        at=deps.clock(),
+        lease_token=conversation.lease_token,
+        period=closed.opening or NO_OPENING_PERIOD,
+    )
+    async with self_bound_connection(deps.pool) as conn:
+        committed = await commit_away(conn, commit)
+    if committed.reply.outcome is CommitOutcome.KEPT:
+        log.info("turn.kept_after_hours", messages=len(batch))
+        kept = TurnOutcome(status=MessageOutcome.STORED, inbound_id=batch[-1].id)
+        return BatchResult(outcome=kept)
+    try:
+        sent = await _send_committed(deps, conversation, committed, text)
+    except _NotCommitted as exc:
+        log.info("turn.not_committed", outcome=exc.outcome)
+        return BatchResult(outcome=None, refused=exc.outcome)
+    log.info("turn.away_sent")
+    outcome = TurnOutcome(
+        status=MessageOutcome.REPLIED,
+        inbound_id=batch[-1].id,
+        reply=text,
+        answered=tuple(row.external_id for row in batch),
+        extra={"after_hours": "away"},
     )
     return BatchResult(outcome=outcome, sent=sent)
 
@@ -282,6 +349,14 @@ async def _commit_reply(
             skills=skills,
         )
         committed = await commit_turn(conn, commit)
+    return await _send_committed(deps, conversation, committed, text)
+
+
+async def _send_committed(
+    deps: TurnDeps, conversation: Conversation, committed: CommittedTurn, text: str
+) -> SentReply | None:
+    """After a commit: the send of its claimed outbox row (no connection held), or
+    _NotCommitted with the outcome that refused it."""
     reply = committed.reply
     if (
         reply.outcome is not CommitOutcome.REPLIED

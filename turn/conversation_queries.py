@@ -73,6 +73,9 @@ class CommitOutcome(StrEnum):
     # The conversation left mode 'agent' (a person took it, or was asked for): nothing the
     # agent wrote is committed; read again (the read then returns nothing to answer).
     TAKEN_OVER = "taken_over"
+    # After hours, an away message already sent this closed period: the burst is kept as
+    # context (skillet_commit_away), nothing sent; read again (the read finds nothing).
+    KEPT = "kept"
 
 
 @dataclass(frozen=True)
@@ -272,6 +275,11 @@ async def commit_turn(conn: asyncpg.Connection, commit: ReplyCommit) -> Committe
     org, *rest = commit.args()
     row = await conn.fetchrow(COMMIT_TURN, org, org_proof(conn, org), *rest)
     assert row is not None  # the function always returns its one row
+    return committed_turn(row)
+
+
+def committed_turn(row: Any) -> CommittedTurn:
+    """A commit's row (skillet_commit_turn's columns) as its outcome and delivery claim."""
     reply = CommittedReply(CommitOutcome(row["outcome"]), row["outbox_id"], row["reply_id"])
     if reply.outcome is not CommitOutcome.REPLIED or not row["deliverable"]:
         return CommittedTurn(reply, None)

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Protocol
 
+from hours.cache import BusinessHoursCache
 from skills.package.limits import DEFAULT_LIMITS, PackageLimits
 from skills.storage import ObjectStore
 from skills.usage import UsageStore
@@ -83,6 +84,8 @@ class TurnDeps:
     prefixes: PrefixCache = field(default_factory=lambda: PrefixCache(turn_tools()))
     # Whether a burst asks for a person (turn.handoff_request): a handoff before any model call.
     asks_for_person: Callable[[str], bool] = asks_for_person
+    # Each org's business hours (hours.cache): the after-hours acknowledgement and away message.
+    hours: BusinessHoursCache = field(default_factory=BusinessHoursCache)
 
 
 class MessageOutcome(StrEnum):

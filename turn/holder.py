@@ -34,6 +34,8 @@ What the holder does, per read of the open messages:
 | none                             | continues: lets go if still none, else reads again    |
 | only ones expecting no reply     | keeps them as context (history, never a later reply) |
 | some expecting a reply           | one model turn, one fenced commit for the whole burst |
+| same, while closed, `away` chosen | the away message, no model call: once per closed    |
+|                                  | period (hours.opening); later bursts kept as context |
 | commit refused: overtaken        | continues (an older message committed late)          |
 | commit refused: answered         | continues (someone answered part of it first)        |
 | commit refused: taken_over       | continues (a person took it: the read finds nothing)  |

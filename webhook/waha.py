@@ -9,6 +9,13 @@ A `message.any` event with `fromMe` is a message the session's own number sent: 
 from the phone, or by us (every reply skillet sends comes back so). It is an echo
 (Delivery.echoes), its customer the chat: `to` where the engine names it (WEBJS), else `from`
 (NOWEB, GOWS), never the session's own id (`me`); the worker tells ours from the owner's.
+
+A `message.ack` event says what became of a message the session sent (payload.id, the id
+WAHA answered our send with): `ack` -1 ERROR, 0 PENDING, 1 SERVER, 2 DEVICE, 3 READ, 4 PLAYED
+(`ackName` read when the number is missing). It becomes a delivery status as a Cloud API
+status does: SERVER `sent`, DEVICE `delivered`, READ and PLAYED `read`, ERROR `failed`;
+PENDING records nothing (the send's answer already did). The receipt never moves back
+(skillet_receipt_rank), so an ack arriving late or twice changes nothing.
 """
 
 from __future__ import annotations
@@ -19,7 +26,14 @@ from typing import Any
 from channels.contacts import ContactIds, contact_ids, normalize_whatsapp_id
 from channels.models import ChannelKind
 from inbox.message import MessageKind
-from webhook.events import Delivery, InboundText, epoch_to_utc, storable_id, storable_text
+from webhook.events import (
+    Delivery,
+    InboundText,
+    StatusUpdate,
+    epoch_to_utc,
+    storable_id,
+    storable_text,
+)
 from webhook.non_text import describe, describe_location, vcard_names
 
 
@@ -39,6 +53,8 @@ def _parse_event(document: Any, received_at: datetime, delivery: Delivery) -> No
     from_me = isinstance(payload, dict) and payload.get("fromMe") is True
     if event == "message.any" and from_me and session is not None:
         _parse_echo(session, _me(document), payload, received_at, delivery)
+    elif event == "message.ack":
+        _parse_ack(session, payload, delivery)
     elif event != "message":
         delivery.skip("event", event)
     elif session is None or not isinstance(payload, dict):
@@ -75,6 +91,40 @@ def _parse_echo(
                 sent_at=epoch_to_utc(payload.get("timestamp"), received_at),
                 message_kind=message_kind,
             )
+        )
+
+
+# WAHA's WAMessageAck, by number and by name, as the receipt status it moves to (None: none).
+_ACK_STATUSES: dict[int, str | None] = {-1: "failed", 0: None, 1: "sent", 2: "delivered"}
+_ACK_STATUSES |= {3: "read", 4: "read"}
+_ACK_NUMBERS = {"ERROR": -1, "PENDING": 0, "SERVER": 1, "DEVICE": 2, "READ": 3, "PLAYED": 4}
+
+
+def _ack_number(payload: dict[str, Any]) -> int | None:
+    ack = payload.get("ack")
+    if isinstance(ack, int) and not isinstance(ack, bool):
+        return ack if ack in _ACK_STATUSES else None
+    name = payload.get("ackName")
+    return _ACK_NUMBERS.get(name) if isinstance(name, str) else None
+
+
+def _parse_ack(session: str | None, payload: Any, delivery: Delivery) -> None:
+    if session is None or not isinstance(payload, dict):
+        delivery.skip("malformed", "session/payload")
+        return
+    message_id = storable_id(payload.get("id"))
+    ack = _ack_number(payload)
+    status = None if ack is None else _ACK_STATUSES[ack]
+    if payload.get("fromMe") is not True:
+        delivery.skip("status", "not_ours")  # an ack of the customer's message: no receipt
+    elif message_id is None:
+        delivery.skip("malformed", "ack id")
+    elif status is None:
+        delivery.skip("status", payload.get("ackName") if ack is not None else "unknown")
+    else:
+        error = f"WAHA ack {ack} ERROR" if status == "failed" else None
+        delivery.statuses.append(
+            StatusUpdate(ChannelKind.WAHA, session, message_id, status, error=error)
         )
 
 

@@ -47,6 +47,23 @@ def _authoring(form: Form) -> dict[str, Any]:
     return {"agent_authoring": form.get("agent_authoring")}
 
 
+def _hours(form: Form) -> dict[str, Any]:
+    """The hours form: every field as typed ("" clears the schedule or the closed days);
+    the closed days one line or comma-separated."""
+
+    def text(name: str) -> str:
+        value = form.get(name)
+        return value if isinstance(value, str) else ""
+
+    closed = [d for d in text("closed_dates").replace("\n", ",").split(",") if d.strip()]
+    return {
+        "business_hours": text("business_hours"),
+        "timezone": text("timezone") or None,
+        "closed_dates": closed,
+        "after_hours": text("after_hours") or None,
+    }
+
+
 def _persona(form: Form) -> dict[str, Any]:
     return {"name": form.get("name"), "system_prompt": form.get("system_prompt")}
 
@@ -99,6 +116,7 @@ ACTIONS: tuple[Action, ...] = (
     Action(f"{P}/rascunhos/{{name}}/aprovar", "approve_draft_route", pages.draft, "/rascunhos"),
     Action(f"{P}/rascunhos/{{name}}/rejeitar", "reject_draft_route", pages.draft, "/rascunhos"),
     Action(f"{P}/agente/autoria", "update_settings", pages.agent, "/agente", _authoring),
+    Action(f"{P}/agente/horario", "update_hours_settings", pages.agent, "/agente", _hours),
     Action(f"{P}/agente/{{id}}/persona", "update_agent_route", pages.agent, "/agente", _persona),
     Action(f"{P}/agente/{{id}}/modelo", "update_agent_route", pages.agent, "/agente", _model),
     Action(

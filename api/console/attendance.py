@@ -2,9 +2,10 @@
 conversation's thread with its buttons, and the JSON their script polls to stay current.
 
 Each reads through the API's own routes (GET /v1/conversations, /v1/conversations/{id} and
-its messages) run by the API's gate, so the JSON a page polls is what the API answers for
-the same key. The JSON routes sit behind the same session check as the pages: without a
-live session they answer the sign-in redirect, which the script reads as "sign in again".
+its messages, and /v1/settings/hours for "fora do horário") run by the API's gate, so the
+JSON a page polls is what the API answers for the same key. The JSON routes sit behind the
+same session check as the pages: without a live session they answer the sign-in redirect,
+which the script reads as "sign in again".
 """
 
 from __future__ import annotations
@@ -78,12 +79,14 @@ def _can(visit: Visit) -> dict[str, bool]:
 async def conversation_data(request: web.Request, visit: Visit) -> dict[str, Any]:
     conversation = await _read(request, visit, "show_conversation_route")
     messages, cut = await _thread(request, visit)
+    hours = await _read(request, visit, "get_hours_settings")
     state = view.conversation_state(
         conversation,
         deps_of(request).clock(),
         visit.principal.prefix,
         admin=visit.principal.role is Role.ADMIN,
         can=_can(visit),
+        hours=hours,
     )
     return {
         "conversation": state,

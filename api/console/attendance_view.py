@@ -12,6 +12,8 @@ from datetime import datetime
 from typing import Any
 
 from api.console.render import segment, when
+from hours.opening import opening_phrase
+from hours.schedule import load_zone
 
 CAUSES = {
     "customer": "pedido do cliente",
@@ -133,12 +135,31 @@ def offers(
     }
 
 
+def reopens(hours: dict[str, Any], now: datetime) -> str:
+    """When a closed org opens again, said from `now` ("amanhã às 09:00"); "" while open
+    (`hours`: GET /v1/settings/hours)."""
+    if hours["open_now"]:
+        return ""
+    opening = hours["next_opening"]
+    at = None if opening is None else datetime.fromisoformat(opening)
+    return opening_phrase(at, now, load_zone(hours["timezone"]))
+
+
 def conversation_state(
-    conversation: dict[str, Any], now: datetime, me: str, *, admin: bool, can: dict[str, bool]
+    conversation: dict[str, Any],
+    now: datetime,
+    me: str,
+    *,
+    admin: bool,
+    can: dict[str, bool],
+    hours: dict[str, Any],
 ) -> dict[str, Any]:
-    """The conversation's head: its mode in words, who holds it, since when and why."""
+    """The conversation's head: its mode in words, who holds it, since when and why, and
+    whether the business is closed now ("fora do horário") and until when."""
     mode = conversation["mode"]
     return {
+        "after_hours": not hours["open_now"],
+        "reopens": reopens(hours, now),
         "id": conversation["id"],
         "contact": conversation["contact_id"],
         "mode": mode,

@@ -13,6 +13,7 @@ from typing import Any
 
 from aiohttp import web
 
+from api.console.attendance_view import reopens
 from api.console.auth import SIGN_OUT_PATH, Visit, forget
 from api.console.diff_lines import counts, diff_lines
 from api.console.render import CONSOLE_PREFIX, html
@@ -20,7 +21,7 @@ from api.errors import public_message, status_of
 from api.guard import may, run_route
 from api.keys import Role, parse_key
 from api.route_table import ROUTES
-from api.routing import Reply, Route
+from api.routing import Reply, Route, deps_of
 from core.errors import SkilletError
 from turn.handoff import HANDOFF_ACK_DEFAULT, HANDOFF_WAIT_NOTICE_DEFAULT
 from turn.model_choice import PROVIDERS
@@ -56,6 +57,7 @@ NOTICES = {
     "reject_draft_route": "Rascunho recusado (fica registrado).",
     "revoke_key": "Chave revogada: as sessões abertas com ela terminaram.",
     "update_settings": "Configuração salva.",
+    "update_hours_settings": "Horário de atendimento salvo.",
     "update_agent_route": "Agente atualizado: vale a partir da próxima mensagem.",
     "takeover_route": "Conversa assumida: o agente não responde até você devolver.",
     "release_route": "Conversa devolvida ao agente.",
@@ -193,10 +195,13 @@ async def draft(request: web.Request, visit: Visit) -> PageData:
 async def agent(request: web.Request, visit: Visit) -> PageData:
     agents = await read(request, visit, "list_agents_route")
     settings = await read(request, visit, "get_settings")
+    hours = await read(request, visit, "get_hours_settings")
     return "agent.html", {
         "items": agents["items"],
         "next": agents["next"],
         "authoring": settings["agent_authoring"],
+        "hours": hours,
+        "reopens": reopens(hours, deps_of(request).clock()),
         "providers": PROVIDERS,
         "ack_default": HANDOFF_ACK_DEFAULT,
         "notice_default": HANDOFF_WAIT_NOTICE_DEFAULT,

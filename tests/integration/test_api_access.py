@@ -163,6 +163,8 @@ def _walk(a: OrgA) -> dict[tuple[str, str], tuple[Call, int]]:
         ("PATCH", "/v1/settings"): (Call("/v1/settings", {"agent_authoring": "off"}), 200),
         ("GET", "/v1/settings/events"): (Call("/v1/settings/events"), 200),
         ("PATCH", "/v1/settings/events"): (Call("/v1/settings/events", {"events_url": None}), 200),
+        ("GET", "/v1/settings/hours"): (Call("/v1/settings/hours"), 200),
+        ("PATCH", "/v1/settings/hours"): (Call("/v1/settings/hours", {}), 200),
         ("GET", "/v1/curator/runs"): (Call("/v1/curator/runs"), 200),
         ("GET", "/v1/conversations"): (Call("/v1/conversations"), 200),
         ("GET", "/v1/conversations/{id}/messages"): (

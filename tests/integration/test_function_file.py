@@ -40,9 +40,14 @@ async def test_every_function_is_grouped_and_says_what_it_is_for(database_url: s
 async def test_the_commit_returns_exactly_the_outcomes_python_knows(database_url: str) -> None:
     conn: asyncpg.Connection = await connect(database_url)
     try:
-        commits = [f for f in await fetch_functions(conn) if f.name == "skillet_commit_turn"]
+        functions = await fetch_functions(conn)
     finally:
         await conn.close()
-    # Its overloads: the one that decides, and the one that sets the proof and calls it.
+    # Its overloads: the one that decides, and the one that sets the proof and calls it; and
+    # the after-hours commit, which returns skillet_commit_turn's outcomes or its own.
+    commits = [f for f in functions if f.name == "skillet_commit_turn"]
     returned = {o for f in commits for o in re.findall(r"outcome := '(\w+)'", f.definition)}
-    assert returned == set(CommitOutcome)
+    [away] = [f for f in functions if f.name == "skillet_commit_away"]
+    kept = set(re.findall(r"outcome := '(\w+)'", away.definition))
+    assert returned | kept == set(CommitOutcome)
+    assert kept - returned == {CommitOutcome.KEPT}

@@ -17,6 +17,7 @@ from tests.whatsapp_payloads import (
     cloud_delivery,
     cloud_text,
     cloud_value,
+    waha_ack,
     waha_event,
 )
 from turn.agent_queries import insert_agent
@@ -161,3 +162,40 @@ async def _receipts(db: asyncpg.Connection, org: object) -> list[tuple[str, str]
         org,
     )
     return [(r["provider_message_id"], r["status"]) for r in rows]
+
+
+async def test_waha_acks_move_a_replys_receipts_forward_only(
+    whatsapp_settings: Settings, db: asyncpg.Connection, fake_waha: FakeWaha
+) -> None:
+    org, other = await create_org(db, "Loja WAHA"), await create_org(db, "Outra loja")
+    await connect_number(db, org, ChannelKind.WAHA, "loja")
+    await connect_number(db, other, ChannelKind.WAHA, "outra")
+    event = waha_event(
+        "loja", "false_5511912345678@c.us_AAA", "Oi!", sender="5511912345678@c.us",
+        timestamp=int(time.time()),
+    )  # fmt: skip
+    async with running_webhook(whatsapp_settings) as hook:
+        assert (await hook.post_waha(event)).body["enqueued"] == 1
+    await run_burst(whatsapp_settings)
+    [(sent_id, state)] = await _receipts(db, org)
+    assert state == "accepted" and sent_id.startswith("true_5511912345678@c.us_")
+
+    async with running_webhook(whatsapp_settings) as hook:
+        # Another org's session cannot touch this org's receipt, whatever id it names.
+        stranger = await hook.post_waha(waha_ack("outra", sent_id, -1))
+        assert stranger.body["statuses"] == 0
+        moved = [
+            (await hook.post_waha(waha_ack("loja", sent_id, ack))).body["statuses"]
+            for ack in (0, 2, 1, 4, 3)  # PENDING, DEVICE, a late SERVER, PLAYED, READ
+        ]
+        assert await _receipts(db, org) == [(sent_id, "read")]
+        assert moved == [0, 1, 0, 1, 0]
+    assert await _receipts(db, other) == []
+
+    async with running_webhook(whatsapp_settings) as hook:
+        assert (await hook.post_waha(waha_ack("loja", sent_id, -1))).body["statuses"] == 1
+    error = await db.fetchval("select error from outbox_receipts where organization_id = $1", org)
+    assert error == "WAHA ack -1 ERROR"
+    async with running_webhook(whatsapp_settings) as hook:  # failed is final
+        assert (await hook.post_waha(waha_ack("loja", sent_id, 3))).body["statuses"] == 0
+    assert await _receipts(db, org) == [(sent_id, "failed")]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGES = ("core", "inbox", "cli", "dev", "demo", "worker", "jobs", "turn", "skills", "webhook")
-PACKAGES += ("channels", "events", "api", "skillet_data")
+PACKAGES += ("channels", "events", "hours", "api", "skillet_data")
 
 # One interpreter: before each import, every module of ours is forgotten, so each one is the
 # first of its process (a cycle then fails as "partially initialized module").

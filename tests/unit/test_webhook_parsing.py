@@ -16,6 +16,7 @@ from tests.whatsapp_payloads import (
     cloud_text,
     cloud_value,
     encode,
+    waha_ack,
     waha_event,
     waha_signature,
 )
@@ -337,3 +338,35 @@ def test_cloud_api_smb_message_echoes_are_echoes_to_their_recipient() -> None:
         "Pode deixar",
     )
     assert echo.sender == ContactIds(phone="5511912345678", lid=None)
+
+
+def test_waha_acks_are_delivery_statuses_of_our_messages() -> None:
+    sent = "true_5511999990000@c.us_3EB0A1"
+    statuses = [parse_waha(waha_ack("loja", sent, ack), NOW).statuses for ack in (-1, 1, 2, 3, 4)]
+    assert [(s.kind, s.address, s.provider_message_id) for [s] in statuses] == [
+        (ChannelKind.WAHA, "loja", sent)
+    ] * 5
+    assert [s.status for [s] in statuses] == ["failed", "sent", "delivered", "read", "read"]
+    assert statuses[0][0].error == "WAHA ack -1 ERROR"
+    by_name = waha_ack("loja", sent, 2)
+    del by_name["payload"]["ack"]
+    assert [s.status for s in parse_waha(by_name, NOW).statuses] == ["delivered"]
+
+
+def test_waha_acks_that_record_nothing_are_skipped() -> None:
+    sent = "true_5511999990000@c.us_3EB0A1"
+    unknown = waha_ack("loja", sent, 3)
+    unknown["payload"] |= {"ack": 9, "ackName": "SEEN"}
+    boolean = waha_ack("loja", sent, 3)
+    boolean["payload"] |= {"ack": True, "ackName": None}
+    cases = [
+        waha_ack("loja", sent, 0),  # PENDING: the send's answer recorded it already
+        waha_ack("loja", "false_5511999990000@c.us_X", 3, from_me=False),
+        unknown,
+        boolean,
+        {**waha_ack("loja", sent, 3), "payload": ["not", "an", "object"]},
+        {**waha_ack("loja", sent, 3), "session": None},
+    ]
+    for event in cases:
+        delivery = parse_waha(event, NOW)
+        assert delivery.statuses == [] and len(delivery.skipped) == 1

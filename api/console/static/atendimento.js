@@ -110,6 +110,8 @@
     shown("why-line", Boolean(c.why));
     field("unanswered", c.unanswered);
     shown("unanswered-line", c.unanswered > 0);
+    field("reopens", c.reopens);
+    shown("hours-line", c.after_hours);
     Object.keys(c.offers).forEach(function (name) {
       var form = root.querySelector('[data-offer="' + name + '"]');
       if (form) { form.hidden = !c.offers[name]; }
