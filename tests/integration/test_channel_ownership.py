@@ -23,7 +23,13 @@ from tests.integration.api_support import ApiClient, audit_rows, create_key, run
 from tests.integration.support import create_org, run_burst
 from tests.integration.webhook_support import running_webhook
 from tests.integration.whatsapp_fakes import FakeGraphApi, FakeWaha
-from tests.whatsapp_payloads import ACCESS_TOKEN, cloud_delivery, cloud_text, cloud_value
+from tests.whatsapp_payloads import (
+    ACCESS_TOKEN,
+    cloud_delivery,
+    cloud_text,
+    cloud_value,
+    waha_event,
+)
 from turn.agent_queries import insert_agent
 from webhook.server import start_site
 from worker.resources import Resources
@@ -314,3 +320,36 @@ async def test_a_waiting_reply_fails_when_its_window_closes(
     failed = await db.fetchrow("select status, last_error from outbox")
     assert failed["status"] == "failed"
     assert failed["last_error"].startswith("outside_service_window:")
+
+
+async def test_a_session_of_its_own_waha_is_answered_there_with_its_key(
+    api: ApiClient,
+    db: asyncpg.Connection,
+    waha_b: FakeWaha,
+    fake_waha: FakeWaha,
+    proving: Settings,
+) -> None:
+    org = await create_org(db, "Loja B")
+    await insert_agent(db, org, "Bia", "Você é a Bia, da Loja B.")
+    admin = await create_key(db, org, Role.ADMIN)
+    own = {"kind": "waha", "address": "loja-b", "waha_base_url": waha_b.base_url}
+    added = await api.call(
+        "POST", "/v1/channels", admin, json_body={**own, "waha_api_key": WAHA_KEY_B}
+    )
+    assert added.status == 201, added.body
+    shared_before = len(fake_waha.delivered)
+    event = waha_event(
+        "loja-b",
+        "false_5511912345678@c.us_3EB0C767D26A1D4C5F",
+        "Vocês abrem domingo?",
+        sender="5511912345678@c.us",
+        timestamp=int(time.time()),
+    )
+    async with running_webhook(proving) as hook:
+        assert (await hook.post_waha(event)).body["enqueued"] == 1
+    worker = await run_burst(proving)
+    assert worker.jobs_failed == 0
+    [(session, chat_id, text)] = waha_b.delivered
+    assert (session, chat_id) == ("loja-b", "5511912345678@c.us") and text.strip()
+    assert len(fake_waha.delivered) == shared_before  # not the shared WAHA
+    assert await db.fetchval("select status from outbox") == "sent"

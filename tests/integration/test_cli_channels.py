@@ -10,7 +10,6 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import aiohttp
@@ -22,9 +21,8 @@ from cli.main import main
 from dev.processes import free_port
 from tests.integration.support import create_org
 from tests.integration.webhook_support import connect_number, queued_payloads
-from tests.integration.whatsapp_fakes import FakeGraphApi, serving_in_thread
+from tests.integration.whatsapp_fakes import FakeGraphApi
 from tests.whatsapp_payloads import (
-    ACCESS_TOKEN,
     APP_SECRET,
     VERIFY_TOKEN,
     cloud_delivery,
@@ -40,12 +38,9 @@ SKILLET = str(Path(sys.executable).parent / "skillet")
 
 
 @pytest.fixture(autouse=True)
-def graph(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGraphApi]:
-    """Meta's Graph API for the CLI's ownership proofs (the global token sees every number)."""
-    with serving_in_thread(FakeGraphApi(ACCESS_TOKEN), "/v23.0") as fake:
-        monkeypatch.setenv("SKILLET_GRAPH_API_BASE_URL", fake.base_url)
-        monkeypatch.setenv("SKILLET_WHATSAPP_ACCESS_TOKEN", ACCESS_TOKEN)
-        yield fake
+def graph(cli_graph: FakeGraphApi) -> FakeGraphApi:
+    """Every `channels add` here proves its number (the global token sees every number)."""
+    return cli_graph
 
 
 def _json(capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
