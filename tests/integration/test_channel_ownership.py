@@ -11,11 +11,15 @@ import argparse
 import time
 from collections.abc import AsyncIterator
 
+import aiohttp
 import asyncpg
+import pytest
 import pytest_asyncio
+from aiohttp import web
 from pydantic import SecretStr
 
 from api.keys import Role
+from channels.ownership import MAX_ANSWER_BYTES, ChannelNotVerified, verify_cloud_api
 from cli.channel_credentials import cmd_move
 from jobs.context import JobContext
 from jobs.outbox_sweep import outbox_sweep
@@ -353,3 +357,31 @@ async def test_a_session_of_its_own_waha_is_answered_there_with_its_key(
     assert (session, chat_id) == ("loja-b", "5511912345678@c.us") and text.strip()
     assert len(fake_waha.delivered) == shared_before  # not the shared WAHA
     assert await db.fetchval("select status from outbox") == "sent"
+
+
+async def test_a_hostile_graph_answer_proves_nothing() -> None:
+    """A server that answers 200 but not for this number, or more than 64 KiB, or not JSON."""
+    answers = {
+        "other": web.json_response({"id": "999"}),
+        "huge": web.Response(
+            body=b'{"id": "1", "pad": "' + b" " * (MAX_ANSWER_BYTES * 4) + b'"}',
+            content_type="application/json",
+        ),
+        "text": web.Response(text="<html>ok</html>"),
+        "redirect": web.Response(status=302, headers={"Location": "http://127.0.0.1:1/"}),
+    }
+
+    async def phone(request: web.Request) -> web.Response:
+        return answers[request.match_info["case"]]
+
+    app = web.Application()
+    app.router.add_get("/{case}/{number}", phone)
+    runner, port = await start_site(app, "127.0.0.1", 0)
+    try:
+        async with aiohttp.ClientSession() as http:
+            for case in answers:
+                base = f"http://127.0.0.1:{port}/{case}"
+                with pytest.raises(ChannelNotVerified):
+                    await verify_cloud_api(http, base, "1", "EAAG-um-token-qualquer-1")
+    finally:
+        await runner.cleanup()
