@@ -8,6 +8,8 @@ while Meta refuses it, and resume with a new one. Real Postgres, Redis, S3, burs
 from __future__ import annotations
 
 import argparse
+import asyncio
+import json
 import time
 from collections.abc import AsyncIterator
 
@@ -21,6 +23,7 @@ from pydantic import SecretStr
 from api.keys import Role
 from channels.ownership import MAX_ANSWER_BYTES, ChannelNotVerified, verify_cloud_api
 from cli.channel_credentials import cmd_move
+from cli.main import main
 from jobs.context import JobContext
 from jobs.outbox_sweep import outbox_sweep
 from tests.integration.api_support import ApiClient, audit_rows, create_key, running_api
@@ -253,6 +256,8 @@ async def test_replies_leave_with_the_numbers_token_and_wait_while_meta_refuses_
     graph: FakeGraphApi,
     proving: Settings,
     resources: Resources,
+    env: Settings,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     org = await create_org(db, "Loja A")
     await insert_agent(db, org, "Bia", "Você é a Bia, da Loja A.")
@@ -279,6 +284,11 @@ async def test_replies_leave_with_the_numbers_token_and_wait_while_meta_refuses_
     assert await db.fetchval("select count(*) from dead_letters") == 0
     [listed] = (await api.get("/v1/channels", admin)).body["items"]
     assert listed["status"] == "needs_token"
+    assert await asyncio.to_thread(main, ["status", "--json"]) == 0
+    status = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert status["channels_needing_token"] == [
+        {"organization_id": str(org), "kind": "cloud_api", "address": NUMBER_A}
+    ]
     # Another message while it waits: its reply waits too, nothing is sent with the old token.
     await _inbound(proving, "Alô?", "wamid.own.3")
     await run_burst(proving)
