@@ -21,6 +21,7 @@ from cli.main import main
 from dev.processes import free_port
 from tests.integration.support import create_org
 from tests.integration.webhook_support import connect_number, queued_payloads
+from tests.integration.whatsapp_fakes import FakeGraphApi
 from tests.whatsapp_payloads import (
     APP_SECRET,
     VERIFY_TOKEN,
@@ -34,6 +35,12 @@ from turn.agent_queries import insert_agent
 from worker.settings import Settings
 
 SKILLET = str(Path(sys.executable).parent / "skillet")
+
+
+@pytest.fixture(autouse=True)
+def graph(cli_graph: FakeGraphApi) -> FakeGraphApi:
+    """Every `channels add` here proves its number (the global token sees every number)."""
+    return cli_graph
 
 
 def _json(capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
@@ -138,7 +145,7 @@ def test_errors_are_one_line_and_non_zero(
     capsys.readouterr()
     assert main([*add, "--org", other]) == 1  # a number belongs to one org
     refused = _json(capsys)
-    assert refused["error"] == "channel_exists" and org in str(refused["message"])
+    assert refused["error"] == "channel_claimed_elsewhere" and org in str(refused["message"])
     assert main([*add[:-1], "--org", str(uuid.uuid4())]) == 1
     assert "organization_not_found" in capsys.readouterr().err
     bad = ["channels", "add", "--org", org, "--kind", "waha", "--address", "a b/c", "--json"]
@@ -214,3 +221,61 @@ async def test_the_webhook_command_serves_until_sigterm(
     assert json.loads(out.decode())["message"] == "webhook stopped"
     assert VERIFY_TOKEN not in err.decode()  # no access log with the handshake's query string
     assert [p["message_id"] for p in await queued_payloads(settings)] == ["wamid.cli"]
+
+
+def test_a_numbers_own_token_is_proven_stored_masked_and_moved(
+    env: Settings,
+    db: asyncpg.Connection,
+    graph: FakeGraphApi,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    org, other = _org(capsys), _org(capsys)
+    graph.own("EAAG-token-da-padaria-1234", "777000111")
+    mine, wrong = tmp_path / "token.txt", tmp_path / "wrong.txt"
+    mine.write_text("  EAAG-token-da-padaria-1234\n", encoding="utf-8")
+    wrong.write_text("EAAG-token-de-outra-loja-99\n", encoding="utf-8")
+    add = ["channels", "add", "--kind", "cloud_api", "--address", "777000111", "--json"]
+
+    assert main([*add, "--org", org, "--access-token-file", str(wrong)]) == 1
+    refused = _json(capsys)
+    assert refused["error"] == "channel_not_verified" and "phone_number_id" in str(refused)
+    assert main([*add, "--org", org]) == 1  # nor does the global token see it
+    assert _json(capsys)["error"] == "channel_not_verified"
+    assert main(["channels", "list", "--json"]) == 0
+    assert _json(capsys)["channels"] == []
+
+    assert main([*add, "--org", org, "--access-token-file", str(mine), "--waba-id", "4242"]) == 0
+    added = _json(capsys)
+    assert (added["access_token"], added["waba_id"], added["status"]) == (
+        "****1234",
+        "4242",
+        "active",
+    )
+    assert "EAAG-token-da-padaria-1234" not in json.dumps(added)
+    assert main(["channels", "list"]) == 0
+    listing = capsys.readouterr().out
+    assert "token ****1234" in listing and "EAAG" not in listing
+    stored = asyncio.run(_stored_token(env.database_url))
+    assert stored == "EAAG-token-da-padaria-1234"  # stripped of its whitespace
+
+    number = ["--kind", "cloud_api", "--address", "777000111", "--json"]
+    assert main(["channels", "set", *number, "--access-token-file", str(wrong)]) == 1
+    assert _json(capsys)["error"] == "channel_not_verified"
+    assert main([*add, "--org", other, "--access-token-file", str(mine)]) == 1
+    claimed = _json(capsys)
+    assert claimed["error"] == "channel_claimed_elsewhere" and "channels move" in str(claimed)
+
+    assert main(["channels", "move", *number, "--to", other]) == 0
+    moved = _json(capsys)
+    assert (moved["organization_id"], moved["moved_from"]) == (other, org)
+    assert moved["access_token"] == "****1234"
+
+
+async def _stored_token(database_url: str) -> str:
+    conn = await asyncpg.connect(database_url)
+    try:
+        token: str = await conn.fetchval("select access_token from channel_secrets")
+        return token
+    finally:
+        await conn.close()
