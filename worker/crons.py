@@ -27,6 +27,9 @@ from jobs.curator_tick import CURATOR_TICK, curator_tick
 from jobs.events_delivery import EVENTS_DELIVERY, events_delivery
 from jobs.handoff_tick import HANDOFF_TICK, handoff_tick
 from jobs.outbox_sweep import OUTBOX_SWEEP, outbox_sweep
+from skills.consolidation.distill import Limits
+from skills.consolidation.gates import Pressure
+from skills.consolidation.run import ConsolidationConfig
 from skills.curator import CuratorPolicy
 from skills.curator.schedule import SchedulePolicy
 from worker.settings import Settings
@@ -147,6 +150,23 @@ def curator_config(settings: Settings) -> CuratorConfig:
         schedule=schedule_policy(settings),
         chunk_orgs=settings.curator_chunk_orgs,
         runs_keep_days=settings.curator_runs_keep_days,
+        consolidation=consolidation_config(settings),
+    )
+
+
+def consolidation_config(settings: Settings) -> ConsolidationConfig:
+    """The gates, package limits and similarity backend of consolidation."""
+    limits = settings.package_limits()
+    return ConsolidationConfig(
+        pressure=Pressure(
+            index_budget_bytes=settings.index_budget_bytes,
+            min_skills=settings.consolidate_min_skills,
+        ),
+        limits=Limits(
+            max_files=limits.max_files,
+            max_total_bytes=limits.max_total_bytes,
+            max_file_bytes=limits.max_file_bytes,
+        ),
     )
 
 

@@ -1,0 +1,28 @@
+"""The similarity backend a cycle measures with: a narrow protocol and the lexical one.
+
+A backend answers the links of a set of skills, or None when it cannot measure meaning (a
+stub, or an embeddings server configured but unreachable): then the cycle writes no links
+and proposes nothing, rather than linking noise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from skills.consolidation.similarity import LEXICAL, Link, SkillText, lexical_links
+
+
+class SimilarityBackend(Protocol):
+    name: str
+
+    async def links(self, skills: Sequence[SkillText], threshold: float) -> list[Link] | None: ...
+
+
+class LexicalBackend:
+    """TF-IDF over words and character n-grams (skills.consolidation.similarity)."""
+
+    name = LEXICAL
+
+    async def links(self, skills: Sequence[SkillText], threshold: float) -> list[Link] | None:
+        return lexical_links(skills, threshold)
