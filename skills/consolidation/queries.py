@@ -132,7 +132,7 @@ async def upsert_org_consolidation(
     conn: asyncpg.Connection, organization_id: uuid.UUID, report: dict[str, Any]
 ) -> None:
     """Move the watermark to now and keep the report."""
-    await conn.execute(UPSERT_ORG_CONSOLIDATION, organization_id, json.dumps(report))
+    await conn.execute(UPSERT_ORG_CONSOLIDATION, organization_id, report)
 
 
 # The org's newest curator run says what consolidation did after it (or why it skipped).
@@ -145,7 +145,7 @@ where id = (select max(id) from curator_runs where organization_id = $1)
 async def update_curator_run_consolidation(
     conn: asyncpg.Connection, organization_id: uuid.UUID, report: dict[str, Any]
 ) -> None:
-    await conn.execute(UPDATE_CURATOR_RUN_CONSOLIDATION, organization_id, json.dumps(report))
+    await conn.execute(UPDATE_CURATOR_RUN_CONSOLIDATION, organization_id, report)
 
 
 @dataclass(frozen=True)
