@@ -464,3 +464,28 @@ async def archive_absorbed(
     at: datetime,
 ) -> None:
     await conn.execute(ARCHIVE_ABSORBED, organization_id, list(names), at, umbrella)
+
+
+# Each named skill's linked neighbours that are installed and not archived, best first.
+LIST_NEIGHBOURS = """
+select l.name, l.other, l.score, l.backend
+from (select a as name, b as other, score, backend from skill_links where organization_id = $1
+      union all
+      select b, a, score, backend from skill_links where organization_id = $1) as l
+join skill_pointers p on p.organization_id = $1 and p.name = l.other
+left join skill_usage u on u.organization_id = $1 and u.skill_name = l.other
+where l.name = any($2::text[]) and coalesce(u.state, 'active') <> 'archived'
+order by l.name collate "C", l.score desc, l.other collate "C"
+"""
+
+
+async def list_neighbours(
+    conn: asyncpg.Connection, organization_id: uuid.UUID, names: Sequence[str]
+) -> dict[str, list[dict[str, Any]]]:
+    """name -> [{"name", "score", "backend"}] (skills without links are absent)."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    for r in await conn.fetch(LIST_NEIGHBOURS, organization_id, list(names)):
+        found.setdefault(r["name"], []).append(
+            {"name": r["other"], "score": round(float(r["score"]), 2), "backend": r["backend"]}
+        )
+    return found
