@@ -56,6 +56,7 @@ def _installed_json(
         "source": str(skill_source(row.created_by, row.forked_from_version_id)),
         "state": row.state,
         "pinned": row.pinned,
+        "absorbed_into": row.absorbed_into,
         "updated_at": row.updated_at.isoformat(),
         f"last_{SERIES_DAYS}_days": {
             "hard": totals.hard,

@@ -70,7 +70,7 @@ async def show_proposal(
     proposed = await fetch_version(conn, proposal.version_id)
     assert proposed is not None  # a foreign key: the version row exists
     installed = await fetch_org_pointed_version(conn, organization_id, proposal.umbrella)
-    return ProposalView(proposal, diff_versions(installed, proposed))
+    return ProposalView(proposal, diff_versions(installed, proposed, label="proposta"))
 
 
 async def approve_proposal(
