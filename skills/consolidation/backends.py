@@ -10,19 +10,31 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from skills.consolidation.similarity import LEXICAL, Link, SkillText, lexical_links
+from skills.consolidation.similarity import (
+    DEFAULT_THRESHOLD,
+    LEXICAL,
+    Link,
+    SkillText,
+    lexical_links,
+)
 
 
 class SimilarityBackend(Protocol):
+    """`name` is what its links are marked with; each backend has its own score scale, so
+    its threshold is its own."""
+
     name: str
 
-    async def links(self, skills: Sequence[SkillText], threshold: float) -> list[Link] | None: ...
+    async def links(self, skills: Sequence[SkillText]) -> list[Link] | None: ...
 
 
 class LexicalBackend:
-    """TF-IDF over words and character n-grams (skills.consolidation.similarity)."""
+    """TF-IDF over words and their stems (skills.consolidation.similarity)."""
 
     name = LEXICAL
 
-    async def links(self, skills: Sequence[SkillText], threshold: float) -> list[Link] | None:
-        return lexical_links(skills, threshold)
+    def __init__(self, threshold: float = DEFAULT_THRESHOLD) -> None:
+        self.threshold = threshold
+
+    async def links(self, skills: Sequence[SkillText]) -> list[Link] | None:
+        return lexical_links(skills, self.threshold)

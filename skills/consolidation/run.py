@@ -50,7 +50,7 @@ from skills.consolidation.queries import (
     upsert_links,
     upsert_org_consolidation,
 )
-from skills.consolidation.similarity import DEFAULT_THRESHOLD, Link, SkillText
+from skills.consolidation.similarity import Link, SkillText
 from skills.curator.errors import OrganizationNotFound
 from skills.curator.queries import lock_curator_orgs
 from skills.models import LoadedSkill
@@ -69,7 +69,6 @@ PROPOSAL_MAX_AGE = timedelta(days=30)
 class ConsolidationConfig:
     pressure: Pressure = dataclasses.field(default_factory=Pressure)
     limits: Limits = dataclasses.field(default_factory=Limits)
-    threshold: float = DEFAULT_THRESHOLD
     max_proposals: int = MAX_PROPOSALS
     proposal_max_age: timedelta = PROPOSAL_MAX_AGE
     backend: SimilarityBackend = dataclasses.field(default_factory=LexicalBackend)
@@ -194,7 +193,7 @@ async def _cycle(
     dry_run: bool,
 ) -> ConsolidationReport:
     backend = config.backend
-    measured = await backend.links([skill_text(s) for s in live], config.threshold)
+    measured = await backend.links([skill_text(s) for s in live])
     links = tuple(measured or ())
     report = dataclasses.replace(base, ran=True, links=links, backend=backend.name)
     if measured is None:

@@ -255,11 +255,11 @@ async def test_the_tick_consolidates_each_due_org_and_outlives_a_crash(
     class Failing:
         name = "lexical"
 
-        async def links(self, skills: Sequence[SkillText], threshold: float) -> list[Link] | None:
+        async def links(self, skills: Sequence[SkillText]) -> list[Link] | None:
             # Broken for one org only: the tick goes on to the next.
             if any(s.name == "marcador-quebrado" for s in skills):
                 raise RuntimeError("similarity blew up")
-            return await eager.backend.links(skills, threshold)
+            return await eager.backend.links(skills)
 
     await publish(db, store, broken, "marcador-quebrado", keywords=["x"], created_by="agent")
     ctx: JobContext = {
