@@ -140,10 +140,12 @@ def lexical_scores(skills: Sequence[SkillText]) -> dict[tuple[int, int], float]:
 
 
 def lexical_links(skills: Sequence[SkillText], threshold: float = DEFAULT_THRESHOLD) -> list[Link]:
-    """Pairs at or above `threshold`, sorted by (a, b)."""
+    """Pairs at or above `threshold`, sorted by (a, b). The skills are read in name order, so
+    the floating-point sums, and the scores to their last bit, do not depend on input order."""
+    ordered = sorted(skills, key=lambda s: s.name)
     links = []
-    for (i, j), score in lexical_scores(skills).items():
+    for (i, j), score in lexical_scores(ordered).items():
         if score >= threshold:
-            a, b = sorted((skills[i].name, skills[j].name))
+            a, b = sorted((ordered[i].name, ordered[j].name))
             links.append(Link(a, b, min(score, 1.0)))
     return sorted(links, key=lambda link: (link.a, link.b))
