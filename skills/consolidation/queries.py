@@ -71,7 +71,7 @@ select {VERSION_COLUMNS}, coalesce(u.state, 'active') as state,
 from skill_pointers p
 join skill_versions v on v.id = p.version_id
 left join skill_usage u on u.organization_id = p.organization_id and u.skill_name = p.name
-where p.organization_id = $1
+where p.organization_id = $1 and coalesce(u.state, 'active') <> 'archived'
 order by p.name collate "C"
 limit {MAX_CYCLE_SKILLS}
 """
@@ -80,7 +80,8 @@ limit {MAX_CYCLE_SKILLS}
 async def list_cycle_skills(
     conn: asyncpg.Connection, organization_id: uuid.UUID, today: date
 ) -> list[CycleSkill]:
-    """Every pointer of the org (archived too), by name, with 30-day uses ending `today`."""
+    """The org's non-archived skills (at most MAX_CYCLE_SKILLS, by name), with 30-day uses
+    ending `today`."""
     rows = await conn.fetch(LIST_CYCLE_SKILLS, organization_id, today)
     return [
         CycleSkill(

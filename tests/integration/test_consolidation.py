@@ -286,3 +286,41 @@ async def test_the_tick_consolidates_each_due_org_and_outlives_a_crash(
         await db.fetchval("select count(*) from skill_proposals where organization_id = $1", fine)
         == 1
     )
+
+
+async def test_user_and_pinned_skills_are_never_merged_and_old_proposals_expire(
+    db: asyncpg.Connection, resources: Resources
+) -> None:
+    store = resources.store
+    org = await _org(db, store)
+    description, body, keywords = TROCA["troca-de-produto"]
+    # The business's own copy of the same skill, and the agent's, pinned by a person.
+    await publish(
+        db, store, org, "troca-da-loja", keywords=keywords, description=description,
+        body=body, created_by="user",
+    )  # fmt: skip
+    await db.execute(
+        "insert into skill_usage (organization_id, skill_name, created_by, pinned) "
+        "values ($1, 'politica-de-troca', 'agent', true)",
+        org,
+    )
+    report = await _consolidate(db, store, org)
+    linked = {name for x in report.links for name in (x.a, x.b)}
+    assert "troca-da-loja" in linked  # associated ...
+    [proposal] = report.proposals  # ... but never merged, nor is the pinned one
+    assert (proposal.umbrella, proposal.absorbs) == ("trocar-produto", ("troca-de-produto",))
+
+    assert proposal.id is not None
+    await db.execute(
+        "update skill_proposals set created_at = now() - interval '31 days' where id = $1",
+        proposal.id,
+    )
+    again = await _consolidate(db, store, org, force=True)
+    assert again.expired == 1
+    expired = await fetch_proposal(db, org, proposal.id)
+    assert expired is not None and (expired.status, expired.expired_reason) == (
+        "expired",
+        "waited",
+    )
+    [fresh] = again.proposals  # its members were free again for this cycle
+    assert fresh.umbrella == "trocar-produto"
