@@ -119,3 +119,20 @@ async def test_a_business_sees_close_skills_and_approves_a_merge(
         "politica-de-troca",
     )
     assert state == "active"
+
+    # The curator's reports say what consolidation did after each pass, or why it did not.
+    for report in (
+        {"ran": True, "skipped_reason": None, "links": [{}, {}], "proposals": [{}]},
+        {"ran": False, "skipped_reason": "watermark", "links": [], "proposals": []},
+    ):
+        await db.execute(
+            "insert into curator_runs (organization_id, trigger, ran_at, stale_cutoff, "
+            "archive_cutoff, transitioned, skipped, consolidation) "
+            "values ($1, 'idle', now(), now(), now(), '[]', '[]', $2)",
+            org,
+            report,
+        )
+    await page.click("header nav a:has-text('Curador')")
+    runs = await page.locator("main").inner_text()
+    assert "2 par(es) de skills parecidas, 1 proposta(s) de fusão" in runs
+    assert "o agente não escreveu nada desde a última" in runs
