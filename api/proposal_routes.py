@@ -52,7 +52,8 @@ async def list_proposals_route(request: web.Request, principal: Principal) -> Re
 async def show_proposal_route(request: web.Request, principal: Principal) -> Reply:
     async with org_db(request, principal) as conn:
         view = await show_proposal(conn, principal.organization_id, _id(request))
-    return {**view.proposal.to_json(), "diff": view.diff.to_json()}
+    reads = {path: r.to_json() for path, r in sorted(view.file_reads.items())}
+    return {**view.proposal.to_json(), "diff": view.diff.to_json(), "file_reads": reads}
 
 
 def _decided(proposal: Proposal) -> dict[str, Any]:

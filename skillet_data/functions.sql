@@ -782,6 +782,33 @@ begin
 end;
 $function$;
 
+COMMENT ON FUNCTION public.skillet_commit_turn(uuid, text, uuid, text, uuid[], timestamp with time zone, text, text[], text[], text[], text[], timestamp with time zone, uuid, jsonb, boolean, text, text, jsonb, jsonb) IS
+$$The turn's reply commit with the org's proof, a handoff, the skills used and the files read:
+commits as skillet_commit_turn(uuid, text, ..., text, text, jsonb) does and, when it replied,
+counts p_reads ([{"skill", "path"}]) with skillet_bump_file_reads.$$;
+CREATE OR REPLACE FUNCTION public.skillet_commit_turn(p_org uuid, p_proof text, p_conversation uuid, p_channel text, p_batch uuid[], p_first_received timestamp with time zone, p_body text, p_used text[], p_viewed text[], p_names text[], p_triggers text[], p_at timestamp with time zone, p_lease uuid, p_usage jsonb, p_claim boolean, p_handoff_cause text, p_handoff_reason text, p_skills jsonb, p_reads jsonb)
+ RETURNS TABLE(outcome text, outbox_id uuid, reply_id uuid, deliverable boolean, reply_to_external_id text, last_inbound_at timestamp with time zone, route_kind text, route_address text)
+ LANGUAGE plpgsql
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+begin
+    perform set_config('skillet.organization_proof', p_proof, true);
+    for outcome, outbox_id, reply_id, deliverable, reply_to_external_id, last_inbound_at,
+        route_kind, route_address in
+        select * from skillet_commit_turn(p_org, p_conversation, p_channel, p_batch,
+                                          p_first_received, p_body, p_used, p_viewed, p_names,
+                                          p_triggers, p_at, p_lease, p_usage, p_claim,
+                                          p_handoff_cause, p_handoff_reason, p_skills)
+    loop
+        if outcome = 'replied' and jsonb_typeof(p_reads) = 'array'
+           and jsonb_array_length(p_reads) > 0 then
+            perform skillet_bump_file_reads(p_org, p_reads, p_at);
+        end if;
+        return next;
+    end loop;
+end;
+$function$;
+
 COMMENT ON FUNCTION public.skillet_commit_turn(uuid, uuid, text, uuid[], timestamp with time zone, text, text[], text[], text[], text[], timestamp with time zone, uuid, jsonb, boolean) IS
 $$The reply commit of workers of the previous release (and of skillet_commit_reply): the
 seventeen-argument skillet_commit_turn with no handoff and no skills recorded, same outcomes
@@ -1172,6 +1199,27 @@ begin
         last_viewed_at = greatest(u.last_viewed_at, excluded.last_viewed_at),
         last_patched_at = greatest(u.last_patched_at, excluded.last_patched_at),
         last_activity_at = greatest(u.last_activity_at, excluded.last_activity_at);
+end;
+$function$;
+
+COMMENT ON FUNCTION public.skillet_bump_file_reads(uuid, jsonb, timestamp with time zone) IS
+$$Count the turn's read_skill_reference reads per (skill, path) for p_org (p_reads: [{"skill",
+"path"}]), at p_at; called by the reply's commit.$$;
+CREATE OR REPLACE FUNCTION public.skillet_bump_file_reads(p_org uuid, p_reads jsonb, p_at timestamp with time zone)
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+begin
+    insert into skill_file_reads as r (organization_id, skill_name, path, read_count,
+                                       last_read_at)
+    select p_org, x.skill, x.path, count(*), p_at
+    from jsonb_to_recordset(p_reads) as x(skill text, path text)
+    where x.skill is not null and x.path is not null and length(x.path) between 1 and 255
+    group by x.skill, x.path
+    order by x.skill, x.path
+    on conflict (organization_id, skill_name, path) do update
+    set read_count = r.read_count + excluded.read_count,
+        last_read_at = greatest(r.last_read_at, excluded.last_read_at);
 end;
 $function$;
 

@@ -105,3 +105,86 @@ grant select on skill_links, skill_proposals, skill_proposal_members, org_consol
     to skillet_api;
 grant update on skill_proposals, skill_proposal_members to skillet_api;
 grant update (consolidation) on organizations to skillet_api;
+
+-- Forgetting by disuse, per file: each read_skill_reference read, counted by the reply's commit
+-- (in its transaction, beside the skill's view), never in a skill version. An approved merge
+-- copies an absorbed skill's counts to the paths its files moved to.
+create table skill_file_reads (
+    organization_id uuid not null references organizations (id),
+    skill_name      text not null,
+    path            text not null check (length(path) between 1 and 255),
+    read_count      bigint not null default 0,
+    last_read_at    timestamptz not null,
+    primary key (organization_id, skill_name, path)
+);
+alter table skill_file_reads enable row level security;
+alter table skill_file_reads force row level security;
+create policy tenant_isolation on skill_file_reads
+    using (organization_id = (select skillet_current_org()))
+    with check (organization_id = (select skillet_current_org()));
+create policy system_access on skill_file_reads as permissive for all to skillet_system
+    using (true) with check (true);
+revoke all on skill_file_reads from public;
+grant select, insert, update on skill_file_reads to skillet_worker, skillet_api;
+
+-- Add one read per (skill, path) element of p_reads ([{"skill", "path"}]) for the bound org,
+-- stamped p_at; rows taken in (skill, path) order, so concurrent commits lock alike.
+create function skillet_bump_file_reads(p_org uuid, p_reads jsonb, p_at timestamptz)
+returns void
+-- plpgsql, as its caller (row-level security): on the turn's path, planned once a session.
+language plpgsql volatile
+as $$
+begin
+    insert into skill_file_reads as r (organization_id, skill_name, path, read_count,
+                                       last_read_at)
+    select p_org, x.skill, x.path, count(*), p_at
+    from jsonb_to_recordset(p_reads) as x(skill text, path text)
+    where x.skill is not null and x.path is not null and length(x.path) between 1 and 255
+    group by x.skill, x.path
+    order by x.skill, x.path
+    on conflict (organization_id, skill_name, path) do update
+    set read_count = r.read_count + excluded.read_count,
+        last_read_at = greatest(r.last_read_at, excluded.last_read_at);
+end;
+$$;
+comment on function skillet_bump_file_reads(uuid, jsonb, timestamptz) is $$Count the turn's
+read_skill_reference reads per (skill, path) for p_org (p_reads: [{"skill", "path"}]), at
+p_at; called by the reply's commit.$$;
+
+-- The reply commit with the org's proof and the turn's file reads: commits as the
+-- eighteen-argument skillet_commit_turn does and, when it replied, counts the reads.
+create function skillet_commit_turn(
+    p_org uuid, p_proof text, p_conversation uuid, p_channel text, p_batch uuid[],
+    p_first_received timestamp with time zone, p_body text, p_used text[], p_viewed text[],
+    p_names text[], p_triggers text[], p_at timestamp with time zone, p_lease uuid,
+    p_usage jsonb, p_claim boolean, p_handoff_cause text, p_handoff_reason text,
+    p_skills jsonb, p_reads jsonb)
+returns table(outcome text, outbox_id uuid, reply_id uuid, deliverable boolean,
+              reply_to_external_id text, last_inbound_at timestamp with time zone,
+              route_kind text, route_address text)
+language plpgsql
+set plan_cache_mode = force_generic_plan
+as $$
+begin
+    perform set_config('skillet.organization_proof', p_proof, true);
+    for outcome, outbox_id, reply_id, deliverable, reply_to_external_id, last_inbound_at,
+        route_kind, route_address in
+        select * from skillet_commit_turn(p_org, p_conversation, p_channel, p_batch,
+                                          p_first_received, p_body, p_used, p_viewed, p_names,
+                                          p_triggers, p_at, p_lease, p_usage, p_claim,
+                                          p_handoff_cause, p_handoff_reason, p_skills)
+    loop
+        if outcome = 'replied' and jsonb_typeof(p_reads) = 'array'
+           and jsonb_array_length(p_reads) > 0 then
+            perform skillet_bump_file_reads(p_org, p_reads, p_at);
+        end if;
+        return next;
+    end loop;
+end;
+$$;
+comment on function skillet_commit_turn(uuid, text, uuid, text, uuid[], timestamp with time zone,
+    text, text[], text[], text[], text[], timestamp with time zone, uuid, jsonb, boolean, text,
+    text, jsonb, jsonb) is
+$$The turn's reply commit with the org's proof, a handoff, the skills used and the files read:
+commits as skillet_commit_turn(uuid, text, ..., text, text, jsonb) does and, when it replied,
+counts p_reads ([{"skill", "path"}]) with skillet_bump_file_reads.$$;

@@ -28,13 +28,17 @@ from core.errors import SkilletError
 from skills.audit_queries import AuditEntry, insert_audit
 from skills.catalog import catalog_lock, reactivate_installed_skill
 from skills.catalog_queries import fetch_org_pointed_version
+from skills.consolidation.distill import moved_path
 from skills.consolidation.gates import ConsolidationMode
 from skills.consolidation.queries import (
+    FileReads,
     Proposal,
     archive_absorbed,
+    copy_file_reads,
     fetch_consolidation_mode,
     fetch_proposal,
     fetch_version,
+    list_file_reads,
     list_proposals,
     update_consolidation_mode,
     update_proposal_decided,
@@ -53,6 +57,8 @@ class ProposalError(SkilletError):
 class ProposalView:
     proposal: Proposal
     diff: DraftDiff  # the umbrella: installed now -> proposed
+    # Path in the proposed umbrella -> the reads its file had where it came from.
+    file_reads: dict[str, FileReads]
 
 
 async def list_org_proposals(
@@ -70,7 +76,27 @@ async def show_proposal(
     proposed = await fetch_version(conn, proposal.version_id)
     assert proposed is not None  # a foreign key: the version row exists
     installed = await fetch_org_pointed_version(conn, organization_id, proposal.umbrella)
-    return ProposalView(proposal, diff_versions(installed, proposed, label="proposta"))
+    moves = await _moves(conn, proposal)
+    reads = await list_file_reads(conn, organization_id, [m.name for m in proposal.members])
+    if installed is not None:
+        moves += [(proposal.umbrella, e.path, e.path) for e in installed.manifest]
+    file_reads = {
+        dest: reads[(skill, path)] for skill, path, dest in moves if (skill, path) in reads
+    }
+    diff = diff_versions(installed, proposed, label="proposta")
+    return ProposalView(proposal, diff, file_reads)
+
+
+async def _moves(conn: asyncpg.Connection, proposal: Proposal) -> list[tuple[str, str, str]]:
+    """(absorbed skill, its file's path, that file's path under the umbrella)."""
+    moves = []
+    for member in proposal.members:
+        if member.role != "absorbed":
+            continue
+        version = await fetch_version(conn, member.version_id)
+        assert version is not None  # a foreign key
+        moves += [(member.name, e.path, moved_path(member.name, e)) for e in version.manifest]
+    return moves
 
 
 async def approve_proposal(
@@ -99,6 +125,9 @@ async def approve_proposal(
             await reactivate_installed_skill(conn, organization_id, umbrella.name)
             await usage.record(conn, [UsageBump(organization_id, umbrella.name, UsageEvent.PATCH)])
             await archive_absorbed(conn, organization_id, proposal.absorbs, umbrella.name, now)
+            await copy_file_reads(
+                conn, organization_id, umbrella.name, await _moves(conn, proposal)
+            )
             await update_proposal_decided(conn, organization_id, proposal_id, "approved", actor)
             await _audit_approval(conn, organization_id, actor, proposal)
     except ProposalError as exc:

@@ -18,7 +18,7 @@ from skills.usage import UsageStore
 from tests.integration.api_support import ApiClient, create_key, running_api
 from tests.integration.console_support import launched_chromium, shot, sign_in
 from tests.integration.curator_support import NOW
-from tests.integration.test_consolidation import EAGER, _org
+from tests.integration.test_consolidation import EAGER, READ_PRAZOS, _org
 from turn.agent_queries import create_agent
 from worker.resources import Resources
 from worker.settings import Settings
@@ -88,6 +88,7 @@ async def test_a_business_sees_close_skills_and_approves_a_merge(
 
     # The sleep cycle proposes; the business reads the proposal and approves it.
     [made] = (await consolidate_org(db, resources.store, org, EAGER, now=NOW)).proposals
+    await db.execute(READ_PRAZOS, org)
     await page.click("header nav a:has-text('Propostas')")
     row = page.locator("tr", has_text="trocar-produto")
     assert "politica-de-troca" in await row.inner_text()
@@ -100,6 +101,7 @@ async def test_a_business_sees_close_skills_and_approves_a_merge(
     assert "+## Skills incorporadas" in diff and "+- politica-de-troca:" in diff
     files = await page.locator("ul.arquivos").inner_text()
     assert "references/politica-de-troca/SKILL.md" in files
+    assert "prazos.md (novo; lido 3 vez(es), a última em" in files
     await shot(page, "22-proposta")
     await page.click("button:has-text('Aprovar a fusão')")
     await page.wait_for_url(f"{api.base_url}/console/propostas?ok=approve_proposal_route")

@@ -30,6 +30,11 @@ from worker.crons import curator_config
 from worker.resources import Resources
 from worker.settings import Settings
 
+# Three reads of the absorbed skill's reference (what the reply commits count).
+READ_PRAZOS = (
+    "insert into skill_file_reads (organization_id, skill_name, path, read_count, last_read_at) "
+    "values ($1, 'politica-de-troca', 'references/prazos.md', 3, now())"
+)
 EAGER = ConsolidationConfig(pressure=Pressure(min_skills=0))  # every org is "under pressure"
 
 TROCA = {
@@ -127,6 +132,7 @@ async def test_a_pile_of_near_duplicates_gets_one_proposal_and_approving_it_abso
 
     # Nothing changed for the agent yet: every skill is still installed and active.
     assert len(await list_installed_skills(db, org)) == 5
+    await db.execute(READ_PRAZOS, org)
     proposal_id = uuid.UUID(proposal["id"])
     decided = await approve_proposal(
         db,
@@ -166,6 +172,16 @@ async def test_a_pile_of_near_duplicates_gets_one_proposal_and_approving_it_abso
         max_bytes=10_000,
     )
     assert "Troca de produto em até 30 dias" in body.data.decode()
+    # The moved reference keeps its read count under its new path.
+    reads = await db.fetch(
+        "select skill_name, path, read_count from skill_file_reads where organization_id = $1 "
+        "order by skill_name",
+        org,
+    )
+    assert [(r["skill_name"], r["path"], r["read_count"]) for r in reads] == [
+        ("politica-de-troca", "references/prazos.md", 3),
+        ("trocar-produto", "references/politica-de-troca/prazos.md", 3),
+    ]
     actions = [
         r["action"]
         for r in await db.fetch("select action from audit_log where organization_id = $1", org)
