@@ -16,7 +16,7 @@ from skills.consolidation.decide import (
     reject_proposal,
     show_proposal,
 )
-from skills.consolidation.queries import Proposal
+from skills.consolidation.proposal_queries import Proposal
 
 STATUSES = ("pending", "approved", "rejected", "expired", "all")
 # Said wherever a person restores an absorbed skill or reads an approved merge.

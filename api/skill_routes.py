@@ -31,7 +31,7 @@ from skills.catalog import (
 )
 from skills.catalog_models import ImportStatus
 from skills.catalog_queries import fetch_org_pointed_version
-from skills.consolidation.queries import list_neighbours
+from skills.consolidation.link_queries import list_neighbours
 
 
 async def list_catalog(request: web.Request, principal: Principal) -> Reply:

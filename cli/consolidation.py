@@ -17,7 +17,7 @@ from core.db import connection
 from worker.settings import Settings
 
 if TYPE_CHECKING:
-    from skills.consolidation.queries import Proposal
+    from skills.consolidation.proposal_queries import Proposal
     from skills.storage import S3ObjectStore
 
 CLI_ACTOR = "cli"

@@ -4,6 +4,7 @@
 optional OpenAI-compatible one), `grouping` turns links into groups, `distill` builds one
 group's umbrella proposal (pure), `gates` decides whether an org runs at all, `run` is one
 org's cycle (the tick and `skillet curator consolidate`), `decide` approves or rejects a
-proposal, `queries` holds their SQL. Links and proposals live beside the skills, never in
+proposal; their SQL is in `queries` (the cycle), `link_queries`, `proposal_queries` and
+`file_read_queries`. Links and proposals live beside the skills, never in
 their versions; a person decides every merge.
 """

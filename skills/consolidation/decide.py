@@ -29,20 +29,17 @@ from skills.audit_queries import AuditEntry, insert_audit
 from skills.catalog import catalog_lock, reactivate_installed_skill
 from skills.catalog_queries import fetch_org_pointed_version
 from skills.consolidation.distill import moved_path
+from skills.consolidation.file_read_queries import FileReads, copy_file_reads, list_file_reads
 from skills.consolidation.gates import ConsolidationMode
-from skills.consolidation.queries import (
-    FileReads,
+from skills.consolidation.proposal_queries import (
     Proposal,
     archive_absorbed,
-    copy_file_reads,
-    fetch_consolidation_mode,
     fetch_proposal,
     fetch_version,
-    list_file_reads,
     list_proposals,
-    update_consolidation_mode,
     update_proposal_decided,
 )
+from skills.consolidation.queries import fetch_consolidation_mode, update_consolidation_mode
 from skills.curator.queries import lock_curator_orgs
 from skills.draft_diff import DraftDiff, diff_versions
 from skills.queries import upsert_skill_pointer

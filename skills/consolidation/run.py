@@ -33,21 +33,20 @@ from skills.consolidation.backends import LexicalBackend, SimilarityBackend
 from skills.consolidation.distill import Limits, TooLarge, UmbrellaPlan, plan_umbrella
 from skills.consolidation.gates import Pressure, skip_reason
 from skills.consolidation.grouping import Candidate, Group, star_groups
-from skills.consolidation.queries import (
-    CycleSkill,
+from skills.consolidation.link_queries import StoredLink, delete_links, list_links, upsert_links
+from skills.consolidation.proposal_queries import (
     Member,
     Proposal,
-    StoredLink,
-    delete_links,
     expire_proposals,
+    insert_proposal,
+    list_pending_member_names,
+)
+from skills.consolidation.queries import (
+    CycleSkill,
     fetch_consolidated_at,
     fetch_consolidation_mode,
     fetch_last_agent_change,
-    insert_proposal,
     list_cycle_skills,
-    list_links,
-    list_pending_member_names,
-    upsert_links,
     upsert_org_consolidation,
 )
 from skills.consolidation.similarity import Link, SkillText

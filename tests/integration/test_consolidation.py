@@ -17,7 +17,7 @@ from jobs.curator_tick import curator_tick
 from skills.catalog import list_skills
 from skills.consolidation.decide import ProposalError, approve_proposal, reject_proposal
 from skills.consolidation.gates import Pressure
-from skills.consolidation.queries import fetch_proposal
+from skills.consolidation.proposal_queries import fetch_proposal
 from skills.consolidation.run import ConsolidationConfig, ConsolidationReport, consolidate_org
 from skills.consolidation.similarity import Link, SkillText
 from skills.queries import list_installed_skills
