@@ -1,11 +1,13 @@
-"""Groups of linked skills for distillation, pure: stars around the most used skill.
+"""Groups of linked skills for distillation, pure: stars around the most linked skill.
 
 Why stars and not connected components: links chain ("troca de tênis" ~ "troca de camisa"
-~ "camisa: tamanhos"), and a component would merge unrelated ends of the chain. Here every
-absorbed skill is linked directly to its umbrella. The candidates are ranked by the
-umbrella rule (30-day uses, then latest activity, then name); walking that ranking, each
-skill not yet taken becomes an umbrella and takes its linked, untaken neighbours (strongest
-link first) up to MAX_GROUP_SKILLS; so an umbrella is always its group's most used skill.
+~ "camisa: tamanhos"), and a component would merge unrelated ends of the chain. Here the
+centres are taken most linked first (the sum of a skill's link scores: a pile's medoid
+gathers the most of it), each takes its untaken neighbours strongest link first, and a
+neighbour joins only if it is linked to every member already taken (so every pair of a group
+is linked), up to MAX_GROUP_SKILLS. The group's umbrella is then its most used member (30-day
+uses, then latest activity, then name). Measured on bench/consolidation.py against stars
+centred on the most used skill: more of each pile in one group, fewer unrelated skills joined.
 """
 
 from __future__ import annotations
@@ -48,32 +50,44 @@ def star_groups(
     """Groups of at least two candidates; links to non-candidates are ignored."""
     names = {c.name for c in candidates}
     neighbours: defaultdict[str, list[tuple[float, str]]] = defaultdict(list)
-    linked: set[frozenset[str]] = set()
+    linked_scores: dict[frozenset[str], float] = {}
     for link in links:
         if link.a in names and link.b in names:
-            linked.add(frozenset((link.a, link.b)))
+            linked_scores[frozenset((link.a, link.b))] = link.score
             neighbours[link.a].append((link.score, link.b))
             neighbours[link.b].append((link.score, link.a))
+    by_name = {c.name: c for c in candidates}
+    strength = {c.name: sum(score for score, _ in neighbours[c.name]) for c in candidates}
     taken: set[str] = set()
     groups: list[Group] = []
-    for candidate in sorted(candidates, key=umbrella_rank):
-        if candidate.name in taken:
+    # Centres: the most linked first (a pile's medoid gathers the most of it).
+    for centre in sorted(candidates, key=lambda c: (-strength[c.name], c.name)):
+        if centre.name in taken:
             continue
         picked: list[tuple[float, str]] = []
-        for score, other in sorted(neighbours[candidate.name], key=lambda p: (-p[0], p[1])):
+        for score, other in sorted(neighbours[centre.name], key=lambda p: (-p[0], p[1])):
             if len(picked) == max_size - 1:
                 break
-            if other not in taken and all(frozenset((other, m)) in linked for _, m in picked):
+            if other not in taken and all(
+                frozenset((other, m)) in linked_scores for _, m in picked
+            ):
                 picked.append((score, other))
         if not picked:
             continue
-        taken.add(candidate.name)
-        taken.update(other for _, other in picked)
+        members = [centre.name, *(other for _, other in picked)]
+        taken.update(members)
+        umbrella = min((by_name[n] for n in members), key=umbrella_rank).name
+        absorbs = sorted(
+            (n for n in members if n != umbrella),
+            key=lambda n: (-_score(linked_scores, umbrella, n), n),
+        )
         groups.append(
             Group(
-                candidate.name,
-                tuple(other for _, other in picked),
-                tuple(score for score, _ in picked),
+                umbrella, tuple(absorbs), tuple(_score(linked_scores, umbrella, n) for n in absorbs)
             )
         )
     return groups
+
+
+def _score(scores: dict[frozenset[str], float], a: str, b: str) -> float:
+    return scores.get(frozenset((a, b)), 0.0)
