@@ -1,11 +1,15 @@
 """Routes of agent-authored drafts (list, show with diff, approve, reject) and the org's
-settings (`agent_authoring`). The decisions are skills.drafts', which audit themselves."""
+settings (`agent_authoring`, `consolidation`). The decisions are skills.drafts' and
+skills.consolidation.decide's, which audit themselves. Each pending draft names the installed
+skills it is close to (`close_to`), so a duplicate is seen before it is approved."""
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
+import asyncpg
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict
 
@@ -13,13 +17,21 @@ from api.bodies import read_json
 from api.errors import ApiError
 from api.pagination import page_of, parse_limit, read_cursor, time_id_keyset
 from api.routing import Principal, Reply, deps_of, org_db
+from skills.consolidation.decide import set_consolidation
+from skills.consolidation.gates import ConsolidationMode
+from skills.consolidation.neighbours import close_to
+from skills.consolidation.queries import fetch_consolidation_mode
+from skills.consolidation.similarity import SkillText
 from skills.draft_queries import (
     AuthoringMode,
+    Draft,
     DraftStatus,
     fetch_agent_authoring,
     list_drafts,
 )
 from skills.drafts import Decision, approve_draft, reject_draft, set_agent_authoring, show_draft
+from skills.models import SkillMatcher
+from skills.queries import list_installed_skills
 
 
 def _str(value: uuid.UUID | None) -> str | None:
@@ -46,14 +58,45 @@ async def list_drafts_route(request: web.Request, principal: Principal) -> Reply
         drafts = await list_drafts(
             conn, principal.organization_id, status=status, limit=limit + 1, before=before
         )
-    page = page_of(drafts, limit, "drafts", lambda d: [d.updated_at.isoformat(), str(d.id)])
-    return {"items": [d.to_json() for d in page.items], "next": page.next}
+        page = page_of(drafts, limit, "drafts", lambda d: [d.updated_at.isoformat(), str(d.id)])
+        hints = await _close_to(conn, principal.organization_id, page.items)
+    items = [{**d.to_json(), "close_to": h} for d, h in zip(page.items, hints, strict=True)]
+    return {"items": items, "next": page.next}
+
+
+async def _close_to(
+    conn: asyncpg.Connection, organization_id: uuid.UUID, drafts: Sequence[Draft]
+) -> list[list[dict[str, object]]]:
+    """Per draft, the installed skills it is close to (none for a decided draft)."""
+    pending = [d for d in drafts if d.status is DraftStatus.PENDING]
+    if not pending:
+        return [[] for _ in drafts]
+    installed = await list_installed_skills(conn, organization_id)
+    found = close_to(
+        [
+            _text(d.version.name, d.version.description, d.version.body, d.version.matcher)
+            for d in pending
+        ],
+        [_text(s.name, s.description, s.body, s.matcher) for s in installed],
+    )
+    by_id = {d.id: [n.to_json() for n in near] for d, near in zip(pending, found, strict=True)}
+    return [by_id.get(d.id, []) for d in drafts]
+
+
+def _text(name: str, description: str, body: str, matcher: SkillMatcher) -> SkillText:
+    return SkillText(name, description, body, matcher.any_keywords)
 
 
 async def show_draft_route(request: web.Request, principal: Principal) -> Reply:
     async with org_db(request, principal) as conn:
         draft, diff = await show_draft(conn, principal.organization_id, request.match_info["name"])
-    return {**draft.to_json(), "body": draft.version.body, "diff": diff.to_json()}
+        [hints] = await _close_to(conn, principal.organization_id, [draft])
+    return {
+        **draft.to_json(),
+        "body": draft.version.body,
+        "diff": diff.to_json(),
+        "close_to": hints,
+    }
 
 
 def _decision_json(decision: Decision) -> dict[str, Any]:
@@ -93,27 +136,50 @@ async def reject_draft_route(request: web.Request, principal: Principal) -> Repl
 async def get_settings(request: web.Request, principal: Principal) -> Reply:
     async with org_db(request, principal) as conn:
         mode = await fetch_agent_authoring(conn, principal.organization_id)
+        consolidation = await fetch_consolidation_mode(conn, principal.organization_id)
     assert mode is not None  # a live key's org exists (foreign key)
-    return {"organization_id": str(principal.organization_id), "agent_authoring": mode.value}
+    return {
+        "organization_id": str(principal.organization_id),
+        "agent_authoring": mode.value,
+        "consolidation": consolidation,
+    }
 
 
 class SettingsChange(BaseModel):
+    """Any subset of the settings (at least one)."""
+
     model_config = ConfigDict(extra="forbid")
 
-    agent_authoring: AuthoringMode
+    agent_authoring: AuthoringMode | None = None
+    consolidation: ConsolidationMode | None = None
 
 
 async def update_settings(request: web.Request, principal: Principal) -> Reply:
     change = await read_json(request, SettingsChange)
-    async with org_db(request, principal) as conn:
-        previous = await set_agent_authoring(
-            conn,
-            organization_id=principal.organization_id,
-            mode=change.agent_authoring,
-            actor=principal.prefix,
-        )
+    if change.agent_authoring is None and change.consolidation is None:
+        raise ApiError(422, "invalid_input", "Informe agent_authoring e/ou consolidation.")
+    org = principal.organization_id
+    previous: dict[str, str] = {}
+    async with org_db(request, principal) as conn, conn.transaction():
+        if change.agent_authoring is not None:
+            was = await set_agent_authoring(
+                conn, organization_id=org, mode=change.agent_authoring, actor=principal.prefix
+            )
+            previous["agent_authoring"] = was.value
+        if change.consolidation is not None:
+            was_mode = await set_consolidation(
+                conn, organization_id=org, mode=change.consolidation, actor=principal.prefix
+            )
+            previous["consolidation"] = was_mode.value
+        mode = await fetch_agent_authoring(conn, org)
+        consolidation = await fetch_consolidation_mode(conn, org)
+    assert mode is not None
     return {
-        "organization_id": str(principal.organization_id),
-        "agent_authoring": change.agent_authoring.value,
-        "previous": previous.value,
+        "organization_id": str(org),
+        "agent_authoring": mode.value,
+        "consolidation": consolidation,
+        # The value each given setting replaced; for agent_authoring alone, as before.
+        "previous": previous.get("agent_authoring")
+        if list(previous) == ["agent_authoring"]
+        else previous,
     }

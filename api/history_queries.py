@@ -75,12 +75,13 @@ class CuratorRunRow:
     replayed: bool
     transitioned: Any  # [{name, from, to}]
     skipped: Any  # [{name, reason}]
+    consolidation: Any  # what consolidation did after the pass (skills.consolidation.run)
 
 
 # Newest first; keyset id. `json` columns come back as text: decoded by the caller.
 LIST_CURATOR_RUNS = """
 select id, trigger, ran_at, replayed, transitioned::jsonb as transitioned,
-       skipped::jsonb as skipped
+       skipped::jsonb as skipped, consolidation
 from curator_runs
 where organization_id = $1 and ($2::bigint is null or id < $2)
 order by id desc

@@ -107,6 +107,7 @@ async def list_curator_runs_route(request: web.Request, principal: Principal) ->
             "replayed": r.replayed,
             "transitioned": r.transitioned,
             "skipped": r.skipped,
+            "consolidation": r.consolidation,  # null: it did not run for this org
         }
         for r in page.items
     ]

@@ -11,15 +11,18 @@ from api import draft_routes as drafts
 from api import event_routes as events
 from api import history_routes as history
 from api import hours_routes as hours
+from api import proposal_routes as proposals
 from api import skill_routes as skills
 from api import usage_routes as usage
 from api.keys import Role
 from api.routing import Route
+from skills.consolidation.decide import ProposalError
 from skills.drafts import DraftError
 
 V, E, A = Role.VIEWER, Role.EDITOR, Role.ADMIN
 PAGED = ("limit", "cursor")
 DECIDED = (DraftError,)  # skills.drafts writes its refusals' audit rows itself
+PROPOSED = (ProposalError,)  # and skills.consolidation.decide its own
 
 ROUTES: tuple[Route, ...] = (
     Route(
@@ -143,6 +146,43 @@ ROUTES: tuple[Route, ...] = (
     ),
     Route(
         "GET",
+        "/v1/proposals",
+        proposals.list_proposals_route,
+        V,
+        "propostas de fusão de skills parecidas do agente",
+        query=("status",),
+        tags=("proposals",),
+    ),
+    Route(
+        "GET",
+        "/v1/proposals/{id}",
+        proposals.show_proposal_route,
+        V,
+        "a proposta, seus membros (usos em 30 dias) e o diff da skill que absorve",
+        tags=("proposals",),
+    ),
+    Route(
+        "POST",
+        "/v1/proposals/{id}/approve",
+        proposals.approve_proposal_route,
+        E,
+        "aprova a fusão: nova versão da skill que absorve, as outras arquivadas",
+        action="proposal.approve",
+        refusals_audited_by_callee=PROPOSED,
+        tags=("proposals",),
+    ),
+    Route(
+        "POST",
+        "/v1/proposals/{id}/reject",
+        proposals.reject_proposal_route,
+        E,
+        "recusa a fusão (fica registrado)",
+        action="proposal.reject",
+        refusals_audited_by_callee=PROPOSED,
+        tags=("proposals",),
+    ),
+    Route(
+        "GET",
         "/v1/settings",
         drafts.get_settings,
         V,
@@ -154,7 +194,7 @@ ROUTES: tuple[Route, ...] = (
         "/v1/settings",
         drafts.update_settings,
         A,
-        "muda agent_authoring",
+        "muda agent_authoring e/ou consolidation",
         action="settings.agent_authoring",
         body="json",
         tags=("settings",),

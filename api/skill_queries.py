@@ -20,11 +20,13 @@ class InstalledRow:
     updated_at: datetime
     state: str
     pinned: bool
+    absorbed_into: str | None  # archived into this umbrella by a distillation
 
 
 LIST_INSTALLED_PAGE = """
 select p.name, v.description, v.id as version_id, v.created_by, v.forked_from_version_id,
-       p.updated_at, coalesce(u.state, 'active') as state, coalesce(u.pinned, false) as pinned
+       p.updated_at, coalesce(u.state, 'active') as state, coalesce(u.pinned, false) as pinned,
+       case when u.state = 'archived' then u.absorbed_into end as absorbed_into
 from skill_pointers p
 join skill_versions v on v.id = p.version_id
 left join skill_usage u on u.organization_id = p.organization_id and u.skill_name = p.name

@@ -31,6 +31,7 @@ from skills.catalog import (
 )
 from skills.catalog_models import ImportStatus
 from skills.catalog_queries import fetch_org_pointed_version
+from skills.consolidation.link_queries import list_neighbours
 
 
 async def list_catalog(request: web.Request, principal: Principal) -> Reply:
@@ -45,7 +46,9 @@ async def list_catalog(request: web.Request, principal: Principal) -> Reply:
 _NONE = ActivationTotals(0, 0, 0, 0)
 
 
-def _installed_json(row: InstalledRow, totals: ActivationTotals) -> dict[str, Any]:
+def _installed_json(
+    row: InstalledRow, totals: ActivationTotals, neighbours: list[dict[str, Any]]
+) -> dict[str, Any]:
     return {
         "name": row.name,
         "description": row.description,
@@ -53,6 +56,7 @@ def _installed_json(row: InstalledRow, totals: ActivationTotals) -> dict[str, An
         "source": str(skill_source(row.created_by, row.forked_from_version_id)),
         "state": row.state,
         "pinned": row.pinned,
+        "absorbed_into": row.absorbed_into,
         "updated_at": row.updated_at.isoformat(),
         f"last_{SERIES_DAYS}_days": {
             "hard": totals.hard,
@@ -60,6 +64,7 @@ def _installed_json(row: InstalledRow, totals: ActivationTotals) -> dict[str, An
             "probe": totals.probe,
             "capped": totals.capped,
         },
+        "neighbours": neighbours,  # close skills (consolidation's links), best first
     }
 
 
@@ -78,7 +83,13 @@ async def list_installed(request: web.Request, principal: Principal) -> Reply:
         totals = await list_activation_totals(
             conn, principal.organization_id, [r.name for r in page.items], today, SERIES_DAYS
         )
-    items = [_installed_json(r, totals.get(r.name, _NONE)) for r in page.items]
+        neighbours = await list_neighbours(
+            conn, principal.organization_id, [r.name for r in page.items]
+        )
+    items = [
+        _installed_json(r, totals.get(r.name, _NONE), neighbours.get(r.name, []))
+        for r in page.items
+    ]
     return {"items": items, "next": page.next}
 
 

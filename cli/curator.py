@@ -10,6 +10,7 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
+from cli import consolidation as cli_consolidation
 from cli.args import aware_datetime_arg, uuid_arg
 from core.clock import system_clock
 from core.db import connection
@@ -78,21 +79,29 @@ async def cmd_skills_restore(args: argparse.Namespace, settings: Settings) -> di
     async with connection(settings.owner_url) as conn:
         restored = await UsageStore(system_clock).restore(conn, args.org, args.name)
     record = restored.record
+    message = f"{record.skill_name} restored: {restored.previous_state} -> {record.state}"
+    if restored.absorbed_into is not None:
+        message += (
+            f"; it had been absorbed into {restored.absorbed_into}, which keeps its keywords: "
+            "both may match until a person edits one"
+        )
     return {
         "name": record.skill_name,
         "state": record.state,
         "previous_state": restored.previous_state,
+        "absorbed_into": restored.absorbed_into,
         "last_activity_at": record.last_activity_at.isoformat()
         if record.last_activity_at
         else None,
-        "message": f"{record.skill_name} restored: {restored.previous_state} -> {record.state}",
+        "message": message,
     }
 
 
 def register(
     sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
 ) -> None:
-    """Add `curator run` to the `skillet` parser (each command takes `common` for --json)."""
+    """Add `curator run|consolidate|proposals` to the `skillet` parser (each command takes
+    `common` for --json)."""
     curator = sub.add_parser("curator", help="the idle-skill curator").add_subparsers(
         dest="curator_command", required=True
     )
@@ -103,6 +112,7 @@ def register(
     run.add_argument("--now", type=aware_datetime_arg, help="the clock for a replay (ISO 8601)")
     run.add_argument("--dry-run", action="store_true", help="report without writing anything")
     run.set_defaults(handler=cmd_curator_run)
+    cli_consolidation.add_commands(curator, common)
 
 
 def add_usage_commands(

@@ -33,6 +33,8 @@ from hours.change import HoursChange, hours_json
 from hours.change import apply_change as apply_hours
 from hours.change import check_change as check_hours
 from skills.audit_queries import AuditEntry, insert_audit
+from skills.consolidation.decide import set_consolidation
+from skills.consolidation.gates import ConsolidationMode
 from skills.draft_queries import AuthoringMode
 from skills.drafts import set_agent_authoring
 from worker.settings import Settings
@@ -53,6 +55,7 @@ def _as_json(org: Organization) -> dict[str, Any]:
         "id": str(org.id),
         "name": org.name,
         "agent_authoring": org.agent_authoring,
+        "consolidation": org.consolidation,
         "created_at": org.created_at.isoformat(),
     }
 
@@ -117,6 +120,13 @@ async def cmd_set(args: argparse.Namespace, settings: Settings) -> dict[str, Any
             )
             previous["agent_authoring"] = was.value
             changed.append(f"agent_authoring: {was.value} -> {mode.value}")
+        if args.consolidation is not None:
+            wanted = ConsolidationMode(args.consolidation)
+            was_mode = await set_consolidation(
+                conn, organization_id=args.org, mode=wanted, actor=CLI_ACTOR
+            )
+            previous["consolidation"] = was_mode.value
+            changed.append(f"consolidation: {was_mode.value} -> {wanted.value}")
         events_changed = await apply_change(conn, args.org, events, CLI_ACTOR)
         if args.events_url is not None:
             previous["events_url"] = events_changed.previous_url
@@ -159,6 +169,12 @@ def register(
         choices=[m.value for m in AuthoringMode],
         help="off: the agent writes no skills; review: its writes are drafts a person approves "
         "(default); auto: published at once",
+    )
+    changed.add_argument(
+        "--consolidation",
+        choices=[m.value for m in ConsolidationMode],
+        help="off (default): no consolidation; review: the curator's sleep cycle links similar "
+        "agent skills and proposes merges a person approves",
     )
     changed.add_argument(
         "--events-url",

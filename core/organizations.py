@@ -28,10 +28,12 @@ class Organization:
     name: str
     agent_authoring: str
     created_at: datetime
+    consolidation: str = "off"
 
 
 LIST_ORGANIZATIONS = """
-select id, name, agent_authoring, created_at from organizations order by created_at, id
+select id, name, agent_authoring, created_at, consolidation from organizations
+order by created_at, id
 """
 
 
@@ -40,7 +42,9 @@ async def list_organizations(conn: asyncpg.Connection) -> list[Organization]:
     return [Organization(**dict(r)) for r in await conn.fetch(LIST_ORGANIZATIONS)]
 
 
-FETCH_ORGANIZATION = "select id, name, agent_authoring, created_at from organizations where id = $1"
+FETCH_ORGANIZATION = """
+select id, name, agent_authoring, created_at, consolidation from organizations where id = $1
+"""
 
 
 async def fetch_organization(

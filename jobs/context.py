@@ -10,6 +10,7 @@ from typing import Any, Protocol, TypedDict
 
 from core.clock import Clock
 from events.delivery import DeliveryConfig
+from skills.consolidation.run import ConsolidationConfig
 from skills.curator import CuratorPolicy
 from skills.curator.schedule import SchedulePolicy
 from skills.curator.tick import TickResult
@@ -37,6 +38,7 @@ class CuratorConfig:
     schedule: SchedulePolicy
     chunk_orgs: int
     runs_keep_days: int  # 0: reports are kept forever
+    consolidation: ConsolidationConfig | None = None  # None: no consolidation after a pass
 
 
 @dataclass

@@ -7,15 +7,17 @@ per tick, plus the tick's Postgres advisory lock for ticks that overlap).
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import structlog
 
 from core.clock import system_clock
 from jobs.context import CuratorStats, JobContext
+from skills.consolidation.tick import consolidate_after_pass
 from skills.curator.queries import prune_curator_runs
 from skills.curator.run import PassOptions
-from skills.curator.tick import run_curator_tick
+from skills.curator.tick import TickResult, run_curator_tick
 
 log = structlog.get_logger(__name__)
 
@@ -41,6 +43,7 @@ async def curator_tick(ctx: JobContext) -> dict[str, Any]:
             pruned = 0
             if result.status == "ran" and config.runs_keep_days:
                 pruned = await prune_curator_runs(conn, config.runs_keep_days, PRUNE_BATCH)
+        consolidated = await _consolidate(ctx, result, options.now)
     except Exception as exc:  # the worker must outlive any curator failure: log and count
         stats.failures += 1
         if metrics is not None:
@@ -49,6 +52,8 @@ async def curator_tick(ctx: JobContext) -> dict[str, Any]:
         log.error("curator.tick_failed", error_code=code, error=repr(exc)[:300], **vars(stats))
         return {"status": "failed", "error": code}
     summary = {**result.summary(), "pruned": pruned}
+    if consolidated:
+        summary["consolidation"] = consolidated
     if metrics is not None:
         metrics.curator_ticked(result)
     if result.status == "busy":
@@ -58,3 +63,13 @@ async def curator_tick(ctx: JobContext) -> dict[str, Any]:
     if summary["runs"] or pruned:
         log.info("curator.tick", **summary)
     return summary
+
+
+async def _consolidate(ctx: JobContext, result: TickResult, now: datetime) -> dict[str, int]:
+    """After the decay pass, the orgs it ran for (never raises: consolidate_after_pass)."""
+    config = ctx["curator"].consolidation
+    deps = ctx.get("turn_deps")
+    if result.status != "ran" or config is None or deps is None or not result.reports:
+        return {}
+    organization_ids = [r.organization_id for r in result.reports]
+    return await consolidate_after_pass(ctx["pool"], deps.store, organization_ids, config, now=now)

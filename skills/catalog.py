@@ -390,6 +390,7 @@ async def list_skills(conn: asyncpg.Connection, *, organization_id: uuid.UUID) -
             source=skill_source(r.created_by, r.forked_from_version_id),
             updated_at=r.updated_at,
             state=r.state,
+            absorbed_into=r.absorbed_into,
         )
         for r in await list_org_skills(conn, organization_id)
     )

@@ -65,15 +65,20 @@ class InstalledSkill:
     source: SkillSource
     updated_at: datetime
     state: str = "active"
+    absorbed_into: str | None = None  # archived into this umbrella by a distillation
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        raw: dict[str, Any] = {
             "name": self.name,
             "description": self.description,
             "version_id": str(self.version_id),
             "source": str(self.source),
             "updated_at": self.updated_at.isoformat(),
+            "state": self.state,
         }
+        if self.absorbed_into is not None:
+            raw["absorbed_into"] = self.absorbed_into
+        return raw
 
 
 @dataclass(frozen=True)

@@ -118,11 +118,13 @@ class OrgSkillRow:
     forked_from_version_id: uuid.UUID | None
     updated_at: datetime
     state: str
+    absorbed_into: str | None = None
 
 
 LIST_ORG_SKILLS = """
 select p.name, v.description, v.id, v.created_by, v.forked_from_version_id, p.updated_at,
-       coalesce(u.state, 'active') as state
+       coalesce(u.state, 'active') as state,
+       case when u.state = 'archived' then u.absorbed_into end as absorbed_into
 from skill_pointers p
 join skill_versions v on v.id = p.version_id
 left join skill_usage u on u.organization_id = p.organization_id and u.skill_name = p.name
@@ -145,6 +147,7 @@ async def list_org_skills(
             forked_from_version_id=r["forked_from_version_id"],
             updated_at=r["updated_at"],
             state=r["state"],
+            absorbed_into=r["absorbed_into"],
         )
         for r in rows
     ]

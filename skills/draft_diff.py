@@ -45,15 +45,17 @@ def skill_md_of(version: PointedVersion) -> str:
     )
 
 
-def diff_versions(installed: PointedVersion | None, draft: PointedVersion) -> DraftDiff:
-    """`installed` None: a new skill, everything is added."""
+def diff_versions(
+    installed: PointedVersion | None, draft: PointedVersion, *, label: str = "rascunho"
+) -> DraftDiff:
+    """`installed` None: a new skill, everything is added; `label` names the new side."""
     before = "" if installed is None else skill_md_of(installed)
     lines = list(
         difflib.unified_diff(
             before.splitlines(keepends=True),
             skill_md_of(draft).splitlines(keepends=True),
             fromfile="instalada/SKILL.md" if installed is not None else "/dev/null",
-            tofile="rascunho/SKILL.md",
+            tofile=f"{label}/SKILL.md",
         )
     )
     if len(lines) > MAX_DIFF_LINES:

@@ -50,6 +50,7 @@ class UsageBump:
 class Restored:
     record: UsageRecord
     previous_state: str
+    absorbed_into: str | None = None  # the umbrella it had been absorbed into, if any
 
 
 def sum_bumps(bumps: Iterable[UsageBump]) -> list[CounterDelta]:
@@ -117,7 +118,9 @@ class UsageStore:
         """Back to active, with activity stamped now so the next curator pass keeps it."""
         try:
             async with conn.transaction():
-                previous = await fetch_usage_state_for_update(conn, organization_id, skill_name)
+                previous, absorbed_into = await fetch_usage_state_for_update(
+                    conn, organization_id, skill_name
+                )
                 record = await update_usage_restored(
                     conn, organization_id, skill_name, self._clock()
                 )
@@ -125,7 +128,9 @@ class UsageStore:
             raise UsageWriteError(f"restore not written: {exc!r}"[:300]) from exc
         if record is None:
             raise _not_installed(skill_name)
-        return Restored(record=record, previous_state=previous or "active")
+        return Restored(
+            record=record, previous_state=previous or "active", absorbed_into=absorbed_into
+        )
 
 
 def _not_installed(skill_name: str) -> SkillNotInstalled:

@@ -106,18 +106,18 @@ async def update_usage_pinned(
 
 
 FETCH_USAGE_STATE_FOR_UPDATE = """
-select state from skill_usage where organization_id = $1 and skill_name = $2 for update
+select state, absorbed_into from skill_usage
+where organization_id = $1 and skill_name = $2 for update
 """
 
 
 async def fetch_usage_state_for_update(
     conn: asyncpg.Connection, organization_id: uuid.UUID, skill_name: str
-) -> str | None:
-    """The row's state, locked until the transaction ends (None: no usage row yet)."""
-    state: str | None = await conn.fetchval(
-        FETCH_USAGE_STATE_FOR_UPDATE, organization_id, skill_name
-    )
-    return state
+) -> tuple[str | None, str | None]:
+    """The row's state and the umbrella it was absorbed into, locked until the transaction
+    ends ((None, None): no usage row yet)."""
+    row = await conn.fetchrow(FETCH_USAGE_STATE_FOR_UPDATE, organization_id, skill_name)
+    return (None, None) if row is None else (row["state"], row["absorbed_into"])
 
 
 # An import of the skill is activity: a stale or archived one is active again (no row, or an
@@ -131,6 +131,7 @@ with previous as (
 update skill_usage u set
     state = 'active',
     archived_at = null,
+    absorbed_into = null,
     restored_at = now(),
     last_activity_at = greatest(u.last_activity_at, now())
 from previous
@@ -156,6 +157,7 @@ where p.organization_id = $1 and p.name = $2
 on conflict (organization_id, skill_name) do update set
     state = 'active',
     archived_at = null,
+    absorbed_into = null,
     restored_at = excluded.restored_at,
     last_activity_at = greatest(u.last_activity_at, excluded.last_activity_at)
 returning {_COLUMNS}

@@ -119,6 +119,7 @@ GROUPS: tuple[Group, ...] = (
         "Usage, daily rollups and activation telemetry (written by the commit and the writer).",
         (
             "skillet_bump_usage",
+            "skillet_bump_file_reads",
             "skillet_bump_activation_daily",
             "skillet_bump_token_usage",
             "skillet_record_activations",

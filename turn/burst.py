@@ -115,6 +115,7 @@ async def answer_batch(
     counts = TurnCounts(
         used=tuple(s.name for s in match.matched),
         viewed=tuple(ledger.viewed),
+        reads=tuple(ledger.read_files),
         activations=tuple((r.skill_name, r.trigger) for r in activations),
         usage=_usage_row(conversation, loop) if loop.usage.calls else None,
     )

@@ -61,6 +61,8 @@ class TurnCounts:
     # What the turn's model calls cost: {agent_id, provider, model, calls, *_tokens} (a
     # count None: unreported), added to the day's token usage.
     usage: dict[str, Any] | None = None
+    # (skill, path) per read_skill_reference read: the file's read count and last read.
+    reads: tuple[tuple[str, str], ...] = ()
 
 
 class CommitOutcome(StrEnum):
@@ -95,7 +97,7 @@ class Handoff:
 
 @dataclass(frozen=True)
 class ReplyCommit:
-    """What a reply commit writes (skillet_commit_turn's sixteen arguments after the proof,
+    """What a reply commit writes (skillet_commit_turn's seventeen arguments after the proof,
     `args()` in order)."""
 
     organization_id: uuid.UUID
@@ -132,6 +134,7 @@ class ReplyCommit:
             None if handoff is None else handoff.cause,
             None if handoff is None else handoff.reason,
             [{"name": name, "version_id": str(version)} for name, version in self.skills],
+            [{"skill": skill, "path": path} for skill, path in counts.reads],
         )
 
 
@@ -259,7 +262,7 @@ COMMIT_TURN = """
 select outcome, outbox_id, reply_id, deliverable,
        reply_to_external_id, last_inbound_at, route_kind, route_address
 from skillet_commit_turn($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
-                         $16, $17, $18)
+                         $16, $17, $18, $19)
 """
 
 

@@ -27,6 +27,11 @@ from jobs.curator_tick import CURATOR_TICK, curator_tick
 from jobs.events_delivery import EVENTS_DELIVERY, events_delivery
 from jobs.handoff_tick import HANDOFF_TICK, handoff_tick
 from jobs.outbox_sweep import OUTBOX_SWEEP, outbox_sweep
+from skills.consolidation.backends import LexicalBackend, SimilarityBackend
+from skills.consolidation.distill import Limits
+from skills.consolidation.embeddings import EmbeddingsBackend
+from skills.consolidation.gates import Pressure
+from skills.consolidation.run import ConsolidationConfig
 from skills.curator import CuratorPolicy
 from skills.curator.schedule import SchedulePolicy
 from worker.settings import Settings
@@ -147,6 +152,37 @@ def curator_config(settings: Settings) -> CuratorConfig:
         schedule=schedule_policy(settings),
         chunk_orgs=settings.curator_chunk_orgs,
         runs_keep_days=settings.curator_runs_keep_days,
+        consolidation=consolidation_config(settings),
+    )
+
+
+def consolidation_config(settings: Settings) -> ConsolidationConfig:
+    """The gates, package limits and similarity backend of consolidation."""
+    limits = settings.package_limits()
+    return ConsolidationConfig(
+        pressure=Pressure(
+            index_budget_bytes=settings.index_budget_bytes,
+            min_skills=settings.consolidate_min_skills,
+        ),
+        limits=Limits(
+            max_files=limits.max_files,
+            max_total_bytes=limits.max_total_bytes,
+            max_file_bytes=limits.max_file_bytes,
+        ),
+        backend=similarity_backend(settings),
+    )
+
+
+def similarity_backend(settings: Settings) -> SimilarityBackend:
+    """The embeddings server when one is configured (SKILLET_EMBEDDINGS_*), else lexical."""
+    if not settings.embeddings_base_url:
+        return LexicalBackend()
+    key = settings.embeddings_api_key
+    return EmbeddingsBackend(
+        settings.embeddings_base_url,
+        settings.embeddings_model or "",
+        api_key=None if key is None else key.get_secret_value(),
+        timeout_s=settings.embeddings_timeout_s,
     )
 
 

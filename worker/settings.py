@@ -193,6 +193,17 @@ class Settings(BaseSettings):
     outbox_sweep_enabled: bool = True
     # Curator reports older than this are deleted (each org's newest kept); 0 keeps them all.
     curator_runs_keep_days: int = Field(default=180, ge=0)
+    # Consolidation (skills/consolidation/), opt-in per org: it runs only when the org's skill
+    # index is more than half of this (in bytes; it gates consolidation and nothing else) or
+    # the org has more than consolidate_min_skills agent-authored skills.
+    index_budget_bytes: int = Field(default=16_384, ge=1)
+    consolidate_min_skills: int = Field(default=20, ge=0)
+    # The optional embeddings backend: an OpenAI-compatible /v1/embeddings (llama.cpp's
+    # server, vLLM, OpenAI). Unset: the lexical backend.
+    embeddings_base_url: str | None = None
+    embeddings_model: str | None = None
+    embeddings_api_key: SecretStr | None = None
+    embeddings_timeout_s: float = Field(default=20.0, gt=0, le=300)
 
     # The events webhook (events/): each org's URL is told of handoffs, takeovers, releases
     # and messages while a person holds a conversation; delivered by a cron every 5 s.

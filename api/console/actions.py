@@ -64,6 +64,10 @@ def _hours(form: Form) -> dict[str, Any]:
     }
 
 
+def _consolidation(form: Form) -> dict[str, Any]:
+    return {"consolidation": form.get("consolidation")}
+
+
 def _persona(form: Form) -> dict[str, Any]:
     return {"name": form.get("name"), "system_prompt": form.get("system_prompt")}
 
@@ -129,8 +133,11 @@ ACTIONS: tuple[Action, ...] = (
     Action(f"{P}/skills/{{name}}/desinstalar", "uninstall", pages.installed, "/skills"),
     Action(f"{P}/rascunhos/{{name}}/aprovar", "approve_draft_route", pages.draft, "/rascunhos"),
     Action(f"{P}/rascunhos/{{name}}/rejeitar", "reject_draft_route", pages.draft, "/rascunhos"),
+    Action(f"{P}/propostas/{{id}}/aprovar", "approve_proposal_route", pages.proposal, "/propostas"),
+    Action(f"{P}/propostas/{{id}}/rejeitar", "reject_proposal_route", pages.proposal, "/propostas"),
     Action(f"{P}/agente/autoria", "update_settings", pages.agent, "/agente", _authoring),
     Action(f"{P}/agente/horario", "update_hours_settings", pages.agent, "/agente", _hours),
+    Action(f"{P}/agente/consolidacao", "update_settings", pages.agent, "/agente", _consolidation),
     Action(f"{P}/agente/{{id}}/persona", "update_agent_route", pages.agent, "/agente", _persona),
     Action(f"{P}/agente/{{id}}/modelo", "update_agent_route", pages.agent, "/agente", _model),
     Action(

@@ -38,6 +38,7 @@ NAV = (
     ("/skills", "Skills", "list_installed"),
     ("/enviar", "Enviar .zip", "upload_skill"),
     ("/rascunhos", "Rascunhos", "list_drafts_route"),
+    ("/propostas", "Propostas", "list_proposals_route"),
     ("/agente", "Agente", "list_agents_route"),
     ("/curador", "Curador", "list_curator_runs_route"),
     ("/conversas", "Conversas", "list_conversations_route"),
@@ -53,9 +54,14 @@ NOTICES = {
     "uninstall": "Skill desinstalada (o histórico fica guardado).",
     "pin_skill": "Skill fixada: o curador não mexe nela.",
     "unpin_skill": "Skill devolvida ao curador.",
-    "restore_skill": "Skill restaurada: ativa de novo.",
+    "restore_skill": "Skill restaurada: ativa de novo. Se outra skill a tinha absorvido, esta "
+    "mantém as palavras-chave dela: as duas podem ser acionadas pela mesma mensagem até alguém "
+    "editar uma delas.",
     "approve_draft_route": "Rascunho aprovado e instalado: vale a partir da próxima mensagem.",
     "reject_draft_route": "Rascunho recusado (fica registrado).",
+    "approve_proposal_route": "Fusão aprovada: a skill que absorve vale a partir da próxima "
+    "mensagem; as absorvidas estão arquivadas (restaure em Skills, se precisar).",
+    "reject_proposal_route": "Proposta recusada: nada mudou (fica registrado).",
     "revoke_key": "Chave revogada: as sessões abertas com ela terminaram.",
     "add_channel": "Número conectado: a posse foi confirmada.",
     "update_channel_route": "Número atualizado: o que esperava o token novo sai agora.",
@@ -195,6 +201,39 @@ async def draft(request: web.Request, visit: Visit) -> PageData:
     }
 
 
+PROPOSAL_STATUSES = (
+    ("pending", "Pendentes"),
+    ("approved", "Aprovadas"),
+    ("rejected", "Recusadas"),
+    ("expired", "Expiradas"),
+    ("all", "Todas"),
+)
+
+
+async def proposals(request: web.Request, visit: Visit) -> PageData:
+    reply = await read(request, visit, "list_proposals_route")
+    return "proposals.html", {
+        "items": reply["items"],
+        "next": reply["next"],
+        "status": request.query.get("status", "pending"),
+        "statuses": PROPOSAL_STATUSES,
+    }
+
+
+async def proposal(request: web.Request, visit: Visit) -> PageData:
+    reply = await read(request, visit, "show_proposal_route")
+    lines = diff_lines(reply["diff"]["skill_md"])
+    added, removed = counts(lines)
+    return "proposal.html", {
+        "proposal": reply,
+        "lines": lines,
+        "added": added,
+        "removed": removed,
+        "files": reply["diff"]["files"],
+        "next": None,
+    }
+
+
 async def agent(request: web.Request, visit: Visit) -> PageData:
     agents = await read(request, visit, "list_agents_route")
     settings = await read(request, visit, "get_settings")
@@ -205,6 +244,7 @@ async def agent(request: web.Request, visit: Visit) -> PageData:
         "authoring": settings["agent_authoring"],
         "hours": hours,
         "reopens": reopens(hours, deps_of(request).clock()),
+        "consolidation": settings["consolidation"],
         "providers": PROVIDERS,
         "ack_default": HANDOFF_ACK_DEFAULT,
         "notice_default": HANDOFF_WAIT_NOTICE_DEFAULT,

@@ -37,6 +37,8 @@ PAGES = (
     ("/enviar", pages.upload),
     ("/rascunhos", pages.drafts),
     ("/rascunhos/{name}", pages.draft),
+    ("/propostas", pages.proposals),
+    ("/propostas/{id}", pages.proposal),
     ("/agente", pages.agent),
     ("/curador", pages.curator),
     ("/conversas", pages.conversations),

@@ -34,6 +34,8 @@ from turn.agent_queries import create_agent
 from worker.resources import Resources
 from worker.settings import Settings
 
+NO_PROPOSAL = "00000000-0000-4000-8000-000000000027"  # no org has it
+
 
 @pytest_asyncio.fixture(loop_scope="session")
 async def api(settings: Settings, resources: Resources) -> AsyncIterator[ApiClient]:
@@ -159,6 +161,14 @@ def _walk(a: OrgA) -> dict[tuple[str, str], tuple[Call, int]]:
         ("GET", "/v1/drafts/{name}"): (Call(f"/v1/drafts/{a.draft}"), 404),
         ("POST", "/v1/drafts/{name}/approve"): (Call(f"/v1/drafts/{a.draft}/approve"), 404),
         ("POST", "/v1/drafts/{name}/reject"): (Call(f"/v1/drafts/{a.draft}/reject"), 404),
+        # A proposal of another org is as absent as one that never existed.
+        ("GET", "/v1/proposals"): (Call("/v1/proposals?status=all"), 200),
+        ("GET", "/v1/proposals/{id}"): (Call(f"/v1/proposals/{NO_PROPOSAL}"), 404),
+        ("POST", "/v1/proposals/{id}/approve"): (
+            Call(f"/v1/proposals/{NO_PROPOSAL}/approve"),
+            404,
+        ),
+        ("POST", "/v1/proposals/{id}/reject"): (Call(f"/v1/proposals/{NO_PROPOSAL}/reject"), 404),
         ("GET", "/v1/settings"): (Call("/v1/settings"), 200),
         ("PATCH", "/v1/settings"): (Call("/v1/settings", {"agent_authoring": "off"}), 200),
         ("GET", "/v1/settings/events"): (Call("/v1/settings/events"), 200),

@@ -221,7 +221,7 @@ async def test_list_sources_sorting_and_shape(db: asyncpg.Connection, resources:
     payload = listing.to_json()
     assert set(payload) == {"installed", "catalog"}
     beta = payload["installed"][1]
-    assert set(beta) == {"name", "description", "version_id", "source", "updated_at"}
+    assert set(beta) == {"name", "description", "version_id", "source", "updated_at", "state"}
     assert beta["version_id"] == str(agent_version) and beta["source"] == "agent"
     assert payload["catalog"] == [
         {"name": "objecao-preco", "description": listing.catalog[0].description}

@@ -101,7 +101,9 @@ def test_import_list_install_uninstall(
         "version_id",
         "source",
         "updated_at",
+        "state",
     }
+    assert listing["installed"][0]["state"] == "active"
     assert listing["installed"][1]["version_id"] == imported["version_id"]
     assert [s["name"] for s in listing["catalog"]] == ["objecao-preco"]
 

@@ -65,6 +65,16 @@ async def test_hard_match_is_a_use_and_a_served_reference_is_a_view(
     )
     got = {r["skill_name"]: (r["use_count"], r["view_count"], r["patch_count"]) for r in rows}
     assert got == {"frete": (1, 0, 0), "segunda-via": (1, 1, 0)}
+    # The read is counted per file too, in the same commit, never in a skill version.
+    reads = await db.fetch(
+        "select skill_name, path, read_count, last_read_at from skill_file_reads "
+        "where organization_id = $1",
+        org,
+    )
+    assert [(r["skill_name"], r["path"], r["read_count"]) for r in reads] == [
+        ("segunda-via", "references/prazos.md", 1)
+    ]
+    assert reads[0]["last_read_at"] >= before
     for row in rows:
         assert row["created_by"] == "agent"
         assert row["last_activity_at"] >= before

@@ -41,6 +41,8 @@ class TurnLedger:
     max_writes: int
     writes: int = 0
     viewed: list[str] = field(default_factory=list)
+    # (skill, path) of each read_skill_reference read: per-file counts, by the reply's commit.
+    read_files: list[tuple[str, str]] = field(default_factory=list)
     # A file's content (sha256) -> bytes of it shown contiguously from its start: by content,
     # so a file carried unchanged into the next version stays read.
     read_until: dict[str, int] = field(default_factory=dict)

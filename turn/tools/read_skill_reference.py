@@ -53,6 +53,7 @@ async def run(context: ToolContext, args: Args) -> ToolResult:
     )
     if result.error_code is None:
         context.ledger.viewed.append(skill.name)  # a view, counted by the reply's commit
+        context.ledger.read_files.append((skill.name, entry.path))  # and the file's read
     return result
 
 

@@ -211,7 +211,7 @@ create or replace function skillet_commit_turn(
     p_first_received timestamp with time zone, p_body text, p_used text[], p_viewed text[],
     p_names text[], p_triggers text[], p_at timestamp with time zone, p_lease uuid,
     p_usage jsonb, p_claim boolean, p_handoff_cause text, p_handoff_reason text,
-    p_skills jsonb)
+    p_skills jsonb, p_reads jsonb)
 returns table(outcome text, outbox_id uuid, reply_id uuid, deliverable boolean,
               reply_to_external_id text, last_inbound_at timestamp with time zone,
               route_kind text, route_address text)
@@ -299,13 +299,16 @@ begin
     if p_usage is not null then
         perform skillet_bump_token_usage(p_org, p_usage, p_at);
     end if;
+    if jsonb_typeof(p_reads) = 'array' and jsonb_array_length(p_reads) > 0 then
+        perform skillet_bump_file_reads(p_org, p_reads, p_at);
+    end if;
     outcome := 'replied';
     return next;
 end;
 $$;
 comment on function skillet_commit_turn(uuid, text, uuid, text, uuid[], timestamp with time zone,
     text, text[], text[], text[], text[], timestamp with time zone, uuid, jsonb, boolean, text,
-    text, jsonb) is
+    text, jsonb, jsonb) is
 $$Step two of a turn: bind the org with its proof, then the fenced reply commit. Serialized on the
 conversation row (as is every change of its mode); refused with outcome 'lease_lost' (p_lease is
 not the live lease), 'taken_over' (the conversation's mode is no longer 'agent': a person holds
@@ -314,12 +317,39 @@ as context: read again) or 'answered' (part of the burst was answered first); el
 the reply (author 'agent', p_skills: the skills the turn used), its outbox row, the 'answered'
 marks, with p_handoff_cause ('tool' | 'customer') the conversation put in 'waiting' for
 p_handoff_reason, the turn's counts (skillet_bump_usage, skillet_bump_activation_daily,
-skillet_bump_token_usage) and, with p_claim, the delivery claim of its outbox row
+skillet_bump_token_usage; p_reads, [{"skill", "path"}]: skillet_bump_file_reads) and, with
+p_claim, the delivery claim of its outbox row
 (skillet_claim_outbox), so the sender needs no statement before the send. The claim comes before
 the increments: those rows are shared by every turn of an org, so they are locked last, for the
 shortest time. A crash between this commit and the send leaves a claimed row, which
 skillet_fail_abandoned_claims fails as `delivery_unknown`; a row without a route is not claimed,
 and the next holder delivers it.$$;
+
+create or replace function skillet_commit_turn(
+    p_org uuid, p_proof text, p_conversation uuid, p_channel text, p_batch uuid[],
+    p_first_received timestamp with time zone, p_body text, p_used text[], p_viewed text[],
+    p_names text[], p_triggers text[], p_at timestamp with time zone, p_lease uuid,
+    p_usage jsonb, p_claim boolean, p_handoff_cause text, p_handoff_reason text,
+    p_skills jsonb)
+returns table(outcome text, outbox_id uuid, reply_id uuid, deliverable boolean,
+              reply_to_external_id text, last_inbound_at timestamp with time zone,
+              route_kind text, route_address text)
+language plpgsql
+set plan_cache_mode to 'force_generic_plan'
+as $$
+begin
+    return query
+    select * from skillet_commit_turn(
+        p_org, p_proof, p_conversation, p_channel, p_batch, p_first_received, p_body, p_used,
+        p_viewed, p_names, p_triggers, p_at, p_lease, p_usage, p_claim, p_handoff_cause,
+        p_handoff_reason, p_skills, null::jsonb);
+end;
+$$;
+comment on function skillet_commit_turn(uuid, text, uuid, text, uuid[], timestamp with time zone,
+    text, text[], text[], text[], text[], timestamp with time zone, uuid, jsonb, boolean, text,
+    text, jsonb) is
+$$The reply commit of workers of an earlier release, with the org's proof, a handoff and the
+skills used: the nineteen-argument skillet_commit_turn with no file reads.$$;
 
 create or replace function skillet_commit_turn(
     p_org uuid, p_conversation uuid, p_channel text, p_batch uuid[],
@@ -338,7 +368,7 @@ begin
     select * from skillet_commit_turn(
         p_org, current_setting('skillet.organization_proof', true), p_conversation, p_channel,
         p_batch, p_first_received, p_body, p_used, p_viewed, p_names, p_triggers, p_at, p_lease,
-        p_usage, p_claim, p_handoff_cause, p_handoff_reason, p_skills);
+        p_usage, p_claim, p_handoff_cause, p_handoff_reason, p_skills, null::jsonb);
 end;
 $$;
 comment on function skillet_commit_turn(uuid, uuid, text, uuid[], timestamp with time zone, text,
@@ -363,12 +393,12 @@ begin
     select * from skillet_commit_turn(p_org, p_proof, p_conversation, p_channel, p_batch,
                                       p_first_received, p_body, p_used, p_viewed, p_names,
                                       p_triggers, p_at, p_lease, p_usage, p_claim,
-                                      null::text, null::text, null::jsonb);
+                                      null::text, null::text, null::jsonb, null::jsonb);
 end;
 $$;
 comment on function skillet_commit_turn(uuid, text, uuid, text, uuid[], timestamp with time zone,
     text, text[], text[], text[], text[], timestamp with time zone, uuid, jsonb, boolean) is
-$$The reply commit of workers of an earlier release, with the org's proof: the eighteen-argument
+$$The reply commit of workers of an earlier release, with the org's proof: the nineteen-argument
 skillet_commit_turn with no handoff and no skills recorded, same outcomes.$$;
 
 create or replace function skillet_commit_turn(
@@ -386,12 +416,12 @@ as $$
                                       p_conversation, p_channel, p_batch, p_first_received,
                                       p_body, p_used, p_viewed, p_names, p_triggers, p_at,
                                       p_lease, p_usage, p_claim, null::text, null::text,
-                                      null::jsonb)
+                                      null::jsonb, null::jsonb)
 $$;
 comment on function skillet_commit_turn(uuid, uuid, text, uuid[], timestamp with time zone, text,
     text[], text[], text[], text[], timestamp with time zone, uuid, jsonb, boolean) is
 $$The reply commit of workers of an earlier release (and of skillet_commit_reply), without a proof
-argument: the eighteen-argument skillet_commit_turn with no handoff and no skills recorded.$$;
+argument: the nineteen-argument skillet_commit_turn with no handoff and no skills recorded.$$;
 
 create or replace function skillet_continue_conversation(
     p_org uuid, p_proof text, p_conversation uuid, p_lease uuid, p_sent uuid,

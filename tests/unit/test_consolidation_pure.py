@@ -1,0 +1,175 @@
+"""Consolidation's pure core: similarity, star groups, the umbrella plan, the gates."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from skills.catalog_queries import PointedVersion
+from skills.consolidation.distill import Limits, TooLarge, moved_path, plan_umbrella
+from skills.consolidation.gates import Pressure, SkipReason, skip_reason
+from skills.consolidation.grouping import Candidate, star_groups
+from skills.consolidation.similarity import DEFAULT_THRESHOLD, Link, SkillText, lexical_links
+from skills.models import FileKind, ManifestEntry, SkillMatcher
+
+PILES = {
+    "troca": [
+        SkillText(
+            "troca-de-produto",
+            "Como trocar um produto comprado na loja",
+            "Explique a troca: até 30 dias, com nota fiscal, produto sem uso.",
+            ("troca", "trocar produto"),
+        ),
+        SkillText(
+            "trocar-produto",
+            "Troca de produtos: prazos e regras da troca",
+            "A troca do produto vale por 30 dias com a nota fiscal e sem uso.",
+            ("troca", "troca de produto"),
+        ),
+        SkillText(
+            "politica-de-troca",
+            "Política de troca de produto comprado na loja",
+            "Troca de produto em até 30 dias; peça a nota fiscal; o produto sem uso.",
+            ("troca", "política de troca"),
+        ),
+    ],
+    "pix": [
+        SkillText(
+            "pagamento-pix",
+            "Envia a chave Pix e confirma o pagamento",
+            "Mande a chave Pix da loja e peça o comprovante do Pix.",
+            ("pix", "chave pix"),
+        ),
+        SkillText(
+            "pix-chave",
+            "Chave Pix para pagamento do pedido",
+            "Informe a chave Pix e confirme o pagamento pelo comprovante Pix.",
+            ("pix", "pagar com pix"),
+        ),
+    ],
+    "horario": [
+        SkillText(
+            "horario-de-funcionamento",
+            "Horário de funcionamento da loja física",
+            "A loja abre de segunda a sábado, das 9h às 18h; domingo fechada.",
+            ("horário", "que horas abre"),
+        ),
+    ],
+}
+ALL = [s for pile in PILES.values() for s in pile]
+
+
+def test_near_duplicates_link_and_unrelated_skills_do_not() -> None:
+    links = lexical_links(ALL)
+    pairs = {(x.a, x.b) for x in links}
+    topic = {s.name: t for t, pile in PILES.items() for s in pile}
+    assert all(topic[a] == topic[b] for a, b in pairs), links
+    assert ("pagamento-pix", "pix-chave") in pairs
+    assert ("politica-de-troca", "troca-de-produto") in pairs
+    assert all(DEFAULT_THRESHOLD <= x.score <= 1 and x.a < x.b for x in links)
+
+
+def test_links_are_deterministic_whatever_the_input_order() -> None:
+    assert lexical_links(ALL) == lexical_links(list(reversed(ALL)))
+
+
+def test_hostile_sizes_are_cut_before_reading() -> None:
+    huge = SkillText("huge", "x " * 500_000, "palavra " * 1_000_000, ())
+    links = lexical_links([huge, *ALL])
+    assert all("huge" not in (x.a, x.b) for x in links)
+
+
+def test_star_groups_take_the_most_used_as_umbrella_and_never_chain() -> None:
+    links = [Link("a", "b", 0.9), Link("b", "c", 0.8), Link("a", "c", 0.7), Link("c", "d", 0.9)]
+    candidates = [Candidate("a", 1), Candidate("b", 5), Candidate("c", 2), Candidate("d", 0)]
+    groups = star_groups(candidates, links)
+    # c, the most linked, gathers its strongest neighbour d; a and b (linked to c but not to d)
+    # form their own group, whose umbrella is its most used skill, b. The chain a-b-c-d never
+    # lands in one group.
+    assert [(g.umbrella, g.absorbs) for g in groups] == [("c", ("d",)), ("b", ("a",))]
+
+
+def test_star_groups_tie_break_on_activity_then_name_and_cap_the_size() -> None:
+    now = datetime(2026, 11, 30, tzinfo=UTC)
+    names = [f"s{i}" for i in range(12)]
+    links = [Link(x, y, 0.9) for i, x in enumerate(names) for y in names[i + 1 :]]
+    candidates = [Candidate(n, 0, now - timedelta(days=i)) for i, n in enumerate(names)]
+    groups = star_groups(candidates, links)
+    # Equal links: neighbours by name (code points: s10 before s2); 8 skills a group at most.
+    assert groups[0].umbrella == "s0"
+    assert groups[0].absorbs == ("s1", "s10", "s11", "s2", "s3", "s4", "s5")
+    assert groups[1].umbrella == "s6" and groups[1].absorbs == ("s7", "s8", "s9")
+
+
+def _version(
+    name: str, keywords: tuple[str, ...], manifest: tuple[ManifestEntry, ...] = ()
+) -> PointedVersion:
+    return PointedVersion(
+        version_id=uuid.uuid4(),
+        name=name,
+        description=f"Descrição de {name}",
+        body=f"Instruções de {name}.",
+        matcher=SkillMatcher(any_keywords=keywords),
+        manifest=manifest,
+        content_sha256=None,
+        created_by="agent",
+        forked_from_version_id=None,
+    )
+
+
+def test_plan_moves_bodies_and_files_and_unions_keywords() -> None:
+    ref = ManifestEntry("references/prazos.md", 10, "a" * 64, FileKind.REFERENCE)
+    logo = ManifestEntry("assets/logo.png", 20, "b" * 64, FileKind.ASSET)
+    umbrella = _version("troca-de-produto", ("troca", "trocar produto"))
+    other = _version("politica-de-troca", ("Troca", "política de troca"), (ref, logo))
+    plan = plan_umbrella(umbrella, [other])
+    assert plan.skill.matcher.any_keywords == ("troca", "trocar produto", "política de troca")
+    assert (
+        "politica-de-troca" in plan.skill.body
+        and "Instruções de troca-de-produto" in plan.skill.body
+    )
+    paths = [e.path for e in plan.manifest]
+    assert paths == [
+        "assets/politica-de-troca/logo.png",
+        "references/politica-de-troca/SKILL.md",
+        "references/politica-de-troca/prazos.md",
+    ]
+    [added] = plan.added
+    assert b"Instru\xc3\xa7\xc3\xb5es de politica-de-troca." in added.data
+    assert moved_path("x", ManifestEntry("templates/a.txt", 1, "c" * 64, FileKind.TEMPLATE)) == (
+        "references/x/templates/a.txt"
+    )
+
+
+def test_a_merge_past_a_package_limit_is_refused() -> None:
+    umbrella = _version("a", ("a",))
+    others = [_version(f"b{i}", tuple(f"k{i}-{j}" for j in range(10))) for i in range(6)]
+    with pytest.raises(TooLarge) as keywords:
+        plan_umbrella(umbrella, others)
+    assert keywords.value.rule == "keywords"
+    with pytest.raises(TooLarge) as files:
+        plan_umbrella(umbrella, others[:2], Limits(max_files=2))
+    assert files.value.rule == "files"
+
+
+def test_gates_in_order() -> None:
+    t0 = datetime(2026, 11, 30, tzinfo=UTC)
+    pressure = Pressure(index_budget_bytes=1000, min_skills=3)
+    gate = dict(pressure=pressure, force=False, index_bytes=600, agent_skills=1)
+    assert skip_reason("off", last_agent_change_at=t0, consolidated_at=None, **gate) == "off"  # type: ignore[arg-type]
+    assert (
+        skip_reason("review", last_agent_change_at=t0, consolidated_at=t0, **gate)  # type: ignore[arg-type]
+        is SkipReason.WATERMARK
+    )
+    assert skip_reason("review", last_agent_change_at=t0, consolidated_at=None, **gate) is None  # type: ignore[arg-type]
+    small = {**gate, "index_bytes": 500}
+    assert (
+        skip_reason("review", last_agent_change_at=t0, consolidated_at=None, **small)  # type: ignore[arg-type]
+        is SkipReason.NO_PRESSURE
+    )
+    many = {**small, "agent_skills": 4}
+    assert skip_reason("review", last_agent_change_at=t0, consolidated_at=None, **many) is None  # type: ignore[arg-type]
+    forced = {**small, "force": True}
+    assert skip_reason("review", last_agent_change_at=t0, consolidated_at=t0, **forced) is None  # type: ignore[arg-type]
