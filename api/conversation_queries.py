@@ -34,6 +34,8 @@ class ConversationView:
     last_body: str | None  # its first LAST_MESSAGE_CHARS characters
     last_author: str | None  # 'customer' | 'agent' | 'person' | 'phone'
     unanswered: int  # customer messages no one answered (nor kept as context)
+    # When the contact opted out of templates and follow-ups (PARAR); None: it has not.
+    opted_out_at: datetime | None = None
 
 
 _VIEW = f"""
@@ -45,8 +47,14 @@ select c.id, c.channel, c.contact_id, c.created_at, c.mode, c.held_by, c.mode_si
            as last_author,
        (select count(*) from messages u
         where u.conversation_id = c.id and u.direction = 'inbound'
-          and u.answered_by is null and u.context_at is null) as unanswered
+          and u.answered_by is null and u.context_at is null) as unanswered,
+       case when opt.choice = 'out' then opt.created_at end as opted_out_at
 from conversations c
+left join lateral (
+    select o.choice, o.created_at from contact_opt_choices o
+    where o.organization_id = c.organization_id and o.contact_id = c.contact_id
+    order by o.created_at desc, o.id desc limit 1
+) opt on true
 left join lateral (
     select m.body, m.direction, m.author, m.created_at from messages m
     where m.conversation_id = c.id order by m.created_at desc, m.id desc limit 1

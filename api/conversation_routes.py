@@ -64,6 +64,8 @@ def conversation_json(view: ConversationView) -> dict[str, Any]:
         "mode_cause": view.mode_cause,
         "last_message": last,
         "unanswered": view.unanswered,
+        "opted_out": view.opted_out_at is not None,
+        "opted_out_at": _stamp(view.opted_out_at),
     }
 
 
