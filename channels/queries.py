@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import asyncpg
 
-from channels.models import Channel, ChannelKind
+from channels.models import Channel, ChannelKind, ChannelStatus
 
 
 class Unchanged:
@@ -16,22 +16,29 @@ class Unchanged:
 
 UNCHANGED = Unchanged()
 
-_COLUMNS = (
+# What skillet_channel_by_address (the webhook's lookup) returns.
+_ROUTE_COLUMNS = (
     "id, organization_id, agent_id, kind, address, display_phone, created_at, reply_to_non_text"
+)
+CHANNEL_COLUMNS = (
+    f"{_ROUTE_COLUMNS}, waba_id, waha_base_url, status, access_token_last4, waha_api_key_last4"
 )
 
 
-def _channel(row: asyncpg.Record) -> Channel:
+def channel_from_row(row: asyncpg.Record) -> Channel:
     values = dict(row)
     values["kind"] = ChannelKind(values["kind"])
+    if "status" in values:
+        values["status"] = ChannelStatus(values["status"])
     return Channel(**values)
 
 
 INSERT_CHANNEL = f"""
-insert into channels (organization_id, agent_id, kind, address, display_phone, reply_to_non_text)
-values ($1, $2, $3, $4, $5, $6)
+insert into channels (organization_id, agent_id, kind, address, display_phone, reply_to_non_text,
+                      waba_id, waha_base_url)
+values ($1, $2, $3, $4, $5, $6, $7, $8)
 on conflict (kind, address) do nothing
-returning {_COLUMNS}
+returning {CHANNEL_COLUMNS}
 """
 
 
@@ -44,6 +51,8 @@ async def insert_channel(
     address: str,
     display_phone: str | None,
     reply_to_non_text: bool = False,
+    waba_id: str | None = None,
+    waha_base_url: str | None = None,
 ) -> Channel | None:
     """A new channel; None when that number (kind + address) is already connected."""
     row = await conn.fetchrow(
@@ -54,8 +63,10 @@ async def insert_channel(
         address,
         display_phone,
         reply_to_non_text,
+        waba_id,
+        waha_base_url,
     )
-    return None if row is None else _channel(row)
+    return None if row is None else channel_from_row(row)
 
 
 # $4/$6 say whether to change agent_id/reply_to_non_text at all ($3 null clears the agent).
@@ -64,7 +75,7 @@ update channels set
     agent_id = case when $4 then $3::uuid else agent_id end,
     reply_to_non_text = case when $6 then $5 else reply_to_non_text end
 where kind = $1 and address = $2
-returning {_COLUMNS}
+returning {CHANNEL_COLUMNS}
 """
 
 
@@ -86,10 +97,12 @@ async def update_channel(
         None if isinstance(reply_to_non_text, Unchanged) else reply_to_non_text,
         not isinstance(reply_to_non_text, Unchanged),
     )
-    return None if row is None else _channel(row)
+    return None if row is None else channel_from_row(row)
 
 
-FETCH_CHANNEL_BY_ADDRESS = f"select {_COLUMNS} from channels where kind = $1 and address = $2"
+FETCH_CHANNEL_BY_ADDRESS = (
+    f"select {CHANNEL_COLUMNS} from channels where kind = $1 and address = $2"
+)
 
 
 async def fetch_channel_by_address(
@@ -97,11 +110,11 @@ async def fetch_channel_by_address(
 ) -> Channel | None:
     """The channel of a number, among those the connection may see (None: not connected)."""
     row = await conn.fetchrow(FETCH_CHANNEL_BY_ADDRESS, kind.value, address)
-    return None if row is None else _channel(row)
+    return None if row is None else channel_from_row(row)
 
 
 # Before an event's org is known: a narrow function across orgs (skillet_channel_by_address).
-FETCH_CHANNEL_ROUTE = f"select {_COLUMNS} from skillet_channel_by_address($1, $2)"
+FETCH_CHANNEL_ROUTE = f"select {_ROUTE_COLUMNS} from skillet_channel_by_address($1, $2)"
 
 
 async def fetch_channel_route(
@@ -110,11 +123,11 @@ async def fetch_channel_route(
     """The channel a webhook event's receiving number belongs to, whichever org's (None: not
     connected)."""
     row = await conn.fetchrow(FETCH_CHANNEL_ROUTE, kind.value, address)
-    return None if row is None else _channel(row)
+    return None if row is None else channel_from_row(row)
 
 
 LIST_CHANNELS = f"""
-select {_COLUMNS} from channels
+select {CHANNEL_COLUMNS} from channels
 where $1::uuid is null or organization_id = $1
 order by organization_id, created_at, id
 """
@@ -123,10 +136,12 @@ order by organization_id, created_at, id
 async def list_channels(
     conn: asyncpg.Connection, organization_id: uuid.UUID | None = None
 ) -> list[Channel]:
-    return [_channel(r) for r in await conn.fetch(LIST_CHANNELS, organization_id)]
+    return [channel_from_row(r) for r in await conn.fetch(LIST_CHANNELS, organization_id)]
 
 
-DELETE_CHANNEL = f"delete from channels where kind = $1 and address = $2 returning {_COLUMNS}"
+DELETE_CHANNEL = (
+    f"delete from channels where kind = $1 and address = $2 returning {CHANNEL_COLUMNS}"
+)
 
 
 async def delete_channel(
@@ -134,7 +149,7 @@ async def delete_channel(
 ) -> Channel | None:
     """Disconnect a number (its inbound routes go with it); None if it was not connected."""
     row = await conn.fetchrow(DELETE_CHANNEL, kind.value, address)
-    return None if row is None else _channel(row)
+    return None if row is None else channel_from_row(row)
 
 
 LIST_ALIAS_CONTACT_IDS = """

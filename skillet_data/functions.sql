@@ -405,6 +405,105 @@ AS $function$
 $function$;
 
 -- ==============================================================================================
+-- A number's own credentials
+-- Its Cloud API token and WAHA API key: stored by the API for its org, read for one number of the bound org by the send path and the API's verification.
+-- ==============================================================================================
+
+COMMENT ON FUNCTION public.skillet_channel_secrets(text, text) IS
+$$One number's own Cloud API access token and WAHA API key, for a channel of the bound org only
+(no row otherwise); the worker's send path and the API's verification read them, no listing ever
+does.$$;
+CREATE OR REPLACE FUNCTION public.skillet_channel_secrets(p_kind text, p_address text)
+ RETURNS TABLE(access_token text, waha_api_key text)
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+    select s.access_token, s.waha_api_key
+    from public.channels c
+    join public.channel_secrets s on s.channel_id = c.id
+    where c.kind = p_kind and c.address = p_address
+      and c.organization_id = (select public.skillet_current_org())
+$function$;
+REVOKE ALL ON FUNCTION public.skillet_channel_secrets(text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.skillet_channel_secrets(text, text) TO skillet_api;
+GRANT EXECUTE ON FUNCTION public.skillet_channel_secrets(text, text) TO skillet_worker;
+
+COMMENT ON FUNCTION public.skillet_store_channel_secrets(uuid, text, text) IS
+$$Store a channel's own access token and/or WAHA API key (null keeps the stored one) for a channel
+of the bound org; false when the channel is not that org's. The API's only way to write them.$$;
+CREATE OR REPLACE FUNCTION public.skillet_store_channel_secrets(p_channel uuid, p_access_token text, p_waha_api_key text)
+ RETURNS boolean
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+    v_org uuid;
+begin
+    select c.organization_id into v_org from public.channels c
+    where c.id = p_channel and c.organization_id = (select public.skillet_current_org());
+    if v_org is null then
+        return false;
+    end if;
+    insert into public.channel_secrets as s (channel_id, organization_id, access_token,
+                                             waha_api_key)
+    values (p_channel, v_org, p_access_token, p_waha_api_key)
+    on conflict (channel_id) do update set
+        access_token = coalesce(excluded.access_token, s.access_token),
+        waha_api_key = coalesce(excluded.waha_api_key, s.waha_api_key),
+        updated_at = now();
+    return true;
+end;
+$function$;
+REVOKE ALL ON FUNCTION public.skillet_store_channel_secrets(uuid, text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.skillet_store_channel_secrets(uuid, text, text) TO skillet_api;
+
+COMMENT ON FUNCTION public.skillet_fail_parked_outside_window(double precision) IS
+$$Fail as outside_service_window the replies waiting for a needs_token channel's new token whose
+customer last wrote more than p_window_s ago (the outbox sweep); (id, org) of each.$$;
+CREATE OR REPLACE FUNCTION public.skillet_fail_parked_outside_window(p_window_s double precision)
+ RETURNS TABLE(id uuid, organization_id uuid)
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+    with parked as (
+        select o.id
+        from public.outbox o
+        join public.messages r on r.id = o.message_id
+        left join public.messages i on i.id = r.reply_to_id
+        join lateral (
+            select * from (
+                select ch.status, 0 as preference
+                from public.inbound_routes ir join public.channels ch on ch.id = ir.channel_id
+                where ir.organization_id = o.organization_id and ir.external_id = i.external_id
+                union all
+                select ch.status, 1 from public.channels ch
+                where ch.organization_id = o.organization_id
+                  and (select count(*) from public.channels n
+                       where n.organization_id = o.organization_id) = 1
+            ) candidates order by preference limit 1
+        ) route on true
+        where o.status = 'pending' and o.delivery_claimed_at is null
+          and route.status = 'needs_token'
+          and (select max(m.sent_at) from public.messages m
+               where m.conversation_id = o.conversation_id and m.direction = 'inbound')
+              < now() - make_interval(secs => p_window_s)
+    )
+    update public.outbox o set
+        status = 'failed',
+        attempts = o.attempts + 1,
+        last_error = 'outside_service_window: the channel waited for a new access token '
+            || 'until the customer-service window closed; only templates may be sent now'
+    from parked p
+    where o.id = p.id and o.status = 'pending'
+    returning o.id, o.organization_id
+$function$;
+REVOKE ALL ON FUNCTION public.skillet_fail_parked_outside_window(double precision) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.skillet_fail_parked_outside_window(double precision) TO skillet_worker;
+
+-- ==============================================================================================
 -- The owner's phone: echoes
 -- The webhook stores an echo of a message the business's number sent; the worker settles it after a grace: one of our sends, or the phone's message taking the conversation.
 -- ==============================================================================================

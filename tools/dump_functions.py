@@ -83,6 +83,16 @@ GROUPS: tuple[Group, ...] = (
         ),
     ),
     Group(
+        "A number's own credentials",
+        "Its Cloud API token and WAHA API key: stored by the API for its org, read for one "
+        "number of the bound org by the send path and the API's verification.",
+        (
+            "skillet_channel_secrets",
+            "skillet_store_channel_secrets",
+            "skillet_fail_parked_outside_window",
+        ),
+    ),
+    Group(
         "The owner's phone: echoes",
         "The webhook stores an echo of a message the business's number sent; the worker settles "
         "it after a grace: one of our sends, or the phone's message taking the conversation.",
