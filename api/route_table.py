@@ -10,6 +10,7 @@ from api import draft_routes as drafts
 from api import event_routes as events
 from api import history_routes as history
 from api import skill_routes as skills
+from api import template_routes as templates
 from api import usage_routes as usage
 from api.keys import Role
 from api.routing import Route
@@ -235,6 +236,24 @@ ROUTES: tuple[Route, ...] = (
     ),
     Route(
         "GET",
+        "/v1/conversations/{id}/followups",
+        templates.list_followups_route,
+        V,
+        "mensagens agendadas pelo agente (templates de acompanhamento)",
+        tags=("history",),
+    ),
+    Route(
+        "POST",
+        "/v1/conversations/{id}/followups/{followup_id}/cancel",
+        templates.cancel_followup_route,
+        E,
+        "cancela uma mensagem agendada que ainda não foi enviada",
+        action="followup.cancel",
+        body="json",
+        tags=("history",),
+    ),
+    Route(
+        "GET",
         "/v1/conversations/{id}/messages",
         history.list_messages_route,
         V,
@@ -325,6 +344,14 @@ ROUTES: tuple[Route, ...] = (
         "muda quem atende o número / se responde não-texto",
         action="channel.update",
         body="json",
+        tags=("admin",),
+    ),
+    Route(
+        "GET",
+        "/v1/channels/{kind}/{address}/templates",
+        templates.list_channel_templates_route,
+        V,
+        "templates do WhatsApp do número (sincronizados do WABA)",
         tags=("admin",),
     ),
     Route(

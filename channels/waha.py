@@ -35,6 +35,8 @@ class WahaSender(PartsSender[WahaConfig]):
     async def send(self, row: OutboxRow, recipient: Recipient) -> Sequence[str] | None:
         if recipient.route is None:
             raise send_failed(SendFailure.NO_CHANNEL, "reply has no WAHA channel")
+        if row.template is not None:  # refused before the outbox too (api, schedule_followup)
+            raise send_failed(SendFailure.REJECTED, "WAHA has no WhatsApp templates")
         parts = split_text(row.body, self._config.max_text_chars)
         bodies = await self._post_parts(
             f"{self._config.base_url.rstrip('/')}/api/sendText",

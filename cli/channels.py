@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from channels.models import ChannelKind
+from cli import channel_templates
 from cli.args import CliError, uuid_arg
 from core.db import connection
 from worker.settings import Settings
@@ -284,6 +285,7 @@ def register(
     remove.add_argument("--kind", choices=kinds, required=True)
     remove.add_argument("--address", required=True)
     remove.set_defaults(handler=cmd_remove)
+    channel_templates.register(channels, common)
 
     webhook = sub.add_parser("webhook", parents=[common], help="run the WhatsApp webhook")
     webhook.add_argument("--host", help="listen address (default SKILLET_WEBHOOK_HOST)")

@@ -70,6 +70,7 @@ class JobContext(TypedDict, total=False):
     handoff_wait_s: int  # a customer's wait for a person before one notice (0: never)
     events: DeliveryConfig  # the events webhook's delivery (jobs.events_delivery)
     echo_grace_s: float  # an echo is settled no sooner than this after it arrived
+    templates: Any  # jobs.template_sync.TemplateSyncConfig (the daily template sync)
 
 
 def arq_job(job: Callable[..., Awaitable[Any]]) -> Any:

@@ -1260,7 +1260,7 @@ CREATE OR REPLACE FUNCTION public.skillet_fire_due_followups(p_limit integer)
 AS $function$
     with due as (
         select f.id, f.organization_id, f.conversation_id, f.created_at, f.body,
-               f.template_name, f.template_language, f.params
+               f.template_name, f.template_language, f.params, f.placeholders
         from public.followups f
         where f.status = 'scheduled' and f.due_at <= now()
         order by f.due_at
@@ -1298,7 +1298,7 @@ AS $function$
         insert into public.outbox (organization_id, conversation_id, message_id, body, template)
         select j.organization_id, j.conversation_id, sm.id, j.body,
                jsonb_build_object('name', j.template_name, 'language', j.template_language,
-                                  'params', j.params)
+                                  'params', j.params, 'placeholders', j.placeholders)
         from judged j join sent_messages sm on sm.id = j.message_id
     ), decided as (
         update public.followups f

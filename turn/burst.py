@@ -232,6 +232,8 @@ async def _ask_model(
         conversation_id=conversation.conversation_id,
         package_limits=deps.config.package_limits,
         page_cache=deps.page_cache,
+        clock=deps.clock,
+        max_followups=deps.config.followups_per_conversation,
     )
 
     async def execute(call: ToolCall) -> ToolResult:

@@ -223,7 +223,12 @@ async def _deliver_undelivered(deps: TurnDeps, lease: Lease) -> list[TurnOutcome
     outcomes = []
     for reply in undelivered:
         row = OutboxRow.pending(
-            lease.organization_id, lease.conversation_id, reply.id, reply.message_id, reply.body
+            lease.organization_id,
+            lease.conversation_id,
+            reply.id,
+            reply.message_id,
+            reply.body,
+            reply.template,
         )
         recipient = Recipient(lease.channel, lease.contact_id)
         if await deliver_reply(deps.pool, deps.sender, row, recipient):

@@ -8,7 +8,8 @@
 --   followups            a template the agent scheduled (schedule_followup); the cron
 --                        skillet_fire_due_followups sends each due one once, through the outbox,
 --                        unless the customer wrote since, opted out, or a person holds it.
---   outbox.template      a row that leaves as a template message ({name, language, params}),
+--   outbox.template      a row that leaves as a template message ({name, language, params,
+--                        placeholders}),
 --                        the only kind WhatsApp takes outside the 24-hour window.
 
 create table contact_opt_choices (
@@ -26,7 +27,7 @@ create index contact_opt_choices_contact_idx
 create table message_templates (
     organization_id uuid not null references organizations (id),
     channel_id      uuid not null references channels (id) on delete cascade,
-    name            text not null check (name ~ '^[a-z0-9_]{1,512}$'),
+    name            text not null check (length(name) between 1 and 512 and name ~ '^[a-z0-9_]+$'),
     language        text not null check (language ~ '^[A-Za-z_]{2,16}$'),
     category        text not null check (length(category) between 1 and 64),
     status          text not null check (length(status) between 1 and 64),
@@ -45,6 +46,7 @@ create table followups (
     template_name     text not null check (length(template_name) between 1 and 512),
     template_language text not null check (length(template_language) between 2 and 16),
     params            jsonb not null default '[]' check (jsonb_typeof(params) = 'array'),
+    placeholders      jsonb not null default '[]' check (jsonb_typeof(placeholders) = 'array'),
     body              text not null check (length(body) <= 4096),  -- as the customer reads it
     status            text not null default 'scheduled'
                           check (status in ('scheduled', 'sent', 'skipped', 'cancelled')),
@@ -106,7 +108,7 @@ set search_path = pg_catalog, pg_temp
 as $$
     with due as (
         select f.id, f.organization_id, f.conversation_id, f.created_at, f.body,
-               f.template_name, f.template_language, f.params
+               f.template_name, f.template_language, f.params, f.placeholders
         from public.followups f
         where f.status = 'scheduled' and f.due_at <= now()
         order by f.due_at
@@ -144,7 +146,7 @@ as $$
         insert into public.outbox (organization_id, conversation_id, message_id, body, template)
         select j.organization_id, j.conversation_id, sm.id, j.body,
                jsonb_build_object('name', j.template_name, 'language', j.template_language,
-                                  'params', j.params)
+                                  'params', j.params, 'placeholders', j.placeholders)
         from judged j join sent_messages sm on sm.id = j.message_id
     ), decided as (
         update public.followups f
