@@ -236,6 +236,15 @@ ROUTES: tuple[Route, ...] = (
     ),
     Route(
         "GET",
+        "/v1/conversations/{id}/templates",
+        templates.list_conversation_templates_route,
+        V,
+        "templates aprovados que uma pessoa pode enviar nesta conversa, e se a janela de 24 h "
+        "está aberta",
+        tags=("history",),
+    ),
+    Route(
+        "GET",
         "/v1/conversations/{id}/followups",
         templates.list_followups_route,
         V,
