@@ -1,37 +1,25 @@
-"""Routes an admin key may call: the org's API keys, its agents (persona, model) and its
-WhatsApp numbers (channels). Each change is audited in its own transaction."""
+"""Routes an admin key may call: the org's API keys and its agents (persona, model); its
+WhatsApp numbers are api.channel_routes'. Each change is audited in its own transaction."""
 
 from __future__ import annotations
 
-import re
 import uuid
 from datetime import datetime
 from typing import Any, Protocol
 
-import asyncpg
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
 from api.agent_change import AgentChange, apply_agent_change
 from api.bodies import read_json
-from api.errors import conflict, invalid, not_found
+from api.errors import not_found
 from api.key_queries import insert_api_key, list_api_keys, update_api_key_revoked
 from api.keys import Role, mint_key
 from api.pagination import page_sorted, time_id_keyset
 from api.routing import Principal, Reply, org_db
-from channels.models import ChannelKind
-from channels.queries import (
-    UNCHANGED,
-    fetch_channel_by_address,
-    insert_channel,
-    list_channels,
-    update_channel,
-)
 from skills.audit_queries import AuditEntry, insert_audit
 from turn.agent_queries import fetch_agent, list_agents, update_agent
 
-# Same rule as the `channels.address` check constraint (channels_address_check).
-_ADDRESS_RE = re.compile(r"^[0-9A-Za-z._:-]{1,128}$")
 MINT_ATTEMPTS = 5  # prefixes are 36^8: a collision is rare, five in a row never happens
 
 
@@ -124,114 +112,5 @@ async def update_agent_route(request: web.Request, principal: Principal) -> Repl
         changed = sorted(change.model_fields_set)
         await insert_audit(
             conn, _audit(principal, "agent.update", agent_id=str(agent_id), fields=changed)
-        )
-    return updated.as_json()
-
-
-async def list_channels_route(request: web.Request, principal: Principal) -> Reply:
-    async with org_db(request, principal) as conn:
-        channels = await list_channels(conn, principal.organization_id)
-    page = page_sorted(channels, request.query, "channels", _created, time_id_keyset)
-    return {"items": [c.as_json() for c in page.items], "next": page.next}
-
-
-class ChannelRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    kind: ChannelKind
-    address: str
-    agent_id: uuid.UUID | None = None
-    display_phone: str | None = Field(default=None, max_length=32)
-    reply_to_non_text: bool = False
-
-
-async def _check_agent(conn: asyncpg.Connection, agent_id: uuid.UUID, org: uuid.UUID) -> None:
-    agent = await fetch_agent(conn, agent_id)
-    if agent is None or agent.organization_id != org:
-        raise _agent_not_found()
-
-
-async def add_channel(request: web.Request, principal: Principal) -> Reply:
-    wanted = await read_json(request, ChannelRequest)
-    if not _ADDRESS_RE.match(wanted.address):
-        raise invalid(
-            "invalid_address",
-            f"{wanted.address!r} não é um phone_number_id nem um nome de sessão "
-            "(letras, números, . _ : -; até 128).",
-        )
-    org = principal.organization_id
-    async with org_db(request, principal) as conn, conn.transaction():
-        if wanted.agent_id is not None:
-            await _check_agent(conn, wanted.agent_id, org)
-        channel = await insert_channel(
-            conn,
-            organization_id=org,
-            agent_id=wanted.agent_id,
-            kind=wanted.kind,
-            address=wanted.address,
-            display_phone=wanted.display_phone,
-            reply_to_non_text=wanted.reply_to_non_text,
-        )
-        if channel is None:
-            # Whose it is stays unsaid: it may be another org's.
-            raise conflict(
-                "channel_exists",
-                f"O número {wanted.kind.value} {wanted.address} já está conectado.",
-            )
-        await insert_audit(
-            conn,
-            _audit(principal, "channel.add", kind=wanted.kind.value, address=wanted.address),
-        )
-    return channel.as_json()
-
-
-class ChannelChange(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    agent_id: uuid.UUID | None = None  # null: answered by the org's first agent
-    reply_to_non_text: bool | None = None
-
-
-def _kind(request: web.Request) -> ChannelKind:
-    try:
-        return ChannelKind(request.match_info["kind"])
-    except ValueError:
-        raise _channel_not_found() from None
-
-
-def _channel_not_found() -> Exception:
-    return not_found("channel_not_found", "Esse número não está conectado a esta organização.")
-
-
-async def update_channel_route(request: web.Request, principal: Principal) -> Reply:
-    kind, address = _kind(request), request.match_info["address"]
-    change = await read_json(request, ChannelChange)
-    given = change.model_fields_set
-    if not given or (given == {"reply_to_non_text"} and change.reply_to_non_text is None):
-        raise invalid(
-            "nothing_to_change", "Nada a mudar: envie `agent_id` e/ou `reply_to_non_text`."
-        )
-    org = principal.organization_id
-    async with org_db(request, principal) as conn, conn.transaction():
-        channel = await fetch_channel_by_address(conn, kind, address)
-        if channel is None or channel.organization_id != org:
-            raise _channel_not_found()
-        if change.agent_id is not None:
-            await _check_agent(conn, change.agent_id, org)
-        updated = await update_channel(
-            conn,
-            kind,
-            address,
-            agent_id=change.agent_id if "agent_id" in given else UNCHANGED,
-            reply_to_non_text=UNCHANGED
-            if change.reply_to_non_text is None
-            else change.reply_to_non_text,
-        )
-        assert updated is not None  # same transaction as the lookup
-        await insert_audit(
-            conn,
-            _audit(
-                principal, "channel.update", kind=kind.value, address=address, fields=sorted(given)
-            ),
         )
     return updated.as_json()

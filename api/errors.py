@@ -32,6 +32,14 @@ _STATUS_BY_CODE = {
     "events_url_refused": 422,
     "events_secret_invalid": 422,
     "events_secret_missing": 422,
+    "channel_not_verified": 422,
+    "channel_claimed_elsewhere": 409,
+    "channel_exists": 409,
+    "invalid_credentials": 422,
+    "invalid_access_token": 422,
+    "invalid_waba_id": 422,
+    "invalid_waha_base_url": 422,
+    "invalid_waha_api_key": 422,
 }
 
 

@@ -5,6 +5,7 @@ handler. It registers the aiohttp routes (api.app) and writes the OpenAPI docume
 from __future__ import annotations
 
 from api import admin_routes as admin
+from api import channel_routes as channels
 from api import conversation_routes as conversations
 from api import draft_routes as drafts
 from api import event_routes as events
@@ -328,7 +329,7 @@ ROUTES: tuple[Route, ...] = (
     Route(
         "GET",
         "/v1/channels",
-        admin.list_channels_route,
+        channels.list_channels_route,
         V,
         "números de WhatsApp",
         query=PAGED,
@@ -337,7 +338,7 @@ ROUTES: tuple[Route, ...] = (
     Route(
         "POST",
         "/v1/channels",
-        admin.add_channel,
+        channels.add_channel,
         A,
         "conecta um número",
         action="channel.add",
@@ -348,9 +349,9 @@ ROUTES: tuple[Route, ...] = (
     Route(
         "PATCH",
         "/v1/channels/{kind}/{address}",
-        admin.update_channel_route,
+        channels.update_channel_route,
         A,
-        "muda quem atende o número / se responde não-texto",
+        "muda quem atende o número, se responde não-texto, seu token ou servidor WAHA",
         action="channel.update",
         body="json",
         tags=("admin",),

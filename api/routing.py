@@ -15,6 +15,7 @@ from aiohttp import web
 
 from api.keys import Role
 from api.rate_limit import DEFAULT_RATE_LIMITS, Counters, RateLimits
+from channels.connect import Prover
 from core.clock import Clock
 from core.errors import SkilletError
 from core.tenancy import org_connection
@@ -47,6 +48,9 @@ class ApiDeps:
     rate_limit_counters: Counters | None = None
     rate_limits: RateLimits = DEFAULT_RATE_LIMITS
     events_allow_private_urls: bool = False  # SKILLET_EVENTS_ALLOW_PRIVATE_URLS
+    # Proves a number's ownership before it is connected (channels.connect); None: the API
+    # connects no number (channel_not_verified).
+    prover: Prover | None = None
 
 
 DEPS = web.AppKey("deps", ApiDeps)

@@ -9,7 +9,8 @@ from urllib.parse import quote
 
 import structlog
 
-from channels.errors import SendFailure, send_failed
+from channels.credential_queries import NO_SEND_CREDENTIALS, SendCredentials
+from channels.errors import SendFailure, send_failed, send_parked
 from channels.http import PartsSender, Verdict
 from channels.templates import template_message
 from channels.text import split_text
@@ -31,13 +32,15 @@ _RETRYABLE_CODES = frozenset(
     }
 )
 _OUTSIDE_WINDOW_CODE = 131047  # re-engagement: more than 24 h since the customer wrote
+_TOKEN_REFUSED_CODE = 190  # access token invalid, expired or revoked
 TEXT_MAX_CHARS = 4096  # Cloud API limit on text.body
 
 
 @dataclass(frozen=True)
 class CloudApiConfig:
     base_url: str  # https://graph.facebook.com/v23.0 (tests: a local fake)
-    access_token: str | None = field(repr=False)  # never printed
+    # The global token: the fallback for a number without one of its own. Never printed.
+    access_token: str | None = field(repr=False)
     reply_context: bool = False  # quote the customer's message in the first part
     max_text_chars: int = TEXT_MAX_CHARS
 
@@ -45,12 +48,21 @@ class CloudApiConfig:
 class CloudApiSender(PartsSender[CloudApiConfig]):
     """One reply = one or more text messages from the channel's phone number to the wa_id."""
 
-    async def send(self, row: OutboxRow, recipient: Recipient) -> Sequence[str] | None:
+    async def send(
+        self,
+        row: OutboxRow,
+        recipient: Recipient,
+        credentials: SendCredentials = NO_SEND_CREDENTIALS,
+    ) -> Sequence[str] | None:
+        """With the number's own token when it has one, else the global one."""
         if recipient.route is None:
             raise send_failed(SendFailure.NO_CHANNEL, "reply has no Cloud API channel")
-        if not self._config.access_token:
+        token = credentials.access_token or self._config.access_token
+        if not token:
             raise send_failed(
-                SendFailure.NOT_CONFIGURED, "SKILLET_WHATSAPP_ACCESS_TOKEN is not set"
+                SendFailure.NOT_CONFIGURED,
+                "the number has no access token of its own and SKILLET_WHATSAPP_ACCESS_TOKEN "
+                "is not set",
             )
         if not (recipient.contact_id.isascii() and recipient.contact_id.isdigit()):
             raise send_failed(
@@ -68,7 +80,7 @@ class CloudApiSender(PartsSender[CloudApiConfig]):
         bodies = await self._post_parts(
             url,
             payloads,
-            headers={"Authorization": f"Bearer {self._config.access_token}"},
+            headers={"Authorization": f"Bearer {token}"},
             classify=classify_graph_answer,
         )
         provider_ids = [i for i in map(_message_id, bodies) if i is not None]
@@ -105,7 +117,9 @@ def classify_graph_answer(status: int, body: Any) -> Verdict:
         return "retry"
     if code == _OUTSIDE_WINDOW_CODE:
         return send_failed(SendFailure.OUTSIDE_WINDOW, reason)
-    if status in (401, 403) or code == 190:  # 190: access token invalid or expired
+    if code == _TOKEN_REFUSED_CODE:
+        return send_parked(reason)  # the number waits for a new token (channels.dispatch)
+    if status in (401, 403):
         return send_failed(SendFailure.UNAUTHORIZED, reason)
     return send_failed(SendFailure.REJECTED, reason)
 

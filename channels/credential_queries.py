@@ -170,3 +170,38 @@ async def fail_parked_outside_window(
     """Fail the replies that waited for a new token past their customer-service window."""
     rows = await conn.fetch(FAIL_PARKED_OUTSIDE_WINDOW, window_s)
     return [(r["id"], r["organization_id"]) for r in rows]
+
+
+@dataclass(frozen=True)
+class SendCredentials:
+    """What the send path needs of a number: its status, own server and own secrets (None:
+    the global settings apply)."""
+
+    status: ChannelStatus = ChannelStatus.ACTIVE
+    waha_base_url: str | None = None
+    access_token: str | None = field(default=None, repr=False)
+    waha_api_key: str | None = field(default=None, repr=False)
+
+
+NO_SEND_CREDENTIALS = SendCredentials()
+
+# On a connection bound to the number's org: RLS shows that org's channel only, and the
+# function its secrets only.
+FETCH_SEND_CREDENTIALS = """
+select c.status, c.waha_base_url, s.access_token, s.waha_api_key
+from channels c
+left join lateral skillet_channel_secrets(c.kind, c.address) s on true
+where c.kind = $1 and c.address = $2
+"""
+
+
+async def fetch_send_credentials(
+    conn: asyncpg.Connection, kind: str, address: str
+) -> SendCredentials | None:
+    """None when the bound org has no such number."""
+    row = await conn.fetchrow(FETCH_SEND_CREDENTIALS, kind, address)
+    if row is None:
+        return None
+    return SendCredentials(
+        ChannelStatus(row["status"]), row["waha_base_url"], row["access_token"], row["waha_api_key"]
+    )

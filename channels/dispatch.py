@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
+from typing import Any, Protocol
 
 import structlog
 
-from channels.errors import SendFailure, send_failed
-from turn.outbox import Recipient, Sender
+from channels.credential_queries import (
+    NO_SEND_CREDENTIALS,
+    SendCredentials,
+    fetch_send_credentials,
+    mark_needs_token,
+)
+from channels.errors import SendFailure, send_failed, send_parked
+from channels.models import ChannelStatus
+from core.tenancy import org_connection
+from turn.errors import SendError
+from turn.outbox import Recipient, Route, Sender
 from turn.outbox_queries import OutboxRow
 
 log = structlog.get_logger(__name__)
@@ -25,6 +36,44 @@ def outside_window(last_inbound_at: datetime | None, now: datetime, window: time
     return last_inbound_at is not None and now - last_inbound_at >= window
 
 
+class KindSender(Protocol):
+    """A channel kind's sender (channels.cloud_api, channels.waha)."""
+
+    async def send(
+        self, row: OutboxRow, recipient: Recipient, credentials: SendCredentials = ...
+    ) -> Sequence[str] | None: ...
+
+
+class Credentials(Protocol):
+    """Where the send path reads a number's own credentials and marks a refused token."""
+
+    async def lookup(self, organization_id: uuid.UUID, route: Route) -> SendCredentials: ...
+
+    async def needs_token(self, organization_id: uuid.UUID, route: Route) -> None: ...
+
+
+class PoolCredentials:
+    """Credentials read on a connection bound to the reply's org (skillet_channel_secrets)."""
+
+    def __init__(self, pool: Any) -> None:
+        self._pool = pool
+
+    async def lookup(self, organization_id: uuid.UUID, route: Route) -> SendCredentials:
+        async with org_connection(self._pool, organization_id) as conn:
+            found = await fetch_send_credentials(conn, route.kind, route.address)
+        return found or NO_SEND_CREDENTIALS
+
+    async def needs_token(self, organization_id: uuid.UUID, route: Route) -> None:
+        async with org_connection(self._pool, organization_id) as conn:
+            if await mark_needs_token(conn, route.kind, route.address):
+                log.warning(
+                    "channel.needs_token",
+                    organization_id=str(organization_id),
+                    kind=route.kind,
+                    address=route.address,
+                )
+
+
 class ChannelSender:
     """Routes each reply to the sender of its channel kind (`Recipient.route.kind`).
 
@@ -32,20 +81,25 @@ class ChannelSender:
     single channel to fall back on) goes to `unrouted`, or fails with `no_channel` when that
     is None. A routed reply whose customer last wrote `window` ago or more is not attempted:
     outside the customer-service window WhatsApp only takes template messages.
+    A routed reply leaves with its number's own credentials (`credentials`; None: the global
+    ones only). A number whose token Meta refused (190) is marked `needs_token`, and its
+    replies wait (SendParked) until a new token resumes them (jobs.channel_resume).
     """
 
     def __init__(
         self,
-        senders: Mapping[str, Sender],
+        senders: Mapping[str, KindSender],
         *,
         unrouted: Sender | None,
         window: timedelta = CUSTOMER_SERVICE_WINDOW,
         clock: Callable[[], datetime] = _utc_now,
+        credentials: Credentials | None = None,
     ) -> None:
         self._senders = dict(senders)
         self._unrouted = unrouted
         self._window = window
         self._clock = clock
+        self._credentials = credentials
 
     async def send(self, row: OutboxRow, recipient: Recipient) -> Sequence[str] | None:
         route = recipient.route
@@ -72,4 +126,14 @@ class ChannelSender:
                 f"the customer last wrote at {last.isoformat()}, {hours:g} h or more ago: "
                 "outside the customer-service window only template messages are allowed",
             )
-        return await sender.send(row, recipient)
+        if self._credentials is None:
+            return await sender.send(row, recipient)
+        found = await self._credentials.lookup(row.organization_id, route)
+        if found.status is ChannelStatus.NEEDS_TOKEN:
+            raise send_parked(f"{route.kind} {route.address} waits for a new access token")
+        try:
+            return await sender.send(row, recipient, found)
+        except SendError as exc:
+            if exc.code == SendFailure.NEEDS_TOKEN.value:  # parked, or after a first part
+                await self._credentials.needs_token(row.organization_id, route)
+            raise

@@ -9,6 +9,7 @@ from typing import Any
 import structlog
 
 from channels.contacts import waha_chat_id
+from channels.credential_queries import NO_SEND_CREDENTIALS, SendCredentials
 from channels.errors import SendFailure, send_failed
 from channels.http import PartsSender, Verdict
 from channels.text import split_text
@@ -32,19 +33,30 @@ class WahaConfig:
 class WahaSender(PartsSender[WahaConfig]):
     """One reply = one or more sendText calls on the channel's session."""
 
-    async def send(self, row: OutboxRow, recipient: Recipient) -> Sequence[str] | None:
+    async def send(
+        self,
+        row: OutboxRow,
+        recipient: Recipient,
+        credentials: SendCredentials = NO_SEND_CREDENTIALS,
+    ) -> Sequence[str] | None:
+        """On the session's own WAHA server with its key when it has one, else the shared."""
         if recipient.route is None:
             raise send_failed(SendFailure.NO_CHANNEL, "reply has no WAHA channel")
         if row.template is not None:  # refused before the outbox too (api, schedule_followup)
             raise send_failed(SendFailure.REJECTED, "WAHA has no WhatsApp templates")
+        if credentials.waha_base_url is not None:
+            base_url, api_key = credentials.waha_base_url, credentials.waha_api_key
+        else:
+            base_url = self._config.base_url
+            api_key = credentials.waha_api_key or self._config.api_key
         parts = split_text(row.body, self._config.max_text_chars)
         bodies = await self._post_parts(
-            f"{self._config.base_url.rstrip('/')}/api/sendText",
+            f"{base_url.rstrip('/')}/api/sendText",
             [
                 self._payload(recipient.route.address, recipient, part, first=i == 0)
                 for i, part in enumerate(parts)
             ],
-            headers={"X-Api-Key": self._config.api_key} if self._config.api_key else {},
+            headers={"X-Api-Key": api_key} if api_key else {},
             classify=classify_waha_answer,
         )
         provider_ids = [i for i in map(waha_message_id, bodies) if i is not None]

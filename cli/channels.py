@@ -11,9 +11,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from channels.models import ChannelKind
+from channels.models import ChannelKind, ChannelStatus, masked
 from cli import channel_templates
 from cli.args import CliError, uuid_arg
+from cli.channel_credentials import add_credential_args, register_move
 from core.db import connection
 from worker.settings import Settings
 
@@ -33,9 +34,13 @@ def _line(channel: Channel) -> str:
     phone = f"  {channel.display_phone}" if channel.display_phone else ""
     agent = f"  agent {channel.agent_id}" if channel.agent_id else ""
     non_text = "  replies to non-text" if channel.reply_to_non_text else ""
+    token = f"  token {masked(channel.access_token_last4)}" if channel.access_token_last4 else ""
+    waba = f"  waba {channel.waba_id}" if channel.waba_id else ""
+    waha = f"  waha {channel.waha_base_url}" if channel.waha_base_url else ""
+    status = "  NEEDS TOKEN" if channel.status is ChannelStatus.NEEDS_TOKEN else ""
     return (
         f"{channel.kind.value}  {channel.address}{phone}  org {channel.organization_id}"
-        f"{agent}{non_text}"
+        f"{agent}{non_text}{waba}{token}{waha}{status}"
     )
 
 
@@ -48,34 +53,60 @@ async def _check_agent(conn: asyncpg.Connection, agent_id: uuid.UUID, org: uuid.
 
 
 async def cmd_add(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
-    from channels.queries import fetch_channel_by_address, insert_channel
+    """Connect a number: its proof first (its own token or server, else the global ones),
+    then the row and its secrets in one transaction."""
+    from channels.connect import NewChannel, insert_proven_channel
+    from channels.ownership import ChannelClaimedElsewhere
+    from cli.channel_credentials import cli_error, credentials_from_args, prover, store_secrets
+    from core.errors import SkilletError
     from turn.agent_queries import fetch_org_agent
 
     if not _ADDRESS_RE.match(args.address):
         raise CliError(
             f"not a phone_number_id or session name: {args.address!r}", code="invalid_address"
         )
-    async with connection(settings.owner_url) as conn:
-        if await fetch_org_agent(conn, args.org) is None:
-            raise CliError(f"organization {args.org} does not exist", code="organization_not_found")
-        if args.agent:
-            await _check_agent(conn, args.agent, args.org)
-        channel = await insert_channel(
-            conn,
-            organization_id=args.org,
-            agent_id=args.agent,
-            kind=ChannelKind(args.kind),
-            address=args.address,
-            display_phone=args.display_phone,
-            reply_to_non_text=args.reply_to_non_text,
-        )
-        if channel is None:
-            owner = await fetch_channel_by_address(conn, ChannelKind(args.kind), args.address)
-            org = owner.organization_id if owner else "another organization"
-            raise CliError(
-                f"{args.kind} {args.address} is already connected to {org}", code="channel_exists"
+    kind = ChannelKind(args.kind)
+    given = credentials_from_args(kind, args)
+    try:
+        async with prover(settings) as proving:
+            proven = await proving.prove(kind, args.address, given, operator=True)
+        async with connection(settings.owner_url) as conn, conn.transaction():
+            if await fetch_org_agent(conn, args.org) is None:
+                raise CliError(
+                    f"organization {args.org} does not exist", code="organization_not_found"
+                )
+            if args.agent:
+                await _check_agent(conn, args.agent, args.org)
+            wanted = NewChannel(
+                organization_id=args.org,
+                kind=kind,
+                address=args.address,
+                agent_id=args.agent,
+                display_phone=args.display_phone,
+                reply_to_non_text=args.reply_to_non_text,
             )
+            channel = await insert_proven_channel(conn, wanted, given, proven)
+            await store_secrets(conn, channel, given)
+    except CliError:
+        raise
+    except ChannelClaimedElsewhere as exc:  # the operator may know whose it is
+        owner = await _owner(settings, kind, args.address)
+        raise CliError(
+            f"{args.kind} {args.address} is proven by this token but connected to {owner}: "
+            f"skillet channels move --kind {args.kind} --address {args.address} --to {args.org}",
+            code=exc.code,
+        ) from exc
+    except SkilletError as exc:
+        raise cli_error(exc) from exc
     return {**channel.as_json(), "message": f"connected: {_line(channel)}"}
+
+
+async def _owner(settings: Settings, kind: ChannelKind, address: str) -> str:
+    from channels.queries import fetch_channel_by_address
+
+    async with connection(settings.owner_url) as conn:
+        found = await fetch_channel_by_address(conn, kind, address)
+    return "another organization" if found is None else str(found.organization_id)
 
 
 async def cmd_list(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
@@ -115,36 +146,57 @@ def _waha_key(args: argparse.Namespace) -> str | None:
 
 async def cmd_set(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     from channels.queries import UNCHANGED, fetch_channel_by_address, update_channel
+    from cli.channel_credentials import (
+        apply_credentials,
+        credentials_from_args,
+        prove_change,
+        wake_waiting,
+    )
 
+    kind = ChannelKind(args.kind)
     key = _waha_key(args)
+    given = credentials_from_args(kind, args)
+    secrets = given.access_token is not None or given.waha_api_key is not None
+    changes_creds = secrets or given.waba_id is not None or given.waha_base_url is not None
     changes_key = key is not None or args.no_waha_hmac_key
     changes_channel = args.agent is not None or args.no_agent or args.reply_to_non_text is not None
-    if not changes_channel and not changes_key:
+    if not changes_channel and not changes_key and not changes_creds:
         raise CliError(
             "nothing to change: give --agent, --no-agent, --reply-to-non-text, "
-            "--no-reply-to-non-text, --waha-hmac-key(-file/-env) or --no-waha-hmac-key",
+            "--no-reply-to-non-text, --access-token-file, --waba-id, --waha-base-url, "
+            "--waha-api-key-file, --waha-hmac-key(-file/-env) or --no-waha-hmac-key",
             code="nothing_to_change",
         )
-    kind = ChannelKind(args.kind)
     if changes_key and kind is not ChannelKind.WAHA:
         raise CliError("only WAHA channels have a webhook HMAC key", code="not_a_waha_channel")
-    async with connection(settings.owner_url) as conn, conn.transaction():
+    async with connection(settings.owner_url) as conn:
         channel = await fetch_channel_by_address(conn, kind, args.address)
         if channel is None:
             raise CliError(f"{args.kind} {args.address} is not connected", code="channel_not_found")
-        if args.agent is not None:
-            await _check_agent(conn, args.agent, channel.organization_id)
-        agent = None if args.no_agent else (args.agent or UNCHANGED)
-        reply = UNCHANGED if args.reply_to_non_text is None else args.reply_to_non_text
-        updated = await update_channel(
-            conn, kind, args.address, agent_id=agent, reply_to_non_text=reply
-        )
-        assert updated is not None  # same transaction as the lookup
-        own_key = await _set_waha_key(conn, updated, key, remove=args.no_waha_hmac_key)
+        await prove_change(settings, channel, given)
+        async with conn.transaction():
+            if args.agent is not None:
+                await _check_agent(conn, args.agent, channel.organization_id)
+            agent = None if args.no_agent else (args.agent or UNCHANGED)
+            reply = UNCHANGED if args.reply_to_non_text is None else args.reply_to_non_text
+            updated = await update_channel(
+                conn, kind, args.address, agent_id=agent, reply_to_non_text=reply
+            )
+            if updated is None:
+                raise CliError(
+                    f"{args.kind} {args.address} is not connected", code="channel_not_found"
+                )
+            if changes_creds:
+                updated = await apply_credentials(conn, updated, given)
+            own_key = await _set_waha_key(conn, updated, key, remove=args.no_waha_hmac_key)
+        woken = await wake_waiting(settings, conn, updated.organization_id) if secrets else 0
     answer: dict[str, Any] = {**updated.as_json(), "message": f"updated: {_line(updated)}"}
     if own_key is not None:  # never the key itself: only whether the channel has one
         answer["waha_hmac_key"] = "own" if own_key else "global"
         answer["message"] += "  own WAHA key" if own_key else "  global WAHA key"
+    if woken:
+        answer["resumed_conversations"] = woken
+        answer["message"] += f"\n{woken} conversation(s) with replies waiting resumed"
     return answer
 
 
@@ -249,6 +301,7 @@ def register(
         action="store_true",
         help="answer images, audios, locations, ... too (default: store them as context only)",
     )
+    add_credential_args(add)
     add.set_defaults(handler=cmd_add)
     change = channels.add_parser("set", parents=[common], help="change a connected number")
     change.add_argument("--kind", choices=kinds, required=True)
@@ -277,6 +330,7 @@ def register(
         action="store_true",
         help="drop this session's own key (it falls back to SKILLET_WAHA_HMAC_KEY)",
     )
+    add_credential_args(change)
     change.set_defaults(handler=cmd_set)
     listing = channels.add_parser("list", parents=[common], help="connected numbers")
     listing.add_argument("--org", type=uuid_arg)
@@ -285,6 +339,7 @@ def register(
     remove.add_argument("--kind", choices=kinds, required=True)
     remove.add_argument("--address", required=True)
     remove.set_defaults(handler=cmd_remove)
+    register_move(channels, common)
     channel_templates.register(channels, common)
 
     webhook = sub.add_parser("webhook", parents=[common], help="run the WhatsApp webhook")

@@ -65,6 +65,7 @@ class JobContext(TypedDict, total=False):
     curator: CuratorConfig
     curator_stats: CuratorStats  # kept across ticks of one worker
     outbox_abandoned_after_s: float  # a claim older than this belongs to no live send
+    customer_service_window_s: float  # a reply waiting for a new token fails past it
     sweep_after_s: float  # a message waiting longer than this with no holder is woken
     handoff_idle_s: int  # a person's silence before the agent takes back (0: never)
     handoff_wait_s: int  # a customer's wait for a person before one notice (0: never)

@@ -460,8 +460,9 @@ REVOKE ALL ON FUNCTION public.skillet_store_channel_secrets(uuid, text, text) FR
 GRANT EXECUTE ON FUNCTION public.skillet_store_channel_secrets(uuid, text, text) TO skillet_api;
 
 COMMENT ON FUNCTION public.skillet_fail_parked_outside_window(double precision) IS
-$$Fail as outside_service_window the replies waiting for a needs_token channel's new token whose
-customer last wrote more than p_window_s ago (the outbox sweep); (id, org) of each.$$;
+$$Fail as outside_service_window the free-form replies (not templates, which WhatsApp takes
+outside the window) waiting for a needs_token channel's new token whose customer last wrote more
+than p_window_s ago (the outbox sweep); (id, org) of each.$$;
 CREATE OR REPLACE FUNCTION public.skillet_fail_parked_outside_window(p_window_s double precision)
  RETURNS TABLE(id uuid, organization_id uuid)
  LANGUAGE sql
@@ -485,7 +486,7 @@ AS $function$
                        where n.organization_id = o.organization_id) = 1
             ) candidates order by preference limit 1
         ) route on true
-        where o.status = 'pending' and o.delivery_claimed_at is null
+        where o.status = 'pending' and o.delivery_claimed_at is null and o.template is null
           and route.status = 'needs_token'
           and (select max(m.sent_at) from public.messages m
                where m.conversation_id = o.conversation_id and m.direction = 'inbound')

@@ -12,6 +12,8 @@ SkilletError (core.errors)
 │   └── ModelResponseInvalid  a 2xx answer that is not the provider's wire format, or a
 │                             stream over its byte/event caps (not retryable)
 └── SendError             the outbound channel failed; the outbox row stays pending (retryable)
+    └── SendParked        the channel cannot send until a person acts (a new access token):
+                          the row stays pending and unclaimed, no retry, no dead letter
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ __all__ = [
     "ModelRequestRejected",
     "ModelResponseInvalid",
     "SendError",
+    "SendParked",
     "UnknownOrganization",
 ]
 
@@ -52,3 +55,11 @@ class ModelResponseInvalid(ModelError):
 class SendError(SkilletError):
     code = "send_failed"
     retryable = True
+
+
+class SendParked(SendError):
+    """Nothing went out and nothing will until the channel is mended (its token replaced):
+    the caller releases the claim and leaves the row pending, for the channel's resume."""
+
+    code = "channel_needs_token"
+    retryable = False

@@ -10,7 +10,7 @@ from typing import Any, Protocol
 import structlog
 
 from core.tenancy import org_connection
-from turn.errors import SendError
+from turn.errors import SendError, SendParked
 from turn.outbox_queries import (
     DeliveryClaim,
     OutboxRow,
@@ -92,7 +92,8 @@ async def send_claimed(
 ) -> tuple[str, ...] | None:
     """Send a claimed row (see deliver_reply) with no connection held: the provider's
     message ids, for the caller to mark it sent with; None when the channel refused it for
-    good (marked failed here). A retryable SendError releases the claim and is raised."""
+    good (marked failed here) or parked it (SendParked: the claim is released, the row waits
+    for the channel's resume). A retryable SendError releases the claim and is raised."""
     route = None
     if claim.route_kind is not None and claim.route_address is not None:
         route = Route(claim.route_kind, claim.route_address)
@@ -104,6 +105,11 @@ async def send_claimed(
     )
     try:
         provider_ids = await sender.send(row, target)
+    except SendParked as exc:
+        async with org_connection(pool, row.organization_id) as conn:
+            await release_outbox_claim(conn, row.id)
+        log.warning("outbox.parked", outbox_id=str(row.id), code=exc.code)
+        return None
     except SendError as exc:
         async with org_connection(pool, row.organization_id) as conn:
             if exc.retryable:

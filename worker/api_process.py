@@ -6,19 +6,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
+import aiohttp
 import structlog
 
 from api.app import build_app
 from api.client_address import parse_trusted_proxies
 from api.rate_limit import RateLimits, RedisCounters, open_counter_redis
 from api.routing import ApiDeps
+from channels.connect import Prover
 from core.clock import system_clock
 from core.db import create_pool
 from core.db_roles import API_ROLE, warn_if_privileged_login
+from events.guard import AddressGuard
 from jobs.queue import open_queue
 from skills.storage import S3ObjectStore
 from skills.usage import UsageStore
 from webhook.server import start_site
+from worker.channel_senders import proof_config
 from worker.resources import s3_client
 from worker.settings import Settings
 
@@ -53,6 +57,14 @@ async def serve_api(settings: Settings, host: str, port: int, stop: asyncio.Even
         limits = rate_limits(settings)
         counter_redis = open_counter_redis(settings.redis_url, limits.redis_timeout_s)
         stack.push_async_callback(counter_redis.aclose)
+        # Ownership proofs (channels.connect): the Graph API, WAHA servers; a WAHA URL an
+        # org's admin gives must be public (SKILLET_EVENTS_ALLOW_PRIVATE_URLS lifts that).
+        http = await stack.enter_async_context(aiohttp.ClientSession())
+        prover = Prover(
+            http,
+            proof_config(settings),
+            guard=AddressGuard(allow_private=settings.events_allow_private_urls),
+        )
         client = await stack.enter_async_context(s3_client(settings))
         store = S3ObjectStore(client, settings.s3_bucket)
         await store.ensure_bucket()
@@ -66,6 +78,7 @@ async def serve_api(settings: Settings, host: str, port: int, stop: asyncio.Even
             rate_limit_counters=RedisCounters(counter_redis, limits.redis_timeout_s),
             rate_limits=limits,
             events_allow_private_urls=settings.events_allow_private_urls,
+            prover=prover,
         )
         runner, bound = await start_site(build_app(deps), host, port)
         stack.push_async_callback(runner.cleanup)

@@ -65,6 +65,7 @@ async def startup(ctx: dict[str, Any]) -> None:
     ctx["clock"] = resources.turn_deps.clock
     ctx["curator"] = curator_config(settings)
     ctx["outbox_abandoned_after_s"] = abandoned_after_s(settings)
+    ctx["customer_service_window_s"] = settings.customer_service_window_s
     ctx["sweep_after_s"] = sweep_after_s(settings)
     ctx["handoff_idle_s"] = settings.human_idle_s
     ctx["handoff_wait_s"] = settings.handoff_wait_s

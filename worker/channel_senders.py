@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 import aiohttp
 from pydantic import SecretStr
 
 from channels.cloud_api import CloudApiConfig, CloudApiSender
-from channels.dispatch import ChannelSender
+from channels.connect import ProofConfig
+from channels.dispatch import ChannelSender, PoolCredentials
 from channels.http import RetryPolicy
 from channels.models import ChannelKind
 from channels.waha import WahaConfig, WahaSender
@@ -28,8 +30,11 @@ def _secret(value: SecretStr | None) -> str | None:
     return (value.get_secret_value() or None) if value is not None else None
 
 
-def build_sender(settings: Settings, http: aiohttp.ClientSession) -> ChannelSender:
-    """Cloud API and WAHA senders behind one Sender that picks by the reply's channel."""
+def build_sender(
+    settings: Settings, http: aiohttp.ClientSession, pool: Any = None
+) -> ChannelSender:
+    """Cloud API and WAHA senders behind one Sender that picks by the reply's channel; with
+    `pool` (the worker's), each number's own credentials."""
     policy = RetryPolicy(
         max_attempts=settings.send_max_attempts,
         backoff_base_s=settings.send_backoff_base_s,
@@ -58,4 +63,16 @@ def build_sender(settings: Settings, http: aiohttp.ClientSession) -> ChannelSend
         {ChannelKind.CLOUD_API.value: cloud_api, ChannelKind.WAHA.value: waha},
         unrouted=LoggingSender() if settings.unrouted_replies == "log" else None,
         window=timedelta(seconds=settings.customer_service_window_s),
+        credentials=None if pool is None else PoolCredentials(pool),
+    )
+
+
+def proof_config(settings: Settings) -> ProofConfig:
+    """Where a number's ownership is proven (channels.connect), with the global credentials
+    as the fallback of a deployment with one business."""
+    return ProofConfig(
+        graph_api_base_url=settings.graph_api_base_url,
+        waha_base_url=settings.waha_base_url,
+        global_access_token=_secret(settings.whatsapp_access_token),
+        global_waha_api_key=_secret(settings.waha_api_key),
     )

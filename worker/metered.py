@@ -18,7 +18,7 @@ from arq import Retry
 from core.errors import SkilletError
 from turn.activation_queries import ActivationRow
 from turn.activations import BatchWriter
-from turn.errors import SendError
+from turn.errors import SendError, SendParked
 from turn.model import Model, ModelRequest, ModelResponse
 from turn.outbox import Recipient, Sender
 from turn.outbox_queries import OutboxRow
@@ -46,7 +46,8 @@ class MeteredModel:
 
 
 class MeteredSender:
-    """A Sender that counts deliveries: sent, failed (permanent, by code), retry, error."""
+    """A Sender that counts deliveries: sent, failed (permanent, by code), retry, parked (the
+    number waits for a new token), error."""
 
     def __init__(self, inner: Sender, metrics: WorkerMetrics) -> None:
         self.inner = inner
@@ -56,7 +57,8 @@ class MeteredSender:
         try:
             provider_ids = await self.inner.send(row, recipient)
         except SendError as exc:
-            self._metrics.delivery("retry" if exc.retryable else "failed", exc.code)
+            status = "parked" if isinstance(exc, SendParked) else None
+            self._metrics.delivery(status or ("retry" if exc.retryable else "failed"), exc.code)
             raise
         except Exception:
             self._metrics.delivery("error", "unexpected")

@@ -229,7 +229,8 @@ class WorkerMetrics:
         self.outbox = Counter(
             "skillet_outbox_deliveries",
             "Reply deliveries: sent, failed (row marked failed, by code), retry (the job will "
-            "try again), error (unexpected exception)",
+            "try again), parked (the number waits for a new access token), error (unexpected "
+            "exception)",
             ["result", "code"],
             registry=r,
         )

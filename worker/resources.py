@@ -157,7 +157,7 @@ async def open_resources(
         models=build_model_registry(
             settings, model_client, default=model, wrap=lambda m: metered_model(m, metrics)
         ),
-        sender=metered_sender(sender or build_sender(settings, http), metrics),
+        sender=metered_sender(sender or build_sender(settings, http, pool), metrics),
         recorder=recorder,
         catalog=SkillCatalogCache(),
         config=TurnConfig(

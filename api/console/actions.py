@@ -94,6 +94,20 @@ def _nothing(form: Form) -> dict[str, Any]:
     return {}
 
 
+def _filled(form: Form, fields: tuple[str, ...]) -> dict[str, Any]:
+    return {f: v.strip() for f in fields if isinstance(v := form.get(f), str) and v.strip()}
+
+
+def _new_channel(form: Form) -> dict[str, Any]:
+    """The connect form: a field left blank is not sent (a token is then the service's)."""
+    optional = ("display_phone", "access_token", "waba_id", "waha_base_url", "waha_api_key")
+    return {"kind": form.get("kind"), "address": form.get("address"), **_filled(form, optional)}
+
+
+def _new_token(form: Form) -> dict[str, Any]:
+    return _filled(form, ("access_token", "waba_id"))
+
+
 @dataclass(frozen=True)
 class Action:
     path: str  # the console's POST path (its {name}/{prefix}/{id} are the API route's)
@@ -158,6 +172,14 @@ ACTIONS: tuple[Action, ...] = (
         attendance.conversation_page,
         "/conversas/{id}",
         _nothing,
+    ),
+    Action(f"{P}/numeros", "add_channel", pages.channels, "/numeros", _new_channel),
+    Action(
+        f"{P}/numeros/{{kind}}/{{address}}/token",
+        "update_channel_route",
+        pages.channels,
+        "/numeros",
+        _new_token,
     ),
     Action(f"{P}/chaves", "create_key", pages.keys, "/chaves", _new_key, carries_key=True),
     Action(f"{P}/chaves/{{prefix}}/revogar", "revoke_key", pages.keys, "/chaves"),

@@ -42,6 +42,7 @@ NAV = (
     ("/conversas", "Conversas", "list_conversations_route"),
     ("/uso", "Uso", "list_token_usage_route"),
     ("/auditoria", "Auditoria", "list_audit_route"),
+    ("/numeros", "Números", "list_channels_route"),
     ("/chaves", "Chaves", "list_keys"),
 )
 # What a successful action says on the page it leads to (`?ok=<operation>`): fixed texts.
@@ -55,6 +56,8 @@ NOTICES = {
     "approve_draft_route": "Rascunho aprovado e instalado: vale a partir da próxima mensagem.",
     "reject_draft_route": "Rascunho recusado (fica registrado).",
     "revoke_key": "Chave revogada: as sessões abertas com ela terminaram.",
+    "add_channel": "Número conectado: a posse foi confirmada.",
+    "update_channel_route": "Número atualizado: o que esperava o token novo sai agora.",
     "update_settings": "Configuração salva.",
     "update_agent_route": "Agente atualizado: vale a partir da próxima mensagem.",
     "takeover_route": "Conversa assumida: o agente não responde até você devolver.",
@@ -221,6 +224,11 @@ async def usage(request: web.Request, visit: Visit) -> PageData:
 async def audit(request: web.Request, visit: Visit) -> PageData:
     reply = await read(request, visit, "list_audit_route")
     return "audit.html", {"items": reply["items"], "next": reply["next"]}
+
+
+async def channels(request: web.Request, visit: Visit) -> PageData:
+    reply = await read(request, visit, "list_channels_route")
+    return "channels.html", {"items": reply["items"], "next": reply["next"]}
 
 
 NEW_KEY_COOKIE = "skillet_chave_nova"

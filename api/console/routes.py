@@ -43,6 +43,7 @@ PAGES = (
     ("/conversas/{id}", attendance.conversation_page),
     ("/uso", pages.usage),
     ("/auditoria", pages.audit),
+    ("/numeros", pages.channels),
 )
 _HTTP_MESSAGES = {
     404: "Esta página não existe.",

@@ -13,7 +13,7 @@
 alter table channels
     add column waba_id text null check (waba_id ~ '^[0-9]{1,32}$'),
     add column waha_base_url text null
-        check (waha_base_url ~ '^https?://[^[:space:]]{1,500}$'),
+        check (waha_base_url ~ '^https?://[^[:space:]]+$' and length(waha_base_url) <= 500),
     add column status text not null default 'active'
         check (status in ('active', 'needs_token')),
     add column access_token_last4 text null check (length(access_token_last4) <= 4),

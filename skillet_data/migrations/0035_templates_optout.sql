@@ -188,3 +188,47 @@ across orgs, ids and addresses only (each sync then runs under its org). SECURIT
 skillet_worker.$$;
 revoke all on function skillet_template_channels(integer) from public;
 grant execute on function skillet_template_channels(integer) to skillet_worker;
+
+-- A template waiting for a needs_token channel's new token is not failed when the window
+-- closes: a template is what WhatsApp takes outside it (only free-form rows are failed).
+create or replace function skillet_fail_parked_outside_window(p_window_s double precision)
+returns table (id uuid, organization_id uuid)
+language sql volatile security definer
+set search_path = pg_catalog, pg_temp
+as $$
+    with parked as (
+        select o.id
+        from public.outbox o
+        join public.messages r on r.id = o.message_id
+        left join public.messages i on i.id = r.reply_to_id
+        join lateral (
+            select * from (
+                select ch.status, 0 as preference
+                from public.inbound_routes ir join public.channels ch on ch.id = ir.channel_id
+                where ir.organization_id = o.organization_id and ir.external_id = i.external_id
+                union all
+                select ch.status, 1 from public.channels ch
+                where ch.organization_id = o.organization_id
+                  and (select count(*) from public.channels n
+                       where n.organization_id = o.organization_id) = 1
+            ) candidates order by preference limit 1
+        ) route on true
+        where o.status = 'pending' and o.delivery_claimed_at is null and o.template is null
+          and route.status = 'needs_token'
+          and (select max(m.sent_at) from public.messages m
+               where m.conversation_id = o.conversation_id and m.direction = 'inbound')
+              < now() - make_interval(secs => p_window_s)
+    )
+    update public.outbox o set
+        status = 'failed',
+        attempts = o.attempts + 1,
+        last_error = 'outside_service_window: the channel waited for a new access token '
+            || 'until the customer-service window closed; only templates may be sent now'
+    from parked p
+    where o.id = p.id and o.status = 'pending'
+    returning o.id, o.organization_id
+$$;
+comment on function skillet_fail_parked_outside_window(double precision) is $$Fail as
+outside_service_window the free-form replies (not templates, which WhatsApp takes outside the
+window) waiting for a needs_token channel's new token whose customer last wrote more than
+p_window_s ago (the outbox sweep); (id, org) of each.$$;

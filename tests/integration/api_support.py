@@ -18,12 +18,15 @@ from api.key_queries import insert_api_key
 from api.keys import Role, mint_key
 from api.rate_limit import RateLimits, RedisCounters, open_counter_redis
 from api.routing import ApiDeps
+from channels.connect import Prover
 from core.db import create_pool
+from events.guard import AddressGuard
 from jobs.queue import open_queue
 from skills.package.limits import DEFAULT_LIMITS, PackageLimits
 from skills.storage import ObjectStore
 from skills.usage import UsageStore
 from webhook.server import start_site
+from worker.channel_senders import proof_config
 from worker.settings import Settings
 
 
@@ -95,11 +98,14 @@ async def running_api(
     limits: RateLimits | None = None,
     limiter_redis_url: str | None = None,
     package_limits: PackageLimits = DEFAULT_LIMITS,
+    prove_with: Settings | None = None,
 ) -> AsyncIterator[ApiClient]:
     """The real application, as `skillet api` builds it (pool as skillet_api), on 127.0.0.1.
 
     Rate limits only with `limits` (counted in settings' Redis, or `limiter_redis_url`, under
-    the test's own key prefix): the other tests send many wrong keys from one address."""
+    the test's own key prefix): the other tests send many wrong keys from one address.
+    Numbers are proven (POST /v1/channels) only with `prove_with`: settings whose Graph API
+    and WAHA are fakes (whatsapp_settings); without, the API connects no number."""
     the_clock = clock or (lambda: datetime.now(UTC))
     async with contextlib.AsyncExitStack() as stack:
         pool = await create_pool(settings.database_url, max_size=4, app_role="skillet_api")
@@ -113,6 +119,10 @@ async def running_api(
             )
             stack.push_async_callback(redis.aclose)
             counters = RedisCounters(redis, limits.redis_timeout_s)
+        http = await stack.enter_async_context(aiohttp.ClientSession())
+        prover = None
+        if prove_with is not None:  # the fakes listen on 127.0.0.1: private addresses allowed
+            prover = Prover(http, proof_config(prove_with), guard=AddressGuard(allow_private=True))
         deps = ApiDeps(
             pool=pool,
             store=store,
@@ -122,10 +132,10 @@ async def running_api(
             rate_limit_counters=counters,
             rate_limits=limits or RateLimits(),
             package_limits=package_limits,
+            prover=prover,
         )
         runner, port = await start_site(build_app(deps), "127.0.0.1", 0)
         stack.push_async_callback(runner.cleanup)
-        http = await stack.enter_async_context(aiohttp.ClientSession())
         yield ApiClient(http, f"http://127.0.0.1:{port}", deps)
 
 

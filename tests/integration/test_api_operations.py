@@ -22,8 +22,10 @@ DRAFTS = 120
 
 
 @pytest_asyncio.fixture(loop_scope="session")
-async def api(settings: Settings, resources: Resources) -> AsyncIterator[ApiClient]:
-    async with running_api(settings, resources.store) as client:
+async def api(
+    settings: Settings, resources: Resources, whatsapp_settings: Settings
+) -> AsyncIterator[ApiClient]:
+    async with running_api(settings, resources.store, prove_with=whatsapp_settings) as client:
         yield client
 
 

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import aiohttp
@@ -21,7 +22,9 @@ from cli.main import main
 from dev.processes import free_port
 from tests.integration.support import create_org
 from tests.integration.webhook_support import connect_number, queued_payloads
+from tests.integration.whatsapp_fakes import FakeGraphApi, serving_in_thread
 from tests.whatsapp_payloads import (
+    ACCESS_TOKEN,
     APP_SECRET,
     VERIFY_TOKEN,
     cloud_delivery,
@@ -34,6 +37,15 @@ from turn.agent_queries import insert_agent
 from worker.settings import Settings
 
 SKILLET = str(Path(sys.executable).parent / "skillet")
+
+
+@pytest.fixture(autouse=True)
+def graph(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGraphApi]:
+    """Meta's Graph API for the CLI's ownership proofs (the global token sees every number)."""
+    with serving_in_thread(FakeGraphApi(ACCESS_TOKEN), "/v23.0") as fake:
+        monkeypatch.setenv("SKILLET_GRAPH_API_BASE_URL", fake.base_url)
+        monkeypatch.setenv("SKILLET_WHATSAPP_ACCESS_TOKEN", ACCESS_TOKEN)
+        yield fake
 
 
 def _json(capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
@@ -138,7 +150,7 @@ def test_errors_are_one_line_and_non_zero(
     capsys.readouterr()
     assert main([*add, "--org", other]) == 1  # a number belongs to one org
     refused = _json(capsys)
-    assert refused["error"] == "channel_exists" and org in str(refused["message"])
+    assert refused["error"] == "channel_claimed_elsewhere" and org in str(refused["message"])
     assert main([*add[:-1], "--org", str(uuid.uuid4())]) == 1
     assert "organization_not_found" in capsys.readouterr().err
     bad = ["channels", "add", "--org", org, "--kind", "waha", "--address", "a b/c", "--json"]

@@ -294,7 +294,7 @@ async def test_outside_the_24_hour_window_no_free_form_reply_is_attempted(
     assert fake_graph.received == []
     outbox = await _outbox(db, stale)
     assert outbox["status"] == "failed"
-    assert outbox["last_error"].startswith("outside_customer_service_window:")
+    assert outbox["last_error"].startswith("outside_service_window:")
 
 
 async def test_meta_refusing_a_reengagement_message_is_the_same_failure(
@@ -309,7 +309,7 @@ async def test_meta_refusing_a_reengagement_message_is_the_same_failure(
         Answer(400, {"error": {"code": 131047, "message": "Re-engagement message"}})
     ]
     assert await _deliver(db, build_sender(whatsapp_settings, http), row) is False
-    assert (await _outbox(db, row))["last_error"].startswith("outside_customer_service_window:")
+    assert (await _outbox(db, row))["last_error"].startswith("outside_service_window:")
 
 
 async def test_a_row_claimed_by_a_crashed_run_is_never_sent_again(

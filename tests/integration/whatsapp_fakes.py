@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from aiohttp import web
 
@@ -49,7 +52,13 @@ class _FakeApi:
 
 
 class FakeGraphApi(_FakeApi):
-    """POST /{version}/{phone_number_id}/messages with Meta's checks on token and text size."""
+    """POST /{version}/{phone_number_id}/messages with Meta's checks on token and text size,
+    and GET /{version}/{phone_number_id} (the phone number object), both answering only a
+    token that may see the number.
+
+    `access_token` (the deployment's system user) sees every number no other token owns;
+    `own(token, number)` gives a business's token its number (then only that token sees
+    it); `revoke(token)` makes Meta refuse it (error 190) from then on."""
 
     def __init__(self, access_token: str) -> None:
         super().__init__()
@@ -61,20 +70,82 @@ class FakeGraphApi(_FakeApi):
         self.templates_page_size = 2
         self.template_pages_served = 0
         self.templates_sent: list[tuple[str, str, str, str, list[str]]] = []
+        self.owners: dict[str, str] = {}  # phone_number_id -> the token of its WABA
+        self.display_phones: dict[str, str] = {}
+        self.revoked: set[str] = set()
+        self.sent_with: list[str] = []  # the bearer token of each delivered message
+        self.lookups: list[tuple[str, str]] = []  # (phone_number_id, token) of each GET
+
+    def own(self, token: str, phone_number_id: str, display_phone: str | None = None) -> None:
+        self.owners[phone_number_id] = token
+        if display_phone is not None:
+            self.display_phones[phone_number_id] = display_phone
+
+    def revoke(self, token: str) -> None:
+        self.revoked.add(token)
 
     def app(self) -> web.Application:
         app = web.Application()
         app.router.add_post("/{version}/{phone_number_id}/messages", self.messages)
         app.router.add_get("/{version}/{waba_id}/message_templates", self.message_templates)
+        app.router.add_get("/{version}/{phone_number_id}", self.phone_number)
         return app
+
+    def _token(self, request: web.Request) -> str | None:
+        header = request.headers.get("Authorization", "")
+        return header.removeprefix("Bearer ") if header.startswith("Bearer ") else None
+
+    def _refusal(self, token: str | None, phone_number_id: str, method: str) -> web.Response | None:
+        """Meta's answer to a token that may not touch the number (None: it may)."""
+        known = {self.access_token, *self.owners.values()}
+        if token is None or token not in known:
+            return _graph_error(401, 190, "Invalid OAuth access token - Cannot parse access token")
+        if token in self.revoked:
+            return _graph_error(
+                401, 190, "Error validating access token: The session has been invalidated"
+            )
+        owner = self.owners.get(phone_number_id, self.access_token)
+        if token != owner:
+            return _graph_error(
+                400,
+                100,
+                f"Unsupported {method} request. Object with ID '{phone_number_id}' does not "
+                "exist, cannot be loaded due to missing permissions, or does not support this "
+                "operation.",
+                kind="GraphMethodException",
+                subcode=33,
+            )
+        return None
+
+    async def phone_number(self, request: web.Request) -> web.Response:
+        number = request.match_info["phone_number_id"]
+        token = self._token(request)
+        self.lookups.append((number, token or ""))
+        refused = self._refusal(token, number, "get")
+        if refused is not None:
+            return refused
+        return web.json_response(
+            {
+                "verified_name": "Loja Teste",
+                "code_verification_status": "VERIFIED",
+                "display_phone_number": self.display_phones.get(number, "+55 11 4000-0000"),
+                "quality_rating": "GREEN",
+                "platform_type": "CLOUD_API",
+                "throughput": {"level": "STANDARD"},
+                "id": number,
+            }
+        )
 
     async def messages(self, request: web.Request) -> web.Response:
         body, scripted = await self._scripted(request)
         if scripted is not None:
             return scripted
-        if request.headers.get("Authorization") != f"Bearer {self.access_token}":
-            return _graph_error(401, 190, "Invalid OAuth access token")
+        token = self._token(request)
+        refused = self._refusal(token, request.match_info["phone_number_id"], "post")
+        if refused is not None:
+            return refused
         if body.get("type") == "template" and body.get("messaging_product") == "whatsapp":
+            self.sent_with.append(token or "")
             return self._template_message(request.match_info["phone_number_id"], body)
         text = body.get("text", {}).get("body", "")
         if body.get("messaging_product") != "whatsapp" or body.get("type") != "text" or not text:
@@ -82,6 +153,7 @@ class FakeGraphApi(_FakeApi):
         if utf16_len(text) > 4096:
             return _graph_error(400, 100, "Param text['body'] must be at most 4096 characters long")
         self.delivered.append((request.match_info["phone_number_id"], body["to"], text))
+        self.sent_with.append(token or "")
         wamid = f"wamid.out.{len(self.delivered)}"
         return web.json_response(
             {
@@ -115,7 +187,8 @@ class FakeGraphApi(_FakeApi):
 
     async def message_templates(self, request: web.Request) -> web.Response:
         """GET /{waba_id}/message_templates: `after` cursors, `paging.next` while more."""
-        if request.headers.get("Authorization") != f"Bearer {self.access_token}":
+        token = self._token(request)
+        if token not in {self.access_token, *self.owners.values()} or token in self.revoked:
             return _graph_error(401, 190, "Invalid OAuth access token")
         waba = request.match_info["waba_id"]
         if waba not in self.waba_templates:
@@ -147,11 +220,14 @@ def meta_template(
 
 
 class FakeWaha(_FakeApi):
-    """POST /api/sendText and GET /api/{session}/lids/{lid}, X-Api-Key checked."""
+    """POST /api/sendText, GET /api/sessions/{session} and GET /api/{session}/lids/{lid},
+    X-Api-Key checked; `sessions` are those GET /api/sessions/{session} knows."""
 
     def __init__(self, api_key: str) -> None:
         super().__init__()
         self.api_key = api_key
+        self.sessions: set[str] = set()
+        self.session_lookups: list[str] = []
         self.delivered: list[tuple[str, str, str]] = []  # (session, chatId, text)
         self.phones_by_lid: dict[str, str] = {}  # what the session has learned: lid -> pn
         self.lid_lookups: list[tuple[str, str]] = []  # (session, lid) asked
@@ -160,8 +236,29 @@ class FakeWaha(_FakeApi):
     def app(self) -> web.Application:
         app = web.Application()
         app.router.add_post("/api/sendText", self.send_text)
+        app.router.add_get("/api/sessions/{session}", self.session)
         app.router.add_get("/api/{session}/lids/{lid}", self.lid)
         return app
+
+    async def session(self, request: web.Request) -> web.Response:
+        name = request.match_info["session"]
+        self.session_lookups.append(name)
+        if request.headers.get("X-Api-Key") != self.api_key:
+            return web.json_response({"message": "Unauthorized", "statusCode": 401}, status=401)
+        if name not in self.sessions:
+            return web.json_response(
+                {"statusCode": 404, "message": "Session not found", "error": "Not Found"},
+                status=404,
+            )
+        return web.json_response(
+            {
+                "name": name,
+                "status": "WORKING",
+                "config": {"webhooks": []},
+                "me": {"id": "5511940000000@c.us", "pushName": "Loja Teste"},
+                "engine": {"engine": "NOWEB"},
+            }
+        )
 
     async def lid(self, request: web.Request) -> web.Response:
         if request.headers.get("X-Api-Key") != self.api_key:
@@ -182,6 +279,50 @@ class FakeWaha(_FakeApi):
         return web.json_response({"id": f"true_{body['chatId']}_{len(self.delivered)}"}, status=201)
 
 
-def _graph_error(status: int, code: int, message: str) -> web.Response:
-    error = {"message": message, "type": "OAuthException", "code": code, "fbtrace_id": "fake"}
+FakeT = TypeVar("FakeT", bound=_FakeApi)
+
+
+def _graph_error(
+    status: int,
+    code: int,
+    message: str,
+    *,
+    kind: str = "OAuthException",
+    subcode: int | None = None,
+) -> web.Response:
+    error: dict[str, Any] = {"message": message, "type": kind, "code": code, "fbtrace_id": "fake"}
+    if subcode is not None:
+        error["error_subcode"] = subcode
     return web.json_response({"error": error}, status=status)
+
+
+@contextlib.contextmanager
+def serving_in_thread(fake: FakeT, path: str = "") -> Iterator[FakeT]:
+    """Serve `fake` from a loop of its own thread: a synchronous test calls the CLI's
+    `main`, whose own asyncio.run would otherwise wait on a loop that is not running."""
+    loop = asyncio.new_event_loop()
+    started = threading.Event()
+    runner: web.AppRunner | None = None
+
+    async def start() -> None:
+        nonlocal runner
+        runner = web.AppRunner(fake.app())
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        fake.base_url = f"http://127.0.0.1:{port}{path}"
+        started.set()
+
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    asyncio.run_coroutine_threadsafe(start(), loop).result(timeout=10)
+    started.wait(10)
+    try:
+        yield fake
+    finally:
+        if runner is not None:
+            asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(timeout=10)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=10)
+        loop.close()

@@ -56,9 +56,10 @@ def test_graph_answers_that_are_ok_or_worth_a_retry(
         (
             400,
             {"error": {"code": 131047, "message": "Re-engagement message"}},
-            "outside_customer_service_window",
+            "outside_service_window",
         ),
-        (401, {"error": {"code": 190, "message": "token expired"}}, "channel_unauthorized"),
+        (401, {"error": {"code": 190, "message": "token expired"}}, "channel_needs_token"),
+        (403, {"error": {"code": 200, "message": "permission"}}, "channel_unauthorized"),
         (400, {"error": {"code": 100, "message": "Invalid parameter"}}, "send_rejected"),
         (404, "nope", "send_rejected"),
     ],
