@@ -16,6 +16,8 @@ import pytest
 from api.keys import Role
 from channels.models import ChannelKind
 from cli.main import main
+from jobs.context import JobContext
+from jobs.template_sync import template_sync
 from tests.integration.api_support import create_key, running_api
 from tests.integration.mode_support import CountingModel
 from tests.integration.support import create_org, run_burst
@@ -23,6 +25,7 @@ from tests.integration.webhook_support import connect_number, running_webhook
 from tests.integration.whatsapp_fakes import FakeGraphApi, meta_template
 from tests.whatsapp_payloads import ACCESS_TOKEN, cloud_delivery, cloud_text, cloud_value
 from turn.agent_queries import insert_agent
+from worker.crons import template_sync_config
 from worker.resources import Resources
 from worker.settings import Settings
 
@@ -175,3 +178,70 @@ async def test_outside_the_window_a_text_is_refused_with_the_templates_and_a_tem
         await run_burst(whatsapp_settings, model=CountingModel())
     assert [t[2] for t in fake_graph.templates_sent] == ["boas_vindas"]
     assert [text for _, _, text in fake_graph.delivered] == []  # the agent's reply: too late
+
+
+async def test_the_sync_is_bounded_in_pages_and_bytes_and_refuses_waha(
+    cli_env: Settings,
+    db: asyncpg.Connection,
+    fake_graph: FakeGraphApi,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    org, _ = await setup_number(db, fake_graph)
+    where = ["--org", str(org), "--address", NUMBER]
+    fake_graph.waba_templates[WABA] = [meta_template(f"t_{i:03}", "Oi") for i in range(60)]
+    fake_graph.templates_page_size = 1
+    synced = await _cli_json(capsys, ["channels", "templates", "sync", *where])
+    assert (synced["pages"], synced["complete"], synced["templates"]) == (50, False, 50)
+    # An incomplete listing drops nothing: what the pages not read hold may still exist.
+    await db.execute(
+        "insert into message_templates (organization_id, channel_id, name, language, category, "
+        "status) select $1, id, 'antigo', 'pt_BR', 'UTILITY', 'APPROVED' from channels",
+        org,
+    )
+    synced = await _cli_json(capsys, ["channels", "templates", "sync", *where])
+    assert synced["dropped"] == 0
+    before = await db.fetchval("select count(*) from message_templates")
+
+    fake_graph.template_page_extra = {"padding": "x" * (2 << 20)}  # a page past 1 MiB
+    code = await asyncio.to_thread(main, ["channels", "templates", "sync", *where, "--json"])
+    failure = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert code != 0 and failure["error"] == "template_sync_failed"
+    assert await db.fetchval("select count(*) from message_templates") == before  # no partial
+
+    await connect_number(db, org, ChannelKind.WAHA, "loja")
+    code = await asyncio.to_thread(
+        main, ["channels", "templates", "sync", "--org", str(org), "--address", "loja", "--json"]
+    )
+    failure = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert code != 0 and failure["error"] == "templates_unsupported"
+
+
+async def test_the_daily_sync_reads_each_number_with_its_own_token(
+    whatsapp_settings: Settings,
+    db: asyncpg.Connection,
+    fake_graph: FakeGraphApi,
+    resources: Resources,
+) -> None:
+    org, _ = await setup_number(db, fake_graph)
+    own_token = "EAAG-own-token-of-the-clinic-0001"
+    fake_graph.own(own_token, NUMBER)
+    channel_id = await db.fetchval("select id from channels where address = $1", NUMBER)
+    await db.execute(
+        "insert into channel_secrets (channel_id, organization_id, access_token) "
+        "values ($1, $2, $3)",
+        channel_id,
+        org,
+        own_token,
+    )
+    other = await create_org(db, "Sem WABA")
+    await connect_number(db, other, ChannelKind.CLOUD_API, "106540352240000")
+    ctx: JobContext = {
+        "pool": resources.pool,
+        "templates": template_sync_config(whatsapp_settings),
+    }
+    fake_graph.revoke(ACCESS_TOKEN)  # only the clinic's own token can list its WABA now
+    outcome = await template_sync(ctx)
+    assert (outcome["status"], outcome["channels"], outcome["failed"]) == ("ok", 1, 1)
+    assert outcome["templates"] == 4
+    names = await db.fetch("select name from message_templates where channel_id = $1", channel_id)
+    assert {r["name"] for r in names} == {"lembrete_vespera", "promo_black_friday", "boas_vindas"}

@@ -70,6 +70,7 @@ class FakeGraphApi(_FakeApi):
         self.templates_page_size = 2
         self.template_pages_served = 0
         self.templates_sent: list[tuple[str, str, str, str, list[str]]] = []
+        self.template_page_extra: dict[str, Any] = {}  # merged into every page (hostile tests)
         self.owners: dict[str, str] = {}  # phone_number_id -> the token of its WABA
         self.display_phones: dict[str, str] = {}
         self.revoked: set[str] = set()
@@ -197,7 +198,11 @@ class FakeGraphApi(_FakeApi):
         start = int(request.query.get("after", "0"))
         listed = self.waba_templates[waba]
         page = listed[start : start + self.templates_page_size]
-        answer: dict[str, Any] = {"data": page, "paging": {"cursors": {"before": str(start)}}}
+        answer: dict[str, Any] = {
+            **self.template_page_extra,
+            "data": page,
+            "paging": {"cursors": {"before": str(start)}},
+        }
         end = start + len(page)
         if end < len(listed):
             answer["paging"]["cursors"]["after"] = str(end)
