@@ -45,6 +45,12 @@ person's reply written by the API) are delivered first, once, in the order they 
 committed; while a person holds the conversation (mode 'waiting' or 'human') the reads find
 nothing for the agent to answer and the holder lets go.
 
+A customer's opt-out or opt-in word (PARAR, VOLTAR: turn.opt_out) is never answered by the
+agent: a burst's are recorded with their one confirmation before the model is asked
+(turn.burst), and the job's own, when no burst read it (a person holds the conversation, or
+is asked for), after the holder lets go, then delivered by holding again
+(turn.opt_out_queries, once per message).
+
 The job's own message then reads: `replied` (answered by this job), `redelivered` (its
 reply was delivered now), `queued` (the holder answers or answered it), `stored` (kept as
 context).
