@@ -93,4 +93,7 @@ async def test_a_person_sends_a_template_cancels_a_followup_and_sees_the_opt_out
         await run_burst(whatsapp_settings, model=CountingModel())
         await page.reload()
         await expect(page.locator(".aviso.opt-out")).to_contain_text("PARAR")
+        await expect(page.locator("form.template")).to_have_count(0)  # it would be refused
         await shot(page, "templates-03-opt-out")
+        await page.goto(f"{api.base_url}/console/conversas")
+        await expect(page.locator("tbody tr", has_text=CUSTOMER)).to_contain_text("PARAR")
