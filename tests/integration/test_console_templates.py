@@ -97,3 +97,13 @@ async def test_a_person_sends_a_template_cancels_a_followup_and_sees_the_opt_out
         await shot(page, "templates-03-opt-out")
         await page.goto(f"{api.base_url}/console/conversas")
         await expect(page.locator("tbody tr", has_text=CUSTOMER)).to_contain_text("PARAR")
+
+        # The number's templates, from the Números page.
+        await page.goto(f"{api.base_url}/console/numeros")
+        await page.click("a:has-text('templates')")
+        await page.wait_for_url(f"**/console/numeros/cloud_api/{NUMBER}/templates")
+        rows = page.locator("tr.template")
+        await expect(rows).to_have_count(2)
+        await expect(page.locator("tr.estado-rejected")).to_contain_text("REJECTED")
+        await expect(page.locator("tr.estado-approved")).to_contain_text("lembrete_vespera")
+        await shot(page, "templates-04-numero")
