@@ -82,8 +82,9 @@ class ChannelSender:
     is None. A routed reply whose customer last wrote `window` ago or more is not attempted:
     outside the customer-service window WhatsApp only takes template messages.
     A routed reply leaves with its number's own credentials (`credentials`; None: the global
-    ones only). A number whose token Meta refused (190) is marked `needs_token`, and its
-    replies wait (SendParked) until a new token resumes them (jobs.channel_resume).
+    ones only). A number whose own token Meta refused (190) is marked `needs_token`, and its
+    replies wait (SendParked) until a new token resumes them (jobs.channel_resume); a refused
+    global token fails the reply as `channel_unauthorized`, as before.
     """
 
     def __init__(
@@ -126,14 +127,22 @@ class ChannelSender:
                 f"the customer last wrote at {last.isoformat()}, {hours:g} h or more ago: "
                 "outside the customer-service window only template messages are allowed",
             )
-        if self._credentials is None:
-            return await sender.send(row, recipient)
-        found = await self._credentials.lookup(row.organization_id, route)
+        credentials = self._credentials
+        found = (
+            NO_SEND_CREDENTIALS
+            if credentials is None
+            else await credentials.lookup(row.organization_id, route)
+        )
         if found.status is ChannelStatus.NEEDS_TOKEN:
             raise send_parked(f"{route.kind} {route.address} waits for a new access token")
         try:
             return await sender.send(row, recipient, found)
         except SendError as exc:
-            if exc.code == SendFailure.NEEDS_TOKEN.value:  # parked, or after a first part
-                await self._credentials.needs_token(row.organization_id, route)
-            raise
+            if exc.code != SendFailure.NEEDS_TOKEN.value:
+                raise
+            if credentials is None or found.access_token is None:
+                # The global token: the operator's to replace for every number (alerted as
+                # any failure), not this number's to wait for.
+                raise send_failed(SendFailure.UNAUTHORIZED, exc.message) from exc
+            await credentials.needs_token(row.organization_id, route)
+            raise  # parked, or failed when a first part had already gone out

@@ -97,8 +97,8 @@ async def _get(
             timeout=aiohttp.ClientTimeout(total=VERIFY_TIMEOUT_S),
             allow_redirects=False,
         ) as answer:
-            raw = await answer.content.read(MAX_ANSWER_BYTES + 1)
             status = answer.status
+            raw = await _read_bounded(answer.content, MAX_ANSWER_BYTES + 1)
     except (aiohttp.ClientError, TimeoutError, OSError) as exc:
         log.info("channel.verify_unreachable", error=type(exc).__name__)
         return None, None
@@ -108,6 +108,18 @@ async def _get(
         return status, json.loads(raw)
     except ValueError:
         return status, None
+
+
+async def _read_bounded(content: aiohttp.StreamReader, limit: int) -> bytes:
+    """Up to `limit` bytes of a body (a longer one is cut there, and then refused)."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in content.iter_chunked(16 * 1024):
+        chunks.append(chunk)
+        size += len(chunk)
+        if size >= limit:
+            break
+    return b"".join(chunks)[:limit]
 
 
 def _code(body: Any) -> Any:

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from channels.models import Channel
 
 CLI_ACTOR = "cli"
+MAX_SECRET_FILE_CHARS = 16_384  # a token is at most 4,096: more is not a token file
 
 
 def add_credential_args(parser: argparse.ArgumentParser) -> None:
@@ -51,9 +52,15 @@ def _read_secret(path: str | None) -> str | None:
     if path is None:
         return None
     try:
-        raw = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+        if path == "-":
+            raw = sys.stdin.read(MAX_SECRET_FILE_CHARS + 1)
+        else:
+            with Path(path).open(encoding="utf-8") as file:
+                raw = file.read(MAX_SECRET_FILE_CHARS + 1)
     except (OSError, UnicodeDecodeError) as exc:
         raise CliError(f"cannot read {path}: {exc}", code="invalid_credentials") from exc
+    if len(raw) > MAX_SECRET_FILE_CHARS:
+        raise CliError(f"{path} is too long for a token or key", code="invalid_credentials")
     return raw.strip()
 
 

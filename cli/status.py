@@ -68,6 +68,7 @@ async def cmd_status(args: argparse.Namespace, settings: Settings) -> dict[str, 
         runs = await q.list_last_curator_runs(conn, limit=args.orgs)
         outbox = await q.fetch_outbox_counts(conn, codes=DEAD_LETTER_CODES)
         tokens = await q.list_tokens_today(conn)
+        needs_token = await q.list_channels_needing_token(conn)
     now = time.time()
     return {
         "queue": queue.to_json(),
@@ -109,7 +110,13 @@ async def cmd_status(args: argparse.Namespace, settings: Settings) -> dict[str, 
             "undelivered_24h": outbox.undelivered_24h,
         },
         "tokens_today": [t.to_json() for t in tokens],
+        # Numbers whose own token Meta refused: their replies wait for a new one.
+        "channels_needing_token": needs_token,
         "message": _status_text(queue, workers, counts, coverage, runs, outbox, now)
+        + "".join(
+            f"\nNEEDS TOKEN: {c['kind']} {c['address']} (org {c['organization_id']})"
+            for c in needs_token
+        )
         + _tokens_text(tokens),
     }
 

@@ -202,3 +202,19 @@ async def list_tokens_today(conn: asyncpg.Connection) -> list[TokensToday]:
         )
         for r in rows
     ]
+
+
+LIST_CHANNELS_NEEDING_TOKEN = """
+select organization_id, kind, address from channels where status = 'needs_token'
+order by organization_id, kind, address
+limit 100
+"""
+
+
+async def list_channels_needing_token(conn: asyncpg.Connection) -> list[dict[str, str]]:
+    """Numbers whose own token Meta refused (their replies wait for a new one), at most 100."""
+    rows = await conn.fetch(LIST_CHANNELS_NEEDING_TOKEN)
+    return [
+        {"organization_id": str(r["organization_id"]), "kind": r["kind"], "address": r["address"]}
+        for r in rows
+    ]

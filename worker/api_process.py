@@ -17,7 +17,7 @@ from channels.connect import Prover
 from core.clock import system_clock
 from core.db import create_pool
 from core.db_roles import API_ROLE, warn_if_privileged_login
-from events.guard import AddressGuard
+from events.guard import AddressGuard, GuardedResolver
 from jobs.queue import open_queue
 from skills.storage import S3ObjectStore
 from skills.usage import UsageStore
@@ -59,12 +59,13 @@ async def serve_api(settings: Settings, host: str, port: int, stop: asyncio.Even
         stack.push_async_callback(counter_redis.aclose)
         # Ownership proofs (channels.connect): the Graph API, WAHA servers; a WAHA URL an
         # org's admin gives must be public (SKILLET_EVENTS_ALLOW_PRIVATE_URLS lifts that).
-        http = await stack.enter_async_context(aiohttp.ClientSession())
-        prover = Prover(
-            http,
-            proof_config(settings),
-            guard=AddressGuard(allow_private=settings.events_allow_private_urls),
+        # Connections go only to the addresses the guard checked (no DNS rebinding).
+        guard = AddressGuard(allow_private=settings.events_allow_private_urls)
+        connector = aiohttp.TCPConnector(resolver=GuardedResolver(guard), use_dns_cache=False)
+        http = await stack.enter_async_context(
+            aiohttp.ClientSession(connector=connector, trust_env=False)
         )
+        prover = Prover(http, proof_config(settings), guard=guard)
         client = await stack.enter_async_context(s3_client(settings))
         store = S3ObjectStore(client, settings.s3_bucket)
         await store.ensure_bucket()

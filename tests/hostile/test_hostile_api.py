@@ -252,6 +252,18 @@ FIELD_CASES = [
         "display_phone",
     ),
     ("POST", "/v1/channels", {"kind": "waha", "address": "BAD"}, "address"),
+    (
+        "POST",
+        "/v1/channels",
+        {"kind": "cloud_api", "address": "123", "access_token": "EAAG-token-BAD-00000"},
+        "access_token",
+    ),
+    (
+        "POST",
+        "/v1/channels",
+        {"kind": "waha", "address": "s", "waha_base_url": "https://w/BAD", "waha_api_key": "k"},
+        "waha_base_url",
+    ),
     ("PATCH", "/v1/settings", {"agent_authoring": "BAD"}, "agent_authoring"),
     ("POST", "/v1/api-keys", {"role": "viewer", "BAD": "x"}, ""),  # a key, not a value
 ]

@@ -15,7 +15,7 @@ from core.db import connect, with_database
 from core.tenant_key import store_tenant_secret
 from dev.processes import free_port
 from dev.weed import WeedProcess, start_weed
-from tests.integration.whatsapp_fakes import FakeGraphApi, FakeWaha
+from tests.integration.whatsapp_fakes import FakeGraphApi, FakeWaha, serving_in_thread
 from tests.whatsapp_payloads import ACCESS_TOKEN, WAHA_API_KEY
 from webhook.server import start_site
 from worker.migrate import DEFAULT_MIGRATIONS_DIR, apply_migrations
@@ -137,6 +137,17 @@ async def fake_waha() -> AsyncIterator[FakeWaha]:
     fake.base_url = f"http://127.0.0.1:{port}"
     yield fake
     await runner.cleanup()
+
+
+@pytest.fixture
+def cli_graph(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGraphApi]:
+    """Meta's Graph API for the CLI's ownership proofs (`channels add` of a Cloud API number),
+    served from a thread of its own: the CLI's `main` runs its own event loop. The global
+    token sees every number no other token owns."""
+    with serving_in_thread(FakeGraphApi(ACCESS_TOKEN), "/v23.0") as fake:
+        monkeypatch.setenv("SKILLET_GRAPH_API_BASE_URL", fake.base_url)
+        monkeypatch.setenv("SKILLET_WHATSAPP_ACCESS_TOKEN", ACCESS_TOKEN)
+        yield fake
 
 
 @pytest.fixture

@@ -16,6 +16,8 @@ from api.keys import Role, mint_key
 from dev.processes import free_port
 from tests.integration.api_support import create_key
 from tests.integration.support import SKILLET, create_org, worker_env
+from tests.integration.whatsapp_fakes import FakeWaha
+from tests.whatsapp_payloads import WAHA_API_KEY
 from worker.settings import Settings
 
 
@@ -107,6 +109,38 @@ async def test_the_api_command_limits_failed_keys_by_default_behind_a_trusted_pr
             assert [await skills(mint_key().key, guesser) for _ in range(20)] == [401] * 20
             assert await skills(mint_key().key, guesser) == 429
             assert await skills(key, holder) == 200
+    finally:
+        process.send_signal(signal.SIGTERM)
+        await asyncio.to_thread(process.communicate, timeout=20)
+
+
+async def test_the_api_process_refuses_a_private_waha_server_from_an_orgs_admin(
+    settings: Settings, db: asyncpg.Connection, fake_waha: FakeWaha
+) -> None:
+    """An org's admin cannot make the API's verification call a private address."""
+    org = await create_org(db)
+    admin = await create_key(db, org, Role.ADMIN)
+    fake_waha.sessions.add("loja-x")
+    port = free_port()
+    env = worker_env(settings, SKILLET_API_HOST="127.0.0.1", SKILLET_API_PORT=str(port))
+    process = _start_api(env)
+    url = f"http://127.0.0.1:{port}"
+    body = {
+        "kind": "waha",
+        "address": "loja-x",
+        "waha_base_url": fake_waha.base_url,  # 127.0.0.1: a private address
+        "waha_api_key": WAHA_API_KEY,
+    }
+    try:
+        await _wait_healthy(url, process)
+        async with aiohttp.ClientSession() as http:
+            headers = {"Authorization": f"Bearer {admin}"}
+            async with http.post(url + "/v1/channels", json=body, headers=headers) as answer:
+                assert answer.status == 422
+                refused = await answer.json()
+        assert refused["error"] == "channel_not_verified" and "recusada" in refused["message"]
+        assert "loja-x" not in fake_waha.session_lookups  # never asked
+        assert await db.fetchval("select count(*) from channels") == 0
     finally:
         process.send_signal(signal.SIGTERM)
         await asyncio.to_thread(process.communicate, timeout=20)

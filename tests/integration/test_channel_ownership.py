@@ -8,22 +8,35 @@ while Meta refuses it, and resume with a new one. Real Postgres, Redis, S3, burs
 from __future__ import annotations
 
 import argparse
+import asyncio
+import json
 import time
 from collections.abc import AsyncIterator
 
+import aiohttp
 import asyncpg
+import pytest
 import pytest_asyncio
+from aiohttp import web
 from pydantic import SecretStr
 
 from api.keys import Role
+from channels.ownership import MAX_ANSWER_BYTES, ChannelNotVerified, verify_cloud_api
 from cli.channel_credentials import cmd_move
+from cli.main import main
 from jobs.context import JobContext
 from jobs.outbox_sweep import outbox_sweep
 from tests.integration.api_support import ApiClient, audit_rows, create_key, running_api
 from tests.integration.support import create_org, run_burst
 from tests.integration.webhook_support import running_webhook
 from tests.integration.whatsapp_fakes import FakeGraphApi, FakeWaha
-from tests.whatsapp_payloads import ACCESS_TOKEN, cloud_delivery, cloud_text, cloud_value
+from tests.whatsapp_payloads import (
+    ACCESS_TOKEN,
+    cloud_delivery,
+    cloud_text,
+    cloud_value,
+    waha_event,
+)
 from turn.agent_queries import insert_agent
 from webhook.server import start_site
 from worker.resources import Resources
@@ -243,6 +256,8 @@ async def test_replies_leave_with_the_numbers_token_and_wait_while_meta_refuses_
     graph: FakeGraphApi,
     proving: Settings,
     resources: Resources,
+    env: Settings,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     org = await create_org(db, "Loja A")
     await insert_agent(db, org, "Bia", "Você é a Bia, da Loja A.")
@@ -269,6 +284,11 @@ async def test_replies_leave_with_the_numbers_token_and_wait_while_meta_refuses_
     assert await db.fetchval("select count(*) from dead_letters") == 0
     [listed] = (await api.get("/v1/channels", admin)).body["items"]
     assert listed["status"] == "needs_token"
+    assert await asyncio.to_thread(main, ["status", "--json"]) == 0
+    status = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert status["channels_needing_token"] == [
+        {"organization_id": str(org), "kind": "cloud_api", "address": NUMBER_A}
+    ]
     # Another message while it waits: its reply waits too, nothing is sent with the old token.
     await _inbound(proving, "Alô?", "wamid.own.3")
     await run_burst(proving)
@@ -314,3 +334,64 @@ async def test_a_waiting_reply_fails_when_its_window_closes(
     failed = await db.fetchrow("select status, last_error from outbox")
     assert failed["status"] == "failed"
     assert failed["last_error"].startswith("outside_service_window:")
+
+
+async def test_a_session_of_its_own_waha_is_answered_there_with_its_key(
+    api: ApiClient,
+    db: asyncpg.Connection,
+    waha_b: FakeWaha,
+    fake_waha: FakeWaha,
+    proving: Settings,
+) -> None:
+    org = await create_org(db, "Loja B")
+    await insert_agent(db, org, "Bia", "Você é a Bia, da Loja B.")
+    admin = await create_key(db, org, Role.ADMIN)
+    own = {"kind": "waha", "address": "loja-b", "waha_base_url": waha_b.base_url}
+    added = await api.call(
+        "POST", "/v1/channels", admin, json_body={**own, "waha_api_key": WAHA_KEY_B}
+    )
+    assert added.status == 201, added.body
+    shared_before = len(fake_waha.delivered)
+    event = waha_event(
+        "loja-b",
+        "false_5511912345678@c.us_3EB0C767D26A1D4C5F",
+        "Vocês abrem domingo?",
+        sender="5511912345678@c.us",
+        timestamp=int(time.time()),
+    )
+    async with running_webhook(proving) as hook:
+        assert (await hook.post_waha(event)).body["enqueued"] == 1
+    worker = await run_burst(proving)
+    assert worker.jobs_failed == 0
+    [(session, chat_id, text)] = waha_b.delivered
+    assert (session, chat_id) == ("loja-b", "5511912345678@c.us") and text.strip()
+    assert len(fake_waha.delivered) == shared_before  # not the shared WAHA
+    assert await db.fetchval("select status from outbox") == "sent"
+
+
+async def test_a_hostile_graph_answer_proves_nothing() -> None:
+    """A server that answers 200 but not for this number, or more than 64 KiB, or not JSON."""
+    answers = {
+        "other": web.json_response({"id": "999"}),
+        "huge": web.Response(
+            body=b'{"id": "1", "pad": "' + b" " * (MAX_ANSWER_BYTES * 4) + b'"}',
+            content_type="application/json",
+        ),
+        "text": web.Response(text="<html>ok</html>"),
+        "redirect": web.Response(status=302, headers={"Location": "http://127.0.0.1:1/"}),
+    }
+
+    async def phone(request: web.Request) -> web.Response:
+        return answers[request.match_info["case"]]
+
+    app = web.Application()
+    app.router.add_get("/{case}/{number}", phone)
+    runner, port = await start_site(app, "127.0.0.1", 0)
+    try:
+        async with aiohttp.ClientSession() as http:
+            for case in answers:
+                base = f"http://127.0.0.1:{port}/{case}"
+                with pytest.raises(ChannelNotVerified):
+                    await verify_cloud_api(http, base, "1", "EAAG-um-token-qualquer-1")
+    finally:
+        await runner.cleanup()

@@ -10,7 +10,6 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import aiohttp
@@ -22,9 +21,8 @@ from cli.main import main
 from dev.processes import free_port
 from tests.integration.support import create_org
 from tests.integration.webhook_support import connect_number, queued_payloads
-from tests.integration.whatsapp_fakes import FakeGraphApi, serving_in_thread
+from tests.integration.whatsapp_fakes import FakeGraphApi
 from tests.whatsapp_payloads import (
-    ACCESS_TOKEN,
     APP_SECRET,
     VERIFY_TOKEN,
     cloud_delivery,
@@ -40,12 +38,9 @@ SKILLET = str(Path(sys.executable).parent / "skillet")
 
 
 @pytest.fixture(autouse=True)
-def graph(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGraphApi]:
-    """Meta's Graph API for the CLI's ownership proofs (the global token sees every number)."""
-    with serving_in_thread(FakeGraphApi(ACCESS_TOKEN), "/v23.0") as fake:
-        monkeypatch.setenv("SKILLET_GRAPH_API_BASE_URL", fake.base_url)
-        monkeypatch.setenv("SKILLET_WHATSAPP_ACCESS_TOKEN", ACCESS_TOKEN)
-        yield fake
+def graph(cli_graph: FakeGraphApi) -> FakeGraphApi:
+    """Every `channels add` here proves its number (the global token sees every number)."""
+    return cli_graph
 
 
 def _json(capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
@@ -226,3 +221,61 @@ async def test_the_webhook_command_serves_until_sigterm(
     assert json.loads(out.decode())["message"] == "webhook stopped"
     assert VERIFY_TOKEN not in err.decode()  # no access log with the handshake's query string
     assert [p["message_id"] for p in await queued_payloads(settings)] == ["wamid.cli"]
+
+
+def test_a_numbers_own_token_is_proven_stored_masked_and_moved(
+    env: Settings,
+    db: asyncpg.Connection,
+    graph: FakeGraphApi,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    org, other = _org(capsys), _org(capsys)
+    graph.own("EAAG-token-da-padaria-1234", "777000111")
+    mine, wrong = tmp_path / "token.txt", tmp_path / "wrong.txt"
+    mine.write_text("  EAAG-token-da-padaria-1234\n", encoding="utf-8")
+    wrong.write_text("EAAG-token-de-outra-loja-99\n", encoding="utf-8")
+    add = ["channels", "add", "--kind", "cloud_api", "--address", "777000111", "--json"]
+
+    assert main([*add, "--org", org, "--access-token-file", str(wrong)]) == 1
+    refused = _json(capsys)
+    assert refused["error"] == "channel_not_verified" and "phone_number_id" in str(refused)
+    assert main([*add, "--org", org]) == 1  # nor does the global token see it
+    assert _json(capsys)["error"] == "channel_not_verified"
+    assert main(["channels", "list", "--json"]) == 0
+    assert _json(capsys)["channels"] == []
+
+    assert main([*add, "--org", org, "--access-token-file", str(mine), "--waba-id", "4242"]) == 0
+    added = _json(capsys)
+    assert (added["access_token"], added["waba_id"], added["status"]) == (
+        "****1234",
+        "4242",
+        "active",
+    )
+    assert "EAAG-token-da-padaria-1234" not in json.dumps(added)
+    assert main(["channels", "list"]) == 0
+    listing = capsys.readouterr().out
+    assert "token ****1234" in listing and "EAAG" not in listing
+    stored = asyncio.run(_stored_token(env.database_url))
+    assert stored == "EAAG-token-da-padaria-1234"  # stripped of its whitespace
+
+    number = ["--kind", "cloud_api", "--address", "777000111", "--json"]
+    assert main(["channels", "set", *number, "--access-token-file", str(wrong)]) == 1
+    assert _json(capsys)["error"] == "channel_not_verified"
+    assert main([*add, "--org", other, "--access-token-file", str(mine)]) == 1
+    claimed = _json(capsys)
+    assert claimed["error"] == "channel_claimed_elsewhere" and "channels move" in str(claimed)
+
+    assert main(["channels", "move", *number, "--to", other]) == 0
+    moved = _json(capsys)
+    assert (moved["organization_id"], moved["moved_from"]) == (other, org)
+    assert moved["access_token"] == "****1234"
+
+
+async def _stored_token(database_url: str) -> str:
+    conn = await asyncpg.connect(database_url)
+    try:
+        token: str = await conn.fetchval("select access_token from channel_secrets")
+        return token
+    finally:
+        await conn.close()

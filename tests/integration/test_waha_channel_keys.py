@@ -30,6 +30,7 @@ from tests.integration.webhook_support import (
     queued_payloads,
     running_webhook,
 )
+from tests.integration.whatsapp_fakes import FakeGraphApi
 from tests.whatsapp_payloads import WAHA_HMAC_KEY, encode, waha_event, waha_signature
 from worker.settings import Settings
 
@@ -169,6 +170,7 @@ def test_cli_sets_a_key_from_a_file_an_env_var_or_a_value_and_never_prints_it(
     capsys: pytest.CaptureFixture[str],
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
+    cli_graph: FakeGraphApi,
 ) -> None:
     org = str(uuid.uuid4())
     assert main(["orgs", "create", "--name", "Padaria", "--id", org, "--json"]) == 0

@@ -8,6 +8,8 @@ import pytest
 from pydantic import SecretStr
 
 from channels.cloud_api import CloudApiConfig
+from channels.connect import Credentials, ProofConfig
+from channels.credential_queries import ChannelSecrets, SendCredentials
 from channels.waha import WahaConfig
 from jobs.queue import redis_settings
 from turn.providers.anthropic import AnthropicConfig
@@ -38,6 +40,15 @@ CONFIGS: dict[str, Any] = {
         headers={"x-api-key": SECRET, "authorization": f"Bearer {SECRET}"},
         policy=RetryPolicy(),
         secrets=(SECRET,),
+    ),
+    "channel_secrets": ChannelSecrets(access_token=SECRET, waha_api_key=SECRET),
+    "send_credentials": SendCredentials(access_token=SECRET, waha_api_key=SECRET),
+    "credentials": Credentials(access_token=SECRET, waha_api_key=SECRET, waba_id="1"),
+    "proof_config": ProofConfig(
+        graph_api_base_url="https://graph.example",
+        waha_base_url="http://waha:3000",
+        global_access_token=SECRET,
+        global_waha_api_key=SECRET,
     ),
     "redis_settings": redis_settings(f"redis://default:{SECRET}@cache.internal:6379/0"),
 }
