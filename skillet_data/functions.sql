@@ -1248,11 +1248,12 @@ COMMENT ON FUNCTION public.skillet_fire_due_followups(integer) IS
 $$The follow-up cron (jobs.followup_tick), across orgs: at most p_limit scheduled follow-ups due
 now, each decided once (locked, skip locked): skipped with reason 'customer_wrote' (a customer
 message arrived after it was scheduled), 'opted_out' (the contact's latest choice is 'out') or
-'person_holds' (the conversation's mode is not 'agent'); else sent: an outbound message (kind
-'template', author 'agent', leaving from the number of the customer's last message) and its
-outbox row carrying the template, which the caller's wakeup job hands to the channel once.
-Returns (org, conversation, follow-up, 'sent' | 'skipped', reason). SECURITY DEFINER, for
-skillet_worker.$$;
+'person_holds' (the conversation's mode is not 'agent') or 'template_unavailable' (its number no
+longer has that template approved, as last synced: Meta would refuse it); else sent: an outbound
+message (kind 'template', author 'agent', leaving from the number of the customer's last
+message) and its outbox row carrying the template, which the caller's wakeup job hands to the
+channel once. Returns (org, conversation, follow-up, 'sent' | 'skipped', reason). SECURITY
+DEFINER, for skillet_worker.$$;
 CREATE OR REPLACE FUNCTION public.skillet_fire_due_followups(p_limit integer)
  RETURNS TABLE(organization_id uuid, conversation_id uuid, followup_id uuid, status text, reason text)
  LANGUAGE sql
@@ -1260,7 +1261,7 @@ CREATE OR REPLACE FUNCTION public.skillet_fire_due_followups(p_limit integer)
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
     with due as (
-        select f.id, f.organization_id, f.conversation_id, f.created_at, f.body,
+        select f.id, f.organization_id, f.conversation_id, f.channel_id, f.created_at, f.body,
                f.template_name, f.template_language, f.params, f.placeholders
         from public.followups f
         where f.status = 'scheduled' and f.due_at <= now()
@@ -1285,6 +1286,12 @@ AS $function$
                                   order by o.created_at desc, o.id desc limit 1), false)
                        then 'opted_out'
                    when c.mode <> 'agent' then 'person_holds'
+                   when not exists (select 1 from public.message_templates t
+                                    where t.channel_id = d.channel_id
+                                      and t.name = d.template_name
+                                      and t.language = d.template_language
+                                      and t.status = 'APPROVED')
+                       then 'template_unavailable'
                end as reason,
                gen_random_uuid() as message_id
         from due d join public.conversations c on c.id = d.conversation_id

@@ -26,8 +26,8 @@ select count(*) from followups where conversation_id = $1 and status = 'schedule
 
 INSERT_FOLLOWUP = """
 insert into followups (organization_id, conversation_id, due_at, template_name,
-                       template_language, params, placeholders, body)
-values ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8)
+                       template_language, params, placeholders, body, channel_id)
+values ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8, $9)
 returning id
 """
 
@@ -42,6 +42,7 @@ class NewFollowup:
     params: Sequence[str]
     placeholders: Sequence[str]
     body: str  # the template's body filled in, as the customer will read it
+    channel_id: uuid.UUID | None = None  # the number whose template it is
 
 
 async def lock_conversation_contact(
@@ -68,6 +69,7 @@ async def insert_followup(conn: asyncpg.Connection, new: NewFollowup) -> uuid.UU
         list(new.params),  # jsonb: the pool's codec encodes
         list(new.placeholders),
         new.body,
+        new.channel_id,
     )
     return followup_id
 
@@ -160,7 +162,7 @@ class FiredFollowup:
     conversation_id: uuid.UUID
     followup_id: uuid.UUID
     status: str  # sent | skipped
-    reason: str | None  # customer_wrote | opted_out | person_holds
+    reason: str | None  # customer_wrote | opted_out | person_holds | template_unavailable
 
 
 async def fire_due_followups(conn: asyncpg.Connection, limit: int) -> list[FiredFollowup]:

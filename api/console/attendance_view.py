@@ -143,6 +143,7 @@ FOLLOWUP_REASONS = {
     "customer_wrote": "o cliente escreveu antes",
     "opted_out": "o cliente pediu PARAR",
     "person_holds": "uma pessoa estava com a conversa",
+    "template_unavailable": "o template não está mais aprovado",
 }
 
 

@@ -42,6 +42,8 @@ create table followups (
     id                uuid primary key default gen_random_uuid(),
     organization_id   uuid not null references organizations (id),
     conversation_id   uuid not null references conversations (id),
+    -- The number whose synced template it names (null once that number is removed).
+    channel_id        uuid null references channels (id) on delete set null,
     due_at            timestamptz not null,
     template_name     text not null check (length(template_name) between 1 and 512),
     template_language text not null check (length(template_language) between 2 and 16),
@@ -50,7 +52,8 @@ create table followups (
     body              text not null check (length(body) <= 4096),  -- as the customer reads it
     status            text not null default 'scheduled'
                           check (status in ('scheduled', 'sent', 'skipped', 'cancelled')),
-    -- skipped: customer_wrote | opted_out | person_holds; cancelled: who (key prefix, cli)
+    -- skipped: customer_wrote | opted_out | person_holds | template_unavailable;
+    -- cancelled: who (key prefix, cli)
     status_reason     text null check (length(status_reason) <= 200),
     message_id        uuid null references messages (id),  -- the message it was sent as
     created_at        timestamptz not null default clock_timestamp(),
@@ -107,7 +110,7 @@ language sql security definer
 set search_path = pg_catalog, pg_temp
 as $$
     with due as (
-        select f.id, f.organization_id, f.conversation_id, f.created_at, f.body,
+        select f.id, f.organization_id, f.conversation_id, f.channel_id, f.created_at, f.body,
                f.template_name, f.template_language, f.params, f.placeholders
         from public.followups f
         where f.status = 'scheduled' and f.due_at <= now()
@@ -132,6 +135,12 @@ as $$
                                   order by o.created_at desc, o.id desc limit 1), false)
                        then 'opted_out'
                    when c.mode <> 'agent' then 'person_holds'
+                   when not exists (select 1 from public.message_templates t
+                                    where t.channel_id = d.channel_id
+                                      and t.name = d.template_name
+                                      and t.language = d.template_language
+                                      and t.status = 'APPROVED')
+                       then 'template_unavailable'
                end as reason,
                gen_random_uuid() as message_id
         from due d join public.conversations c on c.id = d.conversation_id
@@ -164,7 +173,8 @@ comment on function skillet_fire_due_followups(integer) is
 $$The follow-up cron (jobs.followup_tick), across orgs: at most p_limit scheduled follow-ups due
 now, each decided once (locked, skip locked): skipped with reason 'customer_wrote' (a customer
 message arrived after it was scheduled), 'opted_out' (the contact's latest choice is 'out') or
-'person_holds' (the conversation's mode is not 'agent'); else sent: an outbound message (kind
+'person_holds' (the conversation's mode is not 'agent') or 'template_unavailable' (its number
+no longer has that template approved, as last synced: Meta would refuse it); else sent: an outbound message (kind
 'template', author 'agent', leaving from the number of the customer's last message) and its
 outbox row carrying the template, which the caller's wakeup job hands to the channel once.
 Returns (org, conversation, follow-up, 'sent' | 'skipped', reason). SECURITY DEFINER, for

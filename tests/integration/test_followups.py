@@ -208,3 +208,22 @@ async def test_the_tool_refuses_a_bad_time_an_unknown_or_rejected_template_and_o
     await run_burst(whatsapp_settings, model=model)
     assert "[erro contact_opted_out]" in model.tool_answers[-1]
     assert await db.fetchval("select count(*) from followups") == 0
+
+
+async def test_a_followup_whose_template_is_no_longer_approved_is_not_sent(
+    whatsapp_settings: Settings,
+    db: asyncpg.Connection,
+    fake_graph: FakeGraphApi,
+    resources: Resources,
+) -> None:
+    org, _ = await setup_number(db, fake_graph)
+    await _sync(db, org)
+    model = SchedulingModel(_reminder(datetime.now(UTC) + timedelta(days=1)))
+    await customer_says(whatsapp_settings, "quero agendar")
+    await run_burst(whatsapp_settings, model=model)
+    await db.execute("update message_templates set status = 'PAUSED'")  # as the next sync saw
+    await db.execute(DUE_NOW)
+    tick = await _tick(resources, whatsapp_settings)
+    assert tick["sent"] == 0 and tick["skipped"] == {"template_unavailable": 1}
+    await run_burst(whatsapp_settings, model=model)
+    assert fake_graph.templates_sent == []

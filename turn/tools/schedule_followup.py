@@ -134,6 +134,7 @@ async def _schedule(
             args.params,
             template.placeholders,
             filled_body(template, args.params),
+            channel.id,
         ),
     )
     return ToolResult(
