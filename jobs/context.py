@@ -30,6 +30,8 @@ class CronMetrics(Protocol):
 
     def handed_off(self, cause: str) -> None: ...
 
+    def followup_decided(self, result: str) -> None: ...
+
 
 @dataclass(frozen=True)
 class CuratorConfig:

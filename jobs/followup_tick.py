@@ -46,9 +46,12 @@ async def followup_tick(ctx: JobContext) -> dict[str, Any]:
         log.error("followup.tick_failed", error=repr(exc)[:300])
         return {"status": "failed", "error": type(exc).__name__}
     skipped: dict[str, int] = {}
+    metrics = ctx.get("metrics")
     for followup in fired:
         if followup.status == "skipped" and followup.reason is not None:
             skipped[followup.reason] = skipped.get(followup.reason, 0) + 1
+        if metrics is not None:
+            metrics.followup_decided(followup.reason or followup.status)
     if fired:
         log.info("followup.ticked", sent=len(sent), skipped=skipped)
     return {"status": "ok", "sent": len(sent), "skipped": skipped}

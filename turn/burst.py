@@ -160,6 +160,7 @@ async def _without_opt_choices(
                 conn, conversation.organization_id, row.id, choice, confirmation(choice)
             ):
                 log.info("turn.opt_choice", choice=choice)
+                deps.metrics.opt_chosen(choice)
     ids = {row.id for row, _ in chosen}
     return [row for row in batch if row.id not in ids]
 

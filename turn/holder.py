@@ -149,6 +149,7 @@ async def _record_opt_choice(deps: TurnDeps, wakeup: ConversationWakeup) -> bool
         )
     if recorded:
         log.info("turn.opt_choice", choice=choice)
+        deps.metrics.opt_chosen(choice)
     return recorded
 
 

@@ -20,6 +20,7 @@ from tests.integration.support import run_burst
 from tests.integration.test_templates import CUSTOMER, NUMBER, customer_says, setup_number
 from tests.integration.whatsapp_fakes import FakeGraphApi
 from turn.model import ModelRequest, ModelResponse, ToolCall
+from worker.metrics import WorkerMetrics
 from worker.resources import Resources
 from worker.settings import Settings
 
@@ -54,10 +55,13 @@ def _reminder(at: datetime, **more: Any) -> dict[str, Any]:
     }
 
 
+METRICS = WorkerMetrics()
+
+
 async def _tick(resources: Resources, settings: Settings) -> dict[str, Any]:
     redis = await open_queue(settings.redis_url, settings.queue_name)
     try:
-        ctx: JobContext = {"pool": resources.pool, "redis": redis}
+        ctx: JobContext = {"pool": resources.pool, "redis": redis, "metrics": METRICS}
         return await followup_tick(ctx)
     finally:
         await redis.aclose()
@@ -223,7 +227,9 @@ async def test_a_followup_whose_template_is_no_longer_approved_is_not_sent(
     await run_burst(whatsapp_settings, model=model)
     await db.execute("update message_templates set status = 'PAUSED'")  # as the next sync saw
     await db.execute(DUE_NOW)
+    before = METRICS.followups.labels(result="template_unavailable")._value.get()
     tick = await _tick(resources, whatsapp_settings)
     assert tick["sent"] == 0 and tick["skipped"] == {"template_unavailable": 1}
+    assert METRICS.followups.labels(result="template_unavailable")._value.get() == before + 1
     await run_burst(whatsapp_settings, model=model)
     assert fake_graph.templates_sent == []

@@ -69,7 +69,9 @@ async def test_parar_is_confirmed_once_never_answered_and_voltar_opts_back_in(
         assert (item["opted_out"], item["opted_out_at"]) == (False, None)
 
         await customer_says(whatsapp_settings, "  Parar!! 🙏 ")
-        await run_burst(whatsapp_settings, model=model)
+        worker = await run_burst(whatsapp_settings, model=model)
+        metrics = worker.ctx["metrics"]
+        assert metrics.opt_choices.labels(choice="out")._value.get() == 1
         assert _texts(fake_graph) == [AGENT_REPLY, OPT_OUT_CONFIRMATION]
         assert len(model.requests) == 1  # the agent never saw it
         item = await _conversation(api, editor)
