@@ -31,9 +31,14 @@ from api.conversation_queries import (
 )
 from api.errors import ApiError, conflict, invalid, not_found
 from channels.dispatch import CUSTOMER_SERVICE_WINDOW, outside_window
+from channels.template_queries import fetch_conversation_channel, fetch_template, list_templates
+from channels.templates import APPROVED, Template, filled_body
 from skills.audit_queries import AuditEntry, insert_audit
+from turn.opt_out_queries import fetch_opted_out
+from turn.outbox_queries import OutboxTemplate
 
 MAX_REPLY_CHARS = 4096  # WhatsApp's text message limit
+MAX_OFFERED_TEMPLATES = 50  # approved templates listed in an outside_service_window refusal
 
 
 @dataclass(frozen=True)
@@ -165,10 +170,13 @@ async def reply(
             and last.routed
             and outside_window(last.sent_at, now, CUSTOMER_SERVICE_WINDOW)
         ):
+            offered = await _approved_templates(conn, conversation_id)
             raise conflict(
                 "outside_service_window",
                 "O cliente escreveu pela última vez há mais de 24 horas: o WhatsApp só deixa "
-                "responder com texto livre dentro dessa janela. Espere ele escrever de novo.",
+                "responder com texto livre dentro dessa janela. Envie um dos templates "
+                "aprovados (`templates`), ou espere ele escrever de novo.",
+                {"templates": [t.as_json() for t in offered]},
             )
         sent = await insert_person_reply(
             conn,
@@ -193,6 +201,107 @@ async def reply(
     return locked, sent
 
 
+async def _approved_templates(
+    conn: asyncpg.Connection, conversation_id: uuid.UUID
+) -> list[Template]:
+    channel = await fetch_conversation_channel(conn, conversation_id)
+    if channel is None or channel.kind != "cloud_api":
+        return []
+    return await list_templates(conn, channel.id, status=APPROVED, limit=MAX_OFFERED_TEMPLATES)
+
+
+@dataclass(frozen=True)
+class TemplateCall:
+    name: str
+    language: str | None  # None: pt_BR if the number has it, else its other language
+    params: tuple[str, ...]
+
+
+async def _template_to_send(
+    conn: asyncpg.Connection,
+    locked: ModeLock,
+    org: uuid.UUID,
+    conversation_id: uuid.UUID,
+    call: TemplateCall,
+) -> Template:
+    """The number's synced template `call` names, refused unless it may be sent now."""
+    channel = await fetch_conversation_channel(conn, conversation_id)
+    if channel is not None and channel.kind != "cloud_api":
+        raise invalid(
+            "templates_unsupported",
+            "Este número é WAHA, que não tem templates do WhatsApp (só a Cloud API da Meta "
+            "os tem); responda com texto enquanto a janela de 24 horas estiver aberta.",
+        )
+    template = None
+    if channel is not None:
+        template = await fetch_template(conn, channel.id, call.name, call.language)
+    if template is None:
+        raise invalid(
+            "template_not_found",
+            f"O número desta conversa não tem o template {call.name!r}"
+            + (f" em {call.language}" if call.language else "")
+            + ": confira o nome ou rode `skillet channels templates sync`.",
+        )
+    if not template.approved:
+        raise invalid(
+            "template_not_approved",
+            f"O template {template.name!r} [{template.language}] está {template.status} na "
+            "Meta: só templates APPROVED podem ser enviados.",
+        )
+    if len(call.params) != len(template.placeholders):
+        raise invalid(
+            "template_params_mismatch",
+            f"O template {template.name!r} tem {len(template.placeholders)} variáveis no "
+            f"corpo e foram enviados {len(call.params)} params.",
+        )
+    if await fetch_opted_out(conn, org, locked.contact_id):
+        raise conflict(
+            "contact_opted_out",
+            "O cliente pediu para não receber mais mensagens automáticas (PARAR): nenhum "
+            "template é enviado a ele. Ele pode voltar mandando VOLTAR.",
+        )
+    return template
+
+
+async def reply_template(
+    conn: asyncpg.Connection, actor: Actor, conversation_id: uuid.UUID, call: TemplateCall
+) -> tuple[ModeLock, PersonReply, str]:
+    """A person's template message (any time: templates are what WhatsApp takes outside the
+    24-hour window), taking the conversation over like any reply; its filled body."""
+    org = actor.organization_id
+    async with conn.transaction():
+        locked = await _locked(conn, actor, conversation_id)
+        _refuse_other_holder(locked, actor, force=False)
+        template = await _template_to_send(conn, locked, org, conversation_id, call)
+        body = filled_body(template, call.params)
+        last = await fetch_last_inbound(conn, org, conversation_id)
+        sent = await insert_person_reply(
+            conn,
+            org,
+            conversation_id,
+            channel=locked.channel,
+            body=body,
+            key_prefix=actor.name,
+            route_via_id=None if last is None else last.id,
+            template=OutboxTemplate(
+                template.name, template.language, call.params, template.placeholders
+            ),
+        )
+        await update_taken_over(conn, org, conversation_id, actor.name, replied=True)
+        await _audit(
+            conn,
+            actor,
+            "conversation.reply",
+            conversation_id,
+            locked,
+            "human",
+            message_id=str(sent.message_id),
+            template=template.name,
+            language=template.language,
+        )
+    return locked, sent, body
+
+
 def waited_for_first_reply_s(before: ModeLock, sent: PersonReply) -> float | None:
     """Seconds from the handoff to this reply when it is a person's first since then."""
     if before.person_replied_at is not None or before.handoff_at is None:
@@ -201,12 +310,12 @@ def waited_for_first_reply_s(before: ModeLock, sent: PersonReply) -> float | Non
 
 
 def person_message_json(
-    message_id: uuid.UUID, text: str, created_at: datetime, prefix: str
+    message_id: uuid.UUID, text: str, created_at: datetime, prefix: str, *, kind: str = "text"
 ) -> dict[str, Any]:
     return {
         "id": str(message_id),
         "direction": "outbound",
-        "kind": "text",
+        "kind": kind,
         "body": text,
         "author": "person",
         "author_key_prefix": prefix,

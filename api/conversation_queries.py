@@ -15,6 +15,8 @@ from datetime import datetime
 
 import asyncpg
 
+from turn.outbox_queries import OutboxTemplate
+
 # How much of the last message a list item shows.
 LAST_MESSAGE_CHARS = 200
 
@@ -34,6 +36,8 @@ class ConversationView:
     last_body: str | None  # its first LAST_MESSAGE_CHARS characters
     last_author: str | None  # 'customer' | 'agent' | 'person' | 'phone'
     unanswered: int  # customer messages no one answered (nor kept as context)
+    # When the contact opted out of templates and follow-ups (PARAR); None: it has not.
+    opted_out_at: datetime | None = None
 
 
 _VIEW = f"""
@@ -45,8 +49,14 @@ select c.id, c.channel, c.contact_id, c.created_at, c.mode, c.held_by, c.mode_si
            as last_author,
        (select count(*) from messages u
         where u.conversation_id = c.id and u.direction = 'inbound'
-          and u.answered_by is null and u.context_at is null) as unanswered
+          and u.answered_by is null and u.context_at is null) as unanswered,
+       case when opt.choice = 'out' then opt.created_at end as opted_out_at
 from conversations c
+left join lateral (
+    select o.choice, o.created_at from contact_opt_choices o
+    where o.organization_id = c.organization_id and o.contact_id = c.contact_id
+    order by o.created_at desc, o.id desc limit 1
+) opt on true
 left join lateral (
     select m.body, m.direction, m.author, m.created_at from messages m
     where m.conversation_id = c.id order by m.created_at desc, m.id desc limit 1
@@ -107,10 +117,11 @@ class ModeLock:
     channel: str
     handoff_at: datetime | None
     person_replied_at: datetime | None
+    contact_id: str = ""
 
 
 LOCK_CONVERSATION = """
-select mode, held_by, channel, handoff_at, person_replied_at from conversations
+select mode, held_by, channel, handoff_at, person_replied_at, contact_id from conversations
 where organization_id = $1 and id = $2
 for update
 """
@@ -225,8 +236,9 @@ class PersonReply:
 INSERT_PERSON_REPLY = """
 with reply as (
     insert into messages (organization_id, conversation_id, direction, channel, body, author,
-                          author_key_prefix, route_via_id, created_at)
-    values ($1, $2, 'outbound', $3, $4, 'person', $5, $6, clock_timestamp())
+                          author_key_prefix, route_via_id, kind, created_at)
+    values ($1, $2, 'outbound', $3, $4, 'person', $5, $6,
+            case when $7::jsonb is null then 'text' else 'template' end, clock_timestamp())
     returning id, created_at
 ), answered as (
     update messages m set answered_by = reply.id
@@ -235,8 +247,8 @@ with reply as (
       and m.answered_by is null and m.context_at is null
     returning m.id
 ), queued as (
-    insert into outbox (organization_id, conversation_id, message_id, body)
-    select $1, $2, reply.id, $4 from reply
+    insert into outbox (organization_id, conversation_id, message_id, body, template)
+    select $1, $2, reply.id, $4, $7::jsonb from reply
     returning id
 )
 select reply.id as message_id, queued.id as outbox_id, reply.created_at,
@@ -254,9 +266,11 @@ async def insert_person_reply(
     body: str,
     key_prefix: str,
     route_via_id: uuid.UUID | None,
+    template: OutboxTemplate | None = None,
 ) -> PersonReply:
-    """The reply as an outbound message (author 'person'), answering every customer message
-    no one answered, and its outbox row (pending: the woken holder delivers it)."""
+    """The reply as an outbound message (author 'person'; kind 'template' with a template,
+    `body` then being its filled body), answering every customer message no one answered,
+    and its outbox row (pending: the woken holder delivers it)."""
     row = await conn.fetchrow(
         INSERT_PERSON_REPLY,
         organization_id,
@@ -265,6 +279,7 @@ async def insert_person_reply(
         body,
         key_prefix,
         route_via_id,
+        None if template is None else template.as_json(),  # the pool's jsonb codec encodes
     )
     assert row is not None
     return PersonReply(**dict(row))

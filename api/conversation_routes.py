@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
 import structlog
 from aiohttp import web
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -32,6 +32,7 @@ from api.errors import ApiError
 from api.keys import Role
 from api.pagination import page_of, parse_limit, read_cursor, time_id_keyset
 from api.routing import Principal, Reply, deps_of, org_db
+from channels.templates import MAX_PARAM_CHARS, MAX_PLACEHOLDERS
 from jobs.payloads import HANDLE_INBOUND_MESSAGE, ConversationPayload
 
 log = structlog.get_logger(__name__)
@@ -64,6 +65,8 @@ def conversation_json(view: ConversationView) -> dict[str, Any]:
         "mode_cause": view.mode_cause,
         "last_message": last,
         "unanswered": view.unanswered,
+        "opted_out": view.opted_out_at is not None,
+        "opted_out_at": _stamp(view.opted_out_at),
     }
 
 
@@ -123,9 +126,27 @@ class ReleaseBody(BaseModel):
     answer_pending: bool = False
 
 
-class ReplyBody(BaseModel):
+class TemplateBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    text: str
+    name: str = Field(min_length=1, max_length=512)
+    language: str | None = Field(default=None, min_length=2, max_length=16)
+    params: list[Annotated[str, Field(max_length=MAX_PARAM_CHARS)]] = Field(
+        default_factory=list, max_length=MAX_PLACEHOLDERS
+    )
+
+
+class ReplyBody(BaseModel):
+    """`{"text": ...}` or `{"template": {"name", "language", "params"}}`, one of them."""
+
+    model_config = ConfigDict(extra="forbid")
+    text: str | None = None
+    template: TemplateBody | None = None
+
+    @model_validator(mode="after")
+    def _one_of(self) -> ReplyBody:
+        if (self.text is None) == (self.template is None):
+            raise ValueError('send either "text" or "template"')
+        return self
 
 
 async def takeover_route(request: web.Request, principal: Principal) -> Reply:
@@ -154,10 +175,22 @@ async def release_route(request: web.Request, principal: Principal) -> Reply:
 
 async def reply_route(request: web.Request, principal: Principal) -> Reply:
     conversation_id = _conversation_id(request)
-    text = actions.reply_text((await read_json(request, ReplyBody)).text)
-    now = deps_of(request).clock()
-    async with org_db(request, principal) as conn:
-        before, sent = await actions.reply(conn, _actor(principal), conversation_id, text, now)
+    body = await read_json(request, ReplyBody)
+    kind = "text"
+    if body.template is not None:
+        call = actions.TemplateCall(
+            body.template.name, body.template.language, tuple(body.template.params)
+        )
+        async with org_db(request, principal) as conn:
+            before, sent, text = await actions.reply_template(
+                conn, _actor(principal), conversation_id, call
+            )
+        kind = "template"
+    else:
+        text = actions.reply_text(body.text or "")
+        now = deps_of(request).clock()
+        async with org_db(request, principal) as conn:
+            before, sent = await actions.reply(conn, _actor(principal), conversation_id, text, now)
     await _wake(request, principal, conversation_id, actions.wake_job_id("person", sent.message_id))
     metrics = request.app[CONVERSATION_METRICS]
     if before.mode == "agent":
@@ -165,7 +198,9 @@ async def reply_route(request: web.Request, principal: Principal) -> Reply:
     waited_s = actions.waited_for_first_reply_s(before, sent)
     if waited_s is not None:
         metrics.first_replied(waited_s)
-    return actions.person_message_json(sent.message_id, text, sent.created_at, principal.prefix)
+    return actions.person_message_json(
+        sent.message_id, text, sent.created_at, principal.prefix, kind=kind
+    )
 
 
 async def _wake(

@@ -16,6 +16,8 @@ text, which may quote the driver or the object store; that text goes to the log 
 
 from __future__ import annotations
 
+from typing import Any
+
 from core.errors import SkilletError
 from skills.package import SkillPackageError
 
@@ -51,9 +53,14 @@ _STATUS_BY_CODE = {
 class ApiError(SkilletError):
     code = "api_error"
 
-    def __init__(self, status: int, code: str, message: str) -> None:
+    def __init__(
+        self, status: int, code: str, message: str, extra: dict[str, Any] | None = None
+    ) -> None:
         super().__init__(message, code=code)
         self.status = status
+        # More of the refusal's body beside error and message (e.g. outside_service_window's
+        # `templates`: what may still be sent).
+        self.extra = dict(extra or {})
 
 
 def status_of(exc: SkilletError) -> int:
@@ -91,5 +98,5 @@ def invalid(code: str, message: str) -> ApiError:
     return ApiError(422, code, message)
 
 
-def conflict(code: str, message: str) -> ApiError:
-    return ApiError(409, code, message)
+def conflict(code: str, message: str, extra: dict[str, Any] | None = None) -> ApiError:
+    return ApiError(409, code, message, extra)

@@ -49,8 +49,11 @@ def json_reply(body: Any, status: int = 200) -> web.Response:
     )
 
 
-def error_reply(status: int, code: str, message: str) -> web.Response:
-    return json_reply({"error": code, "message": " ".join(message.split())}, status)
+def error_reply(
+    status: int, code: str, message: str, extra: dict[str, Any] | None = None
+) -> web.Response:
+    body = {**(extra or {}), "error": code, "message": " ".join(message.split())}
+    return json_reply(body, status)
 
 
 async def authenticate(pool: Any, header: str | None) -> Principal | None:
@@ -171,7 +174,8 @@ def _error(exc: SkilletError) -> web.Response:
         log.error("api.failed", code=exc.code, error=exc.message[:300])
     else:
         log.info("api.refused", status=status, code=exc.code)
-    response = error_reply(status, exc.code, public_message(exc))
+    extra = exc.extra if isinstance(exc, ApiError) else None
+    response = error_reply(status, exc.code, public_message(exc), extra)
     if isinstance(exc, RateLimited):
         response.headers["Retry-After"] = str(exc.retry_after_s)
     return response

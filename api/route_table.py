@@ -13,6 +13,7 @@ from api import history_routes as history
 from api import hours_routes as hours
 from api import proposal_routes as proposals
 from api import skill_routes as skills
+from api import template_routes as templates
 from api import usage_routes as usage
 from api.keys import Role
 from api.routing import Route
@@ -295,6 +296,33 @@ ROUTES: tuple[Route, ...] = (
     ),
     Route(
         "GET",
+        "/v1/conversations/{id}/templates",
+        templates.list_conversation_templates_route,
+        V,
+        "templates aprovados que uma pessoa pode enviar nesta conversa, e se a janela de 24 h "
+        "está aberta",
+        tags=("history",),
+    ),
+    Route(
+        "GET",
+        "/v1/conversations/{id}/followups",
+        templates.list_followups_route,
+        V,
+        "mensagens agendadas pelo agente (templates de acompanhamento)",
+        tags=("history",),
+    ),
+    Route(
+        "POST",
+        "/v1/conversations/{id}/followups/{followup_id}/cancel",
+        templates.cancel_followup_route,
+        E,
+        "cancela uma mensagem agendada que ainda não foi enviada",
+        action="followup.cancel",
+        body="json",
+        tags=("history",),
+    ),
+    Route(
+        "GET",
         "/v1/conversations/{id}/messages",
         history.list_messages_route,
         V,
@@ -385,6 +413,14 @@ ROUTES: tuple[Route, ...] = (
         "muda quem atende o número, se responde não-texto, seu token ou servidor WAHA",
         action="channel.update",
         body="json",
+        tags=("admin",),
+    ),
+    Route(
+        "GET",
+        "/v1/channels/{kind}/{address}/templates",
+        templates.list_channel_templates_route,
+        V,
+        "templates do WhatsApp do número (sincronizados do WABA)",
         tags=("admin",),
     ),
     Route(

@@ -12,6 +12,7 @@ import structlog
 from channels.credential_queries import NO_SEND_CREDENTIALS, SendCredentials
 from channels.errors import SendFailure, send_failed, send_parked
 from channels.http import PartsSender, Verdict
+from channels.templates import template_message
 from channels.text import split_text
 from turn.outbox import Recipient
 from turn.outbox_queries import OutboxRow
@@ -70,9 +71,15 @@ class CloudApiSender(PartsSender[CloudApiConfig]):
         phone_number_id = quote(recipient.route.address, safe="")
         url = f"{self._config.base_url.rstrip('/')}/{phone_number_id}/messages"
         parts = split_text(row.body, self._config.max_text_chars)
+        payloads = [self._payload(recipient, part, first=i == 0) for i, part in enumerate(parts)]
+        if row.template is not None:  # one message, whatever the length of its filled body
+            t = row.template
+            payloads = [
+                template_message(recipient.contact_id, t.name, t.language, t.params, t.placeholders)
+            ]
         bodies = await self._post_parts(
             url,
-            [self._payload(recipient, part, first=i == 0) for i, part in enumerate(parts)],
+            payloads,
             headers={"Authorization": f"Bearer {token}"},
             classify=classify_graph_answer,
         )

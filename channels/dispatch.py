@@ -115,7 +115,12 @@ class ChannelSender:
                 SendFailure.NOT_CONFIGURED, f"no sender for channel kind {route.kind}"
             )
         last = recipient.last_inbound_at
-        if last is not None and outside_window(last, self._clock(), self._window):
+        # A template is what WhatsApp takes outside the window: the only row sent past it.
+        if (
+            row.template is None
+            and last is not None
+            and outside_window(last, self._clock(), self._window)
+        ):
             hours = self._window.total_seconds() / 3600
             raise send_failed(
                 SendFailure.OUTSIDE_WINDOW,

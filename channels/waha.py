@@ -42,6 +42,8 @@ class WahaSender(PartsSender[WahaConfig]):
         """On the session's own WAHA server with its key when it has one, else the shared."""
         if recipient.route is None:
             raise send_failed(SendFailure.NO_CHANNEL, "reply has no WAHA channel")
+        if row.template is not None:  # refused before the outbox too (api, schedule_followup)
+            raise send_failed(SendFailure.REJECTED, "WAHA has no WhatsApp templates")
         if credentials.waha_base_url is not None:
             base_url, api_key = credentials.waha_base_url, credentials.waha_api_key
         else:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from channels.models import ChannelKind, ChannelStatus, masked
+from cli import channel_templates
 from cli.args import CliError, uuid_arg
 from cli.channel_credentials import add_credential_args, register_move
 from core.db import connection
@@ -339,6 +340,7 @@ def register(
     remove.add_argument("--address", required=True)
     remove.set_defaults(handler=cmd_remove)
     register_move(channels, common)
+    channel_templates.register(channels, common)
 
     webhook = sub.add_parser("webhook", parents=[common], help="run the WhatsApp webhook")
     webhook.add_argument("--host", help="listen address (default SKILLET_WEBHOOK_HOST)")

@@ -24,7 +24,11 @@ def _line(view: ConversationView) -> str:
     last = ""
     if view.last_body is not None:
         last = f"  {view.last_author}: {(view.last_body or '')[:60]!r}"
-    return f"{view.id}  {view.contact_id}  {view.mode}{holder}  {view.unanswered} unanswered{last}"
+    opted = "  opted out (PARAR)" if view.opted_out_at is not None else ""
+    return (
+        f"{view.id}  {view.contact_id}  {view.mode}{holder}  {view.unanswered} unanswered"
+        f"{opted}{last}"
+    )
 
 
 def _actor(args: argparse.Namespace) -> Any:

@@ -31,6 +31,8 @@ class CronMetrics(Protocol):
 
     def handed_off(self, cause: str) -> None: ...
 
+    def followup_decided(self, result: str) -> None: ...
+
 
 @dataclass(frozen=True)
 class CuratorConfig:
@@ -73,6 +75,7 @@ class JobContext(TypedDict, total=False):
     handoff_wait_s: int  # a customer's wait for a person before one notice (0: never)
     events: DeliveryConfig  # the events webhook's delivery (jobs.events_delivery)
     echo_grace_s: float  # an echo is settled no sooner than this after it arrived
+    templates: Any  # jobs.template_sync.TemplateSyncConfig (the daily template sync)
 
 
 def arq_job(job: Callable[..., Awaitable[Any]]) -> Any:

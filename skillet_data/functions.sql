@@ -480,8 +480,9 @@ REVOKE ALL ON FUNCTION public.skillet_store_channel_secrets(uuid, text, text) FR
 GRANT EXECUTE ON FUNCTION public.skillet_store_channel_secrets(uuid, text, text) TO skillet_api;
 
 COMMENT ON FUNCTION public.skillet_fail_parked_outside_window(double precision) IS
-$$Fail as outside_service_window the replies waiting for a needs_token channel's new token whose
-customer last wrote more than p_window_s ago (the outbox sweep); (id, org) of each.$$;
+$$Fail as outside_service_window the free-form replies (not templates, which WhatsApp takes
+outside the window) waiting for a needs_token channel's new token whose customer last wrote more
+than p_window_s ago (the outbox sweep); (id, org) of each.$$;
 CREATE OR REPLACE FUNCTION public.skillet_fail_parked_outside_window(p_window_s double precision)
  RETURNS TABLE(id uuid, organization_id uuid)
  LANGUAGE sql
@@ -505,7 +506,7 @@ AS $function$
                        where n.organization_id = o.organization_id) = 1
             ) candidates order by preference limit 1
         ) route on true
-        where o.status = 'pending' and o.delivery_claimed_at is null
+        where o.status = 'pending' and o.delivery_claimed_at is null and o.template is null
           and route.status = 'needs_token'
           and (select max(m.sent_at) from public.messages m
                where m.conversation_id = o.conversation_id and m.direction = 'inbound')
@@ -1327,6 +1328,116 @@ AS $function$
 $function$;
 REVOKE ALL ON FUNCTION public.skillet_conversation_mode_counts() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION public.skillet_conversation_mode_counts() TO skillet_worker;
+
+COMMENT ON FUNCTION public.skillet_contact_opted_out(uuid, text) IS
+$$Whether the org's contact opted out of templates and follow-ups: its latest choice (PARAR and
+the like, or VOLTAR) is 'out'. Runs as its caller, under the caller's org binding (RLS).$$;
+CREATE OR REPLACE FUNCTION public.skillet_contact_opted_out(p_org uuid, p_contact text)
+ RETURNS boolean
+ LANGUAGE sql
+ STABLE
+AS $function$
+    select coalesce((select o.choice = 'out' from contact_opt_choices o
+                     where o.organization_id = p_org and o.contact_id = p_contact
+                     order by o.created_at desc, o.id desc limit 1), false)
+$function$;
+
+COMMENT ON FUNCTION public.skillet_fire_due_followups(integer) IS
+$$The follow-up cron (jobs.followup_tick), across orgs: at most p_limit scheduled follow-ups due
+now, each decided once (locked, skip locked): skipped with reason 'customer_wrote' (a customer
+message arrived after it was scheduled), 'opted_out' (the contact's latest choice is 'out') or
+'person_holds' (the conversation's mode is not 'agent') or 'template_unavailable' (its number no
+longer has that template approved, as last synced: Meta would refuse it); else sent: an outbound
+message (kind 'template', author 'agent', leaving from the number of the customer's last
+message) and its outbox row carrying the template, which the caller's wakeup job hands to the
+channel once. Returns (org, conversation, follow-up, 'sent' | 'skipped', reason). SECURITY
+DEFINER, for skillet_worker.$$;
+CREATE OR REPLACE FUNCTION public.skillet_fire_due_followups(p_limit integer)
+ RETURNS TABLE(organization_id uuid, conversation_id uuid, followup_id uuid, status text, reason text)
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+    with due as (
+        select f.id, f.organization_id, f.conversation_id, f.channel_id, f.created_at, f.body,
+               f.template_name, f.template_language, f.params, f.placeholders
+        from public.followups f
+        where f.status = 'scheduled' and f.due_at <= now()
+        order by f.due_at
+        limit p_limit
+        for update skip locked
+    ), judged as (
+        select d.*, c.channel,
+               (select i.id from public.messages i
+                where i.conversation_id = d.conversation_id and i.direction = 'inbound'
+                order by coalesce(i.received_at, i.created_at) desc, i.id desc limit 1)
+                   as last_inbound,
+               case
+                   when exists (select 1 from public.messages m
+                                where m.conversation_id = d.conversation_id
+                                  and m.direction = 'inbound'
+                                  and coalesce(m.received_at, m.created_at) > d.created_at)
+                       then 'customer_wrote'
+                   when coalesce((select o.choice = 'out' from public.contact_opt_choices o
+                                  where o.organization_id = d.organization_id
+                                    and o.contact_id = c.contact_id
+                                  order by o.created_at desc, o.id desc limit 1), false)
+                       then 'opted_out'
+                   when c.mode <> 'agent' then 'person_holds'
+                   when not exists (select 1 from public.message_templates t
+                                    where t.channel_id = d.channel_id
+                                      and t.name = d.template_name
+                                      and t.language = d.template_language
+                                      and t.status = 'APPROVED')
+                       then 'template_unavailable'
+               end as reason,
+               gen_random_uuid() as message_id
+        from due d join public.conversations c on c.id = d.conversation_id
+    ), sent_messages as (
+        insert into public.messages (id, organization_id, conversation_id, direction, channel,
+                                     body, kind, author, route_via_id, created_at)
+        select j.message_id, j.organization_id, j.conversation_id, 'outbound', j.channel,
+               j.body, 'template', 'agent', j.last_inbound, clock_timestamp()
+        from judged j where j.reason is null
+        returning id
+    ), sent_outbox as (
+        insert into public.outbox (organization_id, conversation_id, message_id, body, template)
+        select j.organization_id, j.conversation_id, sm.id, j.body,
+               jsonb_build_object('name', j.template_name, 'language', j.template_language,
+                                  'params', j.params, 'placeholders', j.placeholders)
+        from judged j join sent_messages sm on sm.id = j.message_id
+    ), decided as (
+        update public.followups f
+        set status = case when j.reason is null then 'sent' else 'skipped' end,
+            status_reason = j.reason, decided_at = now(),
+            message_id = case when j.reason is null then j.message_id end
+        from judged j where f.id = j.id
+        returning f.id
+    )
+    select j.organization_id, j.conversation_id, j.id,
+           case when j.reason is null then 'sent' else 'skipped' end, j.reason
+    from judged j join decided d on d.id = j.id
+$function$;
+REVOKE ALL ON FUNCTION public.skillet_fire_due_followups(integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.skillet_fire_due_followups(integer) TO skillet_worker;
+
+COMMENT ON FUNCTION public.skillet_template_channels(integer) IS
+$$The Cloud API numbers whose templates the daily template sync reads (jobs.template_sync), across
+orgs, ids and addresses only (each sync then runs under its org). SECURITY DEFINER, for
+skillet_worker.$$;
+CREATE OR REPLACE FUNCTION public.skillet_template_channels(p_limit integer)
+ RETURNS TABLE(organization_id uuid, channel_id uuid, address text)
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+    select ch.organization_id, ch.id, ch.address from public.channels ch
+    where ch.kind = 'cloud_api'
+    order by ch.created_at, ch.id
+    limit p_limit
+$function$;
+REVOKE ALL ON FUNCTION public.skillet_template_channels(integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.skillet_template_channels(integer) TO skillet_worker;
 
 -- ==============================================================================================
 -- What a turn counts

@@ -112,6 +112,9 @@ GROUPS: tuple[Group, ...] = (
             "skillet_conversations_waiting",
             "skillet_conversation_mode_tick",
             "skillet_conversation_mode_counts",
+            "skillet_contact_opted_out",
+            "skillet_fire_due_followups",
+            "skillet_template_channels",
         ),
     ),
     Group(

@@ -33,6 +33,8 @@ from turn.handoff import CUSTOMER_REASON, HANDOFF_ACK_DEFAULT, history_turn
 from turn.matcher import MatchResult
 from turn.model import InjectedSkill, ModelMessage, ModelRequest, ModelUsage, ToolCall
 from turn.model_input import cap_burst, cap_history
+from turn.opt_out import confirmation
+from turn.opt_out_queries import record_choice
 from turn.outbox import Recipient, deliver_reply, send_claimed
 from turn.outbox_queries import OutboxRow
 from turn.prompt import prompt_cache_key, render_skill_context
@@ -93,6 +95,9 @@ async def answer_batch(
 ) -> BatchResult:
     """One model turn for `batch` (arrival order) and at most one reply for all of it;
     `history`: the conversation before it, oldest first (turn.conversation_queries)."""
+    batch = await _without_opt_choices(deps, conversation, batch)
+    if not batch:  # only PARAR / VOLTAR: confirmed, the holder delivers it and reads on
+        return BatchResult(outcome=None, refused=CommitOutcome.ANSWERED)
     text = "\n".join(row.body for row in batch)
     closed = await deps.hours.closed_now(deps.pool, conversation.organization_id, deps.clock())
     if deps.asks_for_person(text):
@@ -147,6 +152,26 @@ async def answer_batch(
         answered=tuple(row.external_id for row in batch),
     )
     return BatchResult(outcome=outcome, sent=sent)
+
+
+async def _without_opt_choices(
+    deps: TurnDeps, conversation: Conversation, batch: Sequence[InboundRow]
+) -> Sequence[InboundRow]:
+    """Record each opt-out / opt-in word of the burst with its confirmation (once per
+    message, turn.opt_out_queries); the rest of the burst, which the agent answers."""
+    words = deps.config.opt_words
+    chosen = [(row, choice) for row in batch if (choice := words.choice_of(row.body))]
+    if not chosen:
+        return batch
+    async with org_connection(deps.pool, conversation.organization_id) as conn:
+        for row, choice in chosen:
+            if await record_choice(
+                conn, conversation.organization_id, row.id, choice, confirmation(choice)
+            ):
+                log.info("turn.opt_choice", choice=choice)
+                deps.metrics.opt_chosen(choice)
+    ids = {row.id for row, _ in chosen}
+    return [row for row in batch if row.id not in ids]
 
 
 async def _hand_off_at_once(
@@ -276,6 +301,8 @@ async def _ask_model(
         conversation_id=conversation.conversation_id,
         package_limits=deps.config.package_limits,
         page_cache=deps.page_cache,
+        clock=deps.clock,
+        max_followups=deps.config.followups_per_conversation,
     )
 
     async def execute(call: ToolCall) -> ToolResult:

@@ -20,6 +20,7 @@ from turn.handoff_request import asks_for_person
 from turn.metrics import NO_TURN_METRICS, TurnMetrics
 from turn.model import ModelUsage
 from turn.model_input import InputCaps
+from turn.opt_out import DEFAULT_OPT_WORDS, OptWords
 from turn.outbox import Sender
 from turn.prompt import PrefixCache
 from turn.providers.registry import ModelRegistry
@@ -47,6 +48,10 @@ class TurnConfig:
     max_batches_per_job: int = 20
     # The size caps of the skills the agent writes, shared with uploads.
     package_limits: PackageLimits = DEFAULT_LIMITS
+    # The customer's opt-out / opt-in words (turn.opt_out): confirmed, never answered.
+    opt_words: OptWords = DEFAULT_OPT_WORDS
+    # Follow-ups scheduled and not yet sent, per conversation (schedule_followup).
+    followups_per_conversation: int = 3
 
 
 class DeadLetters(Protocol):

@@ -47,6 +47,12 @@ person's reply written by the API) are delivered first, once, in the order they 
 committed; while a person holds the conversation (mode 'waiting' or 'human') the reads find
 nothing for the agent to answer and the holder lets go.
 
+A customer's opt-out or opt-in word (PARAR, VOLTAR: turn.opt_out) is never answered by the
+agent: a burst's are recorded with their one confirmation before the model is asked
+(turn.burst), and the job's own, when no burst read it (a person holds the conversation, or
+is asked for), after the holder lets go, then delivered by holding again
+(turn.opt_out_queries, once per message).
+
 The job's own message then reads: `replied` (answered by this job), `redelivered` (its
 reply was delivered now), `queued` (the holder answers or answered it), `stored` (kept as
 context).
@@ -65,6 +71,8 @@ from turn.burst import BatchResult, Conversation, SentReply, answer_batch
 from turn.conversation_lease import Lease
 from turn.conversation_queries import BurstRead, CommitOutcome, Continued, continue_conversation
 from turn.deps import MessageOutcome, TurnConfig, TurnDeps, TurnOutcome
+from turn.opt_out import confirmation
+from turn.opt_out_queries import fetch_choice_candidate, record_choice
 from turn.outbox import Recipient, deliver_reply
 from turn.outbox_queries import OutboxRow, list_undelivered, update_outbox_sent
 
@@ -98,18 +106,53 @@ async def run_conversation(
     """Answer what waits in the conversation if this job gets its lease; report on the
     job's own message."""
     structlog.contextvars.bind_contextvars(conversation_id=str(wakeup.conversation_id))
-    outcomes: list[TurnOutcome] = []
+    outcomes = await _take_and_hold(deps, wakeup, job_id)
+    if _left_unanswered(wakeup, outcomes) and await _record_opt_choice(deps, wakeup):
+        outcomes += await _take_and_hold(deps, wakeup, job_id)  # deliver its confirmation
+    return await _own_outcome(deps, wakeup, outcomes)
+
+
+async def _take_and_hold(
+    deps: TurnDeps, wakeup: ConversationWakeup, job_id: str
+) -> list[TurnOutcome]:
     taken = await deps.leases.take(
         wakeup.organization_id,
         wakeup.conversation_id,
         limit=MAX_BURST_MESSAGES,
         history_limit=deps.config.history_limit,
     )
-    if taken is not None:
-        lease, first = taken
-        async with deps.leases.kept_alive(lease):
-            outcomes = await _hold(deps, lease, first, job_id)
-    return await _own_outcome(deps, wakeup, outcomes)
+    if taken is None:
+        return []
+    lease, first = taken
+    async with deps.leases.kept_alive(lease):
+        return await _hold(deps, lease, first, job_id)
+
+
+def _left_unanswered(wakeup: ConversationWakeup, outcomes: list[TurnOutcome]) -> bool:
+    if wakeup.inbound_id is None:
+        return False
+    return not any(wakeup.message_id in o.answered for o in outcomes)
+
+
+async def _record_opt_choice(deps: TurnDeps, wakeup: ConversationWakeup) -> bool:
+    """The job's own message, when no holder's burst read it (a person holds the
+    conversation, or is asked for: the agent reads nothing): an opt-out or opt-in word is
+    still recorded and confirmed. True when this call committed a confirmation."""
+    assert wakeup.inbound_id is not None
+    async with org_connection(deps.pool, wakeup.organization_id) as conn:
+        candidate = await fetch_choice_candidate(conn, wakeup.inbound_id)
+        if candidate is None or candidate.recorded:
+            return False
+        choice = deps.config.opt_words.choice_of(candidate.head)
+        if choice is None:
+            return False
+        recorded = await record_choice(
+            conn, wakeup.organization_id, wakeup.inbound_id, choice, confirmation(choice)
+        )
+    if recorded:
+        log.info("turn.opt_choice", choice=choice)
+        deps.metrics.opt_chosen(choice)
+    return recorded
 
 
 async def _hold(
@@ -189,7 +232,12 @@ async def _deliver_undelivered(deps: TurnDeps, lease: Lease) -> list[TurnOutcome
     outcomes = []
     for reply in undelivered:
         row = OutboxRow.pending(
-            lease.organization_id, lease.conversation_id, reply.id, reply.message_id, reply.body
+            lease.organization_id,
+            lease.conversation_id,
+            reply.id,
+            reply.message_id,
+            reply.body,
+            reply.template,
         )
         recipient = Recipient(lease.channel, lease.contact_id)
         if await deliver_reply(deps.pool, deps.sender, row, recipient):

@@ -23,6 +23,10 @@ class TurnMetrics(Protocol):
         """A turn's commit handed the conversation to a person ('tool' | 'customer')."""
         ...
 
+    def opt_chosen(self, choice: str) -> None:
+        """A customer's opt-out ('out') or opt-in ('in') word was recorded and confirmed."""
+        ...
+
 
 class NoTurnMetrics:
     """Records nothing."""
@@ -34,6 +38,9 @@ class NoTurnMetrics:
         return None
 
     def handed_off(self, cause: str) -> None:
+        return None
+
+    def opt_chosen(self, choice: str) -> None:
         return None
 
 

@@ -7,12 +7,46 @@ after it; a claim older than any send can last is failed by the outbox sweep, ne
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import asyncpg
+
+
+@dataclass(frozen=True)
+class OutboxTemplate:
+    """A row that leaves as a WhatsApp template message (outbox.template): the only kind
+    WhatsApp takes outside the 24-hour customer-service window."""
+
+    name: str
+    language: str
+    params: tuple[str, ...] = ()
+    placeholders: tuple[str, ...] = ()  # the body's, in order: named ones are sent by name
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "language": self.language,
+            "params": list(self.params),
+            "placeholders": list(self.placeholders),
+        }
+
+    @classmethod
+    def from_json(cls, value: Any) -> OutboxTemplate | None:
+        """The stored jsonb (text, as asyncpg returns it, or decoded); None for none."""
+        if value is None:
+            return None
+        data = json.loads(value) if isinstance(value, str) else value
+        return cls(
+            str(data["name"]),
+            str(data["language"]),
+            tuple(str(p) for p in data.get("params", ())),
+            tuple(str(p) for p in data.get("placeholders", ())),
+        )
 
 
 @dataclass(frozen=True)
@@ -21,8 +55,9 @@ class OutboxRow:
     message_id: uuid.UUID  # the outbound (reply) message
     organization_id: uuid.UUID
     conversation_id: uuid.UUID
-    body: str
+    body: str  # for a template: its body as the customer reads it
     status: str
+    template: OutboxTemplate | None = None
 
     @classmethod
     def pending(
@@ -32,9 +67,10 @@ class OutboxRow:
         outbox_id: uuid.UUID,
         reply_id: uuid.UUID,
         body: str,
+        template: OutboxTemplate | None = None,
     ) -> OutboxRow:
         """A committed reply not yet handed to its channel."""
-        return cls(outbox_id, reply_id, organization_id, conversation_id, body, "pending")
+        return cls(outbox_id, reply_id, organization_id, conversation_id, body, "pending", template)
 
 
 # Sent, and one receipt per message id the provider answered with (its statuses update them).
@@ -126,7 +162,7 @@ async def fail_abandoned_claims(
 
 
 LIST_UNDELIVERED = """
-select o.id, o.message_id, o.body,
+select o.id, o.message_id, o.body, o.template,
        array(select m.external_id from messages m where m.answered_by = o.message_id
              order by m.received_at, m.id) as answered
 from outbox o
@@ -141,6 +177,7 @@ class UndeliveredReply:
     message_id: uuid.UUID  # the reply
     body: str
     answered: tuple[str, ...]  # external ids of the messages it answers
+    template: OutboxTemplate | None = None
 
 
 async def list_undelivered(
@@ -149,5 +186,12 @@ async def list_undelivered(
     """Replies committed but never handed to a channel (a crash between commit and send)."""
     rows = await conn.fetch(LIST_UNDELIVERED, conversation_id)
     return [
-        UndeliveredReply(r["id"], r["message_id"], r["body"], tuple(r["answered"])) for r in rows
+        UndeliveredReply(
+            r["id"],
+            r["message_id"],
+            r["body"],
+            tuple(r["answered"]),
+            OutboxTemplate.from_json(r["template"]),
+        )
+        for r in rows
     ]

@@ -23,6 +23,7 @@ from worker.crons import (
     events_config,
     periodic_jobs,
     sweep_after_s,
+    template_sync_config,
 )
 from worker.metered import metered_turn
 from worker.metrics import WorkerMetrics
@@ -70,6 +71,7 @@ async def startup(ctx: dict[str, Any]) -> None:
     ctx["handoff_wait_s"] = settings.handoff_wait_s
     ctx["events"] = events_config(settings)
     ctx["echo_grace_s"] = settings.echo_grace_s
+    ctx["templates"] = template_sync_config(settings)
     log.info("worker.started", queue=settings.queue_name, max_jobs=settings.max_jobs)
 
 

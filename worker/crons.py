@@ -1,11 +1,13 @@
 """The worker's periodic jobs: the curator's tick, the outbox sweep, the conversation sweep,
-the handoff tick and the events delivery; when each runs, its timeout, and the side jobs a
-worker that does not schedule them still runs (a tick or sweep another worker enqueued).
+the handoff tick, the events delivery, the follow-up tick and the daily template sync; when
+each runs, its timeout, and the side jobs a worker that does not schedule them still runs (a
+tick or sweep another worker enqueued).
 
 Every side job's timeout is at most a turn's: arq re-runs a crashed worker's jobs only after
 the longest function timeout + 10 s, so a long side job would delay every lost turn. The
 seconds are spread so no two start together: curator at 0, outbox at 30, conversations at
-7/22/37/52, handoffs at 45, events every 5 s from 4 (4, 9, ..., 59).
+7/22/37/52, handoffs at 45, follow-ups at 15, events every 5 s from 4 (4, 9, ..., 59), the
+template sync at 03:17:41 UTC.
 """
 
 from __future__ import annotations
@@ -25,8 +27,10 @@ from jobs.context import CuratorConfig, arq_job
 from jobs.conversation_sweep import CONVERSATION_SWEEP, conversation_sweep
 from jobs.curator_tick import CURATOR_TICK, curator_tick
 from jobs.events_delivery import EVENTS_DELIVERY, events_delivery
+from jobs.followup_tick import FOLLOWUP_TICK, followup_tick
 from jobs.handoff_tick import HANDOFF_TICK, handoff_tick
 from jobs.outbox_sweep import OUTBOX_SWEEP, outbox_sweep
+from jobs.template_sync import TEMPLATE_SYNC, TemplateSyncConfig, template_sync
 from skills.consolidation.backends import LexicalBackend, SimilarityBackend
 from skills.consolidation.distill import Limits
 from skills.consolidation.embeddings import EmbeddingsBackend
@@ -42,6 +46,9 @@ SWEEP_SLACK_S = 5.0
 CONVERSATION_SWEEP_SECONDS = {7, 22, 37, 52}
 OUTBOX_SWEEP_SECONDS = {30}
 HANDOFF_TICK_SECONDS = {45}
+FOLLOWUP_TICK_SECONDS = {15}
+# Once a day, at 03:17 UTC (minute 17 of hour 3: off the hour, when few customers write).
+TEMPLATE_SYNC_SECONDS, TEMPLATE_SYNC_MINUTES, TEMPLATE_SYNC_HOURS = {41}, {17}, {3}
 EVENTS_DELIVERY_SECONDS = set(range(4, 60, 5))
 # Past a pass's job timeout: a claim older than that belongs to no live pass.
 EVENTS_CLAIM_MARGIN_S = 10.0
@@ -61,6 +68,7 @@ class PeriodicJob:
     second: set[int]
     minute: set[int] | None
     timeout_s: int
+    hour: set[int] | None = None
 
     def cron_job(self) -> CronJob:
         """On its schedule, for a worker that schedules it."""
@@ -69,6 +77,7 @@ class PeriodicJob:
             name=self.name,
             second=self.second,
             minute=self.minute,
+            hour=self.hour,
             timeout=self.timeout_s,
             max_tries=1,
         )
@@ -116,6 +125,34 @@ def handoff_job(settings: Settings) -> PeriodicJob:
     """Once a minute: idle conversations back to the agent, one notice to waiting customers."""
     timeout_s = within_turn_timeout(SWEEP_TIMEOUT_S, settings)
     return PeriodicJob(HANDOFF_TICK, handoff_tick, HANDOFF_TICK_SECONDS, None, timeout_s)
+
+
+def followup_job(settings: Settings) -> PeriodicJob:
+    """Once a minute: the due follow-ups sent (or skipped, saying why)."""
+    timeout_s = within_turn_timeout(SWEEP_TIMEOUT_S, settings)
+    return PeriodicJob(FOLLOWUP_TICK, followup_tick, FOLLOWUP_TICK_SECONDS, None, timeout_s)
+
+
+def template_job(settings: Settings) -> PeriodicJob:
+    """Once a day: every Cloud API number's templates read again from its WABA."""
+    timeout_s = within_turn_timeout(SWEEP_TIMEOUT_S * 10, settings)
+    return PeriodicJob(
+        TEMPLATE_SYNC,
+        template_sync,
+        TEMPLATE_SYNC_SECONDS,
+        TEMPLATE_SYNC_MINUTES,
+        timeout_s,
+        hour=TEMPLATE_SYNC_HOURS,
+    )
+
+
+def template_sync_config(settings: Settings) -> TemplateSyncConfig:
+    token = settings.whatsapp_access_token
+    return TemplateSyncConfig(
+        base_url=settings.graph_api_base_url,
+        global_token=None if token is None else token.get_secret_value(),
+        timeout_s=settings.send_timeout_s,
+    )
 
 
 def events_job(settings: Settings) -> PeriodicJob:
@@ -226,6 +263,9 @@ def periodic_jobs(settings: Settings, *, burst: bool) -> tuple[list[CronJob], li
             bool(settings.human_idle_s or settings.handoff_wait_s),
         ),
         EVENTS_DELIVERY: (events_job(settings), settings.events_delivery_enabled),
+        # A cap of 0 turns follow-ups off: nothing can be scheduled, so nothing is due.
+        FOLLOWUP_TICK: (followup_job(settings), settings.followups_per_conversation > 0),
+        TEMPLATE_SYNC: (template_job(settings), settings.template_sync_enabled),
     }
     cron_jobs: list[CronJob] = []
     functions: list[Function] = []

@@ -82,6 +82,13 @@ SKILL_COUNT_BUCKETS = (0, 1, 2, 3, 5, 8)
 
 # Every way a conversation reaches a person (conversations.mode_cause).
 HANDOFF_CAUSES = ("tool", "customer", "phone", "console")
+FOLLOWUP_RESULTS = (
+    "sent",
+    "customer_wrote",
+    "opted_out",
+    "person_holds",
+    "template_unavailable",
+)
 
 
 def code_label(value: object) -> str:
@@ -219,6 +226,20 @@ class WorkerMetrics:
             ["cause"],
             registry=r,
         )
+        self.opt_choices = Counter(
+            "skillet_opt_choices",
+            "Customers' opt-out (PARAR, ...: choice out) and opt-in (VOLTAR: choice in) words "
+            "recorded and confirmed",
+            ["choice"],
+            registry=r,
+        )
+        self.followups = Counter(
+            "skillet_followups",
+            "Due follow-ups decided by the follow-up tick: sent, or skipped with why "
+            "(customer_wrote, opted_out, person_holds, template_unavailable)",
+            ["result"],
+            registry=r,
+        )
         self.conversations_by_mode = Gauge(
             "skillet_conversations_by_mode",
             "Conversations not in mode agent, by mode (waiting, human), as counted by the "
@@ -312,6 +333,8 @@ class WorkerMetrics:
             ),
             (self.outbox, [{"result": r, "code": "none"} for r in DELIVERY_RESULTS]),
             (self.handoffs, [{"cause": c} for c in HANDOFF_CAUSES]),
+            (self.opt_choices, [{"choice": c} for c in ("out", "in")]),
+            (self.followups, [{"result": r} for r in FOLLOWUP_RESULTS]),
             (self.events, [{"result": r, "code": "none"} for r in EVENT_RESULTS.values()]),
             (self.curator_ticks, [{"status": s} for s in CURATOR_TICK_STATUSES]),
             (self.curator_runs, [{"trigger": t} for t in sorted(_TRIGGERS)]),
@@ -339,6 +362,12 @@ class WorkerMetrics:
 
     def handed_off(self, cause: str) -> None:
         self.handoffs.labels(cause=cause).inc()
+
+    def opt_chosen(self, choice: str) -> None:
+        self.opt_choices.labels(choice=choice if choice in ("out", "in") else "other").inc()
+
+    def followup_decided(self, result: str) -> None:
+        self.followups.labels(result=result if result in FOLLOWUP_RESULTS else "other").inc()
 
     def conversations_in_mode(self, counts: dict[str, int]) -> None:
         for mode in ("waiting", "human"):

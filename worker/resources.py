@@ -166,6 +166,8 @@ async def open_resources(
             max_injected_skills=settings.max_injected_skills,
             reference_max_bytes=settings.reference_max_bytes,
             package_limits=settings.package_limits(),
+            opt_words=settings.opt_words(),
+            followups_per_conversation=settings.followups_per_conversation,
             input_caps=InputCaps(
                 max_message_chars=settings.max_message_chars,
                 max_burst_chars=settings.max_burst_chars,

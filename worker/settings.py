@@ -11,6 +11,7 @@ from pydantic import AliasChoices, Field, SecretStr, field_validator, model_vali
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from skills.package.limits import MAX_FILE_BYTES, MAX_FILES, MAX_TOTAL_BYTES, PackageLimits
+from turn.opt_out import DEFAULT_OPT_IN_WORDS, DEFAULT_OPT_OUT_WORDS, OptWords
 
 
 def mask_password(url: str) -> str:
@@ -171,6 +172,15 @@ class Settings(BaseSettings):
     # is settled this long after it arrived: the echo of a reply we just sent may arrive
     # before its provider id is stored, and must not be taken for the owner's phone.
     echo_grace_s: float = Field(default=10.0, ge=0, le=300)
+    # A customer message that is only one of these words (accents, case and punctuation
+    # ignored; comma-separated) opts the contact out of templates and follow-ups, or back in,
+    # with one pt-BR confirmation (turn.opt_out).
+    opt_out_words: Annotated[tuple[str, ...], NoDecode] = DEFAULT_OPT_OUT_WORDS
+    opt_in_words: Annotated[tuple[str, ...], NoDecode] = DEFAULT_OPT_IN_WORDS
+    # Follow-ups the agent may have scheduled and not yet sent, per conversation.
+    followups_per_conversation: int = Field(default=3, ge=0, le=20)
+    # Every day: each Cloud API number's templates read again from its WABA (0: never).
+    template_sync_enabled: bool = True
 
     # Activation telemetry (fire-and-forget)
     activation_batch_size: int = Field(default=200, ge=1)
@@ -300,6 +310,21 @@ class Settings(BaseSettings):
             max_total_bytes=self.package_max_bytes,
             max_file_bytes=self.package_max_file_bytes,
         )
+
+    @field_validator("opt_out_words", "opt_in_words", mode="before")
+    @classmethod
+    def _split_words(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return tuple(part.strip() for part in value.split(",") if part.strip())
+        return value
+
+    @model_validator(mode="after")
+    def _opt_words_apart(self) -> Settings:
+        self.opt_words()  # a word both opt-out and opt-in is refused here, with which
+        return self
+
+    def opt_words(self) -> OptWords:
+        return OptWords.of(self.opt_out_words, self.opt_in_words)
 
     @field_validator("api_trusted_proxies", mode="before")
     @classmethod

@@ -99,6 +99,22 @@ def _reply(form: Form) -> dict[str, Any]:
     return {"text": text if isinstance(text, str) else ""}
 
 
+def _template(form: Form) -> dict[str, Any]:
+    """The template form: `template` is name|language, `params` one per line."""
+    chosen = form.get("template")
+    name, _, language = (chosen if isinstance(chosen, str) else "").partition("|")
+    params = form.get("params")
+    lines = params.splitlines() if isinstance(params, str) else []
+    body: dict[str, Any] = {"name": name, "params": [p.strip() for p in lines if p.strip()]}
+    if language:
+        body["language"] = language
+    return {"template": body}
+
+
+def _nothing(form: Form) -> dict[str, Any]:
+    return {}
+
+
 def _filled(form: Form, fields: tuple[str, ...]) -> dict[str, Any]:
     return {f: v.strip() for f in fields if isinstance(v := form.get(f), str) and v.strip()}
 
@@ -167,6 +183,20 @@ ACTIONS: tuple[Action, ...] = (
         attendance.conversation_page,
         "/conversas/{id}",
         _reply,
+    ),
+    Action(
+        f"{P}/conversas/{{id}}/template",
+        "reply_route",
+        attendance.conversation_page,
+        "/conversas/{id}",
+        _template,
+    ),
+    Action(
+        f"{P}/conversas/{{id}}/agendamentos/{{followup_id}}/cancelar",
+        "cancel_followup_route",
+        attendance.conversation_page,
+        "/conversas/{id}",
+        _nothing,
     ),
     Action(f"{P}/numeros", "add_channel", pages.channels, "/numeros", _new_channel),
     Action(

@@ -72,20 +72,37 @@ async def _thread(request: web.Request, visit: Visit) -> tuple[list[dict[str, An
 
 
 def _can(visit: Visit) -> dict[str, bool]:
-    ops = ("takeover_route", "release_route", "reply_route")
+    ops = ("takeover_route", "release_route", "reply_route", "cancel_followup_route")
     return {op: may(visit.principal, API[op]) for op in ops}
+
+
+async def _started_by_business(
+    request: web.Request, visit: Visit, can: dict[str, bool]
+) -> dict[str, Any]:
+    """The follow-ups the agent scheduled, and the templates a person may send here."""
+    followups = await _read(request, visit, "list_followups_route")
+    templates = await _read(request, visit, "list_conversation_templates_route")
+    return {
+        "followups": [
+            view.followup_item(f, can_cancel=can["cancel_followup_route"])
+            for f in followups["items"]
+        ],
+        "templates": [view.template_option(t) for t in templates["items"]],
+        "window_open": templates["window_open"],
+    }
 
 
 async def conversation_data(request: web.Request, visit: Visit) -> dict[str, Any]:
     conversation = await _read(request, visit, "show_conversation_route")
     messages, cut = await _thread(request, visit)
     hours = await _read(request, visit, "get_hours_settings")
+    can = _can(visit)
     state = view.conversation_state(
         conversation,
         deps_of(request).clock(),
         visit.principal.prefix,
         admin=visit.principal.role is Role.ADMIN,
-        can=_can(visit),
+        can=can,
         hours=hours,
     )
     return {
@@ -93,6 +110,12 @@ async def conversation_data(request: web.Request, visit: Visit) -> dict[str, Any
         "messages": [view.message_item(m) for m in messages],
         "cut": cut,
     }
+
+
+async def conversation_page_data(request: web.Request, visit: Visit) -> dict[str, Any]:
+    """The page's data: what the script polls, and what only a reload changes."""
+    data = await conversation_data(request, visit)
+    return {**data, **await _started_by_business(request, visit, _can(visit))}
 
 
 async def queue_page(request: web.Request, visit: Visit) -> PageData:
@@ -103,7 +126,7 @@ async def conversation_page(request: web.Request, visit: Visit) -> PageData:
     # After a refused reply the page comes back with the text the person typed.
     typed = visit.form.get("text") if visit.form is not None else None
     return "conversation.html", {
-        **await conversation_data(request, visit),
+        **await conversation_page_data(request, visit),
         "typed": typed if isinstance(typed, str) else "",
         "next": None,
     }

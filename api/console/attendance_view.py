@@ -145,6 +145,54 @@ def reopens(hours: dict[str, Any], now: datetime) -> str:
     return opening_phrase(at, now, load_zone(hours["timezone"]))
 
 
+FOLLOWUP_STATUS = {
+    "scheduled": "agendada",
+    "sent": "enviada",
+    "skipped": "não enviada",
+    "cancelled": "cancelada",
+}
+FOLLOWUP_REASONS = {
+    "customer_wrote": "o cliente escreveu antes",
+    "opted_out": "o cliente pediu PARAR",
+    "person_holds": "uma pessoa estava com a conversa",
+    "template_unavailable": "o template não está mais aprovado",
+}
+
+
+def followup_item(followup: dict[str, Any], *, can_cancel: bool) -> dict[str, Any]:
+    """One follow-up the agent scheduled: when, which template, what it says, its fate."""
+    status, reason = followup["status"], followup.get("reason")
+    label = FOLLOWUP_STATUS.get(status, status)
+    if status == "skipped" and reason:
+        label += f" ({FOLLOWUP_REASONS.get(reason, reason)})"
+    elif status == "cancelled" and reason:
+        label += f" por {reason}"
+    return {
+        "id": followup["id"],
+        "at": when(followup["at"]),
+        "template": followup["template"],
+        "text": followup["body"],
+        "status": status,
+        "label": label,
+        "cancel": can_cancel and status == "scheduled",
+    }
+
+
+PREVIEW_CHARS = 80
+
+
+def template_option(template: dict[str, Any]) -> dict[str, Any]:
+    """One approved template offered in the send form (value: name|language)."""
+    body = template["body"]
+    preview = body if len(body) <= PREVIEW_CHARS else body[: PREVIEW_CHARS - 1] + "…"
+    count = len(template["placeholders"])
+    return {
+        "value": f"{template['name']}|{template['language']}",
+        "label": f"{template['name']} [{template['language']}] — {preview}",
+        "params": count,
+    }
+
+
 def conversation_state(
     conversation: dict[str, Any],
     now: datetime,
@@ -169,4 +217,6 @@ def conversation_state(
         "why": why(conversation) if mode != "agent" else "",
         "unanswered": conversation["unanswered"],
         "offers": offers(conversation, me, admin=admin, can=can),
+        "opted_out": bool(conversation.get("opted_out")),
+        "opted_out_at": when(conversation.get("opted_out_at")),
     }

@@ -64,6 +64,7 @@ NOTICES = {
     "reject_proposal_route": "Proposta recusada: nada mudou (fica registrado).",
     "revoke_key": "Chave revogada: as sessões abertas com ela terminaram.",
     "add_channel": "Número conectado: a posse foi confirmada.",
+    "cancel_followup_route": "Agendamento cancelado: essa mensagem não vai mais.",
     "update_channel_route": "Número atualizado: o que esperava o token novo sai agora.",
     "update_settings": "Configuração salva.",
     "update_hours_settings": "Horário de atendimento salvo.",
@@ -274,6 +275,11 @@ async def audit(request: web.Request, visit: Visit) -> PageData:
 async def channels(request: web.Request, visit: Visit) -> PageData:
     reply = await read(request, visit, "list_channels_route")
     return "channels.html", {"items": reply["items"], "next": reply["next"]}
+
+
+async def channel_templates(request: web.Request, visit: Visit) -> PageData:
+    reply = await read(request, visit, "list_channel_templates_route")
+    return "templates.html", {"items": reply["items"], "address": reply["address"], "next": None}
 
 
 NEW_KEY_COOKIE = "skillet_chave_nova"

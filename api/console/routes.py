@@ -43,6 +43,7 @@ PAGES = (
     ("/curador", pages.curator),
     ("/conversas", pages.conversations),
     ("/conversas/{id}", attendance.conversation_page),
+    ("/numeros/{kind}/{address}/templates", pages.channel_templates),
     ("/uso", pages.usage),
     ("/auditoria", pages.audit),
     ("/numeros", pages.channels),

@@ -15,8 +15,10 @@ from jobs.context import JobContext
 from jobs.conversation_sweep import CONVERSATION_SWEEP
 from jobs.curator_tick import CURATOR_TICK, curator_tick
 from jobs.events_delivery import EVENTS_DELIVERY
+from jobs.followup_tick import FOLLOWUP_TICK
 from jobs.handoff_tick import HANDOFF_TICK
 from jobs.outbox_sweep import OUTBOX_SWEEP
+from jobs.template_sync import TEMPLATE_SYNC
 from skills.curator.queries import TICK_LOCK_CLASS, TICK_LOCK_ID
 from skills.curator.run import PassOptions
 from skills.curator.schedule import SchedulePolicy
@@ -207,7 +209,15 @@ async def test_a_tick_prunes_old_reports_but_keeps_each_orgs_newest(
 async def test_only_long_running_enabled_workers_schedule_the_tick(settings: Settings) -> None:
     # async: arq's Worker() takes the running loop; a sync test would leave a new one unclosed
     scheduled = build_worker(settings, handle_signals=False)
-    sweeps = [CURATOR_TICK, OUTBOX_SWEEP, CONVERSATION_SWEEP, HANDOFF_TICK, EVENTS_DELIVERY]
+    sweeps = [
+        CURATOR_TICK,
+        OUTBOX_SWEEP,
+        CONVERSATION_SWEEP,
+        HANDOFF_TICK,
+        EVENTS_DELIVERY,
+        FOLLOWUP_TICK,
+        TEMPLATE_SYNC,
+    ]
     assert [c.name for c in scheduled.cron_jobs] == sweeps
     burst = build_worker(settings, burst=True, handle_signals=False)
     assert burst.cron_jobs == [] and set(sweeps) <= set(burst.functions)
@@ -219,12 +229,16 @@ async def test_only_long_running_enabled_workers_schedule_the_tick(settings: Set
         CONVERSATION_SWEEP,
         HANDOFF_TICK,
         EVENTS_DELIVERY,
+        FOLLOWUP_TICK,
+        TEMPLATE_SYNC,
     ]
     assert CURATOR_TICK in disabled.functions
     off = {"curator_enabled": False, "outbox_sweep_enabled": False}
     off["conversation_sweep_enabled"] = False
     off["events_delivery_enabled"] = False
     off["human_idle_s"] = off["handoff_wait_s"] = 0  # the handoff tick: both clocks off
+    off["followups_per_conversation"] = 0
+    off["template_sync_enabled"] = False
     neither = build_worker(settings.model_copy(update=off), handle_signals=False)
     assert neither.cron_jobs == [] and set(sweeps[1:]) <= set(neither.functions)
 

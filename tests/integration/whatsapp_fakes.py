@@ -64,6 +64,13 @@ class FakeGraphApi(_FakeApi):
         super().__init__()
         self.access_token = access_token
         self.delivered: list[tuple[str, str, str]] = []  # (phone_number_id, to, text)
+        # The WABA's templates as Meta lists them (name, language, status, category,
+        # components), served page by page; and the template messages sent.
+        self.waba_templates: dict[str, list[dict[str, Any]]] = {}
+        self.templates_page_size = 2
+        self.template_pages_served = 0
+        self.templates_sent: list[tuple[str, str, str, str, list[str]]] = []
+        self.template_page_extra: dict[str, Any] = {}  # merged into every page (hostile tests)
         self.owners: dict[str, str] = {}  # phone_number_id -> the token of its WABA
         self.display_phones: dict[str, str] = {}
         self.revoked: set[str] = set()
@@ -81,6 +88,7 @@ class FakeGraphApi(_FakeApi):
     def app(self) -> web.Application:
         app = web.Application()
         app.router.add_post("/{version}/{phone_number_id}/messages", self.messages)
+        app.router.add_get("/{version}/{waba_id}/message_templates", self.message_templates)
         app.router.add_get("/{version}/{phone_number_id}", self.phone_number)
         return app
 
@@ -137,6 +145,9 @@ class FakeGraphApi(_FakeApi):
         refused = self._refusal(token, request.match_info["phone_number_id"], "post")
         if refused is not None:
             return refused
+        if body.get("type") == "template" and body.get("messaging_product") == "whatsapp":
+            self.sent_with.append(token or "")
+            return self._template_message(request.match_info["phone_number_id"], body)
         text = body.get("text", {}).get("body", "")
         if body.get("messaging_product") != "whatsapp" or body.get("type") != "text" or not text:
             return _graph_error(400, 100, "Invalid parameter")
@@ -152,6 +163,65 @@ class FakeGraphApi(_FakeApi):
                 "messages": [{"id": wamid}],
             }
         )
+
+    def _template_message(self, phone_number_id: str, body: dict[str, Any]) -> web.Response:
+        """Meta's checks: the template exists in that language and is approved, with as many
+        body parameters as its placeholders (132001, 132000)."""
+        template = body.get("template") or {}
+        name, language = template.get("name"), (template.get("language") or {}).get("code")
+        known = [
+            t
+            for waba in self.waba_templates.values()
+            for t in waba
+            if (t["name"], t["language"]) == (name, language) and t["status"] == "APPROVED"
+        ]
+        if not known:
+            return _graph_error(404, 132001, "Template name does not exist in the translation")
+        components = template.get("components") or []
+        params = [p["text"] for c in components if c.get("type") == "body" for p in c["parameters"]]
+        text = next((c.get("text", "") for c in known[0]["components"] if c["type"] == "BODY"), "")
+        if len(params) != text.count("{{"):
+            return _graph_error(400, 132000, "Number of parameters does not match")
+        self.templates_sent.append((phone_number_id, body["to"], name, language, params))
+        wamid = f"wamid.tpl.{len(self.templates_sent)}"
+        return web.json_response({"messaging_product": "whatsapp", "messages": [{"id": wamid}]})
+
+    async def message_templates(self, request: web.Request) -> web.Response:
+        """GET /{waba_id}/message_templates: `after` cursors, `paging.next` while more."""
+        token = self._token(request)
+        if token not in {self.access_token, *self.owners.values()} or token in self.revoked:
+            return _graph_error(401, 190, "Invalid OAuth access token")
+        waba = request.match_info["waba_id"]
+        if waba not in self.waba_templates:
+            return _graph_error(400, 100, f"Unsupported get request. Object {waba} not found")
+        self.template_pages_served += 1
+        start = int(request.query.get("after", "0"))
+        listed = self.waba_templates[waba]
+        page = listed[start : start + self.templates_page_size]
+        answer: dict[str, Any] = {
+            **self.template_page_extra,
+            "data": page,
+            "paging": {"cursors": {"before": str(start)}},
+        }
+        end = start + len(page)
+        if end < len(listed):
+            answer["paging"]["cursors"]["after"] = str(end)
+            answer["paging"]["next"] = str(request.url.update_query({"after": str(end)}))
+        return web.json_response(answer)
+
+
+def meta_template(
+    name: str, body: str, *, status: str = "APPROVED", language: str = "pt_BR"
+) -> dict[str, Any]:
+    """One entry of `message_templates` as Meta lists it."""
+    return {
+        "name": name,
+        "language": language,
+        "status": status,
+        "category": "UTILITY",
+        "id": f"tpl-{name}-{language}",
+        "components": [{"type": "BODY", "text": body}, {"type": "FOOTER", "text": "Loja"}],
+    }
 
 
 class FakeWaha(_FakeApi):

@@ -53,6 +53,14 @@ def test_the_catalog_ships_the_two_skills_each_with_a_reference() -> None:
         assert package.files[0].path in package.body
 
 
+def test_agendamento_schedules_the_reminder_with_a_tool_that_exists() -> None:
+    from turn.tools.registry import turn_tools
+
+    body = load_catalog_package(DEFAULT_CATALOG_DIR / "agendamento").body
+    assert "## Lembrete na véspera" in body and "`schedule_followup`" in body
+    assert "schedule_followup" in {t.name for t in turn_tools()}
+
+
 def test_zip_folder_is_deterministic_and_parses_like_an_upload() -> None:
     folder = DEFAULT_CATALOG_DIR / "agendamento"
     data = zip_folder(folder)

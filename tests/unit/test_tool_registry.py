@@ -27,6 +27,7 @@ def test_every_module_with_a_tool_is_found_and_offered_sorted() -> None:
     assert [t.name for t in turn_tools()] == [
         "handoff_to_human",
         "read_skill_reference",
+        "schedule_followup",
         "skill_manage",
         "skill_view",
     ]

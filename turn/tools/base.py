@@ -9,6 +9,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
@@ -82,6 +83,9 @@ class ToolContext:
     package_limits: PackageLimits = DEFAULT_LIMITS  # the caps of what skill_manage writes
     # The worker's pages already read (shared by its turns); a fresh one keeps them per turn.
     page_cache: StoredPageCache = field(default_factory=StoredPageCache)
+    clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+    # Follow-ups scheduled and not yet sent, per conversation (schedule_followup).
+    max_followups: int = 3
 
 
 ArgsT = TypeVar("ArgsT", bound=BaseModel)
