@@ -34,6 +34,7 @@ from turn.agent_queries import create_agent
 from worker.resources import Resources
 from worker.settings import Settings
 
+NO_FOLLOWUP = "00000000-0000-4000-8000-0000000000f1"
 NO_PROPOSAL = "00000000-0000-4000-8000-000000000027"  # no org has it
 
 
@@ -192,6 +193,22 @@ def _walk(a: OrgA) -> dict[tuple[str, str], tuple[Call, int]]:
         ),
         ("POST", "/v1/conversations/{id}/messages"): (
             Call(f"/v1/conversations/{a.conversation_id}/messages", {"text": "oi"}),
+            404,
+        ),
+        ("GET", "/v1/conversations/{id}/templates"): (
+            Call(f"/v1/conversations/{a.conversation_id}/templates"),
+            404,
+        ),
+        ("GET", "/v1/conversations/{id}/followups"): (
+            Call(f"/v1/conversations/{a.conversation_id}/followups"),
+            404,
+        ),
+        ("POST", "/v1/conversations/{id}/followups/{followup_id}/cancel"): (
+            Call(f"/v1/conversations/{a.conversation_id}/followups/{NO_FOLLOWUP}/cancel", {}),
+            404,
+        ),
+        ("GET", "/v1/channels/{kind}/{address}/templates"): (
+            Call(f"/v1/channels/{kind}/{address}/templates"),
             404,
         ),
         ("GET", "/v1/audit"): (Call("/v1/audit"), 200),
