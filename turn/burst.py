@@ -165,6 +165,25 @@ async def _hand_off_at_once(
     return BatchResult(outcome=outcome, sent=sent)
 
 
+async def answer_fixed(
+    deps: TurnDeps, conversation: Conversation, batch: Sequence[InboundRow], text: str
+) -> BatchResult:
+    """A fixed reply for `batch` (a media message refused: turn.media.reader), no model."""
+    try:
+        sent = await _commit_reply(deps, conversation, batch, text, TurnCounts())
+    except _NotCommitted as exc:
+        log.info("turn.not_committed", outcome=exc.outcome)
+        return BatchResult(outcome=None, refused=exc.outcome)
+    outcome = TurnOutcome(
+        status=MessageOutcome.REPLIED,
+        inbound_id=batch[-1].id,
+        reply=text,
+        answered=tuple(row.external_id for row in batch),
+        extra={"media_refused": True},
+    )
+    return BatchResult(outcome=outcome, sent=sent)
+
+
 async def _ask_model(
     deps: TurnDeps,
     conversation: Conversation,

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from skills.package.limits import DEFAULT_LIMITS, PackageLimits
 from skills.storage import ObjectStore
@@ -25,6 +25,9 @@ from turn.providers.registry import ModelRegistry
 from turn.skill_catalog import SkillCatalogCache
 from turn.tools.page_cache import StoredPageCache
 from turn.tools.registry import turn_tools
+
+if TYPE_CHECKING:  # turn.media.reader takes this module's DeadLetters
+    from turn.media.reader import MediaReader
 
 
 def utc_now() -> datetime:
@@ -83,6 +86,8 @@ class TurnDeps:
     prefixes: PrefixCache = field(default_factory=lambda: PrefixCache(turn_tools()))
     # Whether a burst asks for a person (turn.handoff_request): a handoff before any model call.
     asks_for_person: Callable[[str], bool] = asks_for_person
+    # Reads the media of a burst's media messages (None: described only, as before).
+    media: MediaReader | None = None
 
 
 class MessageOutcome(StrEnum):

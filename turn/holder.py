@@ -59,10 +59,11 @@ import structlog
 
 from core.tenancy import org_connection, self_bound_connection
 from inbox.queries import fetch_inbound_state
-from turn.burst import BatchResult, Conversation, SentReply, answer_batch
+from turn.burst import BatchResult, Conversation, SentReply, answer_batch, answer_fixed
 from turn.conversation_lease import Lease
 from turn.conversation_queries import BurstRead, CommitOutcome, Continued, continue_conversation
 from turn.deps import MessageOutcome, TurnConfig, TurnDeps, TurnOutcome
+from turn.media.reader import might_hold_media
 from turn.outbox import Recipient, deliver_reply
 from turn.outbox_queries import OutboxRow, list_undelivered, update_outbox_sent
 
@@ -173,9 +174,18 @@ async def _answer(deps: TurnDeps, lease: Lease, burst: BurstRead, job_id: str) -
         model_name=agent.model_name,
         lease_token=lease.token,
     )
-    result = await answer_batch(
-        deps, conversation, snapshot, burst.open.rows, burst.history, job_id=job_id
-    )
+    rows = burst.open.rows
+    if deps.media is not None and any(might_hold_media(row.body) for row in rows):
+        read = await deps.media.read(deps.pool, lease.organization_id, lease.conversation_id, rows)
+        rows = read.rows
+        if read.refused_at == 0:  # its own fixed reply, in its place in the conversation
+            result = await answer_fixed(deps, conversation, rows[:1], read.refusal)
+            if result.refused is CommitOutcome.LEASE_LOST:
+                lease.lost = True
+            return result
+        if read.refused_at is not None:
+            rows = rows[: read.refused_at]  # those before it first; it comes next
+    result = await answer_batch(deps, conversation, snapshot, rows, burst.history, job_id=job_id)
     if result.refused is CommitOutcome.LEASE_LOST:
         lease.lost = True
     return result

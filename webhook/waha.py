@@ -18,7 +18,8 @@ from typing import Any
 
 from channels.contacts import ContactIds, contact_ids, normalize_whatsapp_id
 from channels.models import ChannelKind
-from inbox.message import MessageKind
+from inbox.file_names import safe_file_name
+from inbox.message import FETCHED_MEDIA_KINDS, InboundMedia, MessageKind
 from webhook.events import Delivery, InboundText, epoch_to_utc, storable_id, storable_text
 from webhook.non_text import describe, describe_location, vcard_names
 
@@ -117,8 +118,31 @@ def _parse_message(
                 text=storable_text(text),
                 sent_at=epoch_to_utc(payload.get("timestamp"), received_at),
                 message_kind=message_kind,
+                media=_media(payload, message_kind),
             )
         )
+
+
+def _media(payload: dict[str, Any], kind: MessageKind) -> InboundMedia | None:
+    """The file WAHA downloaded for the session (payload.media.url; None: nothing to
+    fetch, WAHA kept no file, or the URL is no http(s) URL we could store)."""
+    if kind not in FETCHED_MEDIA_KINDS or payload.get("hasMedia") is not True:
+        return None
+    media = payload.get("media")
+    url = _get(media, "url")
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")) or len(url) > 2048:
+        return None
+    if storable_text(url) != url:
+        return None
+    body = payload.get("body")
+    mimetype = _get(media, "mimetype")
+    return InboundMedia(
+        url=url,
+        declared_type=storable_id(mimetype),
+        caption=storable_text(body)[:4_096] if isinstance(body, str) and body.strip() else None,
+        file_name=safe_file_name(_get(media, "filename")),
+        voice=_get(payload.get("_data"), "type") == "ptt",
+    )
 
 
 # The engine's own message type (`_data.type`, WEBJS) where it names one.

@@ -1,0 +1,279 @@
+"""Media customers send, end to end on real Postgres, Redis and S3 with real burst workers: a
+signed webhook delivery -> the job downloads the media from the (fake) provider with the
+number's credentials -> the exact bytes go to a transcription server speaking OpenAI's wire ->
+the transcript is answered like typed text; refusals get a clear pt-BR reply."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import asyncpg
+import pytest_asyncio
+
+from channels.models import ChannelKind
+from tests.integration.support import create_org, publish, run_burst
+from tests.integration.transcription_fake import FakeTranscriber
+from tests.integration.webhook_support import TEST_CONFIG, connect_number, running_webhook
+from tests.integration.whatsapp_fakes import FakeGraphApi, FakeWaha
+from tests.media_fixtures import pdf, png, voice_note
+from tests.whatsapp_payloads import (
+    ACCESS_TOKEN,
+    WAHA_API_KEY,
+    cloud_delivery,
+    cloud_value,
+    waha_event,
+)
+from turn.agent_queries import insert_agent
+from turn.media.reader import REPLIES, UNREADABLE_REPLY
+from webhook.server import start_site
+from worker.resources import Resources
+from worker.settings import Settings
+
+NUMBER = "106540352242922"
+CUSTOMER = "5511912345678"
+TRANSCRIPT = "Oi, qual o prazo de entrega para São Paulo?"
+SKILL_REPLY = "Entregamos em São Paulo em até 2 dias úteis."
+TRANSCRIBING = dataclasses.replace(TEST_CONFIG, transcribes_voice=True)
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def transcriber() -> AsyncIterator[FakeTranscriber]:
+    fake = FakeTranscriber(text=TRANSCRIPT)
+    runner, port = await start_site(fake.app(), "127.0.0.1", 0)
+    fake.base_url = f"http://127.0.0.1:{port}/v1"
+    yield fake
+    await runner.cleanup()
+
+
+def _media_settings(settings: Settings, transcriber: FakeTranscriber, **extra: Any) -> Settings:
+    return settings.model_copy(
+        update={
+            "transcribe_base_url": transcriber.base_url,
+            "transcribe_model": "whisper-large-v3",
+            **extra,
+        }
+    )
+
+
+async def _org_with_skill(db: asyncpg.Connection, resources: Resources) -> uuid.UUID:
+    org = await create_org(db, "Loja Mídia")
+    await insert_agent(db, org, "Bia", "Você é a Bia, da Loja Mídia.")
+    await publish(
+        db, resources.store, org, "entrega", keywords=["prazo de entrega"], body=SKILL_REPLY
+    )
+    return org
+
+
+def _cloud_media(message_id: str, kind: str, media: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "from": CUSTOMER,
+        "id": message_id,
+        "timestamp": str(int(time.time())),
+        "type": kind,
+        kind: media,
+    }
+
+
+async def _message(db: asyncpg.Connection, external_id: str) -> asyncpg.Record:
+    row = await db.fetchrow(
+        "select kind, body, media, media_state, media_key, media_type, media_bytes"
+        " from messages where external_id = $1",
+        external_id,
+    )
+    assert row is not None
+    return row
+
+
+async def _stored_bytes(resources: Resources, key: str) -> bytes:
+    stored = await resources.store.get(key, max_bytes=32 * 1024 * 1024)
+    return stored.data
+
+
+async def test_a_cloud_api_voice_note_is_downloaded_transcribed_and_answered_by_its_skill(
+    whatsapp_settings: Settings,
+    db: asyncpg.Connection,
+    resources: Resources,
+    fake_graph: FakeGraphApi,
+    transcriber: FakeTranscriber,
+) -> None:
+    settings = _media_settings(whatsapp_settings, transcriber)
+    org = await _org_with_skill(db, resources)
+    await connect_number(db, org, ChannelKind.CLOUD_API, NUMBER)  # no reply to non-text
+    audio = voice_note()
+    fake_graph.media["1013859600285441"] = (audio, "audio/ogg; codecs=opus")
+    message = _cloud_media(
+        "wamid.voice.1",
+        "audio",
+        {
+            "mime_type": "audio/ogg; codecs=opus",
+            "sha256": "abc=",
+            "id": "1013859600285441",
+            "voice": True,
+        },
+    )
+    async with running_webhook(settings, TRANSCRIBING) as hook:
+        posted = await hook.post_cloud(cloud_delivery(cloud_value(NUMBER, [message])))
+    assert posted.body["enqueued"] == 1
+    stored = await _message(db, "wamid.voice.1")
+    assert stored["media"]["id"] == "1013859600285441"
+    assert stored["media"]["type"] == "audio/ogg; codecs=opus"
+    assert stored["media_state"] == "pending"
+    assert fake_graph.media_downloads == []  # the webhook never fetches
+
+    worker = await run_burst(settings)
+    assert worker.jobs_failed == 0
+    assert fake_graph.media_downloads == [("1013859600285441", ACCESS_TOKEN)]
+    [request] = transcriber.received
+    assert request.data == audio  # the exact bytes
+    assert request.fields["model"] == "whisper-large-v3"
+    assert request.fields["language"] == "pt"
+    [(_, to, text)] = fake_graph.delivered
+    assert (to, text) == (CUSTOMER, SKILL_REPLY)
+    stored = await _message(db, "wamid.voice.1")
+    assert (stored["kind"], stored["body"], stored["media_state"]) == (
+        "audio",
+        TRANSCRIPT,
+        "transcribed",
+    )
+    assert stored["media_key"].startswith(f"media/{org}/")
+    assert await _stored_bytes(resources, stored["media_key"]) == audio
+
+
+async def test_a_waha_voice_note_is_fetched_with_the_key_on_its_server_and_answered(
+    whatsapp_settings: Settings,
+    db: asyncpg.Connection,
+    resources: Resources,
+    fake_waha: FakeWaha,
+    transcriber: FakeTranscriber,
+) -> None:
+    settings = _media_settings(whatsapp_settings, transcriber)
+    org = await _org_with_skill(db, resources)
+    await connect_number(db, org, ChannelKind.WAHA, "loja")
+    audio = voice_note()
+    fake_waha.files["voz.oga"] = (audio, "audio/ogg")
+    event = waha_event(
+        "loja",
+        "false_5511912345678@c.us_3EB0VOZ",
+        "",
+        sender=f"{CUSTOMER}@c.us",
+        has_media=True,
+        data={"type": "ptt"},
+        timestamp=int(time.time()),
+        extra={
+            "media": {
+                "url": f"{fake_waha.base_url}/api/files/loja/voz.oga",
+                "mimetype": "audio/ogg; codecs=opus",
+                "filename": None,
+            }
+        },
+    )
+    async with running_webhook(settings, TRANSCRIBING) as hook:
+        assert (await hook.post_waha(event)).body["enqueued"] == 1
+    await run_burst(settings)
+    assert fake_waha.file_downloads == [("voz.oga", WAHA_API_KEY)]
+    assert transcriber.received[-1].data == audio
+    [(session, chat_id, text)] = fake_waha.delivered
+    assert (session, chat_id, text) == ("loja", f"{CUSTOMER}@c.us", SKILL_REPLY)
+
+
+async def test_bytes_of_no_supported_type_and_too_large_files_get_a_clear_reply(
+    whatsapp_settings: Settings,
+    db: asyncpg.Connection,
+    resources: Resources,
+    fake_graph: FakeGraphApi,
+    transcriber: FakeTranscriber,
+) -> None:
+    settings = _media_settings(whatsapp_settings, transcriber, media_max_bytes=4096)
+    org = await _org_with_skill(db, resources)
+    await connect_number(db, org, ChannelKind.CLOUD_API, NUMBER, reply_to_non_text=True)
+    fake_graph.media["m-exe"] = (b"MZ\x90\x00" + b"\x00" * 200, "application/pdf")
+    fake_graph.media["m-big"] = (pdf() + b"%" * 5000, "application/pdf")
+    messages = [
+        _cloud_media("wamid.doc.exe", "document", {"id": "m-exe", "filename": "../../a.pdf"}),
+    ]
+    async with running_webhook(settings, TRANSCRIBING) as hook:
+        await hook.post_cloud(cloud_delivery(cloud_value(NUMBER, messages)))
+    await run_burst(settings)
+    big = [_cloud_media("wamid.doc.big", "document", {"id": "m-big", "filename": "tabela.pdf"})]
+    async with running_webhook(settings, TRANSCRIBING) as hook:
+        await hook.post_cloud(cloud_delivery(cloud_value(NUMBER, big)))
+    await run_burst(settings)
+    assert [text for _, _, text in fake_graph.delivered] == [
+        UNREADABLE_REPLY,
+        REPLIES["media_too_large"],
+    ]
+    refused = await _message(db, "wamid.doc.exe")
+    assert refused["media_state"] == "refused"
+    assert refused["media"]["file_name"] == "a.pdf"  # sanitized before it reached the row
+
+
+async def test_an_image_and_a_pdf_are_stored_and_described_under_their_own_prefix(
+    whatsapp_settings: Settings,
+    db: asyncpg.Connection,
+    resources: Resources,
+    fake_graph: FakeGraphApi,
+    transcriber: FakeTranscriber,
+) -> None:
+    settings = _media_settings(whatsapp_settings, transcriber)
+    org = await _org_with_skill(db, resources)
+    await connect_number(db, org, ChannelKind.CLOUD_API, NUMBER, reply_to_non_text=True)
+    fake_graph.media["m-png"] = (png(), "image/jpeg")  # declared wrong: the bytes win
+    fake_graph.media["m-pdf"] = (pdf(), "application/pdf")
+    messages = [
+        _cloud_media("wamid.img", "image", {"id": "m-png", "caption": "olha o produto"}),
+        _cloud_media("wamid.pdf", "document", {"id": "m-pdf", "filename": "orçamento final.pdf"}),
+    ]
+    async with running_webhook(settings, TRANSCRIBING) as hook:
+        await hook.post_cloud(cloud_delivery(cloud_value(NUMBER, messages)))
+    await run_burst(settings)
+    image, document = await _message(db, "wamid.img"), await _message(db, "wamid.pdf")
+    assert (image["media_state"], image["media_type"]) == ("stored", "image/png")
+    assert image["body"] == "[imagem] olha o produto"
+    assert document["media_key"] == (
+        f"media/{org}/{document['media_key'].split('/')[2]}/"
+        f"{await db.fetchval('select id from messages where external_id = $1', 'wamid.pdf')}"
+        "/orcamento_final.pdf"
+    )
+    assert await _stored_bytes(resources, document["media_key"]) == pdf()
+    assert transcriber.received == []
+    assert len(fake_graph.delivered) == 1  # one reply for the burst
+
+
+async def test_a_transcription_outage_is_retried_then_dead_lettered_and_answered_on(
+    whatsapp_settings: Settings,
+    db: asyncpg.Connection,
+    resources: Resources,
+    fake_graph: FakeGraphApi,
+    transcriber: FakeTranscriber,
+) -> None:
+    settings = _media_settings(whatsapp_settings, transcriber, max_tries=3)
+    org = await _org_with_skill(db, resources)
+    await connect_number(db, org, ChannelKind.CLOUD_API, NUMBER)
+    fake_graph.media["m-voz"] = (voice_note(), "audio/ogg; codecs=opus")
+    transcriber.statuses = [503, 503, 503]
+    voice = _cloud_media("wamid.voz.outage", "audio", {"id": "m-voz", "voice": True})
+    async with running_webhook(settings, TRANSCRIBING) as hook:
+        await hook.post_cloud(cloud_delivery(cloud_value(NUMBER, [voice])))
+    await run_burst(settings)
+    assert len(transcriber.received) == 3  # tried, retried, then given up
+    [(_, _, text)] = fake_graph.delivered
+    assert text == REPLIES["transcription_rejected"]
+    dead = await db.fetch("select function, error_code from dead_letters")
+    assert [(d["function"], d["error_code"]) for d in dead] == [
+        ("media_refused", "transcription_unavailable")
+    ]
+    typed = {
+        "from": CUSTOMER,
+        "id": "wamid.typed.after",
+        "timestamp": str(int(time.time())),
+        "type": "text",
+        "text": {"body": "e o prazo de entrega?"},
+    }
+    async with running_webhook(settings, TRANSCRIBING) as hook:
+        await hook.post_cloud(cloud_delivery(cloud_value(NUMBER, [typed])))
+    await run_burst(settings)
+    assert fake_graph.delivered[-1][2] == SKILL_REPLY  # the conversation goes on

@@ -1,0 +1,279 @@
+"""A burst's media messages read inside the turn: fetched, sniffed, stored, transcribed.
+
+Order of checks per message (oldest first), each outcome written on its row before the next:
+fetch (bounded; transient failures retried by the job, `max_attempts` in all, then refused)
+-> sniff (the bytes' type wins over the declared one; none we read: refused) -> store under
+`media/{org}/{conversation}/{message}/{name}` -> a voice note: its length from the Ogg
+container (over the cap: refused), then its transcript, capped like any message, becomes the
+message's body (empty: refused). A refused message is answered alone, with a fixed pt-BR
+reply, in its place in the conversation: the messages before it are answered first.
+Nothing holds a pooled connection across a download, an upload or a transcription.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Final
+
+import structlog
+
+from core.errors import SkilletError
+from core.tenancy import org_connection
+from inbox.file_names import safe_file_name
+from skills.storage import ObjectStore
+from turn.conversation_queries import InboundRow
+from turn.deps import DeadLetters
+from turn.media.errors import (
+    MediaError,
+    MediaTransient,
+    MediaUnsupported,
+    TranscriptEmpty,
+    VoiceTooLong,
+)
+from turn.media.fetch import MediaFetcher, MediaSource
+from turn.media.queries import (
+    MediaRow,
+    bump_media_attempts,
+    list_media_to_read,
+    update_media_read,
+    update_media_refused,
+)
+from turn.media.sniff import AUDIO_TYPES, EXTENSIONS, main_type, ogg_duration_s, sniff_type
+from turn.media.transcribe import Transcriber
+
+log = structlog.get_logger(__name__)
+
+# The descriptions (webhook.non_text) of the kinds the worker fetches: only a burst with a
+# body so labelled is looked up, so a text-only turn runs no statement of its own here.
+MEDIA_LABELS: Final = ("[áudio]", "[imagem]", "[documento]")
+
+UNREADABLE_REPLY: Final = (
+    "Desculpe, não consegui abrir esse arquivo. Pode enviar em outro formato ou escrever "
+    "sua mensagem?"
+)
+REPLIES: Final[dict[str, str]] = {
+    "media_unsupported": UNREADABLE_REPLY,
+    "media_unavailable": UNREADABLE_REPLY,
+    "media_too_large": (
+        "Desculpe, esse arquivo é grande demais para eu abrir. Pode enviar um arquivo menor "
+        "ou escrever sua mensagem?"
+    ),
+    "voice_too_long": (
+        "Desculpe, esse áudio é longo demais para eu ouvir. Pode mandar um áudio mais curto "
+        "ou escrever sua mensagem?"
+    ),
+    "transcript_empty": (
+        "Desculpe, não consegui entender o áudio. Pode escrever sua mensagem, por favor?"
+    ),
+    "transcription_rejected": (
+        "Desculpe, não consegui ouvir seu áudio agora. Pode escrever sua mensagem, por favor?"
+    ),
+}
+# Failures an operator should see (the customer's file was fine): a dead letter each.
+_DEAD_LETTERED: Final = frozenset(
+    {"transcription_rejected", "transcription_unavailable", "media_transient", "media_unavailable"}
+)
+
+
+def might_hold_media(body: str) -> bool:
+    return body.startswith(MEDIA_LABELS)
+
+
+def refusal_reply(code: str | None) -> str:
+    return REPLIES.get(code or "", REPLIES["transcription_rejected"])
+
+
+@dataclass(frozen=True)
+class ReadBurst:
+    """The burst with transcripts in place; `refused_at`: index of the first refused
+    message (None: none), answered alone with `refusal`."""
+
+    rows: list[InboundRow]
+    refused_at: int | None = None
+    refusal: str = ""
+
+
+@dataclass(frozen=True)
+class ReaderConfig:
+    max_message_chars: int
+    voice_max_seconds: int
+    max_attempts: int  # the job's tries: the last one refuses instead of retrying
+
+
+class MediaReader:
+    def __init__(
+        self,
+        fetcher: MediaFetcher,
+        store: ObjectStore,
+        config: ReaderConfig,
+        *,
+        transcriber: Transcriber | None = None,
+        dead_letters: DeadLetters | None = None,
+    ) -> None:
+        self._fetcher = fetcher
+        self._store = store
+        self._config = config
+        self._transcriber = transcriber
+        self._dead_letters = dead_letters
+
+    async def read(
+        self,
+        pool: object,
+        organization_id: uuid.UUID,
+        conversation_id: uuid.UUID,
+        rows: Sequence[InboundRow],
+    ) -> ReadBurst:
+        candidates = [r.id for r in rows if might_hold_media(r.body)]
+        async with org_connection(pool, organization_id) as conn:
+            found = await list_media_to_read(conn, candidates)
+        out = list(rows)
+        for index, row in enumerate(out):
+            media = found.get(row.id)
+            if media is None:
+                continue
+            code = media.refusal if media.state == "refused" else None
+            if media.state == "pending":
+                if media.kind == "audio" and self._transcriber is None:
+                    continue  # no transcription server: described, as before
+                body, code = await self._read_one(pool, organization_id, conversation_id, media)
+                if body is not None:
+                    out[index] = replace(row, body=body)
+            if code is not None:
+                return ReadBurst(out, index, refusal_reply(code))
+        return ReadBurst(out)
+
+    async def _read_one(
+        self,
+        pool: object,
+        organization_id: uuid.UUID,
+        conversation_id: uuid.UUID,
+        media: MediaRow,
+    ) -> tuple[str | None, str | None]:
+        """(the transcript, None) or (None, None) when stored, (None, code) when refused."""
+        key: str | None = None
+        kind: str | None = None
+        try:
+            data = await self._fetcher.fetch(_source(media))
+            kind = _sniffed(data, media)
+            key = _key(organization_id, conversation_id, media, kind)
+            await self._store.put(key, data, kind)
+            transcript = await self._transcript(data, kind, media)
+        except MediaTransient as exc:
+            return await self._transient(pool, organization_id, conversation_id, media, exc, key)
+        except MediaError as exc:
+            await self._refuse(pool, organization_id, conversation_id, media, exc, key, kind)
+            return None, exc.code
+        async with org_connection(pool, organization_id) as conn:
+            await update_media_read(
+                conn,
+                media.message_id,
+                state="stored" if transcript is None else "transcribed",
+                key=key,
+                media_type=kind,
+                size_bytes=len(data),
+                body=transcript,
+            )
+        log.info("turn.media_read", kind=kind, size_bytes=len(data), transcribed=bool(transcript))
+        return transcript, None
+
+    async def _transcript(self, data: bytes, kind: str, media: MediaRow) -> str | None:
+        if media.kind != "audio" or kind not in AUDIO_TYPES or self._transcriber is None:
+            return None
+        seconds = ogg_duration_s(data) if kind == "audio/ogg" else None
+        if seconds is not None and seconds > self._config.voice_max_seconds:
+            raise VoiceTooLong(f"{seconds:.0f} s, at most {self._config.voice_max_seconds} s")
+        text = await self._transcriber.transcribe(
+            data, content_type=kind, file_name=f"audio.{EXTENSIONS[kind]}"
+        )
+        text = " ".join(text.replace("\x00", "").split())
+        if not text:
+            raise TranscriptEmpty("the transcript is empty")
+        cap = self._config.max_message_chars
+        return text if len(text) <= cap else text[: cap - 1] + "…"
+
+    async def _transient(
+        self,
+        pool: object,
+        organization_id: uuid.UUID,
+        conversation_id: uuid.UUID,
+        media: MediaRow,
+        exc: MediaTransient,
+        key: str | None,
+    ) -> tuple[None, str]:
+        async with org_connection(pool, organization_id) as conn:
+            attempts = await bump_media_attempts(conn, media.message_id)
+        if attempts < self._config.max_attempts:
+            log.warning("turn.media_retry", code=exc.code, attempts=attempts, error=str(exc)[:200])
+            raise exc  # the job runs again later (jobs.inbound maps retryable errors)
+        await self._refuse(pool, organization_id, conversation_id, media, exc, key, None)
+        return None, "transcription_rejected" if exc.code != "media_transient" else (
+            "media_unavailable"
+        )
+
+    async def _refuse(
+        self,
+        pool: object,
+        organization_id: uuid.UUID,
+        conversation_id: uuid.UUID,
+        media: MediaRow,
+        exc: SkilletError,
+        key: str | None,
+        kind: str | None,
+    ) -> None:
+        code = exc.code
+        stored_code = code
+        if code == "transcription_unavailable":
+            stored_code = "transcription_rejected"  # the customer's reply is the same
+        elif code == "media_transient":
+            stored_code = "media_unavailable"
+        log.warning("turn.media_refused", code=code, error=str(exc)[:200])
+        async with org_connection(pool, organization_id) as conn:
+            await update_media_refused(
+                conn, media.message_id, stored_code, key=key, media_type=kind
+            )
+        if code in _DEAD_LETTERED and self._dead_letters is not None:
+            await self._dead_letters.record(
+                organization_id=organization_id,
+                function="media_refused",
+                payload={
+                    "organization_id": str(organization_id),
+                    "conversation_id": str(conversation_id),
+                    "inbound_id": str(media.message_id),
+                },
+                code=code,
+                error=str(exc)[:1000],
+            )
+
+
+def _source(media: MediaRow) -> MediaSource:
+    info = media.media
+    return MediaSource(
+        channel_kind=media.route_kind or "",
+        media_id=_str(info.get("id")),
+        url=_str(info.get("url")),
+        waha_base_url=media.waha_base_url,
+        access_token=media.access_token,
+        waha_api_key=media.waha_api_key,
+    )
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _sniffed(data: bytes, media: MediaRow) -> str:
+    kind = sniff_type(data)
+    declared = main_type(_str(media.media.get("type")))
+    if kind is None:
+        raise MediaUnsupported(f"{len(data)} bytes of no supported type (declared {declared})")
+    if declared is not None and declared != kind:
+        log.warning("turn.media_type_mismatch", declared=declared[:100], sniffed=kind)
+    return kind
+
+
+def _key(organization_id: uuid.UUID, conversation_id: uuid.UUID, media: MediaRow, kind: str) -> str:
+    """Under a prefix of its own, never inside a skill's `{org}/{skill}/...` keys."""
+    name = safe_file_name(media.media.get("file_name")) or f"{media.kind}.{EXTENSIONS[kind]}"
+    return f"media/{organization_id}/{conversation_id}/{media.message_id}/{name}"
