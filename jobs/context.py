@@ -71,6 +71,8 @@ class JobContext(TypedDict, total=False):
     handoff_wait_s: int  # a customer's wait for a person before one notice (0: never)
     events: DeliveryConfig  # the events webhook's delivery (jobs.events_delivery)
     echo_grace_s: float  # an echo is settled no sooner than this after it arrived
+    media_objects: Any  # where customers' media is stored (jobs.media_retention.MediaObjects)
+    media_retention_days: int  # stored media is deleted this long after it was stored
 
 
 def arq_job(job: Callable[..., Awaitable[Any]]) -> Any:

@@ -1,11 +1,13 @@
 """The worker's periodic jobs: the curator's tick, the outbox sweep, the conversation sweep,
-the handoff tick and the events delivery; when each runs, its timeout, and the side jobs a
-worker that does not schedule them still runs (a tick or sweep another worker enqueued).
+the handoff tick, the events delivery and the media retention; when each runs, its timeout,
+and the side jobs a worker that does not schedule them still runs (a tick or sweep another
+worker enqueued).
 
 Every side job's timeout is at most a turn's: arq re-runs a crashed worker's jobs only after
 the longest function timeout + 10 s, so a long side job would delay every lost turn. The
 seconds are spread so no two start together: curator at 0, outbox at 30, conversations at
-7/22/37/52, handoffs at 45, events every 5 s from 4 (4, 9, ..., 59).
+7/22/37/52, handoffs at 45, events every 5 s from 4 (4, 9, ..., 59), media retention at
+minute 17, second 15.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from jobs.conversation_sweep import CONVERSATION_SWEEP, conversation_sweep
 from jobs.curator_tick import CURATOR_TICK, curator_tick
 from jobs.events_delivery import EVENTS_DELIVERY, events_delivery
 from jobs.handoff_tick import HANDOFF_TICK, handoff_tick
+from jobs.media_retention import MEDIA_RETENTION, media_retention
 from jobs.outbox_sweep import OUTBOX_SWEEP, outbox_sweep
 from skills.curator import CuratorPolicy
 from skills.curator.schedule import SchedulePolicy
@@ -37,6 +40,7 @@ SWEEP_SLACK_S = 5.0
 CONVERSATION_SWEEP_SECONDS = {7, 22, 37, 52}
 OUTBOX_SWEEP_SECONDS = {30}
 HANDOFF_TICK_SECONDS = {45}
+MEDIA_RETENTION_SECONDS, MEDIA_RETENTION_MINUTES = {15}, {17}  # once an hour
 EVENTS_DELIVERY_SECONDS = set(range(4, 60, 5))
 # Past a pass's job timeout: a claim older than that belongs to no live pass.
 EVENTS_CLAIM_MARGIN_S = 10.0
@@ -111,6 +115,18 @@ def handoff_job(settings: Settings) -> PeriodicJob:
     """Once a minute: idle conversations back to the agent, one notice to waiting customers."""
     timeout_s = within_turn_timeout(SWEEP_TIMEOUT_S, settings)
     return PeriodicJob(HANDOFF_TICK, handoff_tick, HANDOFF_TICK_SECONDS, None, timeout_s)
+
+
+def media_retention_job(settings: Settings) -> PeriodicJob:
+    """Once an hour: media past SKILLET_MEDIA_RETENTION_DAYS deleted (the text stays)."""
+    timeout_s = within_turn_timeout(SWEEP_TIMEOUT_S, settings)
+    return PeriodicJob(
+        MEDIA_RETENTION,
+        media_retention,
+        MEDIA_RETENTION_SECONDS,
+        MEDIA_RETENTION_MINUTES,
+        timeout_s,
+    )
 
 
 def events_job(settings: Settings) -> PeriodicJob:
@@ -190,6 +206,7 @@ def periodic_jobs(settings: Settings, *, burst: bool) -> tuple[list[CronJob], li
             bool(settings.human_idle_s or settings.handoff_wait_s),
         ),
         EVENTS_DELIVERY: (events_job(settings), settings.events_delivery_enabled),
+        MEDIA_RETENTION: (media_retention_job(settings), True),
     }
     cron_jobs: list[CronJob] = []
     functions: list[Function] = []

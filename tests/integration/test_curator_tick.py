@@ -16,6 +16,7 @@ from jobs.conversation_sweep import CONVERSATION_SWEEP
 from jobs.curator_tick import CURATOR_TICK, curator_tick
 from jobs.events_delivery import EVENTS_DELIVERY
 from jobs.handoff_tick import HANDOFF_TICK
+from jobs.media_retention import MEDIA_RETENTION
 from jobs.outbox_sweep import OUTBOX_SWEEP
 from skills.curator.queries import TICK_LOCK_CLASS, TICK_LOCK_ID
 from skills.curator.run import PassOptions
@@ -208,7 +209,8 @@ async def test_only_long_running_enabled_workers_schedule_the_tick(settings: Set
     # async: arq's Worker() takes the running loop; a sync test would leave a new one unclosed
     scheduled = build_worker(settings, handle_signals=False)
     sweeps = [CURATOR_TICK, OUTBOX_SWEEP, CONVERSATION_SWEEP, HANDOFF_TICK, EVENTS_DELIVERY]
-    assert [c.name for c in scheduled.cron_jobs] == sweeps
+    # Media retention is always scheduled: customers' files never outlive it.
+    assert [c.name for c in scheduled.cron_jobs] == [*sweeps, MEDIA_RETENTION]
     burst = build_worker(settings, burst=True, handle_signals=False)
     assert burst.cron_jobs == [] and set(sweeps) <= set(burst.functions)
     disabled = build_worker(
@@ -219,6 +221,7 @@ async def test_only_long_running_enabled_workers_schedule_the_tick(settings: Set
         CONVERSATION_SWEEP,
         HANDOFF_TICK,
         EVENTS_DELIVERY,
+        MEDIA_RETENTION,
     ]
     assert CURATOR_TICK in disabled.functions
     off = {"curator_enabled": False, "outbox_sweep_enabled": False}
@@ -226,7 +229,8 @@ async def test_only_long_running_enabled_workers_schedule_the_tick(settings: Set
     off["events_delivery_enabled"] = False
     off["human_idle_s"] = off["handoff_wait_s"] = 0  # the handoff tick: both clocks off
     neither = build_worker(settings.model_copy(update=off), handle_signals=False)
-    assert neither.cron_jobs == [] and set(sweeps[1:]) <= set(neither.functions)
+    assert [c.name for c in neither.cron_jobs] == [MEDIA_RETENTION]
+    assert set(sweeps[1:]) <= set(neither.functions)
 
 
 async def test_a_running_worker_runs_the_curator_on_its_schedule(

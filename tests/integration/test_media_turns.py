@@ -9,12 +9,17 @@ import dataclasses
 import time
 import uuid
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import asyncpg
+import pytest
 import pytest_asyncio
 
+from channels.credential_queries import upsert_channel_secrets_as_owner
 from channels.models import ChannelKind
+from jobs.media_retention import MEDIA_RETENTION, delete_expired_media
+from skills.storage import ObjectNotFound
 from tests.integration.support import create_org, publish, run_burst
 from tests.integration.transcription_fake import FakeTranscriber
 from tests.integration.webhook_support import TEST_CONFIG, connect_number, running_webhook
@@ -28,8 +33,10 @@ from tests.whatsapp_payloads import (
     waha_event,
 )
 from turn.agent_queries import insert_agent
+from turn.handoff import HANDOFF_ACK_DEFAULT
 from turn.media.reader import REPLIES, UNREADABLE_REPLY
 from webhook.server import start_site
+from worker.crons import periodic_jobs
 from worker.resources import Resources
 from worker.settings import Settings
 
@@ -277,3 +284,177 @@ async def test_a_transcription_outage_is_retried_then_dead_lettered_and_answered
         await hook.post_cloud(cloud_delivery(cloud_value(NUMBER, [typed])))
     await run_burst(settings)
     assert fake_graph.delivered[-1][2] == SKILL_REPLY  # the conversation goes on
+
+
+async def test_the_numbers_own_token_fetches_and_no_token_goes_to_an_untrusted_host(
+    whatsapp_settings: Settings,
+    db: asyncpg.Connection,
+    resources: Resources,
+    fake_graph: FakeGraphApi,
+    transcriber: FakeTranscriber,
+) -> None:
+    settings = _media_settings(whatsapp_settings, transcriber)
+    org = await _org_with_skill(db, resources)
+    channel = await connect_number(db, org, ChannelKind.CLOUD_API, NUMBER)
+    own_token = "token-proprio-do-numero-0001"
+    await upsert_channel_secrets_as_owner(db, channel, access_token=own_token)
+    fake_graph.own(own_token, NUMBER)
+    fake_graph.media["m-own"] = (voice_note(), "audio/ogg")
+    voice = _cloud_media("wamid.own", "audio", {"id": "m-own", "voice": True})
+    async with running_webhook(settings, TRANSCRIBING) as hook:
+        await hook.post_cloud(cloud_delivery(cloud_value(NUMBER, [voice])))
+    await run_burst(settings)
+    assert fake_graph.media_downloads == [("m-own", own_token)]
+    assert fake_graph.delivered[-1][2] == SKILL_REPLY
+
+    # The Graph API names a download URL on a host it does not own: nothing is sent there.
+    fake_graph.media_host = "localhost:9"
+    fake_graph.media["m-elsewhere"] = (voice_note(), "audio/ogg")
+    voice = _cloud_media("wamid.elsewhere", "audio", {"id": "m-elsewhere", "voice": True})
+    async with running_webhook(settings, TRANSCRIBING) as hook:
+        await hook.post_cloud(cloud_delivery(cloud_value(NUMBER, [voice])))
+    await run_burst(settings)
+    assert fake_graph.media_downloads == [("m-own", own_token)]  # no second download
+    assert fake_graph.delivered[-1][2] == UNREADABLE_REPLY
+    dead = await db.fetch("select error_code from dead_letters")
+    assert [d["error_code"] for d in dead] == ["media_unavailable"]
+
+
+async def test_a_burst_of_text_and_voice_keeps_arrival_order(
+    whatsapp_settings: Settings,
+    db: asyncpg.Connection,
+    resources: Resources,
+    fake_graph: FakeGraphApi,
+    transcriber: FakeTranscriber,
+) -> None:
+    """Text, then a voice note that cannot be heard, then text: the first text is answered
+    first, then the voice note, then the last text; each in its place."""
+    settings = _media_settings(whatsapp_settings, transcriber)
+    transcriber.text = "   "  # heard nothing
+    org = await _org_with_skill(db, resources)
+    await connect_number(db, org, ChannelKind.CLOUD_API, NUMBER)
+    fake_graph.media["m-mudo"] = (voice_note(), "audio/ogg")
+    now = int(time.time())
+
+    def typed(message_id: str, text: str, at: int) -> dict[str, Any]:
+        return {
+            "from": CUSTOMER,
+            "id": message_id,
+            "timestamp": str(at),
+            "type": "text",
+            "text": {"body": text},
+        }
+
+    voice = _cloud_media("wamid.mudo", "audio", {"id": "m-mudo", "voice": True})
+    messages = [
+        typed("wamid.t1", "qual o prazo de entrega?", now),
+        voice,
+        typed("wamid.t2", "obrigado", now),
+    ]
+    async with running_webhook(settings, TRANSCRIBING) as hook:
+        await hook.post_cloud(cloud_delivery(cloud_value(NUMBER, messages)))
+    await run_burst(settings)
+    texts = [text for _, _, text in fake_graph.delivered]
+    assert texts[:2] == [SKILL_REPLY, REPLIES["transcript_empty"]]
+    assert len(texts) == 3
+    answered = await db.fetch(
+        "select external_id, answered_by is not null as answered from messages"
+        " where direction = 'inbound' order by received_at, id"
+    )
+    assert all(r["answered"] for r in answered)
+
+
+async def test_a_spoken_request_for_a_person_hands_the_conversation_off(
+    whatsapp_settings: Settings,
+    db: asyncpg.Connection,
+    resources: Resources,
+    fake_graph: FakeGraphApi,
+    transcriber: FakeTranscriber,
+) -> None:
+    settings = _media_settings(whatsapp_settings, transcriber)
+    transcriber.text = "Quero falar com um atendente, por favor."
+    org = await _org_with_skill(db, resources)
+    await connect_number(db, org, ChannelKind.CLOUD_API, NUMBER)
+    fake_graph.media["m-humano"] = (voice_note(), "audio/ogg")
+    voice = _cloud_media("wamid.humano", "audio", {"id": "m-humano", "voice": True})
+    async with running_webhook(settings, TRANSCRIBING) as hook:
+        await hook.post_cloud(cloud_delivery(cloud_value(NUMBER, [voice])))
+    await run_burst(settings)
+    assert fake_graph.delivered[-1][2] == HANDOFF_ACK_DEFAULT
+    assert await db.fetchval("select mode from conversations where organization_id = $1", org) == (
+        "waiting"
+    )
+
+
+async def test_a_voice_note_over_the_length_cap_is_not_transcribed(
+    whatsapp_settings: Settings,
+    db: asyncpg.Connection,
+    resources: Resources,
+    fake_graph: FakeGraphApi,
+    transcriber: FakeTranscriber,
+) -> None:
+    settings = _media_settings(whatsapp_settings, transcriber, voice_max_seconds=1)
+    org = await _org_with_skill(db, resources)
+    await connect_number(db, org, ChannelKind.CLOUD_API, NUMBER)
+    fake_graph.media["m-longo"] = (voice_note(), "audio/ogg")  # about 3 s
+    voice = _cloud_media("wamid.longo", "audio", {"id": "m-longo", "voice": True})
+    async with running_webhook(settings, TRANSCRIBING) as hook:
+        await hook.post_cloud(cloud_delivery(cloud_value(NUMBER, [voice])))
+    await run_burst(settings)
+    assert transcriber.received == []
+    assert fake_graph.delivered[-1][2] == REPLIES["voice_too_long"]
+
+
+async def test_without_a_transcription_server_a_voice_note_is_described_as_before(
+    whatsapp_settings: Settings,
+    db: asyncpg.Connection,
+    resources: Resources,
+    fake_graph: FakeGraphApi,
+) -> None:
+    org = await _org_with_skill(db, resources)
+    await connect_number(db, org, ChannelKind.CLOUD_API, NUMBER)
+    fake_graph.media["m-sem"] = (voice_note(), "audio/ogg")
+    voice = _cloud_media("wamid.sem", "audio", {"id": "m-sem", "voice": True})
+    async with running_webhook(whatsapp_settings) as hook:
+        await hook.post_cloud(cloud_delivery(cloud_value(NUMBER, [voice])))
+    await run_burst(whatsapp_settings)
+    assert fake_graph.media_downloads == [] and fake_graph.delivered == []
+    stored = await _message(db, "wamid.sem")
+    assert (stored["body"], stored["media_state"]) == ("[áudio]", "pending")
+
+
+async def test_media_past_its_retention_is_deleted_and_the_transcript_stays(
+    whatsapp_settings: Settings,
+    db: asyncpg.Connection,
+    resources: Resources,
+    fake_graph: FakeGraphApi,
+    transcriber: FakeTranscriber,
+) -> None:
+    settings = _media_settings(whatsapp_settings, transcriber)
+    org = await _org_with_skill(db, resources)
+    await connect_number(db, org, ChannelKind.CLOUD_API, NUMBER)
+    fake_graph.media["m-velho"] = (voice_note(), "audio/ogg")
+    voice = _cloud_media("wamid.velho", "audio", {"id": "m-velho", "voice": True})
+    async with running_webhook(settings, TRANSCRIBING) as hook:
+        await hook.post_cloud(cloud_delivery(cloud_value(NUMBER, [voice])))
+    await run_burst(settings)
+    key = (await _message(db, "wamid.velho"))["media_key"]
+    now = datetime.now(UTC)
+    kept = await delete_expired_media(
+        resources.pool, resources.store, retention=timedelta(days=30), now=now
+    )
+    assert kept == 0  # stored today
+    cleared = await delete_expired_media(
+        resources.pool, resources.store, retention=timedelta(days=30), now=now + timedelta(days=31)
+    )
+    assert cleared == 1
+    with pytest.raises(ObjectNotFound):
+        await resources.store.get(key, max_bytes=10)
+    stored = await _message(db, "wamid.velho")
+    assert (stored["body"], stored["media_state"], stored["media_key"]) == (
+        TRANSCRIPT,
+        "deleted",
+        None,
+    )
+    crons, _ = periodic_jobs(settings, burst=False)
+    assert MEDIA_RETENTION in {job.name for job in crons}
