@@ -64,6 +64,7 @@ from turn.conversation_lease import Lease
 from turn.conversation_queries import BurstRead, CommitOutcome, Continued, continue_conversation
 from turn.deps import MessageOutcome, TurnConfig, TurnDeps, TurnOutcome
 from turn.media.reader import might_hold_media
+from turn.model import ImagePart
 from turn.outbox import Recipient, deliver_reply
 from turn.outbox_queries import OutboxRow, list_undelivered, update_outbox_sent
 
@@ -175,8 +176,12 @@ async def _answer(deps: TurnDeps, lease: Lease, burst: BurstRead, job_id: str) -
         lease_token=lease.token,
     )
     rows = burst.open.rows
+    images: dict[uuid.UUID, tuple[ImagePart, ...]] = {}
     if deps.media is not None and any(might_hold_media(row.body) for row in rows):
-        read = await deps.media.read(deps.pool, lease.organization_id, lease.conversation_id, rows)
+        read = await deps.media.read(
+            deps.pool, lease.organization_id, lease.conversation_id, rows, agent_id=agent.id
+        )
+        images = read.images
         rows = read.rows
         if read.refused_at == 0:  # its own fixed reply, in its place in the conversation
             result = await answer_fixed(deps, conversation, rows[:1], read.refusal)
@@ -185,7 +190,9 @@ async def _answer(deps: TurnDeps, lease: Lease, burst: BurstRead, job_id: str) -
             return result
         if read.refused_at is not None:
             rows = rows[: read.refused_at]  # those before it first; it comes next
-    result = await answer_batch(deps, conversation, snapshot, rows, burst.history, job_id=job_id)
+    result = await answer_batch(
+        deps, conversation, snapshot, rows, burst.history, job_id=job_id, images=images
+    )
     if result.refused is CommitOutcome.LEASE_LOST:
         lease.lost = True
     return result

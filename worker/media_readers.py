@@ -46,6 +46,7 @@ def build_media_reader(
             max_message_chars=settings.max_message_chars,
             voice_max_seconds=settings.voice_max_seconds,
             max_attempts=settings.max_tries,
+            image_max_bytes=settings.image_max_bytes,
         ),
         transcriber=transcriber,
         dead_letters=dead_letters,

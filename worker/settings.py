@@ -238,6 +238,8 @@ class Settings(BaseSettings):
     media_max_bytes: int = Field(default=16 * 1024 * 1024, ge=1_024)  # counted while reading
     media_fetch_timeout_s: float = Field(default=30.0, gt=0, le=600)
     media_retention_days: int = Field(default=30, ge=1)  # then the bytes go; the text stays
+    # An image this large at most goes to an agent with `--vision on` (else its caption only).
+    image_max_bytes: int = Field(default=5 * 1024 * 1024, ge=1_024)
     # Voice notes: an OpenAI-compatible POST {base}/audio/transcriptions (unset: not
     # transcribed, described as today).
     transcribe_base_url: str | None = None

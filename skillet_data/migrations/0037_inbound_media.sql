@@ -17,6 +17,10 @@ alter table messages
     add column media_stored_at timestamptz,
     add column media_refusal text;
 
+-- Whether the agent's model takes images (`skillet agents set --vision on`): a customer's
+-- photo then goes to it as an image, not only as its caption.
+alter table agents add column vision boolean not null default false;
+
 -- The retention cron's scan: only rows whose bytes are still stored.
 create index messages_media_stored_idx on messages (media_stored_at)
     where media_key is not null;

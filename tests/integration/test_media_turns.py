@@ -5,6 +5,7 @@ the transcript is answered like typed text; refusals get a clear pt-BR reply."""
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import time
 import uuid
@@ -15,6 +16,7 @@ from typing import Any
 import asyncpg
 import pytest
 import pytest_asyncio
+from pydantic import SecretStr
 
 from channels.credential_queries import upsert_channel_secrets_as_owner
 from channels.models import ChannelKind
@@ -25,6 +27,7 @@ from tests.integration.transcription_fake import FakeTranscriber
 from tests.integration.webhook_support import TEST_CONFIG, connect_number, running_webhook
 from tests.integration.whatsapp_fakes import FakeGraphApi, FakeWaha
 from tests.media_fixtures import pdf, png, voice_note
+from tests.model_fakes import FakeOpenAI
 from tests.whatsapp_payloads import (
     ACCESS_TOKEN,
     WAHA_API_KEY,
@@ -32,7 +35,7 @@ from tests.whatsapp_payloads import (
     cloud_value,
     waha_event,
 )
-from turn.agent_queries import insert_agent
+from turn.agent_queries import create_agent, insert_agent, update_agent
 from turn.handoff import HANDOFF_ACK_DEFAULT
 from turn.media.reader import REPLIES, UNREADABLE_REPLY
 from webhook.server import start_site
@@ -458,3 +461,58 @@ async def test_media_past_its_retention_is_deleted_and_the_transcript_stays(
     )
     crons, _ = periodic_jobs(settings, burst=False)
     assert MEDIA_RETENTION in {job.name for job in crons}
+
+
+async def test_an_image_goes_to_a_vision_agents_openai_compatible_model_as_a_data_uri(
+    whatsapp_settings: Settings,
+    db: asyncpg.Connection,
+    resources: Resources,
+    fake_graph: FakeGraphApi,
+    transcriber: FakeTranscriber,
+) -> None:
+    fake_model = FakeOpenAI("sk-openai-de-teste")
+    await fake_model.start()
+    try:
+        settings = _media_settings(
+            whatsapp_settings,
+            transcriber,
+            openai_base_url=f"{fake_model.base_url}/v1",
+            openai_api_key=SecretStr("sk-openai-de-teste"),
+        )
+        org = await create_org(db, "Loja Visão")
+        agent = await create_agent(
+            db,
+            org,
+            name="Vê",
+            system_prompt="Você vê fotos.",
+            model_provider="openai",
+            model_name="gpt-test",
+        )
+        await connect_number(db, org, ChannelKind.CLOUD_API, NUMBER, reply_to_non_text=True)
+        image = png()
+        fake_graph.media["m-foto"] = (image, "image/png")
+        photo = _cloud_media("wamid.foto", "image", {"id": "m-foto", "caption": "tem em azul?"})
+        async with running_webhook(settings, TRANSCRIBING) as hook:
+            await hook.post_cloud(cloud_delivery(cloud_value(NUMBER, [photo])))
+        await run_burst(settings)  # vision off: the caption only
+        first = fake_model.received[-1].body["messages"][-1]
+        assert first == {"role": "user", "content": "[imagem] tem em azul?"}
+
+        await update_agent(db, dataclasses.replace(agent, vision=True))
+        fake_graph.media["m-foto2"] = (image, "image/png")
+        photo = _cloud_media("wamid.foto2", "image", {"id": "m-foto2", "caption": "e em verde?"})
+        async with running_webhook(settings, TRANSCRIBING) as hook:
+            await hook.post_cloud(cloud_delivery(cloud_value(NUMBER, [photo])))
+        await run_burst(settings)
+        last = fake_model.received[-1].body["messages"][-1]
+        data_uri = "data:image/png;base64," + base64.b64encode(image).decode()
+        assert last == {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "[imagem] e em verde?"},
+                {"type": "image_url", "image_url": {"url": data_uri}},
+            ],
+        }
+        assert len(fake_graph.delivered) == 2
+    finally:
+        await fake_model.close()

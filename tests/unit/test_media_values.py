@@ -3,6 +3,7 @@ what the webhook parsers keep of a media message."""
 
 from __future__ import annotations
 
+import base64
 from datetime import UTC, datetime
 
 import pytest
@@ -12,6 +13,8 @@ from tests.media_fixtures import pdf, png, voice_note
 from tests.whatsapp_payloads import cloud_delivery, cloud_message, cloud_value, waha_event
 from turn.media.reader import might_hold_media
 from turn.media.sniff import main_type, ogg_duration_s, sniff_type
+from turn.model import ImagePart, ModelMessage, ModelRequest
+from turn.providers import anthropic, openai_compat
 from webhook.cloud_api import parse_cloud_api
 from webhook.waha import parse_waha
 
@@ -116,3 +119,42 @@ def test_only_a_media_description_is_looked_up() -> None:
     assert might_hold_media("[documento] a.pdf")
     assert not might_hold_media("qual o prazo?")
     assert not might_hold_media("[localização] -23.5, -46.6")
+
+
+def _image_request() -> ModelRequest:
+    image = ImagePart("image/png", png())
+    return ModelRequest(
+        prefix="prefixo estável",
+        skill_context="",
+        messages=(ModelMessage("user", "[imagem] tem em azul?", images=(image,)),),
+        tools=(),
+    )
+
+
+def test_an_image_is_an_anthropic_image_block_after_the_text() -> None:
+    body = anthropic.build_request(_image_request(), model="claude-test", max_tokens=100)
+    [turn] = body["messages"]
+    assert turn["content"] == [
+        {"type": "text", "text": "[imagem] tem em azul?"},
+        {
+            "type": "image",
+            "source": {
+                "type": "base64",
+                "media_type": "image/png",
+                "data": base64.b64encode(png()).decode(),
+            },
+        },
+    ]
+    assert body["system"][0]["text"] == "prefixo estável"  # the prefix is untouched
+
+
+def test_an_image_is_an_openai_data_uri_after_the_text() -> None:
+    body = openai_compat.build_request(_image_request(), model="gpt-test", max_tokens=100)
+    user = body["messages"][-1]
+    assert user["content"][1] == {
+        "type": "image_url",
+        "image_url": {"url": "data:image/png;base64," + base64.b64encode(png()).decode()},
+    }
+    text_only = ModelRequest("p", "", (ModelMessage("user", "oi"),), ())
+    plain = openai_compat.build_request(text_only, model="gpt-test", max_tokens=100)
+    assert plain["messages"][-1] == {"role": "user", "content": "oi"}  # unchanged bytes

@@ -17,7 +17,8 @@ import asyncpg
 # skillet_channel_secrets show the bound org's only).
 LIST_MEDIA_TO_READ = """
 select m.id, m.kind, m.media, m.media_state, m.media_attempts, m.media_refusal,
-       ch.kind as route_kind, ch.waha_base_url, s.access_token, s.waha_api_key
+       ch.kind as route_kind, ch.waha_base_url, s.access_token, s.waha_api_key,
+       coalesce((select a.vision from agents a where a.id = $2), false) as vision
 from messages m
 left join inbound_routes r
        on r.organization_id = m.organization_id and r.external_id = m.external_id
@@ -39,12 +40,15 @@ class MediaRow:
     waha_base_url: str | None
     access_token: str | None = field(default=None, repr=False)
     waha_api_key: str | None = field(default=None, repr=False)
+    vision: bool = False  # the answering agent's model takes images
 
 
 async def list_media_to_read(
-    conn: asyncpg.Connection, message_ids: Sequence[uuid.UUID]
+    conn: asyncpg.Connection, message_ids: Sequence[uuid.UUID], agent_id: uuid.UUID | None
 ) -> dict[uuid.UUID, MediaRow]:
-    rows = await conn.fetch(LIST_MEDIA_TO_READ, list(message_ids))
+    """The burst's messages with media still to read (or refused), keyed by message id;
+    `agent_id`: the burst's answering agent (whether its model takes images)."""
+    rows = await conn.fetch(LIST_MEDIA_TO_READ, list(message_ids), agent_id)
     return {
         r["id"]: MediaRow(
             r["id"],
@@ -57,6 +61,7 @@ async def list_media_to_read(
             r["waha_base_url"],
             r["access_token"],
             r["waha_api_key"],
+            r["vision"],
         )
         for r in rows
     }

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Final
 
 import structlog
@@ -40,8 +40,16 @@ from turn.media.queries import (
     update_media_read,
     update_media_refused,
 )
-from turn.media.sniff import AUDIO_TYPES, EXTENSIONS, main_type, ogg_duration_s, sniff_type
+from turn.media.sniff import (
+    AUDIO_TYPES,
+    EXTENSIONS,
+    IMAGE_TYPES,
+    main_type,
+    ogg_duration_s,
+    sniff_type,
+)
 from turn.media.transcribe import Transcriber
+from turn.model import ImagePart
 
 log = structlog.get_logger(__name__)
 
@@ -93,6 +101,8 @@ class ReadBurst:
     rows: list[InboundRow]
     refused_at: int | None = None
     refusal: str = ""
+    # For an agent whose model takes images: each image message's image, by message id.
+    images: dict[uuid.UUID, tuple[ImagePart, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -100,6 +110,14 @@ class ReaderConfig:
     max_message_chars: int
     voice_max_seconds: int
     max_attempts: int  # the job's tries: the last one refuses instead of retrying
+    image_max_bytes: int = 5 * 1024 * 1024  # a larger image goes to the model as its caption
+
+
+@dataclass(frozen=True)
+class _Read:
+    transcript: str | None = None
+    image: ImagePart | None = None  # for a model that takes images
+    refused: str | None = None  # the refusal's code
 
 
 class MediaReader:
@@ -124,11 +142,14 @@ class MediaReader:
         organization_id: uuid.UUID,
         conversation_id: uuid.UUID,
         rows: Sequence[InboundRow],
+        *,
+        agent_id: uuid.UUID | None = None,
     ) -> ReadBurst:
         candidates = [r.id for r in rows if might_hold_media(r.body)]
         async with org_connection(pool, organization_id) as conn:
-            found = await list_media_to_read(conn, candidates)
+            found = await list_media_to_read(conn, candidates, agent_id)
         out = list(rows)
+        images: dict[uuid.UUID, tuple[ImagePart, ...]] = {}
         for index, row in enumerate(out):
             media = found.get(row.id)
             if media is None:
@@ -137,12 +158,15 @@ class MediaReader:
             if media.state == "pending":
                 if media.kind == "audio" and self._transcriber is None:
                     continue  # no transcription server: described, as before
-                body, code = await self._read_one(pool, organization_id, conversation_id, media)
-                if body is not None:
-                    out[index] = replace(row, body=body)
+                read = await self._read_one(pool, organization_id, conversation_id, media)
+                if read.transcript is not None:
+                    out[index] = replace(row, body=read.transcript)
+                if read.image is not None:
+                    images[row.id] = (read.image,)
+                code = read.refused
             if code is not None:
-                return ReadBurst(out, index, refusal_reply(code))
-        return ReadBurst(out)
+                return ReadBurst(out, index, refusal_reply(code), images)
+        return ReadBurst(out, images=images)
 
     async def _read_one(
         self,
@@ -150,8 +174,9 @@ class MediaReader:
         organization_id: uuid.UUID,
         conversation_id: uuid.UUID,
         media: MediaRow,
-    ) -> tuple[str | None, str | None]:
-        """(the transcript, None) or (None, None) when stored, (None, code) when refused."""
+    ) -> _Read:
+        """What reading one message's media gave: a transcript, an image for the model, or
+        a refusal's code."""
         key: str | None = None
         kind: str | None = None
         try:
@@ -161,10 +186,11 @@ class MediaReader:
             await self._store.put(key, data, kind)
             transcript = await self._transcript(data, kind, media)
         except MediaTransient as exc:
-            return await self._transient(pool, organization_id, conversation_id, media, exc, key)
+            code = await self._transient(pool, organization_id, conversation_id, media, exc, key)
+            return _Read(refused=code)
         except MediaError as exc:
             await self._refuse(pool, organization_id, conversation_id, media, exc, key, kind)
-            return None, exc.code
+            return _Read(refused=exc.code)
         async with org_connection(pool, organization_id) as conn:
             await update_media_read(
                 conn,
@@ -176,7 +202,8 @@ class MediaReader:
                 body=transcript,
             )
         log.info("turn.media_read", kind=kind, size_bytes=len(data), transcribed=bool(transcript))
-        return transcript, None
+        seen = media.vision and kind in IMAGE_TYPES and len(data) <= self._config.image_max_bytes
+        return _Read(transcript, ImagePart(kind, data) if seen else None)
 
     async def _transcript(self, data: bytes, kind: str, media: MediaRow) -> str | None:
         if media.kind != "audio" or kind not in AUDIO_TYPES or self._transcriber is None:
@@ -201,16 +228,14 @@ class MediaReader:
         media: MediaRow,
         exc: MediaTransient,
         key: str | None,
-    ) -> tuple[None, str]:
+    ) -> str:
         async with org_connection(pool, organization_id) as conn:
             attempts = await bump_media_attempts(conn, media.message_id)
         if attempts < self._config.max_attempts:
             log.warning("turn.media_retry", code=exc.code, attempts=attempts, error=str(exc)[:200])
             raise exc  # the job runs again later (jobs.inbound maps retryable errors)
         await self._refuse(pool, organization_id, conversation_id, media, exc, key, None)
-        return None, "transcription_rejected" if exc.code != "media_transient" else (
-            "media_unavailable"
-        )
+        return "media_unavailable" if exc.code == "media_transient" else "transcription_rejected"
 
     async def _refuse(
         self,
