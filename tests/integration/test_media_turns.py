@@ -7,21 +7,25 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import re
 import time
 import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import aiohttp
 import asyncpg
 import pytest
 import pytest_asyncio
 from pydantic import SecretStr
 
+from api.keys import Role
 from channels.credential_queries import upsert_channel_secrets_as_owner
 from channels.models import ChannelKind
 from jobs.media_retention import MEDIA_RETENTION, delete_expired_media
 from skills.storage import ObjectNotFound
+from tests.integration.api_support import create_key, running_api
 from tests.integration.support import create_org, publish, run_burst
 from tests.integration.transcription_fake import FakeTranscriber
 from tests.integration.webhook_support import TEST_CONFIG, connect_number, running_webhook
@@ -516,3 +520,68 @@ async def test_an_image_goes_to_a_vision_agents_openai_compatible_model_as_a_dat
         assert len(fake_graph.delivered) == 2
     finally:
         await fake_model.close()
+
+
+async def _console_session(base_url: str, key: str) -> aiohttp.ClientSession:
+    """A browser-like session signed in to the console (cookies kept, on 127.0.0.1)."""
+    http = aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True))
+    async with http.get(f"{base_url}/console/entrar") as form:
+        page = await form.text()
+    csrf = re.search(r'name="csrf" value="([^"]+)"', page)
+    assert csrf is not None
+    async with http.post(
+        f"{base_url}/console/entrar", data={"csrf": csrf.group(1), "key": key}
+    ) as signed:
+        assert signed.status == 200
+    return http
+
+
+async def test_the_console_plays_a_voice_note_to_its_org_only(
+    whatsapp_settings: Settings,
+    db: asyncpg.Connection,
+    resources: Resources,
+    fake_graph: FakeGraphApi,
+    transcriber: FakeTranscriber,
+) -> None:
+    settings = _media_settings(whatsapp_settings, transcriber)
+    org = await _org_with_skill(db, resources)
+    other = await create_org(db, "Outra Loja")
+    await connect_number(db, org, ChannelKind.CLOUD_API, NUMBER)
+    audio = voice_note()
+    fake_graph.media["m-console"] = (audio, "audio/ogg")
+    voice = _cloud_media("wamid.console", "audio", {"id": "m-console", "voice": True})
+    async with running_webhook(settings, TRANSCRIBING) as hook:
+        await hook.post_cloud(cloud_delivery(cloud_value(NUMBER, [voice])))
+    await run_burst(settings)
+    conversation = await db.fetchval(
+        "select conversation_id from messages where external_id = 'wamid.console'"
+    )
+    mine, theirs = await create_key(db, org, Role.VIEWER), await create_key(db, other, Role.VIEWER)
+    async with running_api(settings, resources.store) as api:
+        http = await _console_session(api.base_url, mine)
+        try:
+            async with http.get(f"{api.base_url}/console/conversas/{conversation}") as page:
+                assert "media-src 'self'" in page.headers["Content-Security-Policy"]
+                assert "<audio" in await page.text()
+            async with http.get(f"{api.base_url}/console/conversas/{conversation}/dados") as d:
+                thread = (await d.json())["messages"]
+            [media] = [m["media"] for m in thread if m["media"]]
+            assert media["kind"] == "audio"
+            async with http.get(api.base_url + media["url"]) as served:
+                assert served.status == 200
+                assert served.headers["Content-Type"] == "audio/ogg"
+                assert served.headers["X-Content-Type-Options"] == "nosniff"
+                assert await served.read() == audio
+        finally:
+            await http.close()
+        stranger = await _console_session(api.base_url, theirs)
+        try:
+            async with stranger.get(api.base_url + media["url"]) as refused:
+                assert refused.status == 404  # another org's session sees nothing
+        finally:
+            await stranger.close()
+        async with (
+            aiohttp.ClientSession() as anonymous,
+            anonymous.get(api.base_url + media["url"], allow_redirects=False) as unsigned,
+        ):
+            assert unsigned.status == 303  # to the sign-in page: no bytes without a session

@@ -115,3 +115,22 @@ returning media_attempts
 
 async def bump_media_attempts(conn: asyncpg.Connection, message_id: uuid.UUID) -> int:
     return int(await conn.fetchval(BUMP_MEDIA_ATTEMPTS, message_id) or 0)
+
+
+FETCH_STORED_MEDIA = """
+select media_key, media_type, media->>'file_name' as file_name from messages
+where organization_id = $1 and conversation_id = $2 and id = $3 and media_key is not null
+"""
+
+
+async def fetch_stored_media(
+    conn: asyncpg.Connection,
+    organization_id: uuid.UUID,
+    conversation_id: uuid.UUID,
+    message_id: uuid.UUID,
+) -> tuple[str, str, str] | None:
+    """(key, sniffed type, safe file name) of a message's stored media; None: none stored."""
+    row = await conn.fetchrow(FETCH_STORED_MEDIA, organization_id, conversation_id, message_id)
+    if row is None:
+        return None
+    return row["media_key"], row["media_type"] or "", row["file_name"] or "arquivo"
