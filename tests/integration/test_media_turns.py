@@ -585,3 +585,57 @@ async def test_the_console_plays_a_voice_note_to_its_org_only(
             anonymous.get(api.base_url + media["url"], allow_redirects=False) as unsigned,
         ):
             assert unsigned.status == 303  # to the sign-in page: no bytes without a session
+
+
+async def test_a_download_outage_is_retried_and_the_voice_note_answered(
+    whatsapp_settings: Settings,
+    db: asyncpg.Connection,
+    resources: Resources,
+    fake_graph: FakeGraphApi,
+    transcriber: FakeTranscriber,
+) -> None:
+    settings = _media_settings(whatsapp_settings, transcriber)
+    org = await _org_with_skill(db, resources)
+    await connect_number(db, org, ChannelKind.CLOUD_API, NUMBER)
+    fake_graph.media["m-blink"] = (voice_note(), "audio/ogg")
+    fake_graph.media_outages = 1
+    voice = _cloud_media("wamid.blink", "audio", {"id": "m-blink", "voice": True})
+    async with running_webhook(settings, TRANSCRIBING) as hook:
+        await hook.post_cloud(cloud_delivery(cloud_value(NUMBER, [voice])))
+    await run_burst(settings)
+    assert [d[0] for d in fake_graph.media_downloads] == ["m-blink", "m-blink"]
+    assert [text for _, _, text in fake_graph.delivered] == [SKILL_REPLY]
+    assert (await _message(db, "wamid.blink"))["media_state"] == "transcribed"
+
+
+async def test_the_waha_key_never_leaves_for_another_host(
+    whatsapp_settings: Settings,
+    db: asyncpg.Connection,
+    resources: Resources,
+    fake_waha: FakeWaha,
+    transcriber: FakeTranscriber,
+) -> None:
+    settings = _media_settings(whatsapp_settings, transcriber)
+    org = await _org_with_skill(db, resources)
+    await connect_number(db, org, ChannelKind.WAHA, "loja")
+    elsewhere = FakeWaha(WAHA_API_KEY)  # another server: it wants the key, it never gets it
+    runner, port = await start_site(elsewhere.app(), "127.0.0.1", 0)
+    try:
+        elsewhere.files["voz.oga"] = (voice_note(), "audio/ogg")
+        event = waha_event(
+            "loja",
+            "false_5511912345678@c.us_3EB0LONGE",
+            "",
+            sender=f"{CUSTOMER}@c.us",
+            has_media=True,
+            data={"type": "ptt"},
+            timestamp=int(time.time()),
+            extra={"media": {"url": f"http://127.0.0.1:{port}/api/files/loja/voz.oga"}},
+        )
+        async with running_webhook(settings, TRANSCRIBING) as hook:
+            assert (await hook.post_waha(event)).body["enqueued"] == 1
+        await run_burst(settings)
+    finally:
+        await runner.cleanup()
+    assert elsewhere.file_downloads == [("voz.oga", "")]
+    assert fake_waha.delivered[-1][2] == UNREADABLE_REPLY

@@ -74,6 +74,7 @@ class FakeGraphApi(_FakeApi):
         self.media: dict[str, tuple[bytes, str]] = {}
         self.media_downloads: list[tuple[str, str]] = []  # (media id, token) of each download
         self.media_host = ""  # set: the download URL names this host instead (untrusted)
+        self.media_outages = 0  # downloads answered 503 before the real answer
 
     def own(self, token: str, phone_number_id: str, display_phone: str | None = None) -> None:
         self.owners[phone_number_id] = token
@@ -112,6 +113,9 @@ class FakeGraphApi(_FakeApi):
         media_id = request.match_info["media_id"]
         token = self._token(request)
         self.media_downloads.append((media_id, token or ""))
+        if self.media_outages:
+            self.media_outages -= 1
+            return web.Response(status=503)
         if token is None or token not in {self.access_token, *self.owners.values()}:
             return web.Response(status=401)
         data, mime = self.media[media_id]
