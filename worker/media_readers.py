@@ -47,6 +47,7 @@ def build_media_reader(
             voice_max_seconds=settings.voice_max_seconds,
             max_attempts=settings.max_tries,
             image_max_bytes=settings.image_max_bytes,
+            ask_to_type=settings.voice_ask_to_type,
         ),
         transcriber=transcriber,
         dead_letters=dead_letters,

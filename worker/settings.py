@@ -247,6 +247,9 @@ class Settings(BaseSettings):
     transcribe_model: str = "whisper-1"
     transcribe_timeout_s: float = Field(default=60.0, gt=0, le=600)
     voice_max_seconds: int = Field(default=300, ge=1)  # longer notes are not transcribed
+    # No transcription server: a voice note gets a pt-BR reply asking for text (false: it is
+    # described as `[áudio]`, answered only where the number answers non-text messages).
+    voice_ask_to_type: bool = False
 
     # WhatsApp senders (the worker): each reply leaves from the number its message came to
     graph_api_base_url: str = "https://graph.facebook.com/v23.0"

@@ -41,7 +41,7 @@ from tests.whatsapp_payloads import (
 )
 from turn.agent_queries import create_agent, insert_agent, update_agent
 from turn.handoff import HANDOFF_ACK_DEFAULT
-from turn.media.reader import REPLIES, UNREADABLE_REPLY
+from turn.media.reader import NOT_TRANSCRIBED, REPLIES, UNREADABLE_REPLY
 from webhook.server import start_site
 from worker.crons import periodic_jobs
 from worker.resources import Resources
@@ -639,3 +639,21 @@ async def test_the_waha_key_never_leaves_for_another_host(
         await runner.cleanup()
     assert elsewhere.file_downloads == [("voz.oga", "")]
     assert fake_waha.delivered[-1][2] == UNREADABLE_REPLY
+
+
+async def test_without_a_transcription_server_a_voice_note_can_get_a_reply_asking_to_type(
+    whatsapp_settings: Settings,
+    db: asyncpg.Connection,
+    resources: Resources,
+    fake_graph: FakeGraphApi,
+) -> None:
+    settings = whatsapp_settings.model_copy(update={"voice_ask_to_type": True})
+    org = await _org_with_skill(db, resources)
+    await connect_number(db, org, ChannelKind.CLOUD_API, NUMBER)  # no reply to non-text
+    fake_graph.media["m-pedir"] = (voice_note(), "audio/ogg")
+    voice = _cloud_media("wamid.pedir", "audio", {"id": "m-pedir", "voice": True})
+    async with running_webhook(settings, TRANSCRIBING) as hook:
+        await hook.post_cloud(cloud_delivery(cloud_value(NUMBER, [voice])))
+    await run_burst(settings)
+    assert fake_graph.media_downloads == []  # nothing to do with the bytes
+    assert [text for _, _, text in fake_graph.delivered] == [REPLIES[NOT_TRANSCRIBED]]

@@ -61,6 +61,7 @@ UNREADABLE_REPLY: Final = (
     "Desculpe, não consegui abrir esse arquivo. Pode enviar em outro formato ou escrever "
     "sua mensagem?"
 )
+NOT_TRANSCRIBED: Final = "voice_not_transcribed"
 REPLIES: Final[dict[str, str]] = {
     "media_unsupported": UNREADABLE_REPLY,
     "media_unavailable": UNREADABLE_REPLY,
@@ -71,6 +72,9 @@ REPLIES: Final[dict[str, str]] = {
     "voice_too_long": (
         "Desculpe, esse áudio é longo demais para eu ouvir. Pode mandar um áudio mais curto "
         "ou escrever sua mensagem?"
+    ),
+    NOT_TRANSCRIBED: (
+        "Desculpe, ainda não consigo ouvir áudios por aqui. Pode escrever sua mensagem, por favor?"
     ),
     "transcript_empty": (
         "Desculpe, não consegui entender o áudio. Pode escrever sua mensagem, por favor?"
@@ -111,6 +115,8 @@ class ReaderConfig:
     voice_max_seconds: int
     max_attempts: int  # the job's tries: the last one refuses instead of retrying
     image_max_bytes: int = 5 * 1024 * 1024  # a larger image goes to the model as its caption
+    # No transcriber: refuse a voice note with a reply asking for text (else describe it).
+    ask_to_type: bool = False
 
 
 @dataclass(frozen=True)
@@ -157,8 +163,11 @@ class MediaReader:
             code = media.refusal if media.state == "refused" else None
             if media.state == "pending":
                 if media.kind == "audio" and self._transcriber is None:
-                    continue  # no transcription server: described, as before
-                read = await self._read_one(pool, organization_id, conversation_id, media)
+                    if not self._config.ask_to_type:
+                        continue  # no transcription server: described, as before
+                    read = await self._not_transcribed(pool, organization_id, media)
+                else:
+                    read = await self._read_one(pool, organization_id, conversation_id, media)
                 if read.transcript is not None:
                     out[index] = replace(row, body=read.transcript)
                 if read.image is not None:
@@ -204,6 +213,14 @@ class MediaReader:
         log.info("turn.media_read", kind=kind, size_bytes=len(data), transcribed=bool(transcript))
         seen = media.vision and kind in IMAGE_TYPES and len(data) <= self._config.image_max_bytes
         return _Read(transcript, ImagePart(kind, data) if seen else None)
+
+    async def _not_transcribed(
+        self, pool: object, organization_id: uuid.UUID, media: MediaRow
+    ) -> _Read:
+        """No transcription server: not even downloaded, the customer is asked to type."""
+        async with org_connection(pool, organization_id) as conn:
+            await update_media_refused(conn, media.message_id, NOT_TRANSCRIBED)
+        return _Read(refused=NOT_TRANSCRIBED)
 
     async def _transcript(self, data: bytes, kind: str, media: MediaRow) -> str | None:
         if media.kind != "audio" or kind not in AUDIO_TYPES or self._transcriber is None:
