@@ -11,6 +11,7 @@ MediaUnavailable.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -116,8 +117,6 @@ async def _read_bounded(response: aiohttp.ClientResponse, max_bytes: int) -> byt
 
 
 def _media_url(body: bytes) -> str:
-    import json
-
     try:
         document: Any = json.loads(body)
     except ValueError as exc:

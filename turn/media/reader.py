@@ -15,6 +15,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from hashlib import sha256
 from typing import Final
 
 import structlog
@@ -312,6 +313,9 @@ def _sniffed(data: bytes, media: MediaRow) -> str:
         raise MediaUnsupported(f"{len(data)} bytes of no supported type (declared {declared})")
     if declared is not None and declared != kind:
         log.warning("turn.media_type_mismatch", declared=declared[:100], sniffed=kind)
+    stated = _str(media.media.get("sha256"))
+    if stated is not None and len(stated) == 64 and stated.lower() != sha256(data).hexdigest():
+        log.warning("turn.media_sha256_mismatch")  # kept: the bytes are what we read
     return kind
 
 
