@@ -195,7 +195,9 @@ def _content(message: Any) -> tuple[MessageKind, str] | str:
         return _typed("button", _get(_get(message, "button"), "text"))
     if kind in _MEDIA:
         media = _get(message, kind)
-        return _MEDIA[kind], describe(_MEDIA[kind], _get(media, "filename"), _get(media, "caption"))
+        # The file name is made safe before it reaches a prompt or a page (inbox.file_names).
+        name = safe_file_name(_get(media, "filename"))
+        return _MEDIA[kind], describe(_MEDIA[kind], name, _get(media, "caption"))
     if kind == "location":
         place = _get(message, "location")
         return "location", describe_location(

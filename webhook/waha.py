@@ -170,7 +170,9 @@ def _content(payload: dict[str, Any]) -> tuple[MessageKind, str] | str:
         return ("text", body) if isinstance(body, str) and body.strip() else "empty_text"
     if kind in _MEDIA_KINDS:
         caption = body if payload.get("hasMedia") is True else None
-        return kind, describe(kind, _get(payload.get("media"), "filename"), caption)
+        # The file name is made safe before it reaches a prompt or a page (inbox.file_names).
+        name = safe_file_name(_get(payload.get("media"), "filename"))
+        return kind, describe(kind, name, caption)
     if kind == "location":
         place = payload.get("location")
         data = payload.get("_data")

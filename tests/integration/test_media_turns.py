@@ -247,6 +247,9 @@ async def test_an_image_and_a_pdf_are_stored_and_described_under_their_own_prefi
     image, document = await _message(db, "wamid.img"), await _message(db, "wamid.pdf")
     assert (image["media_state"], image["media_type"]) == ("stored", "image/png")
     assert image["body"] == "[imagem] olha o produto"
+    assert (
+        document["body"] == f"[documento] orcamento_final.pdf ({round(len(pdf()) / 1024) or 1} KB)"
+    )
     assert document["media_key"] == (
         f"media/{org}/{document['media_key'].split('/')[2]}/"
         f"{await db.fetchval('select id from messages where external_id = $1', 'wamid.pdf')}"

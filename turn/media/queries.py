@@ -88,6 +88,14 @@ async def update_media_read(
     await conn.execute(UPDATE_MEDIA_READ, message_id, state, key, media_type, size_bytes, body)
 
 
+UPDATE_MEDIA_BODY = "update messages set body = $2 where id = $1 and answered_by is null"
+
+
+async def update_media_body(conn: asyncpg.Connection, message_id: uuid.UUID, body: str) -> None:
+    """A stored document's description with its size (still unanswered: not rewritten after)."""
+    await conn.execute(UPDATE_MEDIA_BODY, message_id, body)
+
+
 UPDATE_MEDIA_REFUSED = """
 update messages set media_state = 'refused', media_refusal = $2,
     media_key = coalesce($3, media_key), media_type = coalesce($4, media_type),

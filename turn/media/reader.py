@@ -38,6 +38,7 @@ from turn.media.queries import (
     MediaRow,
     bump_media_attempts,
     list_media_to_read,
+    update_media_body,
     update_media_read,
     update_media_refused,
 )
@@ -125,6 +126,7 @@ class _Read:
     transcript: str | None = None
     image: ImagePart | None = None  # for a model that takes images
     refused: str | None = None  # the refusal's code
+    size_bytes: int | None = None  # of what was stored
 
 
 class MediaReader:
@@ -171,6 +173,8 @@ class MediaReader:
                     read = await self._read_one(pool, organization_id, conversation_id, media)
                 if read.transcript is not None:
                     out[index] = replace(row, body=read.transcript)
+                elif read.size_bytes is not None and media.kind == "document":
+                    out[index] = await self._sized(pool, organization_id, row, read.size_bytes)
                 if read.image is not None:
                     images[row.id] = (read.image,)
                 code = read.refused
@@ -213,7 +217,16 @@ class MediaReader:
             )
         log.info("turn.media_read", kind=kind, size_bytes=len(data), transcribed=bool(transcript))
         seen = media.vision and kind in IMAGE_TYPES and len(data) <= self._config.image_max_bytes
-        return _Read(transcript, ImagePart(kind, data) if seen else None)
+        return _Read(transcript, ImagePart(kind, data) if seen else None, size_bytes=len(data))
+
+    async def _sized(
+        self, pool: object, organization_id: uuid.UUID, row: InboundRow, size_bytes: int
+    ) -> InboundRow:
+        """A document is described by its name and size (its text is not read)."""
+        body = f"{row.body} ({_shown_size(size_bytes)})"
+        async with org_connection(pool, organization_id) as conn:
+            await update_media_body(conn, row.id, body)
+        return replace(row, body=body)
 
     async def _not_transcribed(
         self, pool: object, organization_id: uuid.UUID, media: MediaRow
@@ -288,6 +301,13 @@ class MediaReader:
                 code=code,
                 error=str(exc)[:1000],
             )
+
+
+def _shown_size(size_bytes: int) -> str:
+    """`812 KB`, `3,4 MB`: as a Brazilian reads a file's size."""
+    if size_bytes < 1024 * 1024:
+        return f"{max(1, round(size_bytes / 1024))} KB"
+    return f"{size_bytes / (1024 * 1024):.1f} MB".replace(".", ",")
 
 
 def _source(media: MediaRow) -> MediaSource:
