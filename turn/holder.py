@@ -18,7 +18,9 @@ One message, hop by hop (each hop is one module):
   4. jobs.inbound          the arq job: jobs.payloads.ConversationPayload in, run_conversation
   5. turn.holder           (here) the lease and the bursts: turn.conversation_queries
   6. turn.burst            one burst answered: turn.matcher, turn.prompt, turn.agent_loop
-                           (turn.providers, turn.tools), the fenced commit
+                           (turn.providers, turn.tools), the fenced commit; before it, a burst
+                           holding a voice note, image or file has it read (turn.media.reader:
+                           downloaded, stored, transcribed), none of it for a text-only burst
   7. turn.outbox           the send, at most once, through channels.dispatch (Cloud API, WAHA)
   8. turn.activations      the raw activation rows, batched, fire-and-forget
 
