@@ -32,6 +32,7 @@ class AgentChange(BaseModel):
     # What the agent tells a customer who asks for a person, and one left waiting.
     handoff_ack: str | None = None
     handoff_wait_notice: str | None = None
+    vision: bool | None = None  # the agent's model takes images
 
 
 def _text(value: str | None, limit: int, code: str, what: str) -> str | None:
@@ -77,7 +78,7 @@ def apply_agent_change(agent: Agent, change: AgentChange) -> Agent:
         raise invalid(
             "nothing_to_change",
             "Nada a mudar: envie `name`, `system_prompt`, `model_provider`/`model_name`, "
-            "`default_model`, `handoff_ack` ou `handoff_wait_notice`.",
+            "`default_model`, `handoff_ack`, `handoff_wait_notice` ou `vision`.",
         )
     name = _text(change.name, MAX_NAME_CHARS, "invalid_name", "O nome")
     prompt = _text(change.system_prompt, MAX_PROMPT_CHARS, "invalid_prompt", "O prompt")
@@ -94,4 +95,5 @@ def apply_agent_change(agent: Agent, change: AgentChange) -> Agent:
         model_name=model_name,
         handoff_ack=ack or agent.handoff_ack,
         handoff_wait_notice=notice or agent.handoff_wait_notice,
+        vision=agent.vision if change.vision is None else change.vision,
     )

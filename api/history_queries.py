@@ -37,6 +37,8 @@ class MessageRow:
     author: str | None  # an outbound message's: 'agent' | 'person' | 'phone'
     author_key_prefix: str | None  # a person's API key
     skills: Any  # an agent reply's skills: [{name, version_id}] (json text), or None
+    media_type: str | None = None  # a customer's stored media (turn.media): its sniffed type
+    media_stored: bool = False  # its bytes are still stored (retention deletes them)
 
 
 # Oldest first (a conversation reads top to bottom); keyset (created_at, id).
@@ -44,7 +46,8 @@ LIST_MESSAGES = """
 select m.id, m.direction, m.kind, m.body, m.external_id, m.sent_at, m.received_at,
        m.created_at, m.reply_to_id, m.answered_by,
        o.status as delivery_status, o.last_error as delivery_error,
-       m.author, m.author_key_prefix, m.skills::text as skills
+       m.author, m.author_key_prefix, m.skills::text as skills,
+       m.media_type, m.media_key is not null as media_stored
 from messages m
 left join outbox o on o.message_id = m.id
 where m.organization_id = $1 and m.conversation_id = $2

@@ -69,7 +69,9 @@ def _author_json(row: MessageRow) -> dict[str, Any]:
     """Who wrote it: the customer, or for an outbound message exactly one of agent, person
     (with its key's prefix) or phone; an agent reply lists the skills its turn used."""
     if row.direction == "inbound":
-        return {"author": "customer"}
+        if row.media_type is None:
+            return {"author": "customer"}
+        return {"author": "customer", "media": {"type": row.media_type, "stored": row.media_stored}}
     author = row.author or "agent"
     if author == "person":
         return {"author": author, "author_key_prefix": row.author_key_prefix}

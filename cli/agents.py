@@ -135,10 +135,12 @@ async def cmd_set(args: argparse.Namespace, settings: Settings) -> dict[str, Any
     ack = _handoff_text(args.handoff_ack, "--handoff-ack")
     notice = _handoff_text(args.handoff_wait_notice, "--handoff-wait-notice")
     changes_model = args.default_model or args.model_provider or args.model_name is not None
-    if name is None and prompt is None and not changes_model and ack is None and notice is None:
+    vision = None if args.vision is None else args.vision == "on"
+    unchanged = (name, prompt, ack, notice, vision)
+    if all(value is None for value in unchanged) and not changes_model:
         raise CliError(
             "nothing to change: give --name, --prompt/--prompt-file, --model-provider/"
-            "--model-name, --default-model, --handoff-ack or --handoff-wait-notice",
+            "--model-name, --default-model, --handoff-ack, --handoff-wait-notice or --vision",
             code="nothing_to_change",
         )
     async with connection(settings.owner_url) as conn, conn.transaction():
@@ -160,6 +162,7 @@ async def cmd_set(args: argparse.Namespace, settings: Settings) -> dict[str, Any
             model_name=model_name,
             handoff_ack=ack or agent.handoff_ack,
             handoff_wait_notice=notice or agent.handoff_wait_notice,
+            vision=agent.vision if vision is None else vision,
         )
         agent = await update_agent(conn, changed)
     return {**agent.as_json(), "message": f"agent updated: {_line(agent)}"}
@@ -208,5 +211,10 @@ def register(
     change.add_argument(
         "--handoff-wait-notice",
         help="the one notice to a customer left waiting SKILLET_HANDOFF_WAIT_S for a person",
+    )
+    change.add_argument(
+        "--vision",
+        choices=("on", "off"),
+        help="the agent's model takes images: a customer's photo goes to it (docs/media.md)",
     )
     change.set_defaults(handler=cmd_set)

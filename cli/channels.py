@@ -245,6 +245,7 @@ def webhook_config(settings: Settings) -> WebhookConfig:
         # (WAHA channels may have keys of their own and no global one: not a WAHA signal.)
         waha_base_url=settings.waha_base_url if settings.waha_lid_lookup else None,
         waha_api_key=secret(settings.waha_api_key),
+        transcribes_voice=settings.transcribe_base_url is not None or settings.voice_ask_to_type,
     )
 
 

@@ -47,6 +47,40 @@ MAX_CONTACT_ID_CHARS: Final = 64
 CHANNEL: Final = "whatsapp"  # the conversations' channel column: every number is WhatsApp
 
 
+# Media kinds the worker fetches (stickers and videos stay descriptions, never fetched).
+FETCHED_MEDIA_KINDS: Final = frozenset({"audio", "image", "document"})
+
+
+@dataclass(frozen=True)
+class InboundMedia:
+    """What identifies a customer's media, as the webhook found it (the bytes are the
+    worker's to fetch, inside the turn): Cloud API gives an id, WAHA a URL. Declared values
+    are the sender's word only; the worker sniffs the bytes."""
+
+    media_id: str | None = None  # Cloud API: GET {graph}/{media_id} gives the download URL
+    url: str | None = None  # WAHA: where the session keeps the file
+    declared_type: str | None = None  # the MIME type the provider states
+    sha256: str | None = None  # as the provider states it (Cloud API: base64 or hex)
+    caption: str | None = None
+    file_name: str | None = None  # already sanitized (inbox.file_names)
+    voice: bool = False  # a push-to-talk voice note (not an audio file)
+
+    def as_json(self) -> dict[str, object]:
+        """The row's `media` column: only what is set."""
+        fields = {
+            "id": self.media_id,
+            "url": self.url,
+            "type": self.declared_type,
+            "sha256": self.sha256,
+            "caption": self.caption,
+            "file_name": self.file_name,
+        }
+        shown: dict[str, object] = {k: v for k, v in fields.items() if v is not None}
+        if self.voice:
+            shown["voice"] = True
+        return shown
+
+
 @dataclass(frozen=True)
 class InboundText:
     """One customer message, addressed to one of our numbers: typed text, or the description
@@ -59,6 +93,7 @@ class InboundText:
     text: str
     sent_at: datetime
     message_kind: MessageKind = "text"
+    media: InboundMedia | None = None  # set for a media kind the worker fetches
 
 
 def storable_body(text: str) -> str | None:

@@ -108,7 +108,7 @@ class ReceivedInbound:
 RECEIVE_INBOUND = """
 select organization_id, channel_id, contact_id, conversation_id, inbound_id, created, open,
        outbox_status, foreign_contact
-from skillet_receive_inbound($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+from skillet_receive_inbound($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 """
 
 
@@ -126,7 +126,8 @@ async def receive_inbound(
 
     `body`: the text as stored (inbox.message.storable_body); `always_answered`: answered
     whatever the channel says (typed text); `answerable`: answered where the channel
-    answers non-text messages (webhook.non_text.reply_rule).
+    answers non-text messages (webhook.non_text.reply_rule). `text.media`: what the
+    worker fetches (written on a new message only).
     """
     row = await conn.fetchrow(
         RECEIVE_INBOUND,
@@ -141,6 +142,7 @@ async def receive_inbound(
         text.message_kind,
         always_answered,
         answerable,
+        None if text.media is None else text.media.as_json(),
     )
     if row is None:
         return None

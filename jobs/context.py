@@ -76,6 +76,8 @@ class JobContext(TypedDict, total=False):
     events: DeliveryConfig  # the events webhook's delivery (jobs.events_delivery)
     echo_grace_s: float  # an echo is settled no sooner than this after it arrived
     templates: Any  # jobs.template_sync.TemplateSyncConfig (the daily template sync)
+    media_objects: Any  # where customers' media is stored (jobs.media_retention.MediaObjects)
+    media_retention_days: int  # stored media is deleted this long after it was stored
 
 
 def arq_job(job: Callable[..., Awaitable[Any]]) -> Any:

@@ -266,15 +266,17 @@ $function$;
 REVOKE ALL ON FUNCTION public.skillet_waha_signature_valid(text, bytea, text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION public.skillet_waha_signature_valid(text, bytea, text) TO skillet_webhook;
 
-COMMENT ON FUNCTION public.skillet_receive_inbound(text, text, text[], text, text, text, timestamp with time zone, timestamp with time zone, text, boolean, boolean) IS
+COMMENT ON FUNCTION public.skillet_receive_inbound(text, text, text[], text, text, text, timestamp with time zone, timestamp with time zone, text, boolean, boolean, jsonb) IS
 $$The webhook's one statement per inbound message: the channel of the receiving number (p_kind,
 p_address) gives the org and the answering agent (no row: no org connected it), the sender's ids
 (p_aliases, p_preferred for a person never seen) give the contact, whose aliases and the
 message's reply route are recorded; then skillet_store_inbound. The message expects a reply when
-p_always_answered (typed text), or when the channel answers non-text messages and p_answerable.
-Returns the org, channel, contact and skillet_store_inbound's row. SECURITY DEFINER: the caller
-never names an org nor holds a proof, and learns ids and states only.$$;
-CREATE OR REPLACE FUNCTION public.skillet_receive_inbound(p_kind text, p_address text, p_aliases text[], p_preferred text, p_external_id text, p_body text, p_sent_at timestamp with time zone, p_received_at timestamp with time zone, p_message_kind text, p_always_answered boolean, p_answerable boolean)
+p_always_answered (typed text, a voice note to transcribe), or when the channel answers non-text
+messages and p_answerable. p_media (null: none): what identifies the media the worker fetches,
+written on a new message only (media_state 'pending'). Returns the org, channel, contact and
+skillet_store_inbound's row. SECURITY DEFINER: the caller never names an org nor holds a proof,
+and learns ids and states only.$$;
+CREATE OR REPLACE FUNCTION public.skillet_receive_inbound(p_kind text, p_address text, p_aliases text[], p_preferred text, p_external_id text, p_body text, p_sent_at timestamp with time zone, p_received_at timestamp with time zone, p_message_kind text, p_always_answered boolean, p_answerable boolean, p_media jsonb)
  RETURNS TABLE(organization_id uuid, channel_id uuid, contact_id text, conversation_id uuid, inbound_id uuid, created boolean, open boolean, outbox_status text, foreign_contact boolean)
  LANGUAGE plpgsql
  SECURITY DEFINER
@@ -331,11 +333,17 @@ begin
         p_received_at, p_message_kind,
         p_always_answered or (v_channel.reply_to_non_text and p_answerable),
         v_channel.agent_id) s;
+    -- What the worker fetches inside the turn (never the webhook): written with the message
+    -- only, so a redelivery never resets a fetch or a transcript in progress.
+    if p_media is not null and created then
+        update messages m set media = p_media, media_state = 'pending'
+        where m.id = skillet_receive_inbound.inbound_id;
+    end if;
     return next;
 end;
 $function$;
-REVOKE ALL ON FUNCTION public.skillet_receive_inbound(text, text, text[], text, text, text, timestamp with time zone, timestamp with time zone, text, boolean, boolean) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION public.skillet_receive_inbound(text, text, text[], text, text, text, timestamp with time zone, timestamp with time zone, text, boolean, boolean) TO skillet_webhook;
+REVOKE ALL ON FUNCTION public.skillet_receive_inbound(text, text, text[], text, text, text, timestamp with time zone, timestamp with time zone, text, boolean, boolean, jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.skillet_receive_inbound(text, text, text[], text, text, text, timestamp with time zone, timestamp with time zone, text, boolean, boolean, jsonb) TO skillet_webhook;
 
 COMMENT ON FUNCTION public.skillet_store_inbound(uuid, text, text, text, text, text, timestamp with time zone, timestamp with time zone, text, boolean, uuid) IS
 $$Store one inbound message of a known org and contact, once (idempotent on org, channel and
@@ -1438,6 +1446,49 @@ AS $function$
 $function$;
 REVOKE ALL ON FUNCTION public.skillet_template_channels(integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION public.skillet_template_channels(integer) TO skillet_worker;
+
+-- ==============================================================================================
+-- Media customers send
+-- The retention cron's cross-org scan and forgetting of stored media bytes.
+-- ==============================================================================================
+
+COMMENT ON FUNCTION public.skillet_expired_media(timestamp with time zone, integer) IS
+$$Messages whose media bytes were stored before p_before and are still there (at most p_limit,
+oldest first): the retention cron deletes their objects, then calls skillet_forget_media.
+SECURITY DEFINER: across orgs, ids and keys only.$$;
+CREATE OR REPLACE FUNCTION public.skillet_expired_media(p_before timestamp with time zone, p_limit integer)
+ RETURNS TABLE(id uuid, organization_id uuid, media_key text)
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'public', 'pg_catalog', 'pg_temp'
+AS $function$
+    select m.id, m.organization_id, m.media_key from messages m
+    where m.media_key is not null and m.media_stored_at < p_before
+    order by m.media_stored_at, m.id
+    limit p_limit;
+$function$;
+REVOKE ALL ON FUNCTION public.skillet_expired_media(timestamp with time zone, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.skillet_expired_media(timestamp with time zone, integer) TO skillet_worker;
+
+COMMENT ON FUNCTION public.skillet_forget_media(uuid[]) IS
+$$After the retention cron deleted their objects: the messages keep their body (transcript or
+description), their media state becomes 'deleted' and the key is cleared. Returns how many.
+SECURITY DEFINER: across orgs, by id only.$$;
+CREATE OR REPLACE FUNCTION public.skillet_forget_media(p_ids uuid[])
+ RETURNS integer
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_catalog', 'pg_temp'
+AS $function$
+    with forgotten as (
+        update messages m set media_key = null, media_state = 'deleted'
+        where m.id = any(p_ids) and m.media_key is not null
+        returning 1
+    )
+    select count(*)::integer from forgotten;
+$function$;
+REVOKE ALL ON FUNCTION public.skillet_forget_media(uuid[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.skillet_forget_media(uuid[]) TO skillet_worker;
 
 -- ==============================================================================================
 -- What a turn counts

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -83,6 +84,21 @@ class S3ObjectStore:
         except BotoCoreError as exc:
             raise StorageError(f"could not read {key}: {exc}") from exc
         return StoredObject(data=data[:max_bytes], truncated=len(data) > max_bytes)
+
+    async def delete_many(self, keys: Sequence[str]) -> list[str]:
+        """Delete up to 1,000 objects in one request (a missing one counts as deleted);
+        returns the keys deleted."""
+        if not keys:
+            return []
+        try:
+            answer = await self._client.delete_objects(
+                Bucket=self._bucket,
+                Delete={"Objects": [{"Key": key} for key in keys], "Quiet": True},
+            )
+        except (BotoCoreError, ClientError) as exc:
+            raise StorageError(f"could not delete {len(keys)} object(s): {exc}") from exc
+        failed = {e.get("Key") for e in answer.get("Errors", []) if e.get("Code") != "NoSuchKey"}
+        return [key for key in keys if key not in failed]
 
     async def copy(self, source_key: str, dest_key: str) -> None:
         try:

@@ -118,6 +118,11 @@ GROUPS: tuple[Group, ...] = (
         ),
     ),
     Group(
+        "Media customers send",
+        "The retention cron's cross-org scan and forgetting of stored media bytes.",
+        ("skillet_expired_media", "skillet_forget_media"),
+    ),
+    Group(
         "What a turn counts",
         "Usage, daily rollups and activation telemetry (written by the commit and the writer).",
         (

@@ -23,8 +23,9 @@ class Agent:
     # pt-BR defaults of turn.handoff).
     handoff_ack: str | None = None
     handoff_wait_notice: str | None = None
+    vision: bool = False  # its model takes images: a customer's photo goes to it as one
 
-    def as_json(self) -> dict[str, str | None]:
+    def as_json(self) -> dict[str, str | bool | None]:
         return {
             "id": str(self.id),
             "organization_id": str(self.organization_id),
@@ -35,11 +36,12 @@ class Agent:
             "created_at": self.created_at.isoformat(),
             "handoff_ack": self.handoff_ack,
             "handoff_wait_notice": self.handoff_wait_notice,
+            "vision": self.vision,
         }
 
 
 _COLUMNS = """id, organization_id, name, system_prompt, model_provider, model_name, created_at,
-    handoff_ack, handoff_wait_notice"""
+    handoff_ack, handoff_wait_notice, vision"""
 
 INSERT_AGENT = f"""
 insert into agents (organization_id, name, system_prompt, model_provider, model_name)
@@ -83,14 +85,14 @@ async def fetch_agent(conn: asyncpg.Connection, agent_id: uuid.UUID) -> Agent | 
 
 UPDATE_AGENT = f"""
 update agents set name = $2, system_prompt = $3, model_provider = $4, model_name = $5,
-    handoff_ack = $6, handoff_wait_notice = $7
+    handoff_ack = $6, handoff_wait_notice = $7, vision = $8
 where id = $1
 returning {_COLUMNS}
 """
 
 
 async def update_agent(conn: asyncpg.Connection, agent: Agent) -> Agent:
-    """Write `agent`'s name, prompt, model and handoff texts over the stored row."""
+    """Write `agent`'s name, prompt, model, handoff texts and vision over the stored row."""
     row = await conn.fetchrow(
         UPDATE_AGENT,
         agent.id,
@@ -100,6 +102,7 @@ async def update_agent(conn: asyncpg.Connection, agent: Agent) -> Agent:
         agent.model_name,
         agent.handoff_ack,
         agent.handoff_wait_notice,
+        agent.vision,
     )
     return Agent(**dict(row))
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -31,7 +31,14 @@ from turn.deps import MessageOutcome, TurnDeps, TurnOutcome
 from turn.errors import ModelRequestRejected
 from turn.handoff import CUSTOMER_REASON, HANDOFF_ACK_DEFAULT, history_turn
 from turn.matcher import MatchResult
-from turn.model import InjectedSkill, ModelMessage, ModelRequest, ModelUsage, ToolCall
+from turn.model import (
+    ImagePart,
+    InjectedSkill,
+    ModelMessage,
+    ModelRequest,
+    ModelUsage,
+    ToolCall,
+)
 from turn.model_input import cap_burst, cap_history
 from turn.opt_out import confirmation
 from turn.opt_out_queries import record_choice
@@ -92,9 +99,11 @@ async def answer_batch(
     history: Sequence[tuple[str, str]],
     *,
     job_id: str,
+    images: Mapping[uuid.UUID, tuple[ImagePart, ...]] | None = None,
 ) -> BatchResult:
     """One model turn for `batch` (arrival order) and at most one reply for all of it;
-    `history`: the conversation before it, oldest first (turn.conversation_queries)."""
+    `history`: the conversation before it, oldest first (turn.conversation_queries);
+    `images`: a message's images for a model that takes them (turn.media.reader)."""
     batch = await _without_opt_choices(deps, conversation, batch)
     if not batch:  # only PARAR / VOLTAR: confirmed, the holder delivers it and reads on
         return BatchResult(outcome=None, refused=CommitOutcome.ANSWERED)
@@ -110,7 +119,15 @@ async def answer_batch(
     ledger = TurnLedger(max_writes=deps.config.max_skill_writes)
     try:
         loop = await _ask_model(
-            deps, conversation, batch, history, match, prefix.text, snapshot.skills, ledger
+            deps,
+            conversation,
+            batch,
+            history,
+            match,
+            prefix.text,
+            snapshot.skills,
+            ledger,
+            images or {},
         )
     except ModelRequestRejected as exc:
         if exc.code != ModelRequestRejected.code:
@@ -258,6 +275,25 @@ async def _away(
     return BatchResult(outcome=outcome, sent=sent)
 
 
+async def answer_fixed(
+    deps: TurnDeps, conversation: Conversation, batch: Sequence[InboundRow], text: str
+) -> BatchResult:
+    """A fixed reply for `batch` (a media message refused: turn.media.reader), no model."""
+    try:
+        sent = await _commit_reply(deps, conversation, batch, text, TurnCounts())
+    except _NotCommitted as exc:
+        log.info("turn.not_committed", outcome=exc.outcome)
+        return BatchResult(outcome=None, refused=exc.outcome)
+    outcome = TurnOutcome(
+        status=MessageOutcome.REPLIED,
+        inbound_id=batch[-1].id,
+        reply=text,
+        answered=tuple(row.external_id for row in batch),
+        extra={"media_refused": True},
+    )
+    return BatchResult(outcome=outcome, sent=sent)
+
+
 async def _ask_model(
     deps: TurnDeps,
     conversation: Conversation,
@@ -267,6 +303,7 @@ async def _ask_model(
     prefix: str,
     installed: Sequence[LoadedSkill],
     ledger: TurnLedger,
+    images: Mapping[uuid.UUID, tuple[ImagePart, ...]],
 ) -> LoopOutcome:
     model = deps.models.resolve(conversation.model_provider, conversation.model_name)
     caps = deps.config.input_caps
@@ -279,9 +316,10 @@ async def _ask_model(
                 ModelMessage(role=turn.role, content=turn.content)
                 for turn in (history_turn(d, body) for d, body in cap_history(history, caps))
             ),
+            # cap_burst keeps one text per message, in order: each keeps its images.
             *(
-                ModelMessage(role="user", content=text)
-                for text in cap_burst([row.body for row in batch], caps)
+                ModelMessage(role="user", content=text, images=images.get(row.id, ()))
+                for row, text in zip(batch, cap_burst([r.body for r in batch], caps), strict=True)
             ),
         ),
         tools=turn_tools(),

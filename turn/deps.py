@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from hours.cache import BusinessHoursCache
 from skills.package.limits import DEFAULT_LIMITS, PackageLimits
@@ -27,6 +27,9 @@ from turn.providers.registry import ModelRegistry
 from turn.skill_catalog import SkillCatalogCache
 from turn.tools.page_cache import StoredPageCache
 from turn.tools.registry import turn_tools
+
+if TYPE_CHECKING:  # turn.media.reader takes this module's DeadLetters
+    from turn.media.reader import MediaReader
 
 
 def utc_now() -> datetime:
@@ -91,6 +94,8 @@ class TurnDeps:
     asks_for_person: Callable[[str], bool] = asks_for_person
     # Each org's business hours (hours.cache): the after-hours acknowledgement and away message.
     hours: BusinessHoursCache = field(default_factory=BusinessHoursCache)
+    # Reads the media of a burst's media messages (None: described only, as before).
+    media: MediaReader | None = None
 
 
 class MessageOutcome(StrEnum):

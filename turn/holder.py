@@ -18,7 +18,9 @@ One message, hop by hop (each hop is one module):
   4. jobs.inbound          the arq job: jobs.payloads.ConversationPayload in, run_conversation
   5. turn.holder           (here) the lease and the bursts: turn.conversation_queries
   6. turn.burst            one burst answered: turn.matcher, turn.prompt, turn.agent_loop
-                           (turn.providers, turn.tools), the fenced commit
+                           (turn.providers, turn.tools), the fenced commit; before it, a burst
+                           holding a voice note, image or file has it read (turn.media.reader:
+                           downloaded, stored, transcribed), none of it for a text-only burst
   7. turn.outbox           the send, at most once, through channels.dispatch (Cloud API, WAHA)
   8. turn.activations      the raw activation rows, batched, fire-and-forget
 
@@ -67,10 +69,12 @@ import structlog
 
 from core.tenancy import org_connection, self_bound_connection
 from inbox.queries import fetch_inbound_state
-from turn.burst import BatchResult, Conversation, SentReply, answer_batch
+from turn.burst import BatchResult, Conversation, SentReply, answer_batch, answer_fixed
 from turn.conversation_lease import Lease
 from turn.conversation_queries import BurstRead, CommitOutcome, Continued, continue_conversation
 from turn.deps import MessageOutcome, TurnConfig, TurnDeps, TurnOutcome
+from turn.media.reader import might_hold_media
+from turn.model import ImagePart
 from turn.opt_out import confirmation
 from turn.opt_out_queries import fetch_choice_candidate, record_choice
 from turn.outbox import Recipient, deliver_reply
@@ -218,8 +222,23 @@ async def _answer(deps: TurnDeps, lease: Lease, burst: BurstRead, job_id: str) -
         model_name=agent.model_name,
         lease_token=lease.token,
     )
+    rows = burst.open.rows
+    images: dict[uuid.UUID, tuple[ImagePart, ...]] = {}
+    if deps.media is not None and any(might_hold_media(row.body) for row in rows):
+        read = await deps.media.read(
+            deps.pool, lease.organization_id, lease.conversation_id, rows, agent_id=agent.id
+        )
+        images = read.images
+        rows = read.rows
+        if read.refused_at == 0:  # its own fixed reply, in its place in the conversation
+            result = await answer_fixed(deps, conversation, rows[:1], read.refusal)
+            if result.refused is CommitOutcome.LEASE_LOST:
+                lease.lost = True
+            return result
+        if read.refused_at is not None:
+            rows = rows[: read.refused_at]  # those before it first; it comes next
     result = await answer_batch(
-        deps, conversation, snapshot, burst.open.rows, burst.history, job_id=job_id
+        deps, conversation, snapshot, rows, burst.history, job_id=job_id, images=images
     )
     if result.refused is CommitOutcome.LEASE_LOST:
         lease.lost = True

@@ -28,12 +28,26 @@ class ToolCall:
 
 
 @dataclass(frozen=True)
+class ImagePart:
+    """A customer's image for a model that takes images (JPEG, PNG or WebP, sniffed)."""
+
+    media_type: str
+    data: bytes = field(repr=False)
+
+    def base64(self) -> str:
+        import base64
+
+        return base64.b64encode(self.data).decode("ascii")
+
+
+@dataclass(frozen=True)
 class ModelMessage:
     role: Role
     content: str
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
     is_error: bool = False  # a tool result that is a teaching message, not a result
+    images: tuple[ImagePart, ...] = ()  # a user message's images, after its text
 
 
 @dataclass(frozen=True)

@@ -181,6 +181,7 @@ async def _ingested(request: web.Request, delivery: Delivery) -> web.Response:
             coalesce_ms=request.app[CONFIG].coalesce_ms,
             lids=request.app[LIDS],
             observe_enqueue_s=request.app[METRICS].enqueued,
+            transcribes_voice=request.app[CONFIG].transcribes_voice,
         )
     except _UNAVAILABLE as exc:
         return _unavailable(exc)

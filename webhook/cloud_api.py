@@ -18,7 +18,8 @@ from typing import Any
 
 from channels.contacts import contact_ids
 from channels.models import ChannelKind
-from inbox.message import MessageKind
+from inbox.file_names import safe_file_name
+from inbox.message import FETCHED_MEDIA_KINDS, InboundMedia, MessageKind
 from webhook.events import (
     RECEIPT_STATUSES,
     Delivery,
@@ -138,8 +139,36 @@ def _parse_message(
                 text=storable_text(text),
                 sent_at=epoch_to_utc(_get(message, "timestamp"), received_at),
                 message_kind=message_kind,
+                media=None if echo else _media(message, message_kind),
             )
         )
+
+
+def _media(message: Any, kind: MessageKind) -> InboundMedia | None:
+    """What the worker needs to fetch an image, voice note or document (None: nothing to
+    fetch, or no usable id)."""
+    if kind not in FETCHED_MEDIA_KINDS:
+        return None
+    media = _get(message, kind)
+    media_id = storable_id(_get(media, "id"))
+    if media_id is None:
+        return None
+    return InboundMedia(
+        media_id=media_id,
+        declared_type=_short(_get(media, "mime_type")),
+        sha256=_short(_get(media, "sha256")),
+        caption=_caption(_get(media, "caption")),
+        file_name=safe_file_name(_get(media, "filename")),
+        voice=_get(media, "voice") is True,
+    )
+
+
+def _short(value: Any) -> str | None:
+    return storable_id(value)
+
+
+def _caption(value: Any) -> str | None:
+    return storable_text(value)[:4_096] if isinstance(value, str) and value.strip() else None
 
 
 _MEDIA: dict[str, MessageKind] = {
@@ -166,7 +195,9 @@ def _content(message: Any) -> tuple[MessageKind, str] | str:
         return _typed("button", _get(_get(message, "button"), "text"))
     if kind in _MEDIA:
         media = _get(message, kind)
-        return _MEDIA[kind], describe(_MEDIA[kind], _get(media, "filename"), _get(media, "caption"))
+        # The file name is made safe before it reaches a prompt or a page (inbox.file_names).
+        name = safe_file_name(_get(media, "filename"))
+        return _MEDIA[kind], describe(_MEDIA[kind], name, _get(media, "caption"))
     if kind == "location":
         place = _get(message, "location")
         return "location", describe_location(

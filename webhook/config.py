@@ -21,3 +21,6 @@ class WebhookConfig:
     waha_base_url: str | None = None
     waha_api_key: str | None = field(default=None, repr=False)
     lid_lookup_timeout_s: float = 2.0
+    # The workers transcribe voice notes (SKILLET_TRANSCRIBE_BASE_URL set) or ask for text
+    # (SKILLET_VOICE_ASK_TO_TYPE): a voice note is then always answered.
+    transcribes_voice: bool = False

@@ -68,6 +68,7 @@ def _unobserved(seconds: float) -> None:
 class _Enqueue:
     coalesce_ms: int
     observe_s: ObserveSeconds
+    transcribes: bool = False
 
 
 async def ingest(
@@ -78,6 +79,7 @@ async def ingest(
     coalesce_ms: int = 0,
     lids: LidResolver | None = None,
     observe_enqueue_s: ObserveSeconds = _unobserved,
+    transcribes_voice: bool = False,
 ) -> IngestReport:
     """Store and enqueue every message whose receiving number is connected (non-text ones
     too: they are stored, and answered only where the channel says so); delivery statuses
@@ -85,7 +87,8 @@ async def ingest(
     caller answers 503). Echoes (messages our numbers sent) are stored pending, one statement
     each, and settled by a job at once (it waits out the grace itself only while a reply of
     that conversation is in flight).
-    `observe_enqueue_s` gets the time each enqueue took (the Redis call), in seconds."""
+    `observe_enqueue_s` gets the time each enqueue took (the Redis call), in seconds;
+    `transcribes_voice`: the workers transcribe voice notes (SKILLET_TRANSCRIBE_BASE_URL)."""
     report = IngestReport(skipped=len(delivery.skipped))
     for skipped in delivery.skipped:
         if skipped.reason == UNPARSEABLE:
@@ -97,7 +100,7 @@ async def ingest(
     # a burst of deliveries would otherwise queue for connections behind the enqueues.
     channels = _ChannelCache(pool)  # looked up only for statuses and linked ids
     await _record_statuses(pool, channels, delivery.statuses, report)
-    enqueue = _Enqueue(coalesce_ms, observe_enqueue_s)
+    enqueue = _Enqueue(coalesce_ms, observe_enqueue_s, transcribes_voice)
     for text in delivery.texts:
         await _enqueue_text(pool, queue, channels, text, report, enqueue, lids)
     for echo in delivery.echoes:
@@ -196,6 +199,9 @@ async def _enqueue_text(
     if text.kind is ChannelKind.WAHA and lids is not None:
         text = await with_looked_up_phone(pool, channels, text, lids)
     always, answerable = reply_rule(text.message_kind)
+    # A voice note the worker will transcribe is answered like typed text, whatever the
+    # channel says of non-text messages (its transcript is what the customer said).
+    always = always or (enqueue.transcribes and text.message_kind == "audio" and bool(text.media))
     # One connection, one statement: the number's org and agent, the contact, the reply
     # route, the message; before the job exists (the worker reads the route to reply).
     received = await store_received(

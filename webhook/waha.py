@@ -25,7 +25,8 @@ from typing import Any
 
 from channels.contacts import ContactIds, contact_ids, normalize_whatsapp_id
 from channels.models import ChannelKind
-from inbox.message import MessageKind
+from inbox.file_names import safe_file_name
+from inbox.message import FETCHED_MEDIA_KINDS, InboundMedia, MessageKind
 from webhook.events import (
     Delivery,
     InboundText,
@@ -167,8 +168,31 @@ def _parse_message(
                 text=storable_text(text),
                 sent_at=epoch_to_utc(payload.get("timestamp"), received_at),
                 message_kind=message_kind,
+                media=_media(payload, message_kind),
             )
         )
+
+
+def _media(payload: dict[str, Any], kind: MessageKind) -> InboundMedia | None:
+    """The file WAHA downloaded for the session (payload.media.url; None: nothing to
+    fetch, WAHA kept no file, or the URL is no http(s) URL we could store)."""
+    if kind not in FETCHED_MEDIA_KINDS or payload.get("hasMedia") is not True:
+        return None
+    media = payload.get("media")
+    url = _get(media, "url")
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")) or len(url) > 2048:
+        return None
+    if storable_text(url) != url:
+        return None
+    body = payload.get("body")
+    mimetype = _get(media, "mimetype")
+    return InboundMedia(
+        url=url,
+        declared_type=storable_id(mimetype),
+        caption=storable_text(body)[:4_096] if isinstance(body, str) and body.strip() else None,
+        file_name=safe_file_name(_get(media, "filename")),
+        voice=_get(payload.get("_data"), "type") == "ptt",
+    )
 
 
 # The engine's own message type (`_data.type`, WEBJS) where it names one.
@@ -196,7 +220,9 @@ def _content(payload: dict[str, Any]) -> tuple[MessageKind, str] | str:
         return ("text", body) if isinstance(body, str) and body.strip() else "empty_text"
     if kind in _MEDIA_KINDS:
         caption = body if payload.get("hasMedia") is True else None
-        return kind, describe(kind, _get(payload.get("media"), "filename"), caption)
+        # The file name is made safe before it reaches a prompt or a page (inbox.file_names).
+        name = safe_file_name(_get(payload.get("media"), "filename"))
+        return kind, describe(kind, name, caption)
     if kind == "location":
         place = payload.get("location")
         data = payload.get("_data")

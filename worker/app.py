@@ -72,6 +72,8 @@ async def startup(ctx: dict[str, Any]) -> None:
     ctx["events"] = events_config(settings)
     ctx["echo_grace_s"] = settings.echo_grace_s
     ctx["templates"] = template_sync_config(settings)
+    ctx["media_objects"] = resources.store
+    ctx["media_retention_days"] = settings.media_retention_days
     log.info("worker.started", queue=settings.queue_name, max_jobs=settings.max_jobs)
 
 

@@ -33,6 +33,7 @@ from turn.outbox import Sender
 from turn.skill_catalog import SkillCatalogCache
 from turn.tools.page_cache import StoredPageCache
 from worker.channel_senders import build_sender, http_session
+from worker.media_readers import build_media_reader
 from worker.metered import metered_batches, metered_model, metered_sender
 from worker.metrics import WorkerMetrics
 from worker.model_providers import build_model_registry, model_http
@@ -150,6 +151,7 @@ async def open_resources(
     except BaseException:
         await stack.aclose()
         raise
+    dead_letters = DatabaseDeadLetters(pool)
     deps = TurnDeps(
         pool=pool,
         store=store,
@@ -177,8 +179,9 @@ async def open_resources(
         leases=ConversationLeases(pool, ttl_s=settings.conversation_lease_ms / 1000),
         usage=usage,
         metrics=metrics or NO_TURN_METRICS,
-        dead_letters=DatabaseDeadLetters(pool),
+        dead_letters=dead_letters,
         page_cache=StoredPageCache(settings.reference_cache_bytes),
+        media=build_media_reader(settings, http, store, dead_letters),
     )
     return Resources(
         pool=pool,

@@ -248,6 +248,30 @@ class Settings(BaseSettings):
     # Per Redis call of the limiter; past it the request passes unlimited (and is counted).
     api_rate_limit_timeout_s: float = Field(default=0.25, gt=0, le=5)
 
+    # Media customers send (turn.media): fetched by the worker inside the turn, never by the
+    # webhook. The download URL the Graph API returns gets the number's token only on one of
+    # these hosts (or the Graph API base's own); WAHA's URL gets the API key only on
+    # waha_base_url's host.
+    media_hosts: Annotated[tuple[str, ...], NoDecode] = (
+        "lookaside.fbsbx.com",
+        "lookaside.whatsapp.net",
+    )
+    media_max_bytes: int = Field(default=16 * 1024 * 1024, ge=1_024)  # counted while reading
+    media_fetch_timeout_s: float = Field(default=30.0, gt=0, le=600)
+    media_retention_days: int = Field(default=30, ge=1)  # then the bytes go; the text stays
+    # An image this large at most goes to an agent with `--vision on` (else its caption only).
+    image_max_bytes: int = Field(default=5 * 1024 * 1024, ge=1_024)
+    # Voice notes: an OpenAI-compatible POST {base}/audio/transcriptions (unset: not
+    # transcribed, described as today).
+    transcribe_base_url: str | None = None
+    transcribe_api_key: SecretStr | None = None
+    transcribe_model: str = "whisper-1"
+    transcribe_timeout_s: float = Field(default=60.0, gt=0, le=600)
+    voice_max_seconds: int = Field(default=300, ge=1)  # longer notes are not transcribed
+    # No transcription server: a voice note gets a pt-BR reply asking for text (false: it is
+    # described as `[áudio]`, answered only where the number answers non-text messages).
+    voice_ask_to_type: bool = False
+
     # WhatsApp senders (the worker): each reply leaves from the number its message came to
     graph_api_base_url: str = "https://graph.facebook.com/v23.0"
     whatsapp_access_token: SecretStr | None = None  # Graph API bearer (system user) token
@@ -326,7 +350,7 @@ class Settings(BaseSettings):
     def opt_words(self) -> OptWords:
         return OptWords.of(self.opt_out_words, self.opt_in_words)
 
-    @field_validator("api_trusted_proxies", mode="before")
+    @field_validator("api_trusted_proxies", "media_hosts", mode="before")
     @classmethod
     def _split_proxies(cls, value: Any) -> Any:
         if isinstance(value, str):

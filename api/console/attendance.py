@@ -107,7 +107,7 @@ async def conversation_data(request: web.Request, visit: Visit) -> dict[str, Any
     )
     return {
         "conversation": state,
-        "messages": [view.message_item(m) for m in messages],
+        "messages": [view.message_item(m, request.match_info["id"]) for m in messages],
         "cut": cut,
     }
 

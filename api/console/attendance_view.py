@@ -99,7 +99,21 @@ def queue_item(item: dict[str, Any], now: datetime, me: str) -> dict[str, Any]:
     }
 
 
-def message_item(message: dict[str, Any]) -> dict[str, Any]:
+def media_item(message: dict[str, Any], conversation_id: str | None) -> dict[str, str] | None:
+    """A customer's stored media as the thread shows it: a player, a thumbnail or a link,
+    served by the console with the session (api.console.media)."""
+    media = message.get("media")
+    if not isinstance(media, dict) or not media.get("stored") or conversation_id is None:
+        return None
+    kind = str(media.get("type") or "")
+    shown = (
+        "audio" if kind.startswith("audio/") else "image" if kind.startswith("image/") else "file"
+    )
+    url = f"/console/conversas/{segment(conversation_id)}/midia/{segment(message['id'])}"
+    return {"kind": shown, "url": url}
+
+
+def message_item(message: dict[str, Any], conversation_id: str | None = None) -> dict[str, Any]:
     """One message of the thread, its author told apart (customer, agent, person, phone)."""
     author = message.get("author") or ("customer" if message["direction"] == "inbound" else "agent")
     delivery = message.get("delivery")
@@ -117,6 +131,7 @@ def message_item(message: dict[str, Any]) -> dict[str, Any]:
         + (f" ({delivery['error']})" if delivery.get("error") else ""),
         "unanswered": author == "customer" and not message.get("answered_by"),
         "skills": [f"{s['name']} · {str(s['version_id'])[:VERSION_ID_CHARS]}" for s in skills],
+        "media": media_item(message, conversation_id),
     }
 
 

@@ -20,7 +20,8 @@ CONSOLE_PREFIX = "/console"
 TEMPLATES = web.AppKey("console_templates", jinja2.Environment)
 SECURITY_HEADERS = {
     "Content-Security-Policy": (
-        "default-src 'none'; style-src 'self'; img-src 'self'; script-src 'self'; "
+        "default-src 'none'; style-src 'self'; img-src 'self'; media-src 'self'; "
+        "script-src 'self'; "
         "connect-src 'self'; form-action 'self'; "
         "frame-ancestors 'none'; base-uri 'none'"
     ),

@@ -12,7 +12,7 @@ import structlog
 from aiohttp import web
 from aiohttp.typedefs import Handler as AiohttpHandler
 
-from api.console import actions, attendance, pages
+from api.console import actions, attendance, media, pages
 from api.console.auth import (
     HOME_PATH,
     SIGN_IN_PATH,
@@ -103,6 +103,7 @@ def add_console(app: web.Application) -> None:
     # What the Atendimento pages' script polls (static/atendimento.js).
     app.router.add_get(P + "/atendimento/dados", signed_in(attendance.queue_json))
     app.router.add_get(P + "/conversas/{id}/dados", signed_in(attendance.conversation_json))
+    app.router.add_get(P + "/conversas/{id}/midia/{message_id}", signed_in(media.media_file))
     for action in actions.ACTIONS:
         app.router.add_post(action.path, signed_in(actions.handler(action)))
     app.router.add_static(P + "/static", STATIC_DIR, show_index=False, follow_symlinks=False)

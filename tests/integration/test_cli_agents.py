@@ -78,6 +78,15 @@ async def test_an_agent_added_and_changed_by_the_cli_answers_the_next_turn(
     )
     assert code == 0 and back["model_provider"] is None
 
+    code, seeing = await asyncio.to_thread(
+        _run, capsys, "agents", "set", "--agent", agent_id, "--vision", "on"
+    )
+    assert code == 0 and seeing["vision"] is True and seeing["model_provider"] is None
+    code, blind = await asyncio.to_thread(
+        _run, capsys, "agents", "set", "--agent", agent_id, "--vision", "off"
+    )
+    assert code == 0 and blind["vision"] is False
+
 
 def test_bad_agent_input_is_refused_with_what_to_fix(
     env: Settings, db: asyncpg.Connection, capsys: pytest.CaptureFixture[str]

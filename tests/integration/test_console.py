@@ -484,6 +484,7 @@ async def test_only_the_sign_in_page_and_static_files_answer_without_a_session(
             continue
         url = path.replace("{name}", "frete").replace("{prefix}", "skt_aaaaaaaa")
         url = url.replace("{id}", str(uuid.uuid4())).replace("{followup_id}", str(uuid.uuid4()))
+        url = url.replace("{message_id}", str(uuid.uuid4()))
         url = url.replace("{kind}", "cloud_api").replace("{address}", "106540352242922")
         async with api.http.request(
             route.method, api.base_url + url, data={"csrf": "x"}, allow_redirects=False

@@ -17,6 +17,7 @@ from jobs.curator_tick import CURATOR_TICK, curator_tick
 from jobs.events_delivery import EVENTS_DELIVERY
 from jobs.followup_tick import FOLLOWUP_TICK
 from jobs.handoff_tick import HANDOFF_TICK
+from jobs.media_retention import MEDIA_RETENTION
 from jobs.outbox_sweep import OUTBOX_SWEEP
 from jobs.template_sync import TEMPLATE_SYNC
 from skills.curator.queries import TICK_LOCK_CLASS, TICK_LOCK_ID
@@ -217,7 +218,9 @@ async def test_only_long_running_enabled_workers_schedule_the_tick(settings: Set
         EVENTS_DELIVERY,
         FOLLOWUP_TICK,
         TEMPLATE_SYNC,
+        MEDIA_RETENTION,
     ]
+    # Media retention is always scheduled: customers' files never outlive it.
     assert [c.name for c in scheduled.cron_jobs] == sweeps
     burst = build_worker(settings, burst=True, handle_signals=False)
     assert burst.cron_jobs == [] and set(sweeps) <= set(burst.functions)
@@ -231,6 +234,7 @@ async def test_only_long_running_enabled_workers_schedule_the_tick(settings: Set
         EVENTS_DELIVERY,
         FOLLOWUP_TICK,
         TEMPLATE_SYNC,
+        MEDIA_RETENTION,
     ]
     assert CURATOR_TICK in disabled.functions
     off = {"curator_enabled": False, "outbox_sweep_enabled": False}
@@ -240,7 +244,8 @@ async def test_only_long_running_enabled_workers_schedule_the_tick(settings: Set
     off["followups_per_conversation"] = 0
     off["template_sync_enabled"] = False
     neither = build_worker(settings.model_copy(update=off), handle_signals=False)
-    assert neither.cron_jobs == [] and set(sweeps[1:]) <= set(neither.functions)
+    assert [c.name for c in neither.cron_jobs] == [MEDIA_RETENTION]
+    assert set(sweeps[1:]) <= set(neither.functions)
 
 
 async def test_a_running_worker_runs_the_curator_on_its_schedule(

@@ -76,6 +76,12 @@ class FakeGraphApi(_FakeApi):
         self.revoked: set[str] = set()
         self.sent_with: list[str] = []  # the bearer token of each delivered message
         self.lookups: list[tuple[str, str]] = []  # (phone_number_id, token) of each GET
+        # Media customers sent: media id -> (bytes, mime type); GET /{version}/{media_id}
+        # answers Meta's media object, its `url` the download on this server's host.
+        self.media: dict[str, tuple[bytes, str]] = {}
+        self.media_downloads: list[tuple[str, str]] = []  # (media id, token) of each download
+        self.media_host = ""  # set: the download URL names this host instead (untrusted)
+        self.media_outages = 0  # downloads answered 503 before the real answer
 
     def own(self, token: str, phone_number_id: str, display_phone: str | None = None) -> None:
         self.owners[phone_number_id] = token
@@ -90,7 +96,38 @@ class FakeGraphApi(_FakeApi):
         app.router.add_post("/{version}/{phone_number_id}/messages", self.messages)
         app.router.add_get("/{version}/{waba_id}/message_templates", self.message_templates)
         app.router.add_get("/{version}/{phone_number_id}", self.phone_number)
+        app.router.add_get("/media-download/{media_id}", self.media_download)
         return app
+
+    def _media_object(self, request: web.Request, media_id: str) -> web.Response:
+        token = self._token(request)
+        self.lookups.append((media_id, token or ""))
+        if token is None or token not in {self.access_token, *self.owners.values()}:
+            return _graph_error(401, 190, "Invalid OAuth access token")
+        data, mime = self.media[media_id]
+        host = self.media_host or request.host
+        return web.json_response(
+            {
+                "messaging_product": "whatsapp",
+                "url": f"http://{host}/media-download/{media_id}",
+                "mime_type": mime,
+                "sha256": "fake",
+                "file_size": len(data),
+                "id": media_id,
+            }
+        )
+
+    async def media_download(self, request: web.Request) -> web.Response:
+        media_id = request.match_info["media_id"]
+        token = self._token(request)
+        self.media_downloads.append((media_id, token or ""))
+        if self.media_outages:
+            self.media_outages -= 1
+            return web.Response(status=503)
+        if token is None or token not in {self.access_token, *self.owners.values()}:
+            return web.Response(status=401)
+        data, mime = self.media[media_id]
+        return web.Response(body=data, content_type=mime.split(";")[0])
 
     def _token(self, request: web.Request) -> str | None:
         header = request.headers.get("Authorization", "")
@@ -120,6 +157,8 @@ class FakeGraphApi(_FakeApi):
 
     async def phone_number(self, request: web.Request) -> web.Response:
         number = request.match_info["phone_number_id"]
+        if number in self.media:
+            return self._media_object(request, number)
         token = self._token(request)
         self.lookups.append((number, token or ""))
         refused = self._refusal(token, number, "get")
@@ -237,13 +276,25 @@ class FakeWaha(_FakeApi):
         self.phones_by_lid: dict[str, str] = {}  # what the session has learned: lid -> pn
         self.lid_lookups: list[tuple[str, str]] = []  # (session, lid) asked
         self.lid_status = 200
+        self.files: dict[str, tuple[bytes, str]] = {}  # GET /api/files/{name}: (bytes, mime)
+        self.file_downloads: list[tuple[str, str]] = []  # (name, X-Api-Key) of each download
 
     def app(self) -> web.Application:
         app = web.Application()
         app.router.add_post("/api/sendText", self.send_text)
         app.router.add_get("/api/sessions/{session}", self.session)
         app.router.add_get("/api/{session}/lids/{lid}", self.lid)
+        app.router.add_get("/api/files/{session}/{name}", self.file)
         return app
+
+    async def file(self, request: web.Request) -> web.Response:
+        name = request.match_info["name"]
+        key = request.headers.get("X-Api-Key", "")
+        self.file_downloads.append((name, key))
+        if key != self.api_key:
+            return web.json_response({"message": "Unauthorized"}, status=401)
+        data, mime = self.files[name]
+        return web.Response(body=data, content_type=mime)
 
     async def session(self, request: web.Request) -> web.Response:
         name = request.match_info["session"]

@@ -125,6 +125,14 @@ def _agent(provider: str | None = None, name: str | None = None) -> Agent:
     return Agent(uuid.uuid4(), uuid.uuid4(), "A", "Persona", provider, name, datetime.now(UTC))
 
 
+def test_an_agents_vision_is_switched_alone() -> None:
+    agent = _agent("openai", "gpt")
+    seeing = apply_agent_change(agent, AgentChange.model_validate({"vision": True}))
+    assert seeing.vision and (seeing.model_provider, seeing.model_name) == ("openai", "gpt")
+    assert not apply_agent_change(seeing, AgentChange.model_validate({"vision": False})).vision
+    assert apply_agent_change(seeing, AgentChange.model_validate({"name": "B"})).vision
+
+
 @pytest.mark.parametrize(
     ("agent", "change", "expected"),
     [

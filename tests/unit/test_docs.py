@@ -62,6 +62,8 @@ def default_matches(default: object, cell: str) -> bool:
         return shown[0] == ",".join(map(str, default))
     if isinstance(default, int | float):
         return float(shown[0]) == float(default)
+    if isinstance(default, tuple):  # a comma-separated list
+        return shown[0] == ",".join(map(str, default))
     return shown[0] == str(default)
 
 

@@ -87,6 +87,9 @@ def _blocks(message: ModelMessage) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     if message.content.strip():  # an empty text block is refused by the API
         blocks.append({"type": "text", "text": message.content})
+    for image in message.images:
+        source = {"type": "base64", "media_type": image.media_type, "data": image.base64()}
+        blocks.append({"type": "image", "source": source})
     for call in message.tool_calls:
         blocks.append(
             {"type": "tool_use", "id": call.id, "name": call.name, "input": dict(call.arguments)}

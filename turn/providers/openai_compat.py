@@ -111,6 +111,16 @@ def _messages(messages: Sequence[ModelMessage]) -> list[dict[str, Any]]:
                     "tool_calls": [_tool_call_json(c) for c in message.tool_calls],
                 }
             )
+        elif message.images:
+            parts: list[dict[str, Any]] = [{"type": "text", "text": message.content}]
+            parts += [
+                {
+                    "type": "image_url",
+                    "image_url": {"url": f"data:{image.media_type};base64,{image.base64()}"},
+                }
+                for image in message.images
+            ]
+            out.append({"role": message.role, "content": parts})
         else:
             out.append({"role": message.role, "content": message.content})
     return out

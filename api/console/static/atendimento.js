@@ -65,6 +65,25 @@
     });
   }
 
+  // A customer's stored media, from the console's own origin (CSP img-src/media-src 'self').
+  function mediaNode(media) {
+    var node;
+    if (media.kind === "audio") {
+      node = el("audio", "midia");
+      node.controls = true;
+      node.preload = "none";
+    } else if (media.kind === "image") {
+      node = el("img", "midia");
+      node.alt = "imagem enviada pelo cliente";
+    } else {
+      node = el("a", "midia", "baixar arquivo");
+      node.href = media.url;
+      return node;
+    }
+    node.src = media.url;
+    return node;
+  }
+
   function message(m) {
     var li = el("li", "msg autor-" + m.author);
     li.appendChild(el("div", "quem-disse", m.label));
@@ -74,6 +93,7 @@
       bubble.appendChild(document.createTextNode(" "));
     }
     bubble.appendChild(document.createTextNode(m.text));
+    if (m.media) { bubble.appendChild(mediaNode(m.media)); }
     li.appendChild(bubble);
     var meta = el("div", "meta");
     meta.appendChild(el("span", null, m.at));
