@@ -212,14 +212,7 @@ async def _hand_off_at_once(
         log.info("turn.not_committed", outcome=exc.outcome)
         return BatchResult(outcome=None, refused=exc.outcome)
     await _handed_off(deps, conversation, handoff, closed)
-    outcome = TurnOutcome(
-        status=MessageOutcome.REPLIED,
-        inbound_id=batch[-1].id,
-        reply=ack,
-        answered=tuple(row.external_id for row in batch),
-        extra={"handoff": handoff.cause},
-    )
-    return BatchResult(outcome=outcome, sent=sent)
+    return _fixed_reply(batch, ack, sent, {"handoff": handoff.cause})
 
 
 async def _handed_off(
@@ -265,14 +258,7 @@ async def _away(
         log.info("turn.not_committed", outcome=exc.outcome)
         return BatchResult(outcome=None, refused=exc.outcome)
     log.info("turn.away_sent")
-    outcome = TurnOutcome(
-        status=MessageOutcome.REPLIED,
-        inbound_id=batch[-1].id,
-        reply=text,
-        answered=tuple(row.external_id for row in batch),
-        extra={"after_hours": "away"},
-    )
-    return BatchResult(outcome=outcome, sent=sent)
+    return _fixed_reply(batch, text, sent, {"after_hours": "away"})
 
 
 async def answer_fixed(
@@ -284,12 +270,20 @@ async def answer_fixed(
     except _NotCommitted as exc:
         log.info("turn.not_committed", outcome=exc.outcome)
         return BatchResult(outcome=None, refused=exc.outcome)
+    return _fixed_reply(batch, text, sent, {"media_refused": True})
+
+
+def _fixed_reply(
+    batch: Sequence[InboundRow], text: str, sent: SentReply | None, extra: dict[str, Any]
+) -> BatchResult:
+    """A reply sent without the model (a handoff's acknowledgement, the away message, a media
+    refusal): `batch` answered by `text`, `extra` saying which."""
     outcome = TurnOutcome(
         status=MessageOutcome.REPLIED,
         inbound_id=batch[-1].id,
         reply=text,
         answered=tuple(row.external_id for row in batch),
-        extra={"media_refused": True},
+        extra=extra,
     )
     return BatchResult(outcome=outcome, sent=sent)
 
