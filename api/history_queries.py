@@ -49,7 +49,7 @@ select m.id, m.direction, m.kind, m.body, m.external_id, m.sent_at, m.received_a
        m.author, m.author_key_prefix, m.skills::text as skills,
        m.media_type, m.media_key is not null as media_stored
 from messages m
-left join outbox o on o.message_id = m.id
+left join outbox o on o.message_id = m.id and o.part = 0  -- the text part: one row each
 where m.organization_id = $1 and m.conversation_id = $2
   and ($3::timestamptz is null or (m.created_at, m.id) > ($3, $4))
 order by m.created_at, m.id

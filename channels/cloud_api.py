@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
+import aiohttp
 import structlog
 
 from channels.credential_queries import NO_SEND_CREDENTIALS, SendCredentials
@@ -14,6 +15,8 @@ from channels.errors import SendFailure, send_failed, send_parked
 from channels.http import PartsSender, Verdict
 from channels.templates import template_message
 from channels.text import split_text
+from turn.errors import SendError
+from turn.media.outbound import MAX_BYTES, FileMessage, OutboundFile
 from turn.outbox import Recipient
 from turn.outbox_queries import OutboxRow
 
@@ -55,21 +58,8 @@ class CloudApiSender(PartsSender[CloudApiConfig]):
         credentials: SendCredentials = NO_SEND_CREDENTIALS,
     ) -> Sequence[str] | None:
         """With the number's own token when it has one, else the global one."""
-        if recipient.route is None:
-            raise send_failed(SendFailure.NO_CHANNEL, "reply has no Cloud API channel")
-        token = credentials.access_token or self._config.access_token
-        if not token:
-            raise send_failed(
-                SendFailure.NOT_CONFIGURED,
-                "the number has no access token of its own and SKILLET_WHATSAPP_ACCESS_TOKEN "
-                "is not set",
-            )
-        if not (recipient.contact_id.isascii() and recipient.contact_id.isdigit()):
-            raise send_failed(
-                SendFailure.REJECTED, "the Cloud API needs the contact's phone number (wa_id)"
-            )
-        phone_number_id = quote(recipient.route.address, safe="")
-        url = f"{self._config.base_url.rstrip('/')}/{phone_number_id}/messages"
+        token, base = self._target(recipient, credentials)
+        url = f"{base}/messages"
         parts = split_text(row.body, self._config.max_text_chars)
         payloads = [self._payload(recipient, part, first=i == 0) for i, part in enumerate(parts)]
         if row.template is not None:  # one message, whatever the length of its filled body
@@ -92,6 +82,80 @@ class CloudApiSender(PartsSender[CloudApiConfig]):
         )
         return provider_ids
 
+    async def send_file(
+        self,
+        row: OutboxRow,
+        recipient: Recipient,
+        credentials: SendCredentials,
+        data: bytes,
+    ) -> Sequence[str] | None:
+        """A file part: uploaded to POST /{phone-number-id}/media (multipart), then sent as a
+        document, image or audio message by the media id Meta answers (a link would need a
+        public bucket). Meta's size for the kind is checked before the upload."""
+        file = row.file
+        assert file is not None
+        token, base = self._target(recipient, credentials)
+        if len(data) > MAX_BYTES[file.kind]:
+            raise send_failed(
+                SendFailure.REJECTED,
+                f"{file.filename}: {len(data)} bytes, over Meta's {MAX_BYTES[file.kind]} for "
+                f"{file.kind.value}",
+            )
+        headers = {"Authorization": f"Bearer {token}"}
+
+        def form() -> aiohttp.FormData:
+            body = aiohttp.FormData()
+            body.add_field("messaging_product", "whatsapp")
+            body.add_field("type", file.mime)
+            body.add_field("file", data, filename=file.filename, content_type=file.mime)
+            return body
+
+        try:
+            uploaded = await self._post_form(
+                f"{base}/media", form, headers=headers, classify=classify_graph_answer
+            )
+        except SendError as exc:
+            if exc.code != SendFailure.DELIVERY_UNKNOWN.value:
+                raise
+            # Only an upload, never a message: nothing reached the customer, a later try may.
+            raise SendError(exc.message, code=exc.code, retryable=True) from exc
+        media_id = uploaded.get("id") if isinstance(uploaded, dict) else None
+        if not isinstance(media_id, str) or not media_id:
+            raise send_failed(SendFailure.REJECTED, f"the upload answered no media id: {uploaded}")
+        [body] = await self._post_parts(
+            f"{base}/messages",
+            [media_message(recipient.contact_id, file, media_id)],
+            headers=headers,
+            classify=classify_graph_answer,
+        )
+        provider_ids = [i for i in [_message_id(body)] if i is not None]
+        log.info(
+            "outbox.sent_cloud_api_file",
+            outbox_id=str(row.id),
+            kind=file.kind.value,
+            bytes=len(data),
+            provider_message_ids=provider_ids,
+        )
+        return provider_ids
+
+    def _target(self, recipient: Recipient, credentials: SendCredentials) -> tuple[str, str]:
+        """The token to send with and the number's Graph API URL, or the SendError why not."""
+        if recipient.route is None:
+            raise send_failed(SendFailure.NO_CHANNEL, "reply has no Cloud API channel")
+        token = credentials.access_token or self._config.access_token
+        if not token:
+            raise send_failed(
+                SendFailure.NOT_CONFIGURED,
+                "the number has no access token of its own and SKILLET_WHATSAPP_ACCESS_TOKEN "
+                "is not set",
+            )
+        if not (recipient.contact_id.isascii() and recipient.contact_id.isdigit()):
+            raise send_failed(
+                SendFailure.REJECTED, "the Cloud API needs the contact's phone number (wa_id)"
+            )
+        phone_number_id = quote(recipient.route.address, safe="")
+        return token, f"{self._config.base_url.rstrip('/')}/{phone_number_id}"
+
     def _payload(self, recipient: Recipient, part: str, *, first: bool) -> dict[str, Any]:
         payload: dict[str, Any] = {
             "messaging_product": "whatsapp",
@@ -103,6 +167,23 @@ class CloudApiSender(PartsSender[CloudApiConfig]):
         if first and self._config.reply_context and recipient.reply_to_external_id:
             payload["context"] = {"message_id": recipient.reply_to_external_id}
         return payload
+
+
+def media_message(to: str, file: OutboundFile, media_id: str) -> dict[str, Any]:
+    """The message of an uploaded file: a document keeps its file name; audio has no
+    caption in Meta's API."""
+    media: dict[str, Any] = {"id": media_id}
+    if file.caption and file.kind is not FileMessage.AUDIO:
+        media["caption"] = file.caption
+    if file.kind is FileMessage.DOCUMENT:
+        media["filename"] = file.filename
+    return {
+        "messaging_product": "whatsapp",
+        "recipient_type": "individual",
+        "to": to,
+        "type": file.kind.value,
+        file.kind.value: media,
+    }
 
 
 def classify_graph_answer(status: int, body: Any) -> Verdict:

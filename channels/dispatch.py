@@ -17,8 +17,11 @@ from channels.credential_queries import (
 )
 from channels.errors import SendFailure, send_failed, send_parked
 from channels.models import ChannelStatus
+from core.errors import StorageError
 from core.tenancy import org_connection
+from skills.storage import ObjectNotFound, StoredObject
 from turn.errors import SendError
+from turn.media.outbound import OutboundFile
 from turn.outbox import Recipient, Route, Sender
 from turn.outbox_queries import OutboxRow
 
@@ -42,6 +45,34 @@ class KindSender(Protocol):
     async def send(
         self, row: OutboxRow, recipient: Recipient, credentials: SendCredentials = ...
     ) -> Sequence[str] | None: ...
+
+    async def send_file(
+        self, row: OutboxRow, recipient: Recipient, credentials: SendCredentials, data: bytes
+    ) -> Sequence[str] | None:
+        """A file part (`row.file`) with its bytes."""
+        ...
+
+
+class FileSource(Protocol):
+    """Where a file part's bytes are read at send time (the skills' object store)."""
+
+    async def get(self, key: str, *, max_bytes: int, offset: int = 0) -> StoredObject: ...
+
+
+async def file_bytes(files: FileSource | None, file: OutboundFile) -> bytes:
+    """A file part's bytes, no more than its manifest size; a SendError when they are gone
+    (failed) or the store does not answer (retryable: nothing went out)."""
+    if files is None:
+        raise send_failed(SendFailure.NOT_CONFIGURED, "this sender has no file store")
+    try:
+        stored = await files.get(file.key, max_bytes=file.size)
+    except ObjectNotFound as exc:
+        raise send_failed(SendFailure.REJECTED, f"{file.path} is no longer stored") from exc
+    except StorageError as exc:
+        raise SendError(f"could not read {file.path}: {exc.message}", code=exc.code) from exc
+    if stored.truncated or len(stored.data) != file.size:
+        raise send_failed(SendFailure.REJECTED, f"{file.path} is not the size its manifest says")
+    return stored.data
 
 
 class Credentials(Protocol):
@@ -85,6 +116,7 @@ class ChannelSender:
     ones only). A number whose own token Meta refused (190) is marked `needs_token`, and its
     replies wait (SendParked) until a new token resumes them (jobs.channel_resume); a refused
     global token fails the reply as `channel_unauthorized`, as before.
+    A file part's bytes are read from `files` (the skills' store) at send time.
     """
 
     def __init__(
@@ -95,7 +127,9 @@ class ChannelSender:
         window: timedelta = CUSTOMER_SERVICE_WINDOW,
         clock: Callable[[], datetime] = _utc_now,
         credentials: Credentials | None = None,
+        files: FileSource | None = None,
     ) -> None:
+        self._files = files
         self._senders = dict(senders)
         self._unrouted = unrouted
         self._window = window
@@ -136,6 +170,9 @@ class ChannelSender:
         if found.status is ChannelStatus.NEEDS_TOKEN:
             raise send_parked(f"{route.kind} {route.address} waits for a new access token")
         try:
+            if row.file is not None:
+                data = await file_bytes(self._files, row.file)
+                return await sender.send_file(row, recipient, found, data)
             return await sender.send(row, recipient, found)
         except SendError as exc:
             if exc.code != SendFailure.NEEDS_TOKEN.value:

@@ -69,13 +69,15 @@ async def post_json(
     classify: Classifier,
     policy: RetryPolicy,
     sleep: Sleep = asyncio.sleep,
+    form: Callable[[], aiohttp.FormData] | None = None,
 ) -> Any:
-    """The parsed JSON body of the first accepted answer; raises SendError (never retryable)."""
+    """The parsed JSON body of the first accepted answer; raises SendError (never retryable).
+    With `form`, each attempt posts a fresh multipart body from it instead of `payload`."""
     attempt = 0
     while True:
         attempt += 1
         try:
-            answer = await _post_once(http, url, payload, headers)
+            answer = await _post_once(http, url, payload, headers, form)
         except _NOT_REACHED as exc:
             verdict: Verdict = "retry"
             problem, retry_after_s = f"unreachable: {exc}", None
@@ -130,9 +132,14 @@ async def post_parts(
 
 
 async def _post_once(
-    http: aiohttp.ClientSession, url: str, payload: Mapping[str, Any], headers: Mapping[str, str]
+    http: aiohttp.ClientSession,
+    url: str,
+    payload: Mapping[str, Any],
+    headers: Mapping[str, str],
+    form: Callable[[], aiohttp.FormData] | None = None,
 ) -> _Answer:
-    async with http.post(url, json=payload, headers=headers) as response:
+    body: dict[str, Any] = {"json": payload} if form is None else {"data": form()}
+    async with http.post(url, headers=headers, **body) as response:
         raw = await response.read()
         retry_after_s = parse_retry_after(response.headers, datetime.now(UTC))
         return _Answer(response.status, _json_or_text(raw), retry_after_s)
@@ -183,4 +190,24 @@ class PartsSender(Generic[ConfigT]):
             classify=classify,
             policy=self._policy,
             sleep=self._sleep,
+        )
+
+    async def _post_form(
+        self,
+        url: str,
+        form: Callable[[], aiohttp.FormData],
+        *,
+        headers: Mapping[str, str],
+        classify: Classifier,
+    ) -> Any:
+        """One multipart POST (a media upload), retried like a message."""
+        return await post_json(
+            self._http,
+            url,
+            {},
+            headers=headers,
+            classify=classify,
+            policy=self._policy,
+            sleep=self._sleep,
+            form=form,
         )

@@ -1,7 +1,9 @@
-"""Sending a reply through WAHA (self-hosted WhatsApp HTTP API): POST /api/sendText."""
+"""Sending a reply through WAHA (self-hosted WhatsApp HTTP API): POST /api/sendText, and a
+reply's files through /api/sendFile and /api/sendImage."""
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -13,6 +15,7 @@ from channels.credential_queries import NO_SEND_CREDENTIALS, SendCredentials
 from channels.errors import SendFailure, send_failed
 from channels.http import PartsSender, Verdict
 from channels.text import split_text
+from turn.media.outbound import MAX_BYTES, FileMessage
 from turn.outbox import Recipient
 from turn.outbox_queries import OutboxRow
 
@@ -44,14 +47,10 @@ class WahaSender(PartsSender[WahaConfig]):
             raise send_failed(SendFailure.NO_CHANNEL, "reply has no WAHA channel")
         if row.template is not None:  # refused before the outbox too (api, schedule_followup)
             raise send_failed(SendFailure.REJECTED, "WAHA has no WhatsApp templates")
-        if credentials.waha_base_url is not None:
-            base_url, api_key = credentials.waha_base_url, credentials.waha_api_key
-        else:
-            base_url = self._config.base_url
-            api_key = credentials.waha_api_key or self._config.api_key
+        base_url, api_key = self._server(credentials)
         parts = split_text(row.body, self._config.max_text_chars)
         bodies = await self._post_parts(
-            f"{base_url.rstrip('/')}/api/sendText",
+            f"{base_url}/api/sendText",
             [
                 self._payload(recipient.route.address, recipient, part, first=i == 0)
                 for i, part in enumerate(parts)
@@ -64,6 +63,55 @@ class WahaSender(PartsSender[WahaConfig]):
         # Kept as receipts: the `message.any` echo of each part carries the same id, and is
         # how the worker tells our replies from the owner's phone (jobs.message_echo).
         return provider_ids
+
+    async def send_file(
+        self,
+        row: OutboxRow,
+        recipient: Recipient,
+        credentials: SendCredentials,
+        data: bytes,
+    ) -> Sequence[str] | None:
+        """A file part with its bytes (base64): /api/sendImage for an image, /api/sendFile
+        for a document or audio, Meta's size for the kind checked first."""
+        file = row.file
+        assert file is not None
+        if recipient.route is None:
+            raise send_failed(SendFailure.NO_CHANNEL, "reply has no WAHA channel")
+        if len(data) > MAX_BYTES[file.kind]:
+            raise send_failed(
+                SendFailure.REJECTED,
+                f"{file.filename}: {len(data)} bytes, over {MAX_BYTES[file.kind]} for "
+                f"{file.kind.value}",
+            )
+        base_url, api_key = self._server(credentials)
+        endpoint = "sendImage" if file.kind is FileMessage.IMAGE else "sendFile"
+        payload: dict[str, Any] = {
+            "session": recipient.route.address,
+            "chatId": waha_chat_id(recipient.contact_id),
+            "file": {
+                "mimetype": file.mime,
+                "filename": file.filename,
+                "data": base64.b64encode(data).decode("ascii"),
+            },
+        }
+        if file.caption and file.kind is not FileMessage.AUDIO:
+            payload["caption"] = file.caption
+        [body] = await self._post_parts(
+            f"{base_url}/api/{endpoint}",
+            [payload],
+            headers={"X-Api-Key": api_key} if api_key else {},
+            classify=classify_waha_answer,
+        )
+        provider_ids = [i for i in [waha_message_id(body)] if i is not None]
+        log.info("outbox.sent_waha_file", outbox_id=str(row.id), kind=file.kind.value)
+        return provider_ids
+
+    def _server(self, credentials: SendCredentials) -> tuple[str, str | None]:
+        """The session's own WAHA server and key when it has one, else the shared."""
+        if credentials.waha_base_url is not None:
+            return credentials.waha_base_url.rstrip("/"), credentials.waha_api_key
+        api_key = credentials.waha_api_key or self._config.api_key
+        return self._config.base_url.rstrip("/"), api_key
 
     def _payload(
         self, session: str, recipient: Recipient, part: str, *, first: bool

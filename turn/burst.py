@@ -29,8 +29,10 @@ from turn.conversation_queries import (
 )
 from turn.deps import MessageOutcome, TurnDeps, TurnOutcome
 from turn.errors import ModelRequestRejected
+from turn.file_parts import SentReply, send_file_parts
 from turn.handoff import CUSTOMER_REASON, HANDOFF_ACK_DEFAULT, history_turn
 from turn.matcher import MatchResult
+from turn.media.outbound import OutboundFile
 from turn.model import (
     ImagePart,
     InjectedSkill,
@@ -76,11 +78,6 @@ class _NotCommitted(Exception):
     def __init__(self, outcome: CommitOutcome) -> None:
         super().__init__(outcome)
         self.outcome = outcome
-
-
-# A reply handed to its channel and not yet marked sent: (outbox id, the provider's message
-# ids). The holder's next step marks it (turn.conversation_queries.continue_conversation).
-SentReply = tuple[uuid.UUID, tuple[str, ...]]
 
 
 @dataclass(frozen=True)
@@ -147,7 +144,14 @@ async def answer_batch(
     reply = loop.text if handoff is None or closed is None else after_hours_ack(closed.when)
     try:
         sent = await _commit_reply(
-            deps, conversation, batch, reply, counts, handoff=handoff, skills=skills
+            deps,
+            conversation,
+            batch,
+            reply,
+            counts,
+            handoff=handoff,
+            skills=skills,
+            files=ledger.files,
         )
     except _NotCommitted as exc:
         log.info("turn.not_committed", outcome=exc.outcome)
@@ -389,10 +393,12 @@ async def _commit_reply(
     *,
     handoff: Handoff | None = None,
     skills: Sequence[tuple[str, uuid.UUID]] = (),
+    files: Sequence[OutboundFile] = (),
 ) -> SentReply | None:
-    """Reply + outbox row + 'answered' marks + the turn's counts + the delivery claim in one
-    fenced statement, then the send with no connection held; what was sent, for the holder
-    to mark (None: the channel refused it for good, marked failed)."""
+    """Reply + outbox row (and a row per file after it) + 'answered' marks + the turn's
+    counts + the delivery claim in one fenced statement, then the send with no connection
+    held; what was sent, for the holder to mark (None: the channel refused it for good,
+    marked failed, or the reply had files: each part is marked as it goes)."""
     first_received = batch[0].received_at or deps.clock()
     async with self_bound_connection(deps.pool) as conn:
         commit = ReplyCommit(
@@ -407,9 +413,14 @@ async def _commit_reply(
             lease_token=conversation.lease_token,
             handoff=handoff,
             skills=skills,
+            files=files,
         )
         committed = await commit_turn(conn, commit)
-    return await _send_committed(deps, conversation, committed, text)
+    sent = await _send_committed(deps, conversation, committed, text)
+    if not committed.file_ids:
+        return sent
+    await send_file_parts(deps, conversation, committed, files, sent)
+    return None
 
 
 async def _send_committed(

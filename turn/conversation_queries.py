@@ -19,6 +19,7 @@ from typing import Any
 import asyncpg
 
 from core.tenancy import org_proof
+from turn.media.outbound import OutboundFile
 from turn.outbox_queries import DeliveryClaim
 
 
@@ -97,7 +98,7 @@ class Handoff:
 
 @dataclass(frozen=True)
 class ReplyCommit:
-    """What a reply commit writes (skillet_commit_turn's seventeen arguments after the proof,
+    """What a reply commit writes (skillet_commit_turn's arguments after the proof,
     `args()` in order)."""
 
     organization_id: uuid.UUID
@@ -112,6 +113,8 @@ class ReplyCommit:
     handoff: Handoff | None = None
     # The injected skills, (name, version id): recorded on the reply (the API lists them).
     skills: Sequence[tuple[str, uuid.UUID]] = ()
+    # The skill files the turn sends after the text (send_skill_file), in order.
+    files: Sequence[OutboundFile] = ()
 
     def args(self) -> tuple[Any, ...]:
         counts = self.counts
@@ -135,6 +138,7 @@ class ReplyCommit:
             None if handoff is None else handoff.reason,
             [{"name": name, "version_id": str(version)} for name, version in self.skills],
             [{"skill": skill, "path": path} for skill, path in counts.reads],
+            [f.as_json() for f in self.files],
         )
 
 
@@ -260,9 +264,9 @@ async def continue_conversation(
 
 COMMIT_TURN = """
 select outcome, outbox_id, reply_id, deliverable,
-       reply_to_external_id, last_inbound_at, route_kind, route_address
+       reply_to_external_id, last_inbound_at, route_kind, route_address, file_outbox_ids
 from skillet_commit_turn($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
-                         $16, $17, $18, $19)
+                         $16, $17, $18, $19, $20)
 """
 
 
@@ -270,6 +274,8 @@ from skillet_commit_turn($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
 class CommittedTurn:
     reply: CommittedReply
     claim: DeliveryClaim | None  # what the sender needs; None: not committed
+    # The reply's file parts (outbox rows after the text, pending and unclaimed), in order.
+    file_ids: tuple[uuid.UUID, ...] = ()
 
 
 async def commit_turn(conn: asyncpg.Connection, commit: ReplyCommit) -> CommittedTurn:
@@ -284,12 +290,13 @@ async def commit_turn(conn: asyncpg.Connection, commit: ReplyCommit) -> Committe
 def committed_turn(row: Any) -> CommittedTurn:
     """A commit's row (skillet_commit_turn's columns) as its outcome and delivery claim."""
     reply = CommittedReply(CommitOutcome(row["outcome"]), row["outbox_id"], row["reply_id"])
+    file_ids = tuple(row.get("file_outbox_ids") or ())  # the commit with files only
     if reply.outcome is not CommitOutcome.REPLIED or not row["deliverable"]:
-        return CommittedTurn(reply, None)
+        return CommittedTurn(reply, None, file_ids)
     claim = DeliveryClaim(
         row["reply_to_external_id"],
         row["last_inbound_at"],
         row["route_kind"],
         row["route_address"],
     )
-    return CommittedTurn(reply, claim)
+    return CommittedTurn(reply, claim, file_ids)

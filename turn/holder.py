@@ -69,10 +69,11 @@ import structlog
 
 from core.tenancy import org_connection, self_bound_connection
 from inbox.queries import fetch_inbound_state
-from turn.burst import BatchResult, Conversation, SentReply, answer_batch, answer_fixed
+from turn.burst import BatchResult, Conversation, answer_batch, answer_fixed
 from turn.conversation_lease import Lease
 from turn.conversation_queries import BurstRead, CommitOutcome, Continued, continue_conversation
 from turn.deps import MessageOutcome, TurnConfig, TurnDeps, TurnOutcome
+from turn.file_parts import SentReply
 from turn.media.reader import might_hold_media
 from turn.model import ImagePart
 from turn.opt_out import confirmation
@@ -248,7 +249,7 @@ async def _answer(deps: TurnDeps, lease: Lease, burst: BurstRead, job_id: str) -
 async def _deliver_undelivered(deps: TurnDeps, lease: Lease) -> list[TurnOutcome]:
     async with org_connection(deps.pool, lease.organization_id) as conn:
         undelivered = await list_undelivered(conn, lease.conversation_id)
-    outcomes = []
+    outcomes: list[TurnOutcome] = []
     for reply in undelivered:
         row = OutboxRow.pending(
             lease.organization_id,
@@ -257,10 +258,13 @@ async def _deliver_undelivered(deps: TurnDeps, lease: Lease) -> list[TurnOutcome
             reply.message_id,
             reply.body,
             reply.template,
+            reply.file,
         )
         recipient = Recipient(lease.channel, lease.contact_id)
         if await deliver_reply(deps.pool, deps.sender, row, recipient):
             log.info("turn.redelivered", outbox_id=str(reply.id))
+            if any(o.inbound_id == reply.message_id for o in outcomes):
+                continue  # a file part of a reply already reported
             outcomes.append(
                 TurnOutcome(
                     status=MessageOutcome.REDELIVERED,

@@ -44,8 +44,9 @@ class Recipient:
 
 class Sender(Protocol):
     async def send(self, row: OutboxRow, recipient: Recipient) -> Sequence[str] | None:
-        """Deliver `row.body`; the provider's id of each message it went out as (their
-        delivery statuses arrive later), when it gives them. Raise turn.errors.SendError when
+        """Deliver `row.body` (or `row.file`, a file part, `row.body` its caption); the
+        provider's id of each message it went out as (their delivery statuses arrive later),
+        when it gives them. Raise turn.errors.SendError when
         the channel fails (retryable: nothing went out, a later try may work; else the row is
         marked failed)."""
         ...
@@ -60,6 +61,8 @@ class LoggingSender:
             outbox_id=str(row.id),
             channel=recipient.channel,
             chars=len(row.body),
+            file_kind=None if row.file is None else row.file.kind.value,
+            file_bytes=None if row.file is None else row.file.size,
         )
         return None
 

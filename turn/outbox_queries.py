@@ -16,6 +16,8 @@ from typing import Any
 
 import asyncpg
 
+from turn.media.outbound import OutboundFile
+
 
 @dataclass(frozen=True)
 class OutboxTemplate:
@@ -58,6 +60,9 @@ class OutboxRow:
     body: str  # for a template: its body as the customer reads it
     status: str
     template: OutboxTemplate | None = None
+    # A file part of the reply (part 1, 2, ...: send_skill_file): sent as that file, `body`
+    # being its caption; None for the text part.
+    file: OutboundFile | None = None
 
     @classmethod
     def pending(
@@ -68,9 +73,19 @@ class OutboxRow:
         reply_id: uuid.UUID,
         body: str,
         template: OutboxTemplate | None = None,
+        file: OutboundFile | None = None,
     ) -> OutboxRow:
-        """A committed reply not yet handed to its channel."""
-        return cls(outbox_id, reply_id, organization_id, conversation_id, body, "pending", template)
+        """A committed reply (or one of its file parts) not yet handed to its channel."""
+        return cls(
+            outbox_id, reply_id, organization_id, conversation_id, body, "pending", template, file
+        )
+
+
+def outbound_file(value: Any) -> OutboundFile | None:
+    """outbox.file as stored (jsonb text, as asyncpg returns it, or decoded)."""
+    if value is None:
+        return None
+    return OutboundFile.from_json(json.loads(value) if isinstance(value, str) else value)
 
 
 # Sent, and one receipt per message id the provider answered with (its statuses update them).
@@ -161,13 +176,14 @@ async def fail_abandoned_claims(
     return [(r["id"], r["organization_id"]) for r in rows]
 
 
+# A reply's parts (its text, then its files) share created_at: `part` keeps their order.
 LIST_UNDELIVERED = """
-select o.id, o.message_id, o.body, o.template,
+select o.id, o.message_id, o.body, o.template, o.file,
        array(select m.external_id from messages m where m.answered_by = o.message_id
              order by m.received_at, m.id) as answered
 from outbox o
 where o.conversation_id = $1 and o.status = 'pending' and o.delivery_claimed_at is null
-order by o.created_at, o.id
+order by o.created_at, o.part, o.id
 """
 
 
@@ -178,6 +194,7 @@ class UndeliveredReply:
     body: str
     answered: tuple[str, ...]  # external ids of the messages it answers
     template: OutboxTemplate | None = None
+    file: OutboundFile | None = None  # a file part (send_skill_file)
 
 
 async def list_undelivered(
@@ -192,6 +209,7 @@ async def list_undelivered(
             r["body"],
             tuple(r["answered"]),
             OutboxTemplate.from_json(r["template"]),
+            outbound_file(r["file"]),
         )
         for r in rows
     ]

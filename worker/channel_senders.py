@@ -10,7 +10,7 @@ from pydantic import SecretStr
 
 from channels.cloud_api import CloudApiConfig, CloudApiSender
 from channels.connect import ProofConfig
-from channels.dispatch import ChannelSender, PoolCredentials
+from channels.dispatch import ChannelSender, FileSource, PoolCredentials
 from channels.http import RetryPolicy
 from channels.models import ChannelKind
 from channels.waha import WahaConfig, WahaSender
@@ -31,10 +31,14 @@ def _secret(value: SecretStr | None) -> str | None:
 
 
 def build_sender(
-    settings: Settings, http: aiohttp.ClientSession, pool: Any = None
+    settings: Settings,
+    http: aiohttp.ClientSession,
+    pool: Any = None,
+    files: FileSource | None = None,
 ) -> ChannelSender:
     """Cloud API and WAHA senders behind one Sender that picks by the reply's channel; with
-    `pool` (the worker's), each number's own credentials."""
+    `pool` (the worker's), each number's own credentials; with `files` (the skills' object
+    store), a reply's file parts."""
     policy = RetryPolicy(
         max_attempts=settings.send_max_attempts,
         backoff_base_s=settings.send_backoff_base_s,
@@ -64,6 +68,7 @@ def build_sender(
         unrouted=LoggingSender() if settings.unrouted_replies == "log" else None,
         window=timedelta(seconds=settings.customer_service_window_s),
         credentials=None if pool is None else PoolCredentials(pool),
+        files=files,
     )
 
 

@@ -13,7 +13,7 @@ select i.external_id, i.body as inbound, r.id as reply_id, r.body as reply,
        o.status as outbox_status
 from messages i
 left join messages r on r.id = i.answered_by
-left join outbox o on o.message_id = r.id
+left join outbox o on o.message_id = r.id and o.part = 0
 where i.organization_id = $1 and i.direction = 'inbound'
 order by i.created_at, i.id
 """

@@ -159,7 +159,7 @@ async def open_resources(
         models=build_model_registry(
             settings, model_client, default=model, wrap=lambda m: metered_model(m, metrics)
         ),
-        sender=metered_sender(sender or build_sender(settings, http, pool), metrics),
+        sender=metered_sender(sender or build_sender(settings, http, pool, store), metrics),
         recorder=recorder,
         catalog=SkillCatalogCache(),
         config=TurnConfig(

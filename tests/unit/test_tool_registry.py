@@ -28,6 +28,7 @@ def test_every_module_with_a_tool_is_found_and_offered_sorted() -> None:
         "handoff_to_human",
         "read_skill_reference",
         "schedule_followup",
+        "send_skill_file",
         "skill_manage",
         "skill_view",
     ]

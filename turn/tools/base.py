@@ -18,6 +18,7 @@ from skills.models import LoadedSkill
 from skills.package.limits import DEFAULT_LIMITS, PackageLimits
 from skills.storage import ObjectStore
 from skills.usage import UsageStore
+from turn.media.outbound import OutboundFile
 from turn.tools.page_cache import StoredPageCache
 
 
@@ -49,6 +50,8 @@ class TurnLedger:
     read_until: dict[str, int] = field(default_factory=dict)
     # Set by handoff_to_human: the reply's commit hands the conversation to a person.
     handoff_reason: str | None = None
+    # send_skill_file's choices: committed with the reply, sent after its text, in order.
+    files: list[OutboundFile] = field(default_factory=list)
 
     def record_read(self, sha256: str, start: int, end: int) -> None:
         if start <= self.read_until.get(sha256, 0):

@@ -1,0 +1,51 @@
+"""A reply's file parts (send_skill_file), sent after its text within the same turn."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from core.tenancy import org_connection
+from turn.conversation_queries import CommittedTurn
+from turn.deps import TurnDeps
+from turn.media.outbound import OutboundFile
+from turn.outbox import Recipient, deliver_reply
+from turn.outbox_queries import OutboxRow, update_outbox_sent
+
+if TYPE_CHECKING:
+    from turn.burst import Conversation
+
+# A reply handed to its channel and not yet marked sent: (outbox id, the provider's message
+# ids). The holder's next step marks it (turn.conversation_queries.continue_conversation).
+SentReply = tuple[uuid.UUID, tuple[str, ...]]
+
+
+async def send_file_parts(
+    deps: TurnDeps,
+    conversation: Conversation,
+    committed: CommittedTurn,
+    files: Sequence[OutboundFile],
+    sent: SentReply | None,
+) -> None:
+    """The reply's file parts, after its text (marked sent first, so a crash in between
+    never leaves it claimed and unmarked): each claimed, sent and marked in order, at most
+    once (turn.outbox.deliver_reply), each judged on its own by the channel (the text failed
+    for good outside the window: so do they). A retryable failure leaves the rest pending
+    for the next holder, in order."""
+    organization_id = conversation.organization_id
+    if sent is not None:
+        async with org_connection(deps.pool, organization_id) as conn:
+            await update_outbox_sent(conn, *sent)
+    assert committed.reply.reply_id is not None
+    recipient = Recipient(conversation.channel, conversation.contact_id)
+    for outbox_id, file in zip(committed.file_ids, files, strict=True):
+        row = OutboxRow.pending(
+            organization_id,
+            conversation.conversation_id,
+            outbox_id,
+            committed.reply.reply_id,
+            file.caption or "",
+            file=file,
+        )
+        await deliver_reply(deps.pool, deps.sender, row, recipient)

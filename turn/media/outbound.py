@@ -1,0 +1,111 @@
+"""A skill file the agent sends (send_skill_file): what WhatsApp message it goes out as, the
+size Meta takes for that kind, and the file name the customer sees (pure).
+
+The kind follows the sniffed bytes, never the file's name: JPEG and PNG go as images (the only
+image types Meta's `image` message takes; WebP is a sticker there, so it goes as a document),
+Ogg/Opus, MP3, MP4/AAC and AMR as audio, everything else as a document.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+import os
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Final
+
+from turn.media.sniff import EXTENSIONS
+
+
+class FileMessage(StrEnum):
+    """The WhatsApp message type a file leaves as (Cloud API `type`)."""
+
+    DOCUMENT = "document"
+    IMAGE = "image"
+    AUDIO = "audio"
+
+
+_IMAGE_TYPES: Final = frozenset({"image/jpeg", "image/png"})
+_AUDIO_TYPES: Final = frozenset({"audio/ogg", "audio/mpeg", "audio/mp4", "audio/aac", "audio/amr"})
+# Meta's Cloud API media limits per message type (bytes).
+MAX_BYTES: Final[dict[FileMessage, int]] = {
+    FileMessage.IMAGE: 5 * 1024 * 1024,
+    FileMessage.AUDIO: 16 * 1024 * 1024,
+    FileMessage.DOCUMENT: 100 * 1024 * 1024,
+}
+MAX_CAPTION_CHARS: Final = 1024  # Meta's caption limit (document and image)
+MAX_FILES_PER_TURN: Final = 3
+MAX_FILENAME_CHARS: Final = 100
+_UNSAFE: Final = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def message_kind(mime: str) -> FileMessage:
+    if mime in _IMAGE_TYPES:
+        return FileMessage.IMAGE
+    if mime in _AUDIO_TYPES:
+        return FileMessage.AUDIO
+    return FileMessage.DOCUMENT
+
+
+def declared_type(sniffed: str | None, path: str) -> str:
+    """The sniffed type; for bytes of no type we read, the name's (a .txt, a .docx), else
+    application/octet-stream."""
+    if sniffed is not None:
+        return sniffed
+    guessed, _ = mimetypes.guess_type(path, strict=False)
+    return guessed or "application/octet-stream"
+
+
+def safe_filename(path: str, mime: str) -> str:
+    """The last segment of the manifest path, reduced to letters, digits, '.', '_' and '-',
+    bounded, never empty; a sniffed type we know gives its own extension when it has none."""
+    name = _UNSAFE.sub("_", path.rsplit("/", 1)[-1]).strip("._") or "arquivo"
+    extension = EXTENSIONS.get(mime)
+    if extension is not None and "." not in name:
+        name = f"{name}.{extension}"
+    if len(name) > MAX_FILENAME_CHARS:
+        stem, ext = os.path.splitext(name)
+        ext = ext[:10]
+        name = stem[: MAX_FILENAME_CHARS - len(ext)] + ext
+    return name
+
+
+@dataclass(frozen=True)
+class OutboundFile:
+    """One file part of a reply (outbox.file): where its bytes are and how it leaves."""
+
+    skill: str
+    path: str
+    key: str  # its object key ({org}/{skill}/{version}/{path}), from the trusted manifest
+    mime: str
+    kind: FileMessage
+    size: int  # bytes, from the manifest: the send reads no more
+    filename: str
+    caption: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "skill": self.skill,
+            "path": self.path,
+            "key": self.key,
+            "mime": self.mime,
+            "kind": self.kind.value,
+            "bytes": self.size,
+            "filename": self.filename,
+            "caption": self.caption,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> OutboundFile:
+        caption = data.get("caption")
+        return cls(
+            str(data["skill"]),
+            str(data["path"]),
+            str(data["key"]),
+            str(data["mime"]),
+            FileMessage(data["kind"]),
+            int(data["bytes"]),
+            str(data["filename"]),
+            None if caption is None else str(caption),
+        )
