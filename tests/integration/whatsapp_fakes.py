@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+import aiohttp
 from aiohttp import web
 
 from channels.text import utf16_len
@@ -82,6 +84,12 @@ class FakeGraphApi(_FakeApi):
         self.media_downloads: list[tuple[str, str]] = []  # (media id, token) of each download
         self.media_host = ""  # set: the download URL names this host instead (untrusted)
         self.media_outages = 0  # downloads answered 503 before the real answer
+        # Media the business uploaded (POST /{phone_number_id}/media, multipart): media id ->
+        # (phone_number_id, the `type` field, file name, bytes); and every accepted send in
+        # order, ("text", body) or (its type, its media object), uploads as ("upload", id).
+        self.uploads: dict[str, tuple[str, str, str, bytes]] = {}
+        self.upload_outages = 0  # uploads answered 503 before the real answer
+        self.sends: list[tuple[str, Any]] = []
 
     def own(self, token: str, phone_number_id: str, display_phone: str | None = None) -> None:
         self.owners[phone_number_id] = token
@@ -94,6 +102,7 @@ class FakeGraphApi(_FakeApi):
     def app(self) -> web.Application:
         app = web.Application()
         app.router.add_post("/{version}/{phone_number_id}/messages", self.messages)
+        app.router.add_post("/{version}/{phone_number_id}/media", self.upload)
         app.router.add_get("/{version}/{waba_id}/message_templates", self.message_templates)
         app.router.add_get("/{version}/{phone_number_id}", self.phone_number)
         app.router.add_get("/media-download/{media_id}", self.media_download)
@@ -176,6 +185,53 @@ class FakeGraphApi(_FakeApi):
             }
         )
 
+    async def upload(self, request: web.Request) -> web.Response:
+        """Meta's media upload: multipart `messaging_product=whatsapp`, `type` (the MIME
+        type) and `file`; answers {"id": media id}, Meta's per-type size limits kept."""
+        number = request.match_info["phone_number_id"]
+        refused = self._refusal(self._token(request), number, "post")
+        if refused is not None:
+            return refused
+        if self.upload_outages:
+            self.upload_outages -= 1
+            return web.Response(status=503)
+        fields: dict[str, str] = {}
+        data, filename = b"", ""
+        async for part in await request.multipart():
+            if not isinstance(part, aiohttp.BodyPartReader):
+                continue
+            if part.name == "file":
+                filename, data = part.filename or "", await part.read()
+            elif part.name is not None:
+                fields[part.name] = await part.text()
+        mime = fields.get("type", "")
+        if fields.get("messaging_product") != "whatsapp" or not mime or not data:
+            return _graph_error(400, 100, "Invalid parameter")
+        limit = _UPLOAD_LIMITS.get(mime.split("/")[0] if mime.startswith("image") else mime)
+        if len(data) > (limit or _UPLOAD_LIMITS["document"]):
+            return _graph_error(400, 131053, "Media upload error")
+        media_id = f"media.up.{len(self.uploads) + 1}"
+        self.uploads[media_id] = (number, mime, filename, data)
+        self.sends.append(("upload", media_id))
+        return web.json_response({"id": media_id})
+
+    def _media_message(self, number: str, body: dict[str, Any]) -> web.Response:
+        kind = body["type"]
+        media = body.get(kind)
+        if not isinstance(media, dict) or media.get("id") not in self.uploads:
+            return _graph_error(400, 100, f"Invalid parameter: {kind}.id")
+        if kind == "audio" and "caption" in media:
+            return _graph_error(400, 100, "Param audio['caption'] is not a valid parameter")
+        self.sends.append((kind, media))
+        wamid = f"wamid.media.{len(self.sends)}"
+        return web.json_response(
+            {
+                "messaging_product": "whatsapp",
+                "contacts": [{"input": body["to"], "wa_id": body["to"]}],
+                "messages": [{"id": wamid}],
+            }
+        )
+
     async def messages(self, request: web.Request) -> web.Response:
         body, scripted = await self._scripted(request)
         if scripted is not None:
@@ -187,12 +243,18 @@ class FakeGraphApi(_FakeApi):
         if body.get("type") == "template" and body.get("messaging_product") == "whatsapp":
             self.sent_with.append(token or "")
             return self._template_message(request.match_info["phone_number_id"], body)
+        if (
+            body.get("type") in ("document", "image", "audio")
+            and body.get("messaging_product") == "whatsapp"
+        ):
+            return self._media_message(request.match_info["phone_number_id"], body)
         text = body.get("text", {}).get("body", "")
         if body.get("messaging_product") != "whatsapp" or body.get("type") != "text" or not text:
             return _graph_error(400, 100, "Invalid parameter")
         if utf16_len(text) > 4096:
             return _graph_error(400, 100, "Param text['body'] must be at most 4096 characters long")
         self.delivered.append((request.match_info["phone_number_id"], body["to"], text))
+        self.sends.append(("text", text))
         self.sent_with.append(token or "")
         wamid = f"wamid.out.{len(self.delivered)}"
         return web.json_response(
@@ -278,10 +340,15 @@ class FakeWaha(_FakeApi):
         self.lid_status = 200
         self.files: dict[str, tuple[bytes, str]] = {}  # GET /api/files/{name}: (bytes, mime)
         self.file_downloads: list[tuple[str, str]] = []  # (name, X-Api-Key) of each download
+        # Every accepted send in order: ("sendText", text) or ("sendFile" | "sendImage",
+        # (chatId, mimetype, filename, bytes, caption)).
+        self.sends: list[tuple[str, Any]] = []
 
     def app(self) -> web.Application:
         app = web.Application()
         app.router.add_post("/api/sendText", self.send_text)
+        app.router.add_post("/api/sendFile", self.send_file)
+        app.router.add_post("/api/sendImage", self.send_file)
         app.router.add_get("/api/sessions/{session}", self.session)
         app.router.add_get("/api/{session}/lids/{lid}", self.lid)
         app.router.add_get("/api/files/{session}/{name}", self.file)
@@ -332,10 +399,39 @@ class FakeWaha(_FakeApi):
         if request.headers.get("X-Api-Key") != self.api_key:
             return web.json_response({"message": "Unauthorized"}, status=401)
         self.delivered.append((body["session"], body["chatId"], body["text"]))
+        self.sends.append(("sendText", body["text"]))
         return web.json_response({"id": f"true_{body['chatId']}_{len(self.delivered)}"}, status=201)
+
+    async def send_file(self, request: web.Request) -> web.Response:
+        """/api/sendFile and /api/sendImage with the file's bytes: {"session", "chatId",
+        "file": {"mimetype", "filename", "data": base64}, "caption"}."""
+        body, scripted = await self._scripted(request)
+        if scripted is not None:
+            return scripted
+        if request.headers.get("X-Api-Key") != self.api_key:
+            return web.json_response({"message": "Unauthorized"}, status=401)
+        file = body.get("file") or {}
+        if not file.get("mimetype") or not file.get("data") or body.get("session") is None:
+            return web.json_response({"statusCode": 400, "message": "file is required"}, status=400)
+        data = base64.b64decode(file["data"], validate=True)
+        endpoint = request.path.rsplit("/", 1)[-1]
+        sent = (body["chatId"], file["mimetype"], file.get("filename"), data, body.get("caption"))
+        self.sends.append((endpoint, sent))
+        return web.json_response({"id": f"true_{body['chatId']}_file{len(self.sends)}"}, status=201)
 
 
 FakeT = TypeVar("FakeT", bound=_FakeApi)
+
+# Meta's upload limits: images, audio types and documents (anything else).
+_UPLOAD_LIMITS = {
+    "image": 5 * 1024 * 1024,
+    "audio/ogg": 16 * 1024 * 1024,
+    "audio/mpeg": 16 * 1024 * 1024,
+    "audio/mp4": 16 * 1024 * 1024,
+    "audio/aac": 16 * 1024 * 1024,
+    "audio/amr": 16 * 1024 * 1024,
+    "document": 100 * 1024 * 1024,
+}
 
 
 def _graph_error(

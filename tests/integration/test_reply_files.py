@@ -1,0 +1,260 @@
+"""A skill's files sent to the customer (send_skill_file), end to end on real Postgres, Redis
+and S3 with real burst workers: a signed webhook delivery -> the model (scripted) chooses a
+file -> the reply's text goes out, then each file: uploaded to the (fake) Graph API and sent by
+its media id, or sent with its bytes through WAHA; a receipt per part; at most once across a
+crash, in order."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+import asyncpg
+
+from channels.models import ChannelKind
+from skills.models import FileKind, SkillMatcher
+from skills.publisher import SkillDraft, SkillFile, publish_skill_version
+from tests.integration.support import create_org, run_burst
+from tests.integration.webhook_support import connect_number, running_webhook
+from tests.integration.whatsapp_fakes import FakeGraphApi, FakeWaha
+from tests.media_fixtures import pdf, png
+from tests.whatsapp_payloads import cloud_delivery, cloud_text, cloud_value, waha_event
+from turn.agent_queries import insert_agent
+from turn.model import ModelRequest, ModelResponse, ToolCall
+from turn.outbox import Recipient, Sender
+from turn.outbox_queries import OutboxRow, fail_abandoned_claims
+from worker.channel_senders import build_sender
+from worker.resources import Resources
+from worker.settings import Settings
+
+NUMBER = "106540352242977"
+SESSION = "loja-arquivos"
+CUSTOMER = "5511912340077"
+REPLY = "Segue o nosso catálogo."
+PDF = pdf("Catalogo 2026")
+PNG = png(4, 3)
+CATALOG = {"skill": "catalogo", "path": "assets/catalogo.pdf", "caption": "Catálogo 2026"}
+PHOTO = {"skill": "catalogo", "path": "assets/vitrine.png", "caption": "Nossa vitrine"}
+
+
+@dataclass
+class FileModel:
+    """Asked about the catálogo: calls send_skill_file once per `calls`, then answers REPLY
+    (keeping what each tool call answered); anything else: "Certo."."""
+
+    calls: Sequence[dict[str, Any]]
+    tool_answers: list[str] = field(default_factory=list)
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        tools = [m for m in request.messages if m.role == "tool"]
+        if tools:
+            self.tool_answers = [str(m.content) for m in tools]
+            return ModelResponse(text=REPLY, provider="local", model="local")
+        if "catálogo" not in str(request.messages[-1].content):
+            return ModelResponse(text="Certo.", provider="local", model="local")
+        calls = tuple(ToolCall(f"f{i}", "send_skill_file", a) for i, a in enumerate(self.calls))
+        return ModelResponse(text=None, tool_calls=calls, provider="local", model="local")
+
+
+async def _org(db: asyncpg.Connection, resources: Resources, kind: ChannelKind) -> uuid.UUID:
+    org = await create_org(db, "Loja Arquivos")
+    await insert_agent(db, org, "Bia", "Você é a Bia.")
+    await connect_number(db, org, kind, NUMBER if kind is ChannelKind.CLOUD_API else SESSION)
+    big = PNG + b"\x00" * (5 * 1024 * 1024)  # a PNG over Meta's 5 MB for images
+    draft = SkillDraft(
+        name="catalogo",
+        description="Catálogo da loja",
+        body="Quando pedirem o catálogo, envie assets/catalogo.pdf.",
+        matcher=SkillMatcher(any_keywords=["catálogo"]),
+        files=(
+            SkillFile("assets/catalogo.pdf", PDF, FileKind.ASSET),
+            SkillFile("assets/vitrine.png", PNG, FileKind.ASSET),
+            SkillFile("assets/poster.png", big, FileKind.ASSET),
+        ),
+    )
+    await publish_skill_version(
+        db, resources.store, organization_id=org, draft=draft, created_by="user"
+    )
+    return org
+
+
+async def _cloud_says(settings: Settings, text: str) -> None:
+    message = cloud_text(
+        f"wamid.{uuid.uuid4().hex}", text, sender=CUSTOMER, timestamp=int(time.time())
+    )
+    async with running_webhook(settings) as hook:
+        posted = await hook.post_cloud(cloud_delivery(cloud_value(NUMBER, [message])))
+    assert posted.status == 200
+
+
+async def _waha_says(settings: Settings, text: str) -> None:
+    event = waha_event(
+        SESSION,
+        f"false_{CUSTOMER}@c.us_{uuid.uuid4().hex[:16].upper()}",
+        text,
+        sender=f"{CUSTOMER}@c.us",
+        timestamp=int(time.time()),
+    )
+    async with running_webhook(settings) as hook:
+        posted = await hook.post_waha(event)
+    assert posted.status == 200
+
+
+PARTS = """
+select o.part, o.status, o.last_error, o.file ->> 'filename' as filename,
+       array(select r.provider_message_id from outbox_receipts r where r.outbox_id = o.id
+             order by r.provider_message_id) as receipts
+from outbox o join messages m on m.id = o.message_id
+where m.body = $1
+order by m.created_at, o.part
+"""
+
+
+async def _parts(db: asyncpg.Connection, body: str = REPLY) -> list[tuple[Any, ...]]:
+    return [tuple(r) for r in await db.fetch(PARTS, body)]
+
+
+async def test_a_pdf_goes_after_the_text_by_upload_and_media_id_each_part_receipted(
+    whatsapp_settings: Settings,
+    db: asyncpg.Connection,
+    resources: Resources,
+    fake_graph: FakeGraphApi,
+) -> None:
+    await _org(db, resources, ChannelKind.CLOUD_API)
+    model = FileModel([CATALOG])
+    await _cloud_says(whatsapp_settings, "Oi, pode mandar o catálogo?")
+    worker = await run_burst(whatsapp_settings, model=model)
+    assert worker.jobs_failed == 0
+    assert "catalogo.pdf" in model.tool_answers[0]
+
+    [(kind, text), (upload, media_id), (message, document)] = fake_graph.sends
+    assert (kind, text, upload, message) == ("text", REPLY, "upload", "document")
+    assert fake_graph.uploads[media_id] == (NUMBER, "application/pdf", "catalogo.pdf", PDF)
+    assert document == {"id": media_id, "caption": "Catálogo 2026", "filename": "catalogo.pdf"}
+    assert await _parts(db) == [
+        (0, "sent", None, None, ["wamid.out.1"]),
+        (1, "sent", None, "catalogo.pdf", ["wamid.media.3"]),
+    ]
+    # The console's and API's thread: the reply once, with the text part's status.
+    assert await db.fetchval("select count(*) from messages where body = $1", REPLY) == 1
+
+
+async def test_an_image_is_sent_as_an_image_and_a_file_over_metas_limit_never_uploaded(
+    whatsapp_settings: Settings,
+    db: asyncpg.Connection,
+    resources: Resources,
+    fake_graph: FakeGraphApi,
+) -> None:
+    await _org(db, resources, ChannelKind.CLOUD_API)
+    poster = {"skill": "catalogo", "path": "assets/poster.png"}
+    model = FileModel([PHOTO, poster])
+    await _cloud_says(whatsapp_settings, "Tem foto do catálogo?")
+    await run_burst(whatsapp_settings, model=model)
+    assert "vitrine.png (image" in model.tool_answers[0]
+    assert model.tool_answers[1].startswith("[erro file_too_large]")
+    [(_, text), (_, media_id), (kind, image)] = fake_graph.sends
+    assert (text, kind) == (REPLY, "image")
+    assert image == {"id": media_id, "caption": "Nossa vitrine"}  # an image has no filename
+    assert fake_graph.uploads[media_id][1:] == ("image/png", "vitrine.png", PNG)
+    assert [p[:2] for p in await _parts(db)] == [(0, "sent"), (1, "sent")]
+
+
+async def test_waha_sends_the_pdf_with_send_file_and_the_image_with_send_image(
+    whatsapp_settings: Settings,
+    db: asyncpg.Connection,
+    resources: Resources,
+    fake_waha: FakeWaha,
+) -> None:
+    await _org(db, resources, ChannelKind.WAHA)
+    model = FileModel([CATALOG, PHOTO])
+    await _waha_says(whatsapp_settings, "Me manda o catálogo")
+    worker = await run_burst(whatsapp_settings, model=model)
+    assert worker.jobs_failed == 0
+    chat = f"{CUSTOMER}@c.us"
+    assert fake_waha.sends == [
+        ("sendText", REPLY),
+        ("sendFile", (chat, "application/pdf", "catalogo.pdf", PDF, "Catálogo 2026")),
+        ("sendImage", (chat, "image/png", "vitrine.png", PNG, "Nossa vitrine")),
+    ]
+    parts = await _parts(db)
+    assert [p[:2] for p in parts] == [(0, "sent"), (1, "sent"), (2, "sent")]
+    assert [p[4] for p in parts] == [
+        [f"true_{chat}_1"],
+        [f"true_{chat}_file2"],
+        [f"true_{chat}_file3"],
+    ]
+
+
+class WorkerDies(Exception):
+    """What a killed worker looks like from the database: the send began, nothing marked."""
+
+
+@dataclass
+class DyingSender:
+    """The real sender, except that the send of part `dies_at` (0: the text) never returns."""
+
+    inner: Sender
+    dies_at: int
+    seen: list[int] = field(default_factory=list)
+
+    async def send(self, row: OutboxRow, recipient: Recipient) -> Sequence[str] | None:
+        part = 0 if row.file is None else int(row.file.filename == "vitrine.png") + 1
+        self.seen.append(part)
+        if part == self.dies_at and self.seen.count(part) == 1:
+            raise WorkerDies("killed mid-send")
+        return await self.inner.send(row, recipient)
+
+
+async def test_a_file_part_claimed_when_the_worker_died_is_failed_by_the_sweep_never_resent(
+    whatsapp_settings: Settings,
+    db: asyncpg.Connection,
+    resources: Resources,
+    fake_graph: FakeGraphApi,
+) -> None:
+    await _org(db, resources, ChannelKind.CLOUD_API)
+    model = FileModel([CATALOG, PHOTO])
+    async with aiohttp.ClientSession() as http:
+        real = build_sender(whatsapp_settings, http, resources.pool, resources.store)
+        sender = DyingSender(real, dies_at=1)
+        await _cloud_says(whatsapp_settings, "Quero o catálogo")
+        await run_burst(whatsapp_settings, model=model, sender=sender)
+        assert [p[:2] for p in await _parts(db)] == [
+            (0, "sent"),
+            (1, "pending"),  # claimed, its send never answered: never sent again
+            (2, "sent"),  # never claimed: the job's retry (the next holder) sent it
+        ]
+        await _cloud_says(whatsapp_settings, "Obrigado")
+        await run_burst(whatsapp_settings, model=model, sender=sender)
+        assert await fail_abandoned_claims(db, 0.0) != []
+    assert [kind for kind, _ in fake_graph.sends] == ["text", "upload", "image", "text"]
+    assert fake_graph.sends[-1] == ("text", "Certo.")
+    parts = await _parts(db)
+    assert [p[:2] for p in parts] == [(0, "sent"), (1, "failed"), (2, "sent")]
+    assert parts[1][2].startswith("delivery_unknown")
+
+
+async def test_files_left_undelivered_by_a_crash_go_out_in_order_before_the_next_reply(
+    whatsapp_settings: Settings,
+    db: asyncpg.Connection,
+    resources: Resources,
+    fake_graph: FakeGraphApi,
+) -> None:
+    await _org(db, resources, ChannelKind.CLOUD_API)
+    model = FileModel([CATALOG, PHOTO])
+    async with aiohttp.ClientSession() as http:
+        real = build_sender(whatsapp_settings, http, resources.pool, resources.store)
+        sender = DyingSender(real, dies_at=0)  # dies sending the text: no file claimed yet
+        await _cloud_says(whatsapp_settings, "Quero o catálogo")
+        await run_burst(whatsapp_settings, model=model, sender=sender)  # and the job's retry
+        assert [kind for kind, _ in fake_graph.sends] == ["upload", "document", "upload", "image"]
+        await _cloud_says(whatsapp_settings, "Oi?")
+        await run_burst(whatsapp_settings, model=model, sender=sender)
+    kinds = [kind for kind, _ in fake_graph.sends]
+    assert kinds == ["upload", "document", "upload", "image", "text"]  # the text was claimed
+    assert fake_graph.uploads[fake_graph.sends[0][1]][3] == PDF
+    assert fake_graph.sends[-1] == ("text", "Certo.")
+    assert [p[:2] for p in await _parts(db)] == [(0, "pending"), (1, "sent"), (2, "sent")]
