@@ -1,0 +1,44 @@
+"""The values of a reply's file part: its stored JSON and the Cloud API message it becomes."""
+
+from __future__ import annotations
+
+from channels.cloud_api import media_message
+from turn.media.outbound import FileMessage, OutboundFile, declared_type, message_kind
+
+
+def _file(kind: FileMessage, caption: str | None = "Legenda") -> OutboundFile:
+    return OutboundFile(
+        "catalogo", "assets/a", "org/catalogo/v/assets/a", "x/y", kind, 9, "a.x", caption
+    )
+
+
+def test_a_file_part_survives_its_round_trip_through_outbox_file() -> None:
+    file = _file(FileMessage.IMAGE)
+    assert OutboundFile.from_json(file.as_json()) == file
+    assert OutboundFile.from_json(_file(FileMessage.AUDIO, None).as_json()).caption is None
+
+
+def test_a_document_keeps_its_name_an_image_its_caption_and_audio_neither() -> None:
+    document = media_message("5511", _file(FileMessage.DOCUMENT), "m1")
+    assert document == {
+        "messaging_product": "whatsapp",
+        "recipient_type": "individual",
+        "to": "5511",
+        "type": "document",
+        "document": {"id": "m1", "caption": "Legenda", "filename": "a.x"},
+    }
+    assert media_message("5511", _file(FileMessage.IMAGE), "m2")["image"] == {
+        "id": "m2",
+        "caption": "Legenda",
+    }
+    assert media_message("5511", _file(FileMessage.AUDIO), "m3")["audio"] == {"id": "m3"}
+
+
+def test_the_kind_is_the_sniffed_types_and_unknown_bytes_are_named_by_extension() -> None:
+    assert message_kind("image/jpeg") is FileMessage.IMAGE
+    assert message_kind("image/webp") is FileMessage.DOCUMENT  # a sticker on Meta
+    assert message_kind("audio/amr-wb") is FileMessage.DOCUMENT  # not one of Meta's audio types
+    assert message_kind("audio/mpeg") is FileMessage.AUDIO
+    assert declared_type(None, "assets/tabela.csv") == "text/csv"
+    assert declared_type(None, "assets/blob") == "application/octet-stream"
+    assert declared_type("application/pdf", "assets/finge.png") == "application/pdf"
