@@ -305,7 +305,9 @@ async def _ask_model(
 ) -> LoopOutcome:
     model = deps.models.resolve(conversation.model_provider, conversation.model_name)
     caps = deps.config.input_caps
-    injected = tuple(InjectedSkill(s.name, s.body, s.reference_paths) for s in match.matched)
+    injected = tuple(
+        InjectedSkill(s.name, s.body, s.reference_paths, _sendable(s)) for s in match.matched
+    )
     request = ModelRequest(
         prefix=prefix,
         skill_context=render_skill_context(injected),
@@ -354,6 +356,11 @@ async def _ask_model(
         max_steps=deps.config.max_steps,
         max_tool_calls=deps.config.max_tool_calls_per_answer,
     )
+
+
+def _sendable(skill: LoadedSkill) -> tuple[str, ...]:
+    """The skill's files under assets/: what the model is told it may send."""
+    return tuple(e.path for e in skill.manifest if e.path.startswith("assets/"))
 
 
 def _usage_row(conversation: Conversation, loop: LoopOutcome) -> dict[str, Any]:

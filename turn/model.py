@@ -57,6 +57,8 @@ class InjectedSkill:
     name: str
     body: str
     reference_paths: tuple[str, ...]
+    # Its files under assets/, which send_skill_file can send (listed only when it has some).
+    file_paths: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -86,8 +86,13 @@ def render_skill_context(skills: Sequence[InjectedSkill]) -> str:
     parts = ["# Skills ativadas nesta mensagem"]
     for skill in skills:
         refs = ", ".join(skill.reference_paths) if skill.reference_paths else "nenhuma"
+        files = (
+            f"Arquivos para o cliente (use send_skill_file): {', '.join(skill.file_paths)}\n"
+            if skill.file_paths
+            else ""
+        )
         parts.append(
             f'<skill name="{skill.name}">\n{skill.body.strip()}\n'
-            f"Referências (use read_skill_reference): {refs}\n</skill>"
+            f"Referências (use read_skill_reference): {refs}\n{files}</skill>"
         )
     return "\n\n".join(parts) + "\n"

@@ -48,8 +48,10 @@ class FileModel:
 
     calls: Sequence[dict[str, Any]]
     tool_answers: list[str] = field(default_factory=list)
+    skill_contexts: list[str] = field(default_factory=list)
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
+        self.skill_contexts.append(request.skill_context)
         tools = [m for m in request.messages if m.role == "tool"]
         if tools:
             self.tool_answers = [str(m.content) for m in tools]
@@ -130,6 +132,16 @@ async def test_a_pdf_goes_after_the_text_by_upload_and_media_id_each_part_receip
     worker = await run_burst(whatsapp_settings, model=model)
     assert worker.jobs_failed == 0
     assert "catalogo.pdf" in model.tool_answers[0]
+    [told] = [
+        line.split(": ", 1)[1]
+        for line in model.skill_contexts[0].splitlines()
+        if line.startswith("Arquivos para o cliente (use send_skill_file)")
+    ]
+    assert set(told.split(", ")) == {
+        "assets/catalogo.pdf",
+        "assets/vitrine.png",
+        "assets/poster.png",
+    }
 
     [(kind, text), (upload, media_id), (message, document)] = fake_graph.sends
     assert (kind, text, upload, message) == ("text", REPLY, "upload", "document")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from channels.cloud_api import media_message
 from turn.media.outbound import FileMessage, OutboundFile, declared_type, message_kind
+from turn.model import InjectedSkill
+from turn.prompt import render_skill_context
 
 
 def _file(kind: FileMessage, caption: str | None = "Legenda") -> OutboundFile:
@@ -42,3 +44,12 @@ def test_the_kind_is_the_sniffed_types_and_unknown_bytes_are_named_by_extension(
     assert declared_type(None, "assets/tabela.csv") == "text/csv"
     assert declared_type(None, "assets/blob") == "application/octet-stream"
     assert declared_type("application/pdf", "assets/finge.png") == "application/pdf"
+
+
+def test_a_matched_skill_lists_its_sendable_files_only_when_it_has_some() -> None:
+    with_files = InjectedSkill("catalogo", "Envie o catálogo.", (), ("assets/catalogo.pdf",))
+    rendered = render_skill_context([with_files])
+    assert (
+        "Arquivos para o cliente (use send_skill_file): assets/catalogo.pdf\n</skill>" in rendered
+    )
+    assert "send_skill_file" not in render_skill_context([InjectedSkill("frete", "Grátis.", ())])
