@@ -84,9 +84,9 @@ async def _org(db: asyncpg.Connection, resources: Resources, kind: ChannelKind) 
     return org
 
 
-async def _cloud_says(settings: Settings, text: str) -> None:
+async def _cloud_says(settings: Settings, text: str, *, age_s: int = 0) -> None:
     message = cloud_text(
-        f"wamid.{uuid.uuid4().hex}", text, sender=CUSTOMER, timestamp=int(time.time())
+        f"wamid.{uuid.uuid4().hex}", text, sender=CUSTOMER, timestamp=int(time.time()) - age_s
     )
     async with running_webhook(settings) as hook:
         posted = await hook.post_cloud(cloud_delivery(cloud_value(NUMBER, [message])))
@@ -198,6 +198,41 @@ async def test_waha_sends_the_pdf_with_send_file_and_the_image_with_send_image(
         [f"true_{chat}_1"],
         [f"true_{chat}_file2"],
         [f"true_{chat}_file3"],
+    ]
+
+
+async def test_an_upload_outage_is_retried_then_the_file_sent(
+    whatsapp_settings: Settings,
+    db: asyncpg.Connection,
+    resources: Resources,
+    fake_graph: FakeGraphApi,
+) -> None:
+    await _org(db, resources, ChannelKind.CLOUD_API)
+    model = FileModel([CATALOG])
+    fake_graph.upload_outages = 1  # a 503 first: retried, nothing had reached the customer
+    await _cloud_says(whatsapp_settings, "O catálogo, por favor")
+    await run_burst(whatsapp_settings, model=model)
+    assert [kind for kind, _ in fake_graph.sends] == ["text", "upload", "document"]
+    assert [p[:2] for p in await _parts(db)] == [(0, "sent"), (1, "sent")]
+
+
+async def test_outside_the_window_the_text_and_each_file_part_fail_none_uploaded(
+    whatsapp_settings: Settings,
+    db: asyncpg.Connection,
+    resources: Resources,
+    fake_graph: FakeGraphApi,
+) -> None:
+    # The customer's last message is 25 h old: the text fails for good, and so does each file
+    # part, judged on its own (never uploaded).
+    await _org(db, resources, ChannelKind.CLOUD_API)
+    model = FileModel([CATALOG])
+    await _cloud_says(whatsapp_settings, "E o catálogo novo?", age_s=25 * 3600)
+    await run_burst(whatsapp_settings, model=model)
+    assert fake_graph.sends == []
+    parts = await _parts(db)
+    assert [(p[0], p[1], p[2].split(":")[0]) for p in parts] == [
+        (0, "failed", "outside_service_window"),
+        (1, "failed", "outside_service_window"),
     ]
 
 
