@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import uuid
+
+import structlog
+
 from channels.cloud_api import media_message
 from turn.media.outbound import FileMessage, OutboundFile, declared_type, message_kind
 from turn.model import InjectedSkill
+from turn.outbox import LoggingSender, Recipient
+from turn.outbox_queries import OutboxRow
 from turn.prompt import render_skill_context
 
 
@@ -53,3 +59,12 @@ def test_a_matched_skill_lists_its_sendable_files_only_when_it_has_some() -> Non
         "Arquivos para o cliente (use send_skill_file): assets/catalogo.pdf\n</skill>" in rendered
     )
     assert "send_skill_file" not in render_skill_context([InjectedSkill("frete", "Grátis.", ())])
+
+
+async def test_without_a_channel_a_file_part_is_logged_never_its_bytes() -> None:
+    ids = uuid.uuid4(), uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+    row = OutboxRow.pending(*ids, "Legenda", file=_file(FileMessage.DOCUMENT))
+    with structlog.testing.capture_logs() as logs:
+        assert await LoggingSender().send(row, Recipient("whatsapp", "5511")) is None
+    [entry] = [e for e in logs if e["event"] == "outbox.delivered"]
+    assert (entry["file_kind"], entry["file_bytes"]) == ("document", 9)
