@@ -39,6 +39,8 @@ class MessageRow:
     skills: Any  # an agent reply's skills: [{name, version_id}] (json text), or None
     media_type: str | None = None  # a customer's stored media (turn.media): its sniffed type
     media_stored: bool = False  # its bytes are still stored (retention deletes them)
+    # An agent reply's skill files (send_skill_file), json text: [{filename, kind, status}].
+    files: str | None = None
 
 
 # Oldest first (a conversation reads top to bottom); keyset (created_at, id).
@@ -47,7 +49,11 @@ select m.id, m.direction, m.kind, m.body, m.external_id, m.sent_at, m.received_a
        m.created_at, m.reply_to_id, m.answered_by,
        o.status as delivery_status, o.last_error as delivery_error,
        m.author, m.author_key_prefix, m.skills::text as skills,
-       m.media_type, m.media_key is not null as media_stored
+       m.media_type, m.media_key is not null as media_stored,
+       (select json_agg(json_build_object('filename', f.file ->> 'filename',
+                                          'kind', f.file ->> 'kind', 'status', f.status)
+                        order by f.part)::text
+        from outbox f where f.message_id = m.id and f.part > 0) as files
 from messages m
 left join outbox o on o.message_id = m.id and o.part = 0  -- the text part: one row each
 where m.organization_id = $1 and m.conversation_id = $2

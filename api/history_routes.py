@@ -76,7 +76,13 @@ def _author_json(row: MessageRow) -> dict[str, Any]:
     if author == "person":
         return {"author": author, "author_key_prefix": row.author_key_prefix}
     if author == "agent":
-        return {"author": author, "skills": json.loads(row.skills) if row.skills else []}
+        agent: dict[str, Any] = {
+            "author": author,
+            "skills": json.loads(row.skills) if row.skills else [],
+        }
+        if row.files:  # the files sent after its text, each with its own delivery status
+            agent["files"] = json.loads(row.files)
+        return agent
     return {"author": author}
 
 

@@ -15,9 +15,11 @@ from typing import Any
 import aiohttp
 import asyncpg
 
+from api.keys import Role
 from channels.models import ChannelKind
 from skills.models import FileKind, SkillMatcher
 from skills.publisher import SkillDraft, SkillFile, publish_skill_version
+from tests.integration.api_support import create_key, running_api
 from tests.integration.support import create_org, run_burst
 from tests.integration.webhook_support import connect_number, running_webhook
 from tests.integration.whatsapp_fakes import FakeGraphApi, FakeWaha
@@ -126,7 +128,7 @@ async def test_a_pdf_goes_after_the_text_by_upload_and_media_id_each_part_receip
     resources: Resources,
     fake_graph: FakeGraphApi,
 ) -> None:
-    await _org(db, resources, ChannelKind.CLOUD_API)
+    org = await _org(db, resources, ChannelKind.CLOUD_API)
     model = FileModel([CATALOG])
     await _cloud_says(whatsapp_settings, "Oi, pode mandar o catálogo?")
     worker = await run_burst(whatsapp_settings, model=model)
@@ -151,8 +153,14 @@ async def test_a_pdf_goes_after_the_text_by_upload_and_media_id_each_part_receip
         (0, "sent", None, None, ["wamid.out.1"]),
         (1, "sent", None, "catalogo.pdf", ["wamid.media.3"]),
     ]
-    # The console's and API's thread: the reply once, with the text part's status.
-    assert await db.fetchval("select count(*) from messages where body = $1", REPLY) == 1
+    # The API's thread: the reply once, with its text's status and its file parts.
+    key = await create_key(db, org, Role.VIEWER)
+    async with running_api(whatsapp_settings, resources.store) as api:
+        [item] = (await api.get("/v1/conversations", key)).body["items"]
+        messages = (await api.get(f"/v1/conversations/{item['id']}/messages", key)).body
+    [reply] = [m for m in messages["items"] if m["direction"] == "outbound"]
+    assert (reply["body"], reply["delivery"]["status"]) == (REPLY, "sent")
+    assert reply["files"] == [{"filename": "catalogo.pdf", "kind": "document", "status": "sent"}]
 
 
 async def test_an_image_is_sent_as_an_image_and_a_file_over_metas_limit_never_uploaded(
