@@ -16,7 +16,8 @@ import aiohttp
 import asyncpg
 
 from api.keys import Role
-from channels.models import ChannelKind
+from channels.credential_queries import upsert_channel_secrets_as_owner
+from channels.models import Channel, ChannelKind
 from skills.models import FileKind, SkillMatcher
 from skills.publisher import SkillDraft, SkillFile, publish_skill_version
 from tests.integration.api_support import create_key, running_api
@@ -39,6 +40,9 @@ CUSTOMER = "5511912340077"
 REPLY = "Segue o nosso catálogo."
 PDF = pdf("Catalogo 2026")
 PNG = png(4, 3)
+OWN_TOKEN = "EAAG-token-da-loja-arquivos-1"
+NEW_TOKEN = "EAAG-token-da-loja-arquivos-2"
+CHANNELS: dict[uuid.UUID, Channel] = {}  # each test's org -> its number
 CATALOG = {"skill": "catalogo", "path": "assets/catalogo.pdf", "caption": "Catálogo 2026"}
 PHOTO = {"skill": "catalogo", "path": "assets/vitrine.png", "caption": "Nossa vitrine"}
 
@@ -67,7 +71,10 @@ class FileModel:
 async def _org(db: asyncpg.Connection, resources: Resources, kind: ChannelKind) -> uuid.UUID:
     org = await create_org(db, "Loja Arquivos")
     await insert_agent(db, org, "Bia", "Você é a Bia.")
-    await connect_number(db, org, kind, NUMBER if kind is ChannelKind.CLOUD_API else SESSION)
+    channel = await connect_number(
+        db, org, kind, NUMBER if kind is ChannelKind.CLOUD_API else SESSION
+    )
+    CHANNELS[org] = channel
     big = PNG + b"\x00" * (5 * 1024 * 1024)  # a PNG over Meta's 5 MB for images
     draft = SkillDraft(
         name="catalogo",
@@ -242,6 +249,37 @@ async def test_outside_the_window_the_text_and_each_file_part_fail_none_uploaded
         (0, "failed", "outside_service_window"),
         (1, "failed", "outside_service_window"),
     ]
+
+
+async def test_file_parts_wait_with_the_text_for_a_new_token_then_go_in_order(
+    whatsapp_settings: Settings,
+    db: asyncpg.Connection,
+    resources: Resources,
+    fake_graph: FakeGraphApi,
+) -> None:
+    org = await _org(db, resources, ChannelKind.CLOUD_API)
+    channel = CHANNELS[org]
+    await upsert_channel_secrets_as_owner(db, channel, access_token=OWN_TOKEN)
+    fake_graph.own(OWN_TOKEN, NUMBER)
+    fake_graph.revoke(OWN_TOKEN)  # Meta refuses it (190): the number's replies wait
+    model = FileModel([CATALOG])
+    await _cloud_says(whatsapp_settings, "O catálogo, por favor")
+    worker = await run_burst(whatsapp_settings, model=model)
+    assert worker.jobs_failed == 0
+    assert fake_graph.sends == [] and fake_graph.uploads == {}
+    assert await db.fetchval("select status from channels") == "needs_token"
+    waiting = await db.fetch("select part, status, delivery_claimed_at from outbox order by part")
+    assert [tuple(r) for r in waiting] == [(0, "pending", None), (1, "pending", None)]
+
+    fake_graph.own(NEW_TOKEN, NUMBER)
+    await upsert_channel_secrets_as_owner(db, channel, access_token=NEW_TOKEN)
+    await db.execute("update channels set status = 'active'")
+    await _cloud_says(whatsapp_settings, "Oi?")  # the next holder delivers what waits first
+    await run_burst(whatsapp_settings, model=model)
+    assert [kind for kind, _ in fake_graph.sends] == ["text", "upload", "document", "text"]
+    assert fake_graph.sends[0] == ("text", REPLY) and fake_graph.sends[-1] == ("text", "Certo.")
+    assert fake_graph.sent_with == [NEW_TOKEN, NEW_TOKEN, NEW_TOKEN]
+    assert [p[:2] for p in await _parts(db)] == [(0, "sent"), (1, "sent")]
 
 
 class WorkerDies(Exception):

@@ -215,7 +215,7 @@ class FakeGraphApi(_FakeApi):
         self.sends.append(("upload", media_id))
         return web.json_response({"id": media_id})
 
-    def _media_message(self, number: str, body: dict[str, Any]) -> web.Response:
+    def _media_message(self, token: str | None, body: dict[str, Any]) -> web.Response:
         kind = body["type"]
         media = body.get(kind)
         if not isinstance(media, dict) or media.get("id") not in self.uploads:
@@ -223,6 +223,7 @@ class FakeGraphApi(_FakeApi):
         if kind == "audio" and "caption" in media:
             return _graph_error(400, 100, "Param audio['caption'] is not a valid parameter")
         self.sends.append((kind, media))
+        self.sent_with.append(token or "")
         wamid = f"wamid.media.{len(self.sends)}"
         return web.json_response(
             {
@@ -247,7 +248,7 @@ class FakeGraphApi(_FakeApi):
             body.get("type") in ("document", "image", "audio")
             and body.get("messaging_product") == "whatsapp"
         ):
-            return self._media_message(request.match_info["phone_number_id"], body)
+            return self._media_message(token, body)
         text = body.get("text", {}).get("body", "")
         if body.get("messaging_product") != "whatsapp" or body.get("type") != "text" or not text:
             return _graph_error(400, 100, "Invalid parameter")
