@@ -31,8 +31,8 @@ async def send_file_parts(
     """The reply's file parts, after its text (marked sent first, so a crash in between
     never leaves it claimed and unmarked): each claimed, sent and marked in order, at most
     once (turn.outbox.deliver_reply), each judged on its own by the channel (the text failed
-    for good outside the window: so do they). A retryable failure leaves the rest pending
-    for the next holder, in order."""
+    for good outside the window: so do they). A retryable failure is raised (the job is
+    retried): the rest stay pending, and the next holder sends them first, in order."""
     organization_id = conversation.organization_id
     if sent is not None:
         async with org_connection(deps.pool, organization_id) as conn:

@@ -28,6 +28,8 @@ A turn is three statements, each a database function binding its org transaction
 (skillet_bind_org; no bind or reset of the pooled connection around them):
   take      the lease, the first burst with its agent, the catalog revision and the history
   commit    the fenced reply, its outbox row, the turn's counts and the delivery claim
+            (a reply with skill files: a row per file after the text, each claimed, sent
+            and marked after the text is marked: turn.file_parts)
   continue  (after the send, no connection held) mark it sent, then let go if nothing is
             open, else read the next burst
 What the holder does, per read of the open messages:
