@@ -117,6 +117,8 @@ async def test_the_waha_key_goes_to_the_waha_servers_host_and_port_only(hostile:
     assert not on_server("http://waha:3001/api/files/a.oga", "http://waha:3000")
     assert not on_server("http://waha.evil.example:3000/a.oga", "http://waha:3000")
     assert not on_server("ftp://waha:3000/a.oga", "http://waha:3000")
+    assert not on_server("http://waha:3000\\@evil.example/a.oga", "http://waha:3000")
+    assert not on_server("http://waha:3000@evil.example/a.oga", "http://waha:3000")
 
 
 @pytest.mark.parametrize("where", ["localhost:{port}", "127.0.0.1:{other}", "[::1]:{port}"])

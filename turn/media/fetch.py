@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 import aiohttp
+from yarl import URL
 
 from events.guard import system_resolve
 from turn.media.errors import MediaTooLarge, MediaTransient, MediaUnavailable
@@ -59,15 +60,15 @@ def host_of(url: str) -> str:
 
 def origin_of(url: str) -> tuple[str, int] | None:
     """(host, port) an http(s) URL connects to, the scheme's port when none is written;
-    None for anything else (another scheme, no host, a port that is no number)."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return None
+    None for anything else (another scheme, no host, a URL aiohttp would refuse). Parsed by
+    yarl, as aiohttp parses it when it connects: no second parser to disagree with."""
     try:
-        port = parts.port or (443 if parts.scheme == "https" else 80)
+        parsed = URL(url)
     except ValueError:
         return None
-    return parts.hostname.lower(), port
+    if parsed.scheme not in ("http", "https") or not parsed.raw_host or parsed.port is None:
+        return None
+    return parsed.raw_host.lower(), parsed.port
 
 
 def on_server(url: str, server: str) -> bool:
@@ -118,7 +119,7 @@ class MediaFetcher:
             return await self._get(url, {"X-Api-Key": key} if key else {}, self._config.max_bytes)
         origin = origin_of(url)
         if origin is None:
-            raise MediaUnavailable(f"the media URL {url[:100]!r} is not http(s)")
+            raise MediaUnavailable(f"the media URL {url[:100]!r} is no http(s) URL")
         # Not the WAHA server: no key, and only to a public address (checked once, pinned).
         addresses = await public_addresses(*origin, resolve=self._resolve)
         async with pinned_session(origin[0], addresses) as http:
