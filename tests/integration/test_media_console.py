@@ -181,6 +181,19 @@ async def test_the_thread_shows_a_player_a_thumbnail_and_a_documents_safe_name(
             html = await page.content()
             assert "<img src=x" not in html and "\u202e" not in html
             assert "&lt;b&gt;essa&lt;/b&gt;" in html  # the caption is text, not markup
+            # The page's script re-renders the thread from its JSON poll: the same again.
+            await expect(page.locator("[data-status]")).to_contain_text(
+                "Atualizado às", timeout=15_000
+            )
+            await expect(page.locator("audio.midia")).to_have_count(1)
+            await expect(page.locator("a.midia")).to_have_count(1)
+            await expect(page.locator(".balao", has_text=TRANSCRIPT)).to_have_text(
+                f"[áudio] {TRANSCRIPT}"
+            )
+            await page.wait_for_function(
+                "() => { const i = document.querySelector('img.midia');"
+                " return i && i.complete && i.naturalWidth === 160; }"
+            )
             await page.set_viewport_size({"width": 900, "height": 700})
             await page.locator("ol, ul").filter(has=audio).first.scroll_into_view_if_needed()
             await page.screenshot(path=str(SHOT), full_page=True)
