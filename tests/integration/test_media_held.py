@@ -1,6 +1,7 @@
 """Media while a person holds the conversation: the agent answers nothing, but a voice note
 is still transcribed (a spoken PARAR opts the customer out, confirmed once; any other note
-waits for the person as text) and a photo is stored, so the person sees both in the thread.
+waits for the person as text) and a photo is stored, so the person sees both in the thread;
+and a spoken PARAR to the agent is confirmed without the model.
 Real webhook, burst workers, Postgres, Redis and S3; fake Graph API and transcription server."""
 
 from __future__ import annotations
@@ -113,3 +114,28 @@ async def test_a_spoken_parar_counts_and_media_waits_for_the_person_who_holds_it
     assert (spoken["kind"], spoken["media"]) == ("audio", {"type": "audio/ogg", "stored": True})
     assert by_body["[imagem] esse"]["media"] == {"type": "image/png", "stored": True}
     assert by_body["Parar."]["media"]["stored"] is True
+
+
+async def test_a_spoken_parar_to_the_agent_is_confirmed_and_not_answered(
+    whatsapp_settings: Settings,
+    db: asyncpg.Connection,
+    fake_graph: FakeGraphApi,
+    transcriber: FakeTranscriber,
+) -> None:
+    settings = whatsapp_settings.model_copy(
+        update={"transcribe_base_url": transcriber.base_url, "transcribe_model": "whisper-1"}
+    )
+    transcriber.text = "Parar!"
+    org = await create_org(db, "Loja Falada")
+    await insert_agent(db, org, "Bia", "Você é a Bia.")
+    await connect_number(db, org, ChannelKind.CLOUD_API, NUMBER)
+    model = CountingModel()
+    fake_graph.media["m-chega"] = (voice_note(), "audio/ogg")
+    await _send(settings, _media("wamid.chega", "audio", {"id": "m-chega", "voice": True}))
+    await run_burst(settings, model=model)
+    assert [text for _, _, text in fake_graph.delivered] == [OPT_OUT_CONFIRMATION]
+    assert model.requests == []
+    assert (
+        await db.fetchval("select choice from contact_opt_choices where organization_id = $1", org)
+        == "out"
+    )
