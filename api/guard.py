@@ -25,7 +25,7 @@ from api.errors import ApiError, public_message, status_of
 from api.key_queries import fetch_key_owner
 from api.keys import parse_bearer, parse_key, role_allows
 from api.rate_limit import LIMITER, RateLimited
-from api.routing import DEPS, Principal, Reply, Route
+from api.routing import DEPS, Answer, Principal, Reply, Route
 from api.text import check_path
 from core.db_errors import DATABASE_ERRORS, db_errors
 from core.errors import SkilletError
@@ -82,7 +82,7 @@ async def _owner(pool: Any, parsed: tuple[str, bytes] | None) -> Principal | Non
 def guarded(route: Route) -> Any:
     """The aiohttp handler of `route`."""
 
-    async def handle(request: web.Request) -> web.Response:
+    async def handle(request: web.Request) -> web.StreamResponse:
         pool = request.app[DEPS].pool
         limiter = request.app[LIMITER]
         address = limiter.address_of(request)
@@ -114,7 +114,16 @@ def may(principal: Principal, route: Route) -> bool:
 
 
 async def run_route(route: Route, request: web.Request, principal: Principal) -> Reply:
-    """Role check, handler, refusal audit; raises the SkilletError that refused the call."""
+    """Role check, handler, refusal audit; raises the SkilletError that refused the call.
+    For the JSON routes (the console's pages run these)."""
+    answer = await run_answer(route, request, principal)
+    if not isinstance(answer, dict):
+        raise TypeError(f"{route.operation_id} answers a file, not JSON")
+    return answer
+
+
+async def run_answer(route: Route, request: web.Request, principal: Principal) -> Answer:
+    """run_route for any route: a JSON body, or a file response as its handler built it."""
     try:
         if not may(principal, route):
             raise ApiError(
@@ -132,11 +141,13 @@ async def run_route(route: Route, request: web.Request, principal: Principal) ->
         raise
 
 
-async def _run(route: Route, request: web.Request, principal: Principal) -> web.Response:
+async def _run(route: Route, request: web.Request, principal: Principal) -> web.StreamResponse:
     try:
-        body = await run_route(route, request, principal)
+        body = await run_answer(route, request, principal)
     except SkilletError as exc:
         return _error(exc)
+    if isinstance(body, web.StreamResponse):
+        return body
     return json_reply(body, route.status)
 
 

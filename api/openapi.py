@@ -48,6 +48,13 @@ _BODIES: dict[str, dict[str, Any]] = {
 def _responses(route: Route) -> dict[str, Any]:
     error = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
     responses: dict[str, Any] = {str(route.status): {"description": "ok"}}
+    if route.produces is not None:
+        responses[str(route.status)] = {
+            "description": "os bytes; Content-Type: o tipo lido nos bytes; "
+            'Content-Disposition: attachment; filename="nome-limpo"; '
+            "X-Content-Type-Options: nosniff",
+            "content": {route.produces: {"schema": {"type": "string", "format": "binary"}}},
+        }
     for status, what in (
         ("401", "sem chave válida"),
         ("403", "papel insuficiente"),

@@ -11,6 +11,7 @@ from api import draft_routes as drafts
 from api import event_routes as events
 from api import history_routes as history
 from api import hours_routes as hours
+from api import media_routes as media
 from api import proposal_routes as proposals
 from api import skill_routes as skills
 from api import template_routes as templates
@@ -329,6 +330,16 @@ ROUTES: tuple[Route, ...] = (
         "mensagens e respostas de uma conversa",
         query=PAGED,
         tags=("history",),
+    ),
+    Route(
+        "GET",
+        "/v1/conversations/{id}/messages/{message_id}/media",
+        media.message_media_route,
+        V,
+        "os bytes da mídia guardada de uma mensagem do cliente (áudio, imagem, arquivo): "
+        "Content-Type do tipo lido nos bytes, anexo com o nome do arquivo já limpo",
+        tags=("history",),
+        produces="application/octet-stream",
     ),
     Route(
         "GET",

@@ -56,7 +56,9 @@ class ApiDeps:
 DEPS = web.AppKey("deps", ApiDeps)
 
 Reply = dict[str, Any]
-Handler = Callable[[web.Request, Principal], Awaitable[Reply]]
+# A route answers JSON (a Reply), or a file it built itself (a stored media's bytes).
+Answer = Reply | web.StreamResponse
+Handler = Callable[[web.Request, Principal], Awaitable[Answer]]
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,8 @@ class Route:
     query: tuple[str, ...] = ()
     body: str | None = None  # "json" | "zip"
     tags: tuple[str, ...] = field(default=())
+    # A route answering a file, not JSON: its OpenAPI 200 is binary of this type.
+    produces: str | None = None
 
     @property
     def operation_id(self) -> str:

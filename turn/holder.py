@@ -55,7 +55,9 @@ A customer's opt-out or opt-in word (PARAR, VOLTAR: turn.opt_out) is never answe
 agent: a burst's are recorded with their one confirmation before the model is asked
 (turn.burst), and the job's own, when no burst read it (a person holds the conversation, or
 is asked for), after the holder lets go, then delivered by holding again
-(turn.opt_out_queries, once per message).
+(turn.opt_out_queries, once per message). Such a message with media has it read first
+(stored; a voice note transcribed: turn.media.reader.read_held), so a spoken PARAR counts
+and the person sees the note's text and the photo in the console; the agent answers none.
 
 The job's own message then reads: `replied` (answered by this job), `redelivered` (its
 reply was delivered now), `queued` (the holder answers or answered it), `stored` (kept as
@@ -76,6 +78,7 @@ from turn.conversation_lease import Lease
 from turn.conversation_queries import BurstRead, CommitOutcome, Continued, continue_conversation
 from turn.deps import MessageOutcome, TurnConfig, TurnDeps, TurnOutcome
 from turn.file_parts import SentReply
+from turn.media.queries import fetch_held_media
 from turn.media.reader import might_hold_media
 from turn.model import ImagePart
 from turn.opt_out import confirmation
@@ -144,15 +147,21 @@ def _left_unanswered(wakeup: ConversationWakeup, outcomes: list[TurnOutcome]) ->
 async def _record_opt_choice(deps: TurnDeps, wakeup: ConversationWakeup) -> bool:
     """The job's own message, when no holder's burst read it (a person holds the
     conversation, or is asked for: the agent reads nothing): an opt-out or opt-in word is
-    still recorded and confirmed. True when this call committed a confirmation."""
+    still recorded and confirmed, a spoken one too (its media read first, never answered).
+    True when this call committed a confirmation."""
     assert wakeup.inbound_id is not None
     async with org_connection(deps.pool, wakeup.organization_id) as conn:
         candidate = await fetch_choice_candidate(conn, wakeup.inbound_id)
-        if candidate is None or candidate.recorded:
-            return False
-        choice = deps.config.opt_words.choice_of(candidate.head)
-        if choice is None:
-            return False
+    spoken = candidate is not None and might_hold_media(candidate.head)
+    if spoken and await _read_held_media(deps, wakeup):  # no connection held across it
+        async with org_connection(deps.pool, wakeup.organization_id) as conn:
+            candidate = await fetch_choice_candidate(conn, wakeup.inbound_id)
+    if candidate is None or candidate.recorded:
+        return False
+    choice = deps.config.opt_words.choice_of(candidate.head)
+    if choice is None:
+        return False
+    async with org_connection(deps.pool, wakeup.organization_id) as conn:
         recorded = await record_choice(
             conn, wakeup.organization_id, wakeup.inbound_id, choice, confirmation(choice)
         )
@@ -160,6 +169,20 @@ async def _record_opt_choice(deps: TurnDeps, wakeup: ConversationWakeup) -> bool
         log.info("turn.opt_choice", choice=choice)
         deps.metrics.opt_chosen(choice)
     return recorded
+
+
+async def _read_held_media(deps: TurnDeps, wakeup: ConversationWakeup) -> bool:
+    """The job's own media message while a person holds the conversation: stored, a voice
+    note transcribed (turn.media.reader.read_held). True when it was read now."""
+    assert wakeup.inbound_id is not None
+    if deps.media is None:
+        return False
+    async with org_connection(deps.pool, wakeup.organization_id) as conn:
+        row = await fetch_held_media(conn, wakeup.inbound_id)
+    if row is None:
+        return False
+    await deps.media.read_held(deps.pool, wakeup.organization_id, wakeup.conversation_id, row)
+    return True
 
 
 async def _hold(

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Final
 
+from inbox.kind_labels import KIND_LABELS
 from inbox.message import MessageKind
 
 # Kinds whose text is the customer's own words (a typed text, a tapped option's title).
@@ -17,17 +18,6 @@ TYPED_KINDS: Final = frozenset({"text", "interactive", "button"})
 # Answering these would be noise (a 👍 on our last reply), whatever the channel says.
 NEVER_ANSWERED: Final = frozenset({"reaction"})
 
-_LABELS: Final[dict[str, str]] = {
-    "image": "imagem",
-    "audio": "áudio",
-    "video": "vídeo",
-    "document": "documento",
-    "sticker": "figurinha",
-    "location": "localização",
-    "contacts": "contato",
-    "reaction": "reação",
-    "unsupported": "mensagem não suportada",
-}
 # Room for the description: the queue contract caps `text` at 65,536 characters.
 _MAX_PART: Final = 4_096
 
@@ -48,7 +38,7 @@ def reply_rule(kind: MessageKind) -> tuple[bool, bool]:
 def describe(kind: MessageKind, *parts: object) -> str:
     """`[label] part part ...`, skipping empty parts; each part is clipped."""
     words = [_clip(p) for p in parts if isinstance(p, str | int | float) and str(p).strip()]
-    return " ".join([f"[{_LABELS.get(kind, kind)}]", *words])
+    return " ".join([f"[{KIND_LABELS.get(kind, kind)}]", *words])
 
 
 def describe_location(

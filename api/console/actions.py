@@ -86,6 +86,11 @@ def _model(form: Form) -> dict[str, Any]:
     return {"model_provider": provider, "model_name": name if name else None}
 
 
+def _vision(form: Form) -> dict[str, Any]:
+    """The images checkbox: unchecked, a browser sends nothing for it."""
+    return {"vision": form.get("vision") == "1"}
+
+
 def _takeover(form: Form) -> dict[str, Any]:
     return {"force": form.get("force") == "1"}
 
@@ -156,6 +161,7 @@ ACTIONS: tuple[Action, ...] = (
     Action(f"{P}/agente/consolidacao", "update_settings", pages.agent, "/agente", _consolidation),
     Action(f"{P}/agente/{{id}}/persona", "update_agent_route", pages.agent, "/agente", _persona),
     Action(f"{P}/agente/{{id}}/modelo", "update_agent_route", pages.agent, "/agente", _model),
+    Action(f"{P}/agente/{{id}}/imagens", "update_agent_route", pages.agent, "/agente", _vision),
     Action(
         f"{P}/agente/{{id}}/atendimento",
         "update_agent_route",

@@ -14,6 +14,7 @@ from typing import Any
 from api.console.render import segment, when
 from hours.opening import opening_phrase
 from hours.schedule import load_zone
+from inbox.kind_labels import KIND_LABELS
 
 CAUSES = {
     "customer": "pedido do cliente",
@@ -113,6 +114,15 @@ def media_item(message: dict[str, Any], conversation_id: str | None) -> dict[str
     return {"kind": shown, "url": url}
 
 
+def kind_label(kind: str, text: str) -> str | None:
+    """A non-text message's kind in pt-BR, unless its text already opens with it (a
+    description such as `[imagem] legenda`): a transcribed voice note reads `[áudio] ...`."""
+    if kind == "text":
+        return None
+    label = KIND_LABELS.get(kind, kind)
+    return None if text.startswith(f"[{label}]") else label
+
+
 def message_item(message: dict[str, Any], conversation_id: str | None = None) -> dict[str, Any]:
     """One message of the thread, its author told apart (customer, agent, person, phone)."""
     author = message.get("author") or ("customer" if message["direction"] == "inbound" else "agent")
@@ -123,7 +133,7 @@ def message_item(message: dict[str, Any], conversation_id: str | None = None) ->
         "author": author,
         "label": author_label(author, message.get("author_key_prefix")),
         "text": message["body"] or "",
-        "kind": None if message["kind"] == "text" else message["kind"],
+        "kind": kind_label(message["kind"], message["body"] or ""),
         "at": when(message.get("received_at") or message["created_at"]),
         "delivery": None
         if delivery is None

@@ -15,11 +15,9 @@ from typing import Final
 from aiohttp import web
 
 from api.console.auth import Visit
+from api.media_routes import FILE_HEADERS, attachment, read_stored_file
 from api.routing import DEPS
 from core.errors import StorageError
-from core.tenancy import org_connection
-from skills.storage import ObjectNotFound
-from turn.media.queries import fetch_stored_media
 
 INLINE_TYPES: Final = frozenset(
     {
@@ -33,13 +31,6 @@ INLINE_TYPES: Final = frozenset(
         "audio/amr",
     }
 )
-MAX_SERVED_BYTES: Final = 32 * 1024 * 1024  # above SKILLET_MEDIA_MAX_BYTES' default
-_HEADERS: Final = {
-    "X-Content-Type-Options": "nosniff",
-    "Content-Security-Policy": "default-src 'none'; sandbox",
-    "Cache-Control": "private, no-store",
-    "Referrer-Policy": "same-origin",
-}
 
 
 def media_path(conversation_id: str, message_id: str) -> str:
@@ -52,23 +43,21 @@ async def media_file(request: web.Request, visit: Visit) -> web.StreamResponse:
         message_id = uuid.UUID(request.match_info["message_id"])
     except ValueError:
         raise web.HTTPNotFound() from None
-    deps = request.app[DEPS]
     organization_id = visit.principal.organization_id
-    async with org_connection(deps.pool, organization_id) as conn:
-        stored = await fetch_stored_media(conn, organization_id, conversation_id, message_id)
-    if stored is None:
-        raise web.HTTPNotFound()
-    key, media_type, file_name = stored
     try:
-        found = await deps.store.get(key, max_bytes=MAX_SERVED_BYTES)
-    except ObjectNotFound:
-        raise web.HTTPNotFound() from None
+        found = await read_stored_file(
+            request.app[DEPS], organization_id, conversation_id, message_id
+        )
     except StorageError:
         raise web.HTTPServiceUnavailable() from None
-    inline = media_type in INLINE_TYPES
-    disposition = "inline" if inline else f'attachment; filename="{file_name}"'
+    if found is None:
+        raise web.HTTPNotFound()
+    inline = found.media_type in INLINE_TYPES
     return web.Response(
         body=found.data,
-        content_type=media_type if inline else "application/octet-stream",
-        headers={**_HEADERS, "Content-Disposition": disposition},
+        content_type=found.media_type if inline else "application/octet-stream",
+        headers={
+            **FILE_HEADERS,
+            "Content-Disposition": "inline" if inline else attachment(found.file_name),
+        },
     )

@@ -53,6 +53,7 @@ class OrgA:
     draft: str
     agent_id: uuid.UUID
     conversation_id: uuid.UUID
+    message_id: uuid.UUID  # with a stored PDF
     dead_letter_id: int
     channel: tuple[str, str]
     admin_prefix: str
@@ -84,12 +85,21 @@ async def _org_a(db: asyncpg.Connection, resources: Resources) -> OrgA:
         "values ($1, 'whatsapp', '5511900000001') returning id",
         org,
     )
-    await db.execute(
+    message = await db.fetchval(
         "insert into messages (organization_id, conversation_id, direction, channel, "
         "external_id, body) values ($1, $2, 'inbound', 'whatsapp', 'wamid.a1', "
-        "'mensagem privada da A')",
+        "'mensagem privada da A') returning id",
         org,
         conversation,
+    )
+    key = f"media/{org}/{conversation}/{message}/segredo-da-a.pdf"
+    await resources.store.put(key, b"%PDF-1.4 segredo da A", "application/pdf")
+    await db.execute(
+        "update messages set media_state = 'stored', media_key = $2, "
+        "media_type = 'application/pdf', media = '{\"file_name\": \"segredo-da-a.pdf\"}' "
+        "where id = $1",
+        message,
+        key,
     )
     dead_letter = await db.fetchval(
         "insert into dead_letters (job_id, function, payload, error_code, error, tries, "
@@ -116,6 +126,7 @@ async def _org_a(db: asyncpg.Connection, resources: Resources) -> OrgA:
         draft="rascunho-a",
         agent_id=agent.id,
         conversation_id=conversation,
+        message_id=message,
         dead_letter_id=dead_letter,
         channel=("waha", "sessao-a"),
         admin_prefix=admin[:12],
@@ -127,6 +138,8 @@ async def _org_a(db: asyncpg.Connection, resources: Resources) -> OrgA:
             str(conversation),
             "Persona secreta A",
             "mensagem privada da A",
+            "segredo da A",
+            "segredo-da-a.pdf",
             "5511900000001",
             "job-a",
             "modelo-secreto-a",
@@ -180,6 +193,10 @@ def _walk(a: OrgA) -> dict[tuple[str, str], tuple[Call, int]]:
         ("GET", "/v1/conversations"): (Call("/v1/conversations"), 200),
         ("GET", "/v1/conversations/{id}/messages"): (
             Call(f"/v1/conversations/{a.conversation_id}/messages"),
+            404,
+        ),
+        ("GET", "/v1/conversations/{id}/messages/{message_id}/media"): (
+            Call(f"/v1/conversations/{a.conversation_id}/messages/{a.message_id}/media"),
             404,
         ),
         ("GET", "/v1/conversations/{id}"): (Call(f"/v1/conversations/{a.conversation_id}"), 404),
@@ -244,7 +261,9 @@ async def _send(api: ApiClient, method: str, call: Call, key: str) -> Answer:
 
 
 def test_the_walk_covers_every_route() -> None:
-    fake = OrgA(uuid.uuid4(), "s", "d", uuid.uuid4(), uuid.uuid4(), 1, ("waha", "x"), "p", ())
+    fake = OrgA(
+        uuid.uuid4(), "s", "d", uuid.uuid4(), uuid.uuid4(), uuid.uuid4(), 1, ("waha", "x"), "p", ()
+    )
     assert set(_walk(fake)) == {(r.method, r.path) for r in ROUTES}
 
 

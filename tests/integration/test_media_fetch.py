@@ -1,17 +1,21 @@
 """The media fetcher against real HTTP servers on 127.0.0.1 that misbehave: a body with no
-length that never ends, a lookup that is not JSON, a download that redirects."""
+length that never ends, a lookup that is not JSON, a download that redirects; and a WAHA
+event's URL that is not on the WAHA server: no key, and no fetch from inside our network."""
 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 from collections.abc import AsyncIterator
 
 import aiohttp
 import pytest
 from aiohttp import web
+from structlog.testing import capture_logs
 
 from turn.media.errors import MediaTooLarge, MediaTransient, MediaUnavailable
-from turn.media.fetch import FetchConfig, MediaFetcher, MediaSource
+from turn.media.fetch import FetchConfig, MediaFetcher, MediaSource, on_server
+from turn.media.pinned import pinned_session, public_addresses
 from webhook.server import start_site
 
 MAX_BYTES = 64 * 1024
@@ -21,6 +25,7 @@ class Hostile:
     def __init__(self) -> None:
         self.sent_bytes = 0
         self.base_url = ""
+        self.keys: list[str | None] = []  # the X-Api-Key of each /file download
 
     def app(self) -> web.Application:
         app = web.Application()
@@ -28,7 +33,12 @@ class Hostile:
         app.router.add_get("/v23.0/not-json", self.not_json)
         app.router.add_get("/moved", self.moved)
         app.router.add_get("/busy", self.busy)
+        app.router.add_get("/file", self.file)
         return app
+
+    async def file(self, request: web.Request) -> web.Response:
+        self.keys.append(request.headers.get("X-Api-Key"))
+        return web.Response(body=b"OggS-bytes")
 
     async def endless(self, request: web.Request) -> web.StreamResponse:
         response = web.StreamResponse()  # chunked: no Content-Length to refuse it by
@@ -95,3 +105,68 @@ async def test_a_lookup_that_is_no_json_redirects_and_outages_are_told_apart(
             await fetcher.fetch(MediaSource("waha", None, f"{hostile.base_url}/busy"))
         with pytest.raises(MediaUnavailable):
             await fetcher.fetch(MediaSource("cloud_api", None, None))
+
+
+async def test_the_waha_key_goes_to_the_waha_servers_host_and_port_only(hostile: Hostile) -> None:
+    async with aiohttp.ClientSession() as http:
+        fetcher = _fetcher(http, hostile)
+        assert await fetcher.fetch(MediaSource("waha", None, f"{hostile.base_url}/file"))
+    assert hostile.keys == ["chave-waha-de-teste"]
+    assert on_server("http://waha/api/files/a.oga", "http://waha:80")
+    assert on_server("http://WAHA:3000/api/files/a.oga", "http://waha:3000/")
+    assert not on_server("http://waha:3001/api/files/a.oga", "http://waha:3000")
+    assert not on_server("http://waha.evil.example:3000/a.oga", "http://waha:3000")
+    assert not on_server("ftp://waha:3000/a.oga", "http://waha:3000")
+    assert not on_server("http://waha:3000\\@evil.example/a.oga", "http://waha:3000")
+    assert not on_server("http://waha:3000@evil.example/a.oga", "http://waha:3000")
+
+
+@pytest.mark.parametrize("where", ["localhost:{port}", "127.0.0.1:{other}", "[::1]:{port}"])
+async def test_a_waha_url_on_another_loopback_name_or_port_is_refused_unfetched(
+    hostile: Hostile, where: str
+) -> None:
+    port = int(hostile.base_url.rsplit(":", 1)[1])
+    other = Hostile()  # a second server on loopback: it must not be reached
+    runner, other_port = await start_site(other.app(), "127.0.0.1", 0)
+    try:
+        url = "http://" + where.format(port=port, other=other_port) + "/file"
+        async with aiohttp.ClientSession() as http:
+            fetcher = _fetcher(http, hostile)
+            with (
+                capture_logs() as logs,
+                pytest.raises(MediaUnavailable, match="loopback"),
+            ):
+                await fetcher.fetch(MediaSource("waha", None, url))
+    finally:
+        await runner.cleanup()
+    assert hostile.keys == [] and other.keys == []  # nothing fetched, no key anywhere
+    [refused] = [e for e in logs if e["event"] == "turn.media_url_refused"]
+    assert refused["reason"] == "loopback"
+
+
+async def test_a_name_is_resolved_once_and_connected_to_the_checked_address(
+    hostile: Hostile,
+) -> None:
+    async def public(host: str, port: int) -> list[str]:
+        return ["93.184.215.14"]
+
+    async def rebinding(host: str, port: int) -> list[str]:
+        return ["93.184.215.14", "10.0.0.7"]  # one private answer refuses the host
+
+    assert [str(a) for a in await public_addresses("files.example", 80, public)] == [
+        "93.184.215.14"
+    ]
+    with pytest.raises(MediaUnavailable, match="privado"):
+        await public_addresses("files.example", 80, rebinding)
+    with pytest.raises(MediaUnavailable, match="link-local"):
+        await public_addresses("169.254.169.254", 80)
+    # The session connects the name to the pinned address, never asking DNS again
+    # (files.example resolves nowhere; the pin is our loopback server).
+    port = int(hostile.base_url.rsplit(":", 1)[1])
+    pinned = [ipaddress.ip_address("127.0.0.1")]
+    async with (
+        pinned_session("files.example", pinned) as http,
+        http.get(f"http://files.example:{port}/file") as answer,
+    ):
+        assert await answer.read() == b"OggS-bytes"
+    assert hostile.keys == [None]

@@ -621,7 +621,9 @@ async def test_the_waha_key_never_leaves_for_another_host(
     settings = _media_settings(whatsapp_settings, transcriber)
     org = await _org_with_skill(db, resources)
     await connect_number(db, org, ChannelKind.WAHA, "loja")
-    elsewhere = FakeWaha(WAHA_API_KEY)  # another server: it wants the key, it never gets it
+    # Another server on loopback (not the WAHA server's port): a URL there is refused before
+    # any connection (no fetch from inside our network), and never gets the key.
+    elsewhere = FakeWaha(WAHA_API_KEY)
     runner, port = await start_site(elsewhere.app(), "127.0.0.1", 0)
     try:
         elsewhere.files["voz.oga"] = (voice_note(), "audio/ogg")
@@ -640,8 +642,10 @@ async def test_the_waha_key_never_leaves_for_another_host(
         await run_burst(settings)
     finally:
         await runner.cleanup()
-    assert elsewhere.file_downloads == [("voz.oga", "")]
+    assert elsewhere.file_downloads == []
     assert fake_waha.delivered[-1][2] == UNREADABLE_REPLY
+    row = await _message(db, "false_5511912345678@c.us_3EB0LONGE")
+    assert (row["media_state"], row["kind"]) == ("refused", "audio")  # kept, not lost
 
 
 async def test_without_a_transcription_server_a_voice_note_can_get_a_reply_asking_to_type(

@@ -58,6 +58,22 @@ def test_each_author_is_told_apart_and_an_agent_reply_lists_its_skills() -> None
     assert agent["delivery"] == "falhou (x)"
 
 
+@pytest.mark.parametrize(
+    ("kind", "body", "shown"),
+    [
+        ("text", "oi", None),
+        ("audio", "Oi, vocês entregam?", "áudio"),  # a transcript: the kind says it was spoken
+        ("image", "[imagem] essa cor?", None),  # the description names it already
+        ("document", "[documento] tabela.pdf (3 KB)", None),
+        ("location", "-23.5, -46.6 Loja", "localização"),
+    ],
+)
+def test_a_messages_kind_is_shown_in_portuguese_once(
+    kind: str, body: str, shown: str | None
+) -> None:
+    assert view.message_item(_message(kind=kind, body=body))["kind"] == shown
+
+
 def _conversation(mode: str, held_by: str | None) -> dict[str, Any]:
     return {"mode": mode, "held_by": held_by}
 

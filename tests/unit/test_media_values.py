@@ -63,6 +63,9 @@ def test_declared_types_lose_their_parameters() -> None:
         ("..\\..\\boot.ini", "boot.ini"),
         (".bashrc", "bashrc"),
         ("<script>alert(1)</script>.png", "script_.png"),
+        ("recibo\u202efdp.exe", "recibofdp.exe"),  # the right-to-left override is dropped
+        ("nota\x00\x07\r\n\x1b[31m.pdf", "nota_31m.pdf"),  # control characters too
+        ("a b\tc.pdf", "a_b_c.pdf"),
         ("日本語", None),
         ("", None),
         (None, None),

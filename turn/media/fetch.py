@@ -3,7 +3,10 @@
 Cloud API: `GET {graph}/{media_id}` with the number's token answers the file's URL; that URL
 gets the same token only when its host is one of `media_hosts` (Meta's) or the Graph API
 base's own host, else it is refused (a token never leaves for a host we did not name).
-WAHA: the event's URL, with the API key only when it is on the WAHA server's host.
+WAHA: the event's URL, with the API key only when it is on the WAHA server's host and port
+(the number's own server, else the global one); a URL anywhere else gets no key, and its host
+must resolve to public addresses only (turn.media.pinned: checked once, connected to exactly
+those), so an event cannot make the worker fetch from inside our network.
 The body is counted while it is read: past `max_bytes` the download stops (MediaTooLarge).
 429/5xx, unreachable and timeouts are MediaTransient (the turn retries); other answers are
 MediaUnavailable.
@@ -18,8 +21,11 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 import aiohttp
+from yarl import URL
 
+from events.guard import system_resolve
 from turn.media.errors import MediaTooLarge, MediaTransient, MediaUnavailable
+from turn.media.pinned import Resolve, pinned_session, public_addresses
 
 _CHUNK_BYTES = 65_536
 _LOOKUP_MAX_BYTES = 16_384  # the Graph API's media object: a small JSON
@@ -52,10 +58,36 @@ def host_of(url: str) -> str:
     return (urlsplit(url).hostname or "").lower()
 
 
+def origin_of(url: str) -> tuple[str, int] | None:
+    """(host, port) an http(s) URL connects to, the scheme's port when none is written;
+    None for anything else (another scheme, no host, a URL aiohttp would refuse). Parsed by
+    yarl, as aiohttp parses it when it connects: no second parser to disagree with."""
+    try:
+        parsed = URL(url)
+    except ValueError:
+        return None
+    if parsed.scheme not in ("http", "https") or not parsed.raw_host or parsed.port is None:
+        return None
+    return parsed.raw_host.lower(), parsed.port
+
+
+def on_server(url: str, server: str) -> bool:
+    """Whether `url` is on the WAHA server `server`: same host and same port."""
+    origin = origin_of(url)
+    return origin is not None and origin == origin_of(server)
+
+
 class MediaFetcher:
-    def __init__(self, http: aiohttp.ClientSession, config: FetchConfig) -> None:
+    def __init__(
+        self,
+        http: aiohttp.ClientSession,
+        config: FetchConfig,
+        *,
+        resolve: Resolve = system_resolve,
+    ) -> None:
         self._http = http
         self._config = config
+        self._resolve = resolve
 
     async def fetch(self, source: MediaSource) -> bytes:
         if source.channel_kind == "cloud_api" and source.media_id is not None:
@@ -82,15 +114,28 @@ class MediaFetcher:
     async def _fetch_waha(self, source: MediaSource) -> bytes:
         url = source.url or ""
         server = source.waha_base_url or self._config.waha_base_url
-        key = source.waha_api_key or self._config.waha_api_key
-        on_server = host_of(url) == host_of(server) and urlsplit(url).port == urlsplit(server).port
-        headers = {"X-Api-Key": key} if key and on_server else {}
-        return await self._get(url, headers, self._config.max_bytes)
+        if on_server(url, server):
+            key = source.waha_api_key or self._config.waha_api_key
+            return await self._get(url, {"X-Api-Key": key} if key else {}, self._config.max_bytes)
+        origin = origin_of(url)
+        if origin is None:
+            raise MediaUnavailable(f"the media URL {url[:100]!r} is no http(s) URL")
+        # Not the WAHA server: no key, and only to a public address (checked once, pinned).
+        addresses = await public_addresses(*origin, resolve=self._resolve)
+        async with pinned_session(origin[0], addresses) as http:
+            return await self._get(url, {}, self._config.max_bytes, http=http)
 
-    async def _get(self, url: str, headers: Mapping[str, str], max_bytes: int) -> bytes:
+    async def _get(
+        self,
+        url: str,
+        headers: Mapping[str, str],
+        max_bytes: int,
+        *,
+        http: aiohttp.ClientSession | None = None,
+    ) -> bytes:
         timeout = aiohttp.ClientTimeout(total=self._config.timeout_s)
         try:
-            async with self._http.get(
+            async with (http or self._http).get(
                 url, headers=headers, timeout=timeout, allow_redirects=False
             ) as response:
                 if response.status == 429 or response.status >= 500:

@@ -13,6 +13,8 @@ from typing import Any
 
 import asyncpg
 
+from turn.conversation_queries import InboundRow
+
 # The message's media with the route it came by and that number's own secrets (RLS and
 # skillet_channel_secrets show the bound org's only).
 LIST_MEDIA_TO_READ = """
@@ -142,3 +144,23 @@ async def fetch_stored_media(
     if row is None:
         return None
     return row["media_key"], row["media_type"] or "", row["file_name"] or "arquivo"
+
+
+# A message whose media waits while a person holds its conversation (the agent reads nothing).
+FETCH_HELD_MEDIA = """
+select m.id, m.external_id, m.body, m.received_at, m.answered_by
+from messages m join conversations c on c.id = m.conversation_id
+where m.id = $1 and m.direction = 'inbound' and m.media_state = 'pending'
+  and c.mode in ('waiting', 'human')
+"""
+
+
+async def fetch_held_media(conn: asyncpg.Connection, message_id: uuid.UUID) -> InboundRow | None:
+    """The message, when its media is still to read and a person holds (or is asked for)
+    its conversation; None otherwise (the agent's holder reads it in its burst)."""
+    row = await conn.fetchrow(FETCH_HELD_MEDIA, message_id)
+    if row is None:
+        return None
+    return InboundRow(
+        row["id"], row["external_id"], row["body"], row["received_at"], row["answered_by"]
+    )

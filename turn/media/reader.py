@@ -182,6 +182,21 @@ class MediaReader:
                 return ReadBurst(out, index, refusal_reply(code), images)
         return ReadBurst(out, images=images)
 
+    async def read_held(
+        self,
+        pool: object,
+        organization_id: uuid.UUID,
+        conversation_id: uuid.UUID,
+        row: InboundRow,
+    ) -> None:
+        """A message while a person holds its conversation: its media is stored and a voice
+        note transcribed (the person sees them in the console; a spoken PARAR counts), and
+        nothing is answered here. A refusal is only written on the row; without a
+        transcription server a voice note stays described, never refused."""
+        if self._transcriber is None and row.body.startswith(MEDIA_LABELS[0]):
+            return
+        await self.read(pool, organization_id, conversation_id, [row])
+
     async def _read_one(
         self,
         pool: object,
