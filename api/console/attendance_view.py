@@ -123,6 +123,20 @@ def kind_label(kind: str, text: str) -> str | None:
     return None if text.startswith(f"[{label}]") else label
 
 
+FILE_KINDS = {"document": "documento", "image": "imagem", "audio": "áudio"}
+
+
+def sent_files(message: dict[str, Any]) -> list[str]:
+    """The skill files an agent reply sent after its text, each with its own delivery
+    ("tabela.pdf (documento) · enviada")."""
+    shown = []
+    for f in message.get("files") or []:
+        kind = FILE_KINDS.get(f.get("kind") or "", f.get("kind") or "arquivo")
+        status = DELIVERY.get(f.get("status") or "", f.get("status") or "")
+        shown.append(f"{f.get('filename') or 'arquivo'} ({kind}) · {status}")
+    return shown
+
+
 def message_item(message: dict[str, Any], conversation_id: str | None = None) -> dict[str, Any]:
     """One message of the thread, its author told apart (customer, agent, person, phone)."""
     author = message.get("author") or ("customer" if message["direction"] == "inbound" else "agent")
@@ -142,6 +156,7 @@ def message_item(message: dict[str, Any], conversation_id: str | None = None) ->
         "unanswered": author == "customer" and not message.get("answered_by"),
         "skills": [f"{s['name']} · {str(s['version_id'])[:VERSION_ID_CHARS]}" for s in skills],
         "media": media_item(message, conversation_id),
+        "files": sent_files(message),
     }
 
 

@@ -139,6 +139,15 @@ async def test_the_thread_shows_a_player_a_thumbnail_and_a_documents_safe_name(
     assert f"[documento] {SAFE_NAME} (1 KB)" in prompt
     for hostile in ("<img", "\u202e", "../", "\\u0000", "\x07", "AAAAAAAAAA"):
         assert hostile not in prompt, hostile
+    # The agent's reply sent a skill file after its text (send_skill_file): its part row.
+    await db.execute(
+        """insert into outbox (organization_id, conversation_id, message_id, body, part, file,
+                               status)
+           select organization_id, conversation_id, id, '', 1, $2::jsonb, 'sent'
+           from messages where conversation_id = $1 and direction = 'outbound'""",
+        conversation,
+        {"filename": "tabela-precos.pdf", "kind": "document"},
+    )
     key = await create_key(db, org, Role.VIEWER)
     async with running_api(settings, resources.store) as api:
         async with launched_chromium() as browser:
@@ -165,6 +174,8 @@ async def test_the_thread_shows_a_player_a_thumbnail_and_a_documents_safe_name(
                 "[imagem] <b>essa</b> cor?"
             )
             await expect(page.locator("a.midia")).to_have_count(1)
+            sent_file = "arquivo enviado: tabela-precos.pdf (documento) · enviada"
+            await expect(page.locator(".arquivos-enviados li")).to_have_text([sent_file])
             await expect(page.locator(".balao", has_text=f"{SAFE_NAME} (1 KB)")).to_have_count(1)
             await expect(page.locator(".balao", has_text="<b>essa</b> cor?")).to_have_count(1)
             # The thumbnail loaded from our origin through the session (CSP and cookie).
@@ -187,6 +198,7 @@ async def test_the_thread_shows_a_player_a_thumbnail_and_a_documents_safe_name(
             )
             await expect(page.locator("audio.midia")).to_have_count(1)
             await expect(page.locator("a.midia")).to_have_count(1)
+            await expect(page.locator(".arquivos-enviados li")).to_have_text([sent_file])
             await expect(page.locator(".balao", has_text=TRANSCRIPT)).to_have_text(
                 f"[áudio] {TRANSCRIPT}"
             )

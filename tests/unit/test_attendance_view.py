@@ -100,3 +100,13 @@ def test_a_key_the_gate_refuses_is_offered_nothing() -> None:
     viewer = dict.fromkeys(ALL, False)
     offers = view.offers(_conversation("waiting", None), ME, admin=False, can=viewer)
     assert not any(offers.values())
+
+
+def test_an_agent_reply_lists_the_files_it_sent_with_their_own_delivery() -> None:
+    files = [
+        {"filename": "tabela.pdf", "kind": "document", "status": "sent"},
+        {"filename": "foto.png", "kind": "image", "status": "failed"},
+    ]
+    agent = view.message_item(_message(author="agent", files=files))
+    assert agent["files"] == ["tabela.pdf (documento) · enviada", "foto.png (imagem) · falhou"]
+    assert view.message_item(_message(author="agent"))["files"] == []

@@ -100,6 +100,11 @@
     if (m.delivery) { meta.appendChild(el("span", null, " · entrega: " + m.delivery)); }
     if (m.unanswered) { meta.appendChild(el("span", "sem-resposta", " · sem resposta ainda")); }
     li.appendChild(meta);
+    if (m.files && m.files.length) {
+      var files = el("ul", "arquivos-enviados");
+      m.files.forEach(function (f) { files.appendChild(el("li", null, "arquivo enviado: " + f)); });
+      li.appendChild(files);
+    }
     if (m.skills && m.skills.length) {
       var skills = el("ul", "skills-usadas");
       m.skills.forEach(function (s) { skills.appendChild(el("li", null, s)); });
