@@ -33,6 +33,8 @@ class CronMetrics(Protocol):
 
     def followup_decided(self, result: str) -> None: ...
 
+    def events_pruned(self, deleted: int) -> None: ...
+
 
 @dataclass(frozen=True)
 class CuratorConfig:
@@ -78,6 +80,7 @@ class JobContext(TypedDict, total=False):
     templates: Any  # jobs.template_sync.TemplateSyncConfig (the daily template sync)
     media_objects: Any  # where customers' media is stored (jobs.media_retention.MediaObjects)
     media_retention_days: int  # stored media is deleted this long after it was stored
+    events_retention_days: int  # settled webhook events are deleted this long after recorded
 
 
 def arq_job(job: Callable[..., Awaitable[Any]]) -> Any:

@@ -5,7 +5,9 @@ so Postgres alone knows what waits. A job can still be lost (Redis wiped or fail
 enqueue that failed after the message was stored, a holder that let go after its last
 burst); every 15 s this finds conversations with a message older than the coalescing window
 still unanswered and no live lease, and enqueues a job for each under a job id of its own
-(a killed job's id stays taken in arq until its in-progress key expires). Never raises.
+(a killed job's id stays taken in arq until its in-progress key expires). The same sweep
+enqueues again the settle job of echoes left pending past their grace (jobs.echo_sweep).
+Never raises.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 import structlog
 
 from jobs.context import JobContext
+from jobs.echo_sweep import requeue_lost_echoes
 from jobs.payloads import HANDLE_INBOUND_MESSAGE, ConversationPayload
 
 log = structlog.get_logger(__name__)
@@ -31,7 +34,8 @@ LIST_WAITING = "select organization_id, conversation_id from skillet_conversatio
 
 
 async def conversation_sweep(ctx: JobContext) -> dict[str, Any]:
-    """Enqueue a job per waiting conversation; returns a JSON summary."""
+    """Enqueue a job per waiting conversation, then per lost echo; returns a JSON summary."""
+    echoes = await requeue_lost_echoes(ctx["pool"], ctx["redis"], grace_s=ctx["echo_grace_s"])
     try:
         rows = await ctx["pool"].fetch(LIST_WAITING, ctx["sweep_after_s"], MAX_WOKEN)
         bucket = int(time.time() // SWEEP_EVERY_S)
@@ -41,10 +45,10 @@ async def conversation_sweep(ctx: JobContext) -> dict[str, Any]:
                 woken += 1
     except Exception as exc:  # the worker must outlive a failing sweep: the next one retries
         log.error("conversation.sweep_failed", error=repr(exc)[:300])
-        return {"status": "failed", "error": type(exc).__name__}
+        return {"status": "failed", "error": type(exc).__name__, **echoes}
     if woken:
         log.warning("conversation.swept", woken=woken)  # a job was lost somewhere
-    return {"status": "ok", "waiting": len(rows), "woken": woken}
+    return {"status": "ok", "waiting": len(rows), "woken": woken, **echoes}
 
 
 async def _wake(

@@ -744,6 +744,27 @@ $function$;
 REVOKE ALL ON FUNCTION public.skillet_settle_echo(uuid, text, uuid, double precision) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION public.skillet_settle_echo(uuid, text, uuid, double precision) TO skillet_worker;
 
+COMMENT ON FUNCTION public.skillet_echoes_pending_since(double precision, integer) IS
+$$The conversation sweep (jobs.echo_sweep): echoes still pending more than p_after_s seconds after
+they arrived (their settle job was lost), across orgs, oldest first, at most p_limit (capped at
+10,000); the ids that make the settle job's id only (the job settles under its org). SECURITY
+DEFINER, for skillet_worker.$$;
+CREATE OR REPLACE FUNCTION public.skillet_echoes_pending_since(p_after_s double precision, p_limit integer)
+ RETURNS TABLE(organization_id uuid, echo_id uuid, external_id text)
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+    select e.organization_id, e.id, e.external_id
+    from public.message_echoes e
+    where e.status = 'pending'
+      and e.received_at < now() - make_interval(secs => greatest(p_after_s, 0))
+    order by e.received_at, e.id
+    limit greatest(least(coalesce(p_limit, 0), 10000), 0)
+$function$;
+REVOKE ALL ON FUNCTION public.skillet_echoes_pending_since(double precision, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.skillet_echoes_pending_since(double precision, integer) TO skillet_worker;
+
 -- ==============================================================================================
 -- The turn: take, commit, continue
 -- A turn is three statements (turn.conversation_queries), each binding its org itself.
@@ -1962,6 +1983,44 @@ end;
 $function$;
 REVOKE ALL ON FUNCTION public.skillet_settle_events(uuid, uuid[], text[], double precision[], text[]) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION public.skillet_settle_events(uuid, uuid[], text[], double precision[], text[]) TO skillet_worker;
+
+COMMENT ON FUNCTION public.skillet_prune_org_events(integer, integer) IS
+$$The events retention (jobs.events_retention): delete, across orgs, at most p_limit (capped at
+10,000) settled events (status 'delivered' or 'failed') created more than p_keep_days (>= 1) ago
+by the database's clock, oldest first, skipping rows locked by a settle; a pending event (due,
+retrying or claimed) is never deleted. Returns how many went. SECURITY DEFINER, for
+skillet_worker.$$;
+CREATE OR REPLACE FUNCTION public.skillet_prune_org_events(p_keep_days integer, p_limit integer)
+ RETURNS bigint
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+    v_deleted bigint;
+begin
+    -- A caller's slip (0 or a negative) must not empty the table.
+    if p_keep_days is null or p_keep_days < 1 then
+        raise exception 'keep_days_invalid: %', p_keep_days using errcode = '22023';
+    end if;
+    with doomed as (
+        select e.id from public.org_events e
+        where e.status in ('delivered', 'failed')
+          and e.created_at < now() - make_interval(days => p_keep_days)
+        order by e.created_at
+        limit greatest(least(coalesce(p_limit, 0), 10000), 0)
+        -- A row a settle is writing right now is left for the next run.
+        for update skip locked
+    ), gone as (
+        delete from public.org_events e using doomed where e.id = doomed.id
+        returning 1
+    )
+    select count(*) into v_deleted from gone;
+    return v_deleted;
+end;
+$function$;
+REVOKE ALL ON FUNCTION public.skillet_prune_org_events(integer, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.skillet_prune_org_events(integer, integer) TO skillet_worker;
 
 -- ==============================================================================================
 -- The skill catalog

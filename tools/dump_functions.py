@@ -96,7 +96,12 @@ GROUPS: tuple[Group, ...] = (
         "The owner's phone: echoes",
         "The webhook stores an echo of a message the business's number sent; the worker settles "
         "it after a grace: one of our sends, or the phone's message taking the conversation.",
-        ("skillet_receive_echo", "skillet_echo_is_ours", "skillet_settle_echo"),
+        (
+            "skillet_receive_echo",
+            "skillet_echo_is_ours",
+            "skillet_settle_echo",
+            "skillet_echoes_pending_since",
+        ),
     ),
     Group(
         "The turn: take, commit, continue",
@@ -147,6 +152,7 @@ GROUPS: tuple[Group, ...] = (
             "skillet_message_received_event",
             "skillet_claim_events",
             "skillet_settle_events",
+            "skillet_prune_org_events",
         ),
     ),
     Group(

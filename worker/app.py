@@ -74,6 +74,7 @@ async def startup(ctx: dict[str, Any]) -> None:
     ctx["templates"] = template_sync_config(settings)
     ctx["media_objects"] = resources.store
     ctx["media_retention_days"] = settings.media_retention_days
+    ctx["events_retention_days"] = settings.events_retention_days
     log.info("worker.started", queue=settings.queue_name, max_jobs=settings.max_jobs)
 
 

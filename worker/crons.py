@@ -1,13 +1,14 @@
 """The worker's periodic jobs: the curator's tick, the outbox sweep, the conversation sweep,
-the handoff tick, the events delivery, the follow-up tick, the daily template sync and
-the media retention; when each runs, its timeout, and the side jobs a worker that does
-not schedule them still runs (a tick or sweep another worker enqueued).
+the handoff tick, the events delivery, the follow-up tick, the daily template sync, the
+media retention and the events retention; when each runs, its timeout, and the side jobs a
+worker that does not schedule them still runs (a tick or sweep another worker enqueued).
 
 Every side job's timeout is at most a turn's: arq re-runs a crashed worker's jobs only after
 the longest function timeout + 10 s, so a long side job would delay every lost turn. The
 seconds are spread so no two start together: curator at 0, outbox at 30, conversations at
 7/22/37/52, handoffs at 45, follow-ups at 15, events every 5 s from 4 (4, 9, ..., 59), the
-template sync at 03:17:41 UTC, media retention at minute 17, second 15.
+template sync at 03:17:41 UTC, media retention at minute 17, second 15, events retention
+at minute 47, second 25.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from jobs.context import CuratorConfig, arq_job
 from jobs.conversation_sweep import CONVERSATION_SWEEP, conversation_sweep
 from jobs.curator_tick import CURATOR_TICK, curator_tick
 from jobs.events_delivery import EVENTS_DELIVERY, events_delivery
+from jobs.events_retention import EVENTS_RETENTION, events_retention
 from jobs.followup_tick import FOLLOWUP_TICK, followup_tick
 from jobs.handoff_tick import HANDOFF_TICK, handoff_tick
 from jobs.media_retention import MEDIA_RETENTION, media_retention
@@ -51,6 +53,7 @@ FOLLOWUP_TICK_SECONDS = {15}
 # Once a day, at 03:17 UTC (minute 17 of hour 3: off the hour, when few customers write).
 TEMPLATE_SYNC_SECONDS, TEMPLATE_SYNC_MINUTES, TEMPLATE_SYNC_HOURS = {41}, {17}, {3}
 MEDIA_RETENTION_SECONDS, MEDIA_RETENTION_MINUTES = {15}, {17}  # once an hour
+EVENTS_RETENTION_SECONDS, EVENTS_RETENTION_MINUTES = {25}, {47}  # once an hour
 EVENTS_DELIVERY_SECONDS = set(range(4, 60, 5))
 # Past a pass's job timeout: a claim older than that belongs to no live pass.
 EVENTS_CLAIM_MARGIN_S = 10.0
@@ -169,6 +172,18 @@ def media_retention_job(settings: Settings) -> PeriodicJob:
     )
 
 
+def events_retention_job(settings: Settings) -> PeriodicJob:
+    """Once an hour: settled events past SKILLET_EVENTS_RETENTION_DAYS deleted."""
+    timeout_s = within_turn_timeout(SWEEP_TIMEOUT_S, settings)
+    return PeriodicJob(
+        EVENTS_RETENTION,
+        events_retention,
+        EVENTS_RETENTION_SECONDS,
+        EVENTS_RETENTION_MINUTES,
+        timeout_s,
+    )
+
+
 def events_job(settings: Settings) -> PeriodicJob:
     """Room for a batch's requests (one timeout) twice over, at least a sweep's 30 s."""
     timeout_s = within_turn_timeout(
@@ -281,6 +296,8 @@ def periodic_jobs(settings: Settings, *, burst: bool) -> tuple[list[CronJob], li
         FOLLOWUP_TICK: (followup_job(settings), settings.followups_per_conversation > 0),
         TEMPLATE_SYNC: (template_job(settings), settings.template_sync_enabled),
         MEDIA_RETENTION: (media_retention_job(settings), True),
+        # Always: the table would otherwise grow forever (pending events are never deleted).
+        EVENTS_RETENTION: (events_retention_job(settings), True),
     }
     cron_jobs: list[CronJob] = []
     functions: list[Function] = []

@@ -263,6 +263,12 @@ class WorkerMetrics:
             ["result", "code"],
             registry=r,
         )
+        self.events_deleted = Counter(
+            "skillet_events_retention_deleted",
+            "Settled events webhook rows (delivered or failed) deleted by the hourly retention "
+            "past SKILLET_EVENTS_RETENTION_DAYS",
+            registry=r,
+        )
         self.activation_batch = Histogram(
             "skillet_activation_batch_seconds",
             "Time to write one activation batch (success or failure)",
@@ -413,6 +419,9 @@ class WorkerMetrics:
     def event_settled(self, outcome: str, code: str | None) -> None:
         result = EVENT_RESULTS.get(outcome, "other")
         self.events.labels(result=result, code=code_label(code)).inc()
+
+    def events_pruned(self, deleted: int) -> None:
+        self.events_deleted.inc(deleted)
 
     def watch_activations(self, source: Callable[[], ActivationStats]) -> None:
         self._activations.source = source

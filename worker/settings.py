@@ -226,6 +226,8 @@ class Settings(BaseSettings):
     events_backoff_base_s: float = Field(default=10.0, ge=0)  # doubles per failed attempt
     events_backoff_max_s: float = Field(default=3600.0, ge=0)
     events_max_age_s: int = Field(default=86_400, ge=60)  # older: failed, not retried
+    # Delivered or failed events are deleted this long after they were recorded (hourly).
+    events_retention_days: int = Field(default=30, ge=1)
 
     # WhatsApp ingress (`skillet webhook`); an endpoint whose secret is unset answers 503
     webhook_host: str = "0.0.0.0"

@@ -125,7 +125,7 @@ async def test_the_holder_lets_go_only_when_nothing_waits(
 
 
 def _sweep_context(resources: Resources, redis: Any) -> JobContext:
-    return {"pool": resources.pool, "redis": redis, "sweep_after_s": 0.0}
+    return {"pool": resources.pool, "redis": redis, "sweep_after_s": 0.0, "echo_grace_s": 0.0}
 
 
 async def test_a_wiped_queue_delays_a_reply_but_the_sweep_answers_it(
@@ -145,6 +145,8 @@ async def test_a_wiped_queue_delays_a_reply_but_the_sweep_answers_it(
             "status": "ok",
             "waiting": 1,
             "woken": 1,
+            "echoes_pending": 0,
+            "echoes_requeued": 0,
         }
         await run_burst(settings)
         assert await db.fetchval(REPLIES, org) == 1

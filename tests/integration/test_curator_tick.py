@@ -15,6 +15,7 @@ from jobs.context import JobContext
 from jobs.conversation_sweep import CONVERSATION_SWEEP
 from jobs.curator_tick import CURATOR_TICK, curator_tick
 from jobs.events_delivery import EVENTS_DELIVERY
+from jobs.events_retention import EVENTS_RETENTION
 from jobs.followup_tick import FOLLOWUP_TICK
 from jobs.handoff_tick import HANDOFF_TICK
 from jobs.media_retention import MEDIA_RETENTION
@@ -219,8 +220,9 @@ async def test_only_long_running_enabled_workers_schedule_the_tick(settings: Set
         FOLLOWUP_TICK,
         TEMPLATE_SYNC,
         MEDIA_RETENTION,
+        EVENTS_RETENTION,
     ]
-    # Media retention is always scheduled: customers' files never outlive it.
+    # Media and events retention are always scheduled: neither keeps rows forever.
     assert [c.name for c in scheduled.cron_jobs] == sweeps
     burst = build_worker(settings, burst=True, handle_signals=False)
     assert burst.cron_jobs == [] and set(sweeps) <= set(burst.functions)
@@ -235,6 +237,7 @@ async def test_only_long_running_enabled_workers_schedule_the_tick(settings: Set
         FOLLOWUP_TICK,
         TEMPLATE_SYNC,
         MEDIA_RETENTION,
+        EVENTS_RETENTION,
     ]
     assert CURATOR_TICK in disabled.functions
     off = {"curator_enabled": False, "outbox_sweep_enabled": False}
@@ -244,7 +247,7 @@ async def test_only_long_running_enabled_workers_schedule_the_tick(settings: Set
     off["followups_per_conversation"] = 0
     off["template_sync_enabled"] = False
     neither = build_worker(settings.model_copy(update=off), handle_signals=False)
-    assert [c.name for c in neither.cron_jobs] == [MEDIA_RETENTION]
+    assert [c.name for c in neither.cron_jobs] == [MEDIA_RETENTION, EVENTS_RETENTION]
     assert set(sweeps[1:]) <= set(neither.functions)
 
 

@@ -139,6 +139,8 @@ async def test_a_login_owns_nothing_and_reaches_only_its_grants(
         for statement in (
             "select * from skillet_curator_schedule()",
             "select * from skillet_conversations_waiting(0, 10)",
+            "select * from skillet_echoes_pending_since(0, 10)",
+            "select skillet_prune_org_events(30, 10)",
             "select skillet_record_dead_letter('j', 'f', '{}', 'c', 'e', 1, null)",
             "select * from skill_versions",
         ):
@@ -164,6 +166,8 @@ async def test_the_worker_answers_logged_in_as_its_login(
     try:
         assert await conn.fetch("select * from skillet_conversations_waiting(0, 10)") == []
         assert await conn.fetch("select * from skillet_fail_abandoned_claims(3600)") == []
+        assert await conn.fetch("select * from skillet_echoes_pending_since(0, 10)") == []
+        assert await conn.fetchval("select skillet_prune_org_events(30, 10)") == 0
         schedule = await conn.fetch("select * from skillet_curator_schedule()")
         assert org in {r["organization_id"] for r in schedule}
     finally:

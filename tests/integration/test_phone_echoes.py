@@ -10,15 +10,20 @@ import uuid
 from typing import Any
 
 import asyncpg
+from arq.constants import job_key_prefix, result_key_prefix
 
 from api.conversation_actions import Actor, release
 from channels.models import ChannelKind
+from jobs.conversation_sweep import conversation_sweep
+from jobs.payloads import echo_job_id
+from jobs.queue import open_queue
 from tests.integration.mode_support import CountingModel
 from tests.integration.support import create_org, run_burst
 from tests.integration.webhook_support import TEST_CONFIG, connect_number, running_webhook
 from tests.integration.whatsapp_fakes import FakeGraphApi, FakeWaha
 from tests.whatsapp_payloads import cloud_delivery, cloud_text, cloud_value, waha_event
 from turn.handoff import PHONE_MARK
+from worker.resources import Resources
 from worker.settings import Settings
 
 CUSTOMER = "5511912345678"
@@ -289,3 +294,87 @@ async def test_after_a_release_the_agent_reads_the_phones_message_marked(
     [request] = model.requests
     said = [m.content for m in request.messages if m.role == "assistant"]
     assert f"{PHONE_MARK} Seu pedido sai amanhã." in said
+
+
+async def test_an_echo_whose_job_redis_lost_is_settled_by_the_sweep_once(
+    whatsapp_settings: Settings, db: asyncpg.Connection, fake_waha: FakeWaha, resources: Resources
+) -> None:
+    settings = _settings(whatsapp_settings)
+    org = await _answered_customer_first(settings, db, fake_waha)
+    await _post_waha(settings, _own("true_5511912345678@c.us_OWNER3", "Deixa que eu respondo."))
+    # Well past the grace and the sweep's margin, as if the sweep came a while later.
+    await db.execute(
+        "update message_echoes set received_at = now() - interval '10 minutes'"
+        " where organization_id = $1",
+        org,
+    )
+    redis = await open_queue(settings.redis_url, settings.queue_name)
+
+    async def sweep() -> tuple[int, int]:
+        context: Any = {
+            "pool": resources.pool,
+            "redis": redis,
+            "sweep_after_s": 3600.0,
+            "echo_grace_s": settings.echo_grace_s,
+        }
+        summary = await conversation_sweep(context)
+        assert summary["status"] == "ok"
+        return summary["echoes_pending"], summary["echoes_requeued"]
+
+    try:
+        # Its job is still queued: the sweep's enqueue under the same id is a no-op.
+        assert await sweep() == (1, 0)
+        # Redis lost its data (this test's queue only: others share the server).
+        for job_id in await redis.zrange(settings.queue_name, 0, -1):
+            await redis.delete(job_key_prefix + job_id.decode())
+        await redis.delete(settings.queue_name)
+        await run_burst(settings)
+        assert await _echo_states(db, org) == ["pending"]
+        assert (await _conversation(db, org))["mode"] == "agent"
+
+        assert await sweep() == (1, 1)
+        assert await sweep() == (1, 0)  # queued once, however many sweeps see it
+        worker = await run_burst(settings)
+        conversation = await _conversation(db, org)
+        assert (conversation["mode"], conversation["held_by"], conversation["mode_cause"]) == (
+            "human",
+            "phone",
+            "phone",
+        )
+        phone = [t for t in await _thread(db, org) if t[1] == "phone"]
+        assert phone == [("outbound", "phone", "Deixa que eu respondo.")]
+        assert await _echo_states(db, org) == ["phone"]
+        assert worker.ctx["metrics"].handoffs.labels(cause="phone")._value.get() == 1
+        assert len(fake_waha.delivered) == 1  # the phone sent it: not sent again
+
+        # Settled: no sweep enqueues it again, even once its job's result is gone.
+        await redis.delete(result_key_prefix + echo_job_id(org, "true_5511912345678@c.us_OWNER3"))
+        assert await sweep() == (0, 0)
+    finally:
+        await redis.aclose()
+
+
+async def test_a_recent_echo_is_left_to_its_own_job(
+    whatsapp_settings: Settings, db: asyncpg.Connection, resources: Resources
+) -> None:
+    """Within the grace and the margin the webhook's job has the echo: the sweep waits."""
+    settings = _settings(whatsapp_settings)
+    org = await create_org(db, "Loja recente")
+    await connect_number(db, org, ChannelKind.WAHA, "loja")
+    await _post_waha(settings, _own("true_5511912345678@c.us_OWNER4", "Já volto."))
+    redis = await open_queue(settings.redis_url, settings.queue_name)
+    try:
+        for job_id in await redis.zrange(settings.queue_name, 0, -1):
+            await redis.delete(job_key_prefix + job_id.decode())
+        await redis.delete(settings.queue_name)
+        context: Any = {
+            "pool": resources.pool,
+            "redis": redis,
+            "sweep_after_s": 3600.0,
+            "echo_grace_s": settings.echo_grace_s,
+        }
+        summary = await conversation_sweep(context)
+        assert (summary["echoes_pending"], summary["echoes_requeued"]) == (0, 0)
+    finally:
+        await redis.aclose()
+    assert await _echo_states(db, org) == ["pending"]

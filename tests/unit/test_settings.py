@@ -127,11 +127,25 @@ def test_a_health_check_interval_of_a_minute_is_accepted() -> None:
 
 @pytest.mark.parametrize(
     ("field", "value"),
-    [("max_jobs", 0), ("model_max_steps", 0), ("log_format", "xml"), ("poll_delay_s", 0)],
+    [
+        ("max_jobs", 0),
+        ("model_max_steps", 0),
+        ("log_format", "xml"),
+        ("poll_delay_s", 0),
+        ("events_retention_days", 0),
+    ],
 )
 def test_out_of_range_values_are_refused(field: str, value: object) -> None:
     with pytest.raises(ValidationError):
         Settings(**{field: value})  # type: ignore[arg-type]
+
+
+def test_settled_events_are_kept_thirty_days_unless_told(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert Settings().events_retention_days == 30
+    monkeypatch.setenv("SKILLET_EVENTS_RETENTION_DAYS", "7")
+    assert Settings().events_retention_days == 7
 
 
 def test_a_password_inside_a_connection_url_is_not_printed() -> None:
