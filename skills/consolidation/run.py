@@ -7,7 +7,7 @@ interleaves), in this order:
 3. associate: the backend's links among the org's non-archived skills; stored links are
    kept when both versions are unchanged, added when new, recomputed (updated or dropped)
    when either skill got a new version;
-4. distill: star groups of the agent's unpinned skills that are in no pending proposal,
+4. distill: average-linkage groups of the agent's unpinned skills that are in no pending proposal,
    at most `max_proposals` proposals; each umbrella version's files are copied (server-side)
    before the transaction, so an orphaned object is the worst a crash leaves;
 5. one transaction under the org's curator lock: links, proposal versions and rows, the
@@ -32,7 +32,7 @@ from skills.catalog_queries import fetch_org_pointed_version
 from skills.consolidation.backends import LexicalBackend, SimilarityBackend
 from skills.consolidation.distill import Limits, TooLarge, UmbrellaPlan, plan_umbrella
 from skills.consolidation.gates import Pressure, skip_reason
-from skills.consolidation.grouping import Candidate, Group, star_groups
+from skills.consolidation.grouping import Candidate, Group, average_groups
 from skills.consolidation.link_queries import StoredLink, delete_links, list_links, upsert_links
 from skills.consolidation.proposal_queries import (
     Member,
@@ -258,7 +258,7 @@ def _plan(
     before = index_bytes(live)
     planned: list[_Planned] = []
     refused: list[dict[str, Any]] = []
-    for group in star_groups(candidates, links):
+    for group in average_groups(candidates, links, config.backend.group_threshold):
         if len(planned) >= config.max_proposals:
             break
         absorbed = [by_name[n].version for n in group.absorbs]
