@@ -2,23 +2,27 @@
 keywords, cosine, pairs at or above a threshold.
 
 Features: each word's stem (skills.consolidation.stemmer: "trocar"/"troca"/"trocas" meet,
-"devolução"/"devolver" too), counted once per occurrence, and each keyword as one phrase
-feature ("troca geladeira"). Why phrases: a skill's keywords say what it is for, and a shared
-keyword is evidence of one topic that its words alone are not ("troca geladeira" and
-"entrega geladeira" share the word geladeira, not the keyword). Accents and case are folded
-first. Measured on bench/consolidation.py (24 seeds, with average-linkage groups): words
-plus their 4-character prefixes (the previous features) joined skills about one product
-(precision 0.93-0.97 for recall 0.93); stems without phrases too (0.95 for 0.93); stems
-with phrases at weight 3 gave 0.975 precision for 0.94 recall; bigrams of stems, 0.96 for
-0.95 at a lower scale, and a binary tf lost both.
+"devolução"/"devolver" too), counted once per occurrence; a hyphenated compound as one word
+("micro-ondas", in the name too where the skill's own text writes it so); and each keyword
+as one phrase feature ("troca geladeira"). Why phrases: a skill's keywords say what it is
+for, and a shared keyword is evidence of one topic that its words alone are not ("troca
+geladeira" and "entrega geladeira" share the word geladeira, not the keyword). Accents and
+case are folded first. Measured on bench/consolidation.py (seeds 1-24, average-linkage
+groups): words plus their 4-character prefixes (the previous features) joined skills about
+one product (precision 0.93-0.97 for recall 0.93); stems without phrases too (0.95 for
+0.93); stems with phrases at weight 3, 0.975 for 0.94; bigrams of stems, 0.96 for 0.95 at a
+lower scale; a binary tf lost both. Compounds split into their words weighed a two-word
+product double ("caixa", "som") and joined piles about it; whole, the worst seed's
+precision went from 0.948 to 0.962.
 Fields weigh differently: the name and the keywords say what the skill is for, the body
 mostly how; the weights repeat a field's features.
 
 Bounds (hostile or huge skills cost bounded CPU): each field is cut to a fixed number of
 characters before it is read, features present in more than half the skills are dropped
 (they carry almost no IDF weight and would make the pair accumulation quadratic), and the
-caller caps how many skills one cycle compares. The same inputs give the same links, in the
-same order, on every run.
+caller caps how many skills one cycle compares. Cost: O(characters) to read, O(P) for the P
+pairs that share a feature. The same inputs give the same links, in the same order, on
+every run.
 """
 
 from __future__ import annotations
@@ -35,12 +39,13 @@ from skills.consolidation.stemmer import stem
 LEXICAL = "lexical"
 # A pair at or above this cosine is a link (stored, shown as a close neighbour). Groups are
 # stricter: skills.consolidation.grouping joins two groups only when their links average at
-# least GROUP_THRESHOLD, a missing link counting 0. bench/consolidation.py, 24 seeds: links
-# from 0.45 let the average see a pile's weaker pairs (0.50: recall 0.91; 0.55: 0.80);
-# groups at 0.55 give precision 0.95-0.99 (mean 0.975), recall 0.89-1.0 (mean 0.94); at
-# 0.50, precision 0.93; at 0.56, recall 0.92.
+# least GROUP_THRESHOLD, a missing link counting 0. bench/consolidation.py: links from 0.45
+# let the average see a pile's weaker pairs (from 0.55 recall fell to 0.80). Groups, chosen
+# on seeds 1-24 and checked on 25-60 (min / mean): 0.54 precision 0.962 / 0.984 and 0.967 /
+# 0.985, recall 0.936 / 0.968 and 0.905 / 0.966; 0.55 precision 0.978 / 0.990, recall
+# 0.898 / 0.960 (a seed under the goal); 0.53 precision 0.938 / 0.976 (seeds 1-24).
 DEFAULT_THRESHOLD = 0.45
-GROUP_THRESHOLD = 0.55
+GROUP_THRESHOLD = 0.54
 MAX_FIELD_CHARS = 4_000  # of each field read: a body's opening says what it is about
 PHRASE_WEIGHT = 3  # a whole keyword, beside its words' stems (see the docstring)
 MAX_PHRASE_WORDS = 8  # of a keyword read as a phrase
@@ -60,7 +65,9 @@ skills
 """
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
-_WORD_RE = re.compile(r"[a-z0-9]+")
+# A word, hyphenated compounds whole ("micro-ondas", "caixa-de-som"): one idea, one feature.
+_WORD_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+MAX_COMPOUND_PARTS = 6  # of a name's words joined back into a compound
 
 
 @dataclass(frozen=True)
@@ -98,18 +105,41 @@ def words(text: str) -> list[str]:
     ]
 
 
+def name_words(name: str, compounds: set[str]) -> list[str]:
+    """A name's words: its hyphens separate words, except where the skill's own text writes
+    the same run of words as one compound ("troca-micro-ondas" with "micro-ondas" in its
+    keywords reads troca, micro-ondas). Longest compound first, at most MAX_COMPOUND_PARTS."""
+    # Every part, stopwords too: "caixa-de-som" has one ("de") the compound keeps.
+    parts = re.findall(r"[a-z0-9]+", fold(name))
+    out: list[str] = []
+    i = 0
+    while i < len(parts):
+        for j in range(min(len(parts), i + MAX_COMPOUND_PARTS), i + 1, -1):
+            joined = "-".join(parts[i:j])
+            if joined in compounds:
+                out.append(joined)
+                i = j
+                break
+        else:
+            if len(parts[i]) >= MIN_WORD_CHARS and parts[i] not in STOPWORDS:
+                out.append(parts[i])
+            i += 1
+    return out
+
+
 def features(skill: SkillText) -> Counter[str]:
     """Weighted feature counts: `s:stem` of every word, `k:phrase` of every keyword."""
-    fields = {
-        "name": skill.name.replace("-", " "),
-        "keywords": " ".join(skill.keywords),
-        "description": skill.description,
-        "body": skill.body,
+    read = {
+        "keywords": words(" ; ".join(skill.keywords)),
+        "description": words(skill.description),
+        "body": words(skill.body),
     }
+    compounds = {w for field in read.values() for w in field if "-" in w}
+    read["name"] = name_words(skill.name, compounds)
     counts: Counter[str] = Counter()
-    for field, text in fields.items():
+    for field, found in read.items():
         weight = FIELD_WEIGHTS[field]
-        for word in words(text):
+        for word in found:
             counts["s:" + stem(word)] += weight
     for keyword in skill.keywords[:MAX_KEYWORDS_READ]:
         phrase = [stem(w) for w in words(keyword)[:MAX_PHRASE_WORDS]]

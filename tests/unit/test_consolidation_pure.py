@@ -11,7 +11,13 @@ from skills.catalog_queries import PointedVersion
 from skills.consolidation.distill import Limits, TooLarge, moved_path, plan_umbrella
 from skills.consolidation.gates import Pressure, SkipReason, skip_reason
 from skills.consolidation.grouping import Candidate, average_groups
-from skills.consolidation.similarity import DEFAULT_THRESHOLD, Link, SkillText, lexical_links
+from skills.consolidation.similarity import (
+    DEFAULT_THRESHOLD,
+    Link,
+    SkillText,
+    lexical_links,
+    name_words,
+)
 from skills.models import FileKind, ManifestEntry, SkillMatcher
 
 PILES = {
@@ -73,6 +79,13 @@ def test_near_duplicates_link_and_unrelated_skills_do_not() -> None:
 
 def test_links_are_deterministic_whatever_the_input_order() -> None:
     assert lexical_links(ALL) == lexical_links(list(reversed(ALL)))
+
+
+def test_a_compound_is_one_word_in_the_name_where_the_skill_writes_it_so() -> None:
+    compounds = {"micro-ondas", "caixa-de-som"}
+    assert name_words("troca-micro-ondas-loja", compounds) == ["troca", "micro-ondas", "loja"]
+    assert name_words("caixa-de-som-pix", compounds) == ["caixa-de-som", "pix"]
+    assert name_words("troca-micro-ondas", set()) == ["troca", "micro", "ondas"]
 
 
 def test_hostile_sizes_are_cut_before_reading() -> None:
