@@ -1,18 +1,19 @@
 """One org's consolidation cycle: gates, associate, distill; for the tick and the CLI.
 
 Under the org's catalog lock (session-level, as authoring takes it: no skill_manage write
-interleaves), in this order:
+interleaves, except during a model's rewrite, below), in this order:
 1. expire pending proposals that waited 30 days or whose member changed;
 2. the gates (skills.consolidation.gates): `off`, `watermark`, `no_pressure`;
 3. associate: the backend's links among the org's non-archived skills; stored links are
    kept when both versions are unchanged, added when new, recomputed (updated or dropped)
    when either skill got a new version;
-4. distill: average-linkage groups of the agent's unpinned skills that are in no pending proposal,
-   at most `max_proposals` proposals; when the org's agent has a real model, it may rewrite
-   each umbrella's body (skills.consolidation.rewrite: one call each, temperature 0, within
-   `rewrite_budget_s` in all, the deterministic body kept on any failure); each umbrella
-   version's files are copied (server-side) before the transaction, so an orphaned object
-   is the worst a crash leaves;
+4. distill: average-linkage groups of the agent's unpinned skills that are in no pending
+   proposal, at most `max_proposals` proposals. When the org's agent has a real model, it
+   may rewrite each umbrella's body (skills.consolidation.rewrite: one call each,
+   temperature 0, `rewrite_budget_s` in all, the deterministic body kept on any failure);
+   the catalog lock is released during those calls, and a plan whose member meanwhile
+   joined another pending proposal is dropped. Each umbrella version's files are copied
+   (server-side) before the transaction, so an orphaned object is the worst a crash leaves;
 5. one transaction under the org's curator lock: links, proposal versions and rows, the
    watermark and the report. A member whose pointer moved since step 3 drops its proposal.
 A dry run stops before any write (no expiry, no links, no proposals, no watermark).
@@ -32,7 +33,11 @@ import asyncpg
 import structlog
 
 from skills.catalog import catalog_lock
-from skills.catalog_queries import fetch_org_pointed_version
+from skills.catalog_queries import (
+    fetch_org_pointed_version,
+    lock_skill_catalog,
+    unlock_skill_catalog,
+)
 from skills.consolidation.backends import LexicalBackend, SimilarityBackend
 from skills.consolidation.distill import Limits, TooLarge, UmbrellaPlan, plan_umbrella
 from skills.consolidation.gates import Pressure, skip_reason
@@ -223,7 +228,9 @@ async def _cycle(
     report = dataclasses.replace(report, not_proposed=tuple(refused))
     if dry_run:
         return dataclasses.replace(report, proposals=tuple(p.summary for p in planned))
-    planned = await _rewritten(conn, organization_id, planned, live, config)
+    model = await _agent_model(conn, organization_id, config)
+    if model is not None and planned:
+        planned = await _rewritten_unlocked(conn, organization_id, model, planned, live, config)
     versions = {}
     for item in planned:
         versions[item.group.umbrella] = await _store_files(store, organization_id, item.plan)
@@ -319,17 +326,35 @@ async def _agent_model(
         return None
 
 
-async def _rewritten(
+async def _rewritten_unlocked(
     conn: asyncpg.Connection,
     organization_id: uuid.UUID,
+    model: Model,
+    planned: Sequence[_Planned],
+    live: Sequence[CycleSkill],
+    config: ConsolidationConfig,
+) -> list[_Planned]:
+    """The rewrites, with the org's catalog lock released meanwhile: the calls take seconds
+    and authoring must not wait on them. What changed meanwhile is caught on the way back: a
+    member now in another pending proposal drops its plan here, a member whose pointer moved
+    drops it at the write (_members_unchanged)."""
+    await unlock_skill_catalog(conn, organization_id)
+    try:
+        planned = await _rewritten(organization_id, model, planned, live, config)
+    finally:
+        await lock_skill_catalog(conn, organization_id)
+    pending = await list_pending_member_names(conn, organization_id)
+    return [p for p in planned if not pending & {p.group.umbrella, *p.group.absorbs}]
+
+
+async def _rewritten(
+    organization_id: uuid.UUID,
+    model: Model,
     planned: Sequence[_Planned],
     live: Sequence[CycleSkill],
     config: ConsolidationConfig,
 ) -> list[_Planned]:
     """Each plan with the model's body where the model gave a valid one (see rewrite.py)."""
-    model = await _agent_model(conn, organization_id, config)
-    if model is None:
-        return list(planned)
     by_name = {s.version.name: s.version for s in live}
     deadline = time.monotonic() + config.rewrite_budget_s
     out: list[_Planned] = []

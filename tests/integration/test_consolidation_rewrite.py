@@ -5,6 +5,7 @@ times out or is garbage keeps the deterministic body and says why; temperature 0
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import AsyncIterator
 from typing import Any
@@ -14,6 +15,7 @@ import asyncpg
 import pytest
 from pydantic import SecretStr
 
+from skills.catalog_queries import catalog_lock_key
 from skills.consolidation.distill import SECTION
 from skills.consolidation.proposal_queries import fetch_proposal, fetch_version
 from skills.consolidation.run import ConsolidationReport
@@ -237,3 +239,34 @@ async def test_the_budget_bounds_the_cycles_calls(
     on_openai = _on_openai(settings, fake_openai)
     _, rewrite, _ = await _run(db, resources, on_openai, http, rewrite_budget_s=0.0)
     assert rewrite == "kept_deterministic" and fake_openai.received == []
+
+
+async def test_authoring_is_not_held_up_while_the_model_writes(
+    db: asyncpg.Connection,
+    resources: Resources,
+    settings: Settings,
+    http: aiohttp.ClientSession,
+    fake_openai: FakeOpenAI,
+) -> None:
+    # The model answers after 5 s: the lock below is taken well within that on any machine.
+    fake_openai.script.append(Answer(delay_s=5.0, body=_openai_answer(GOOD).body))
+    org = await _org(db, resources.store)
+    await create_agent(
+        db, org, name="A", system_prompt="p", model_provider="openai", model_name="model-test"
+    )
+    models = build_model_registry(_on_openai(settings, fake_openai), http)
+    config = dataclasses.replace(EAGER, models=models)
+    cycle = asyncio.create_task(_consolidate(db, resources.store, org, config=config))
+    # The fake has no hook for "a request arrived": poll its record.
+    while not fake_openai.received and not cycle.done():  # noqa: ASYNC110
+        await asyncio.sleep(0.01)
+    assert not cycle.done()  # the model is still writing
+    # The lock skill_manage takes before it writes is free while the call is pending (tried,
+    # not waited for: held by the cycle, this would say false at once).
+    async with resources.pool.acquire() as other:
+        key = catalog_lock_key(org)
+        assert await other.fetchval("select pg_try_advisory_lock($1)", key) is True
+        assert not cycle.done()
+        await other.execute("select pg_advisory_unlock($1)", key)
+    report = await cycle
+    assert [p.rewrite for p in report.proposals] == ["model"]
