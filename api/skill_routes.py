@@ -31,6 +31,7 @@ from skills.catalog import (
 )
 from skills.catalog_models import ImportStatus
 from skills.catalog_queries import fetch_org_pointed_version
+from skills.consolidation.file_read_queries import SkillFile, list_skill_files
 from skills.consolidation.link_queries import list_neighbours
 
 
@@ -47,7 +48,10 @@ _NONE = ActivationTotals(0, 0, 0, 0)
 
 
 def _installed_json(
-    row: InstalledRow, totals: ActivationTotals, neighbours: list[dict[str, Any]]
+    row: InstalledRow,
+    totals: ActivationTotals,
+    neighbours: list[dict[str, Any]],
+    files: list[SkillFile],
 ) -> dict[str, Any]:
     return {
         "name": row.name,
@@ -65,6 +69,8 @@ def _installed_json(
             "capped": totals.capped,
         },
         "neighbours": neighbours,  # close skills (consolidation's links), best first
+        # Its files with read_skill_reference's count and last read (moved ones keep theirs).
+        "files": [f.to_json() for f in files],
     }
 
 
@@ -83,11 +89,13 @@ async def list_installed(request: web.Request, principal: Principal) -> Reply:
         totals = await list_activation_totals(
             conn, principal.organization_id, [r.name for r in page.items], today, SERIES_DAYS
         )
-        neighbours = await list_neighbours(
-            conn, principal.organization_id, [r.name for r in page.items]
-        )
+        names = [r.name for r in page.items]
+        neighbours = await list_neighbours(conn, principal.organization_id, names)
+        files = await list_skill_files(conn, principal.organization_id, names)
     items = [
-        _installed_json(r, totals.get(r.name, _NONE), neighbours.get(r.name, []))
+        _installed_json(
+            r, totals.get(r.name, _NONE), neighbours.get(r.name, []), files.get(r.name, [])
+        )
         for r in page.items
     ]
     return {"items": items, "next": page.next}

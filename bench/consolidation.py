@@ -1,13 +1,14 @@
 """Consolidation on a messy org: grouping precision and recall, index bytes, matcher recall.
 
-Run: .venv/bin/python bench/consolidation.py [--seed 7] [--threshold 0.5]
+Run: .venv/bin/python bench/consolidation.py [--seed 7 | --seeds 1-24] [--threshold 0.45]
+     [--group-threshold 0.55] [--corpus standard|paraphrased-keywords] [--no-database]
 
 One org with 300 agent-authored skills: 60 piles of near-duplicates (2 to 6 skills each, 240
 skills) written with paraphrase noise (synonyms, word order, dropped words, filler shared by
 every skill) and 60 singletons. Topics are (product, service aspect) pairs drawn from 60
 products x 10 aspects, so many unrelated skills share a product or an aspect: "troca de
 geladeira" and "entrega de geladeira" must stay apart. Everything runs in memory on the
-same code a cycle runs (similarity, star groups, the umbrella plan), uncapped (a real cycle
+same code a cycle runs (similarity, groups, the umbrella plan), uncapped (a real cycle
 proposes at most 10 merges, so this is several cycles' worth). Prints:
 - precision: of every pair of skills some proposal joins, the share from one pile (goal
   >= 0.95), and how many proposals join skills of different piles;
@@ -17,6 +18,12 @@ proposes at most 10 merges, so this is several cycles' worth). Prints:
   skill) and after (its umbrella) (goal: no lower after);
 - the time of one cycle's computation with the lexical backend (goal under 2 s); and,
   beside it, the same computation on a tenth of the skills, for a ratio;
+- with --seeds, one line per seed and the min / mean / max of each number (no database);
+- with --corpus paraphrased-keywords, a harder org for information (no goal): each skill's
+  keywords are its own words (its synonym of the aspect, 2 to 4 of them) instead of always
+  the pile's word, and the pile's word is the skill's word half the time instead of 70%;
+  two members may then share only the product, as an unrelated skill does, and a lexical
+  backend cannot tell them apart (an embeddings backend can);
 - with Postgres at DATABASE_URL's server (a database of its own, dropped at the end; skip it
   with --no-database): the time of one real cycle, `consolidate_org` on those 300 skills
   (reads, links, 10 proposals and their versions written), its objects in memory.
@@ -47,9 +54,14 @@ from core.db import connect, with_database
 from core.organizations import insert_organization
 from skills.catalog_queries import PointedVersion
 from skills.consolidation.distill import TooLarge, plan_umbrella
-from skills.consolidation.grouping import Candidate, Group, star_groups
+from skills.consolidation.grouping import Candidate, Group, average_groups
 from skills.consolidation.run import ConsolidationConfig, consolidate_org
-from skills.consolidation.similarity import DEFAULT_THRESHOLD, SkillText, lexical_links
+from skills.consolidation.similarity import (
+    DEFAULT_THRESHOLD,
+    GROUP_THRESHOLD,
+    SkillText,
+    lexical_links,
+)
 from skills.models import LoadedSkill, SkillMatcher
 from skills.queries import insert_skill_version, upsert_skill_pointer
 from turn.matcher.intent_model import NO_INTENT_MODELS
@@ -127,11 +139,19 @@ def _noisy(text: str, rng: random.Random) -> str:
     return " ".join(words)
 
 
-def _skill(topic: int, product: str, aspect: str, rng: random.Random, taken: set[str]) -> Skill:
+def _skill(
+    topic: int,
+    product: str,
+    aspect: str,
+    rng: random.Random,
+    taken: set[str],
+    paraphrased_keywords: bool = False,
+) -> Skill:
     synonyms = ASPECTS[aspect]
     # The pile's own word most of the time (an agent re-writing "troca" keeps saying troca),
     # a synonym otherwise: paraphrase noise a lexical backend cannot always see through.
-    a = synonyms[0] if rng.random() < 0.7 else rng.choice(synonyms[1:])
+    own_word = 0.5 if paraphrased_keywords else 0.7
+    a = synonyms[0] if rng.random() < own_word else rng.choice(synonyms[1:])
     b = rng.choice([x for x in synonyms if x != a])
     head = [_slug(a), _slug(product)]
     if rng.random() < 0.5:
@@ -147,6 +167,9 @@ def _skill(topic: int, product: str, aspect: str, rng: random.Random, taken: set
     rng.shuffle(lines)
     # The keywords keep the pile's word: what the matcher triggers on is the topic itself.
     keywords = list(dict.fromkeys([f"{a} {product}", product, synonyms[0]]))
+    if paraphrased_keywords:  # the harder corpus: the skill's own words, a few of them
+        own = [f"{a} {product}", product, a, b, f"{b} {product}"]
+        keywords = list(dict.fromkeys(rng.sample(own, rng.randint(2, 4))))
     version = PointedVersion(
         version_id=uuid.UUID(int=rng.getrandbits(128)),
         name=name,
@@ -161,14 +184,15 @@ def _skill(topic: int, product: str, aspect: str, rng: random.Random, taken: set
     return Skill(name, topic, version)
 
 
-def build_org(seed: int) -> list[Skill]:
+def build_org(seed: int, corpus: str = "standard") -> list[Skill]:
     rng = random.Random(seed)
+    paraphrased = corpus == "paraphrased-keywords"
     topics = rng.sample([(p, a) for p in PRODUCTS for a in ASPECTS], PILES + SINGLETONS)
     taken: set[str] = set()
     skills: list[Skill] = []
     for topic, (product, aspect) in enumerate(topics):
         size = PILE_SIZES[topic % len(PILE_SIZES)] if topic < PILES else 1
-        skills += [_skill(topic, product, aspect, rng, taken) for _ in range(size)]
+        skills += [_skill(topic, product, aspect, rng, taken, paraphrased) for _ in range(size)]
     return skills
 
 
@@ -180,15 +204,15 @@ def _texts(skills: Sequence[Skill]) -> list[SkillText]:
 
 
 def cycle(
-    skills: Sequence[Skill], threshold: float
+    skills: Sequence[Skill], threshold: float, group_threshold: float = GROUP_THRESHOLD
 ) -> tuple[list[Group], dict[str, PointedVersion]]:
-    """What a cycle computes: links, star groups, each umbrella's plan (too-large ones out)."""
+    """What a cycle computes: links, groups, each umbrella's plan (too-large ones out)."""
     links = lexical_links(_texts(skills), threshold)
     rng = random.Random(1)
     candidates = [Candidate(s.name, rng.randrange(50)) for s in skills]
     by_name = {s.name: s.version for s in skills}
     groups, umbrellas = [], {}
-    for group in star_groups(candidates, links):
+    for group in average_groups(candidates, links, group_threshold):
         try:
             plan = plan_umbrella(by_name[group.umbrella], [by_name[n] for n in group.absorbs])
         except TooLarge:
@@ -212,15 +236,20 @@ def _loaded(version: PointedVersion) -> LoadedSkill:
     )
 
 
-def measure(seed: int, threshold: float) -> dict[str, object]:
-    skills = build_org(seed)
+def measure(
+    seed: int,
+    threshold: float,
+    group_threshold: float = GROUP_THRESHOLD,
+    corpus: str = "standard",
+) -> dict[str, object]:
+    skills = build_org(seed, corpus)
     topic = {s.name: s.topic for s in skills}
     started = time.perf_counter()
-    groups, umbrellas = cycle(skills, threshold)
+    groups, umbrellas = cycle(skills, threshold, group_threshold)
     cycle_s = time.perf_counter() - started
     tenth = skills[: len(skills) // 10]
     started = time.perf_counter()
-    cycle(tenth, threshold)
+    cycle(tenth, threshold, group_threshold)
     tenth_s = time.perf_counter() - started
 
     joined = set().union(*(_pairs([g.umbrella, *g.absorbs]) for g in groups))
@@ -252,8 +281,11 @@ def measure(seed: int, threshold: float) -> dict[str, object]:
             hits_before += 1
             hits_after += umbrella in {m.name for m in match_after.match(text).matched}
     return {
+        "seed": seed,
+        "corpus": corpus,
         "skills": len(skills),
         "threshold": threshold,
+        "group_threshold": group_threshold,
         "proposals": len(groups),
         "absorbed": len(absorbed_into),
         "precision": round(len(right) / len(joined), 4) if joined else 1.0,
@@ -327,14 +359,58 @@ async def db_cycle(seed: int) -> dict[str, object]:
     }
 
 
+SUMMED = (
+    "precision",
+    "recall",
+    "proposals_joining_unrelated",
+    "index_ratio",
+    "matcher_recall_before",
+    "matcher_recall_after",
+    "cycle_s",
+)
+
+
+def _seeds(text: str) -> list[int]:
+    """Seeds as "1-24" or "7,11,13"."""
+    if "-" in text:
+        first, last = text.split("-", 1)
+        return list(range(int(first), int(last) + 1))
+    return [int(x) for x in text.split(",")]
+
+
+def summary(rows: Sequence[dict[str, Any]]) -> dict[str, object]:
+    """min / mean / max of each number over the seeds."""
+    out: dict[str, object] = {"seeds": len(rows)}
+    for key in SUMMED:
+        values = [float(r[key]) for r in rows if r[key] is not None]
+        if values:
+            mean = sum(values) / len(values)
+            out[key] = [round(min(values), 4), round(mean, 4), round(max(values), 4)]
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD)
+    parser.add_argument("--seeds", help='several seeds, "1-24" or "7,11": min/mean/max')
+    parser.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD, help="a link")
+    parser.add_argument("--group-threshold", type=float, default=GROUP_THRESHOLD)
+    parser.add_argument(
+        "--corpus", choices=("standard", "paraphrased-keywords"), default="standard"
+    )
     parser.add_argument("--no-database", action="store_true", help="skip the real cycle")
     args = parser.parse_args()
     configure_logging(log_format="console", level="WARNING", log_bodies=False)
-    measured = measure(args.seed, args.threshold)
+    if args.seeds:
+        rows = [
+            measure(seed, args.threshold, args.group_threshold, args.corpus)
+            for seed in _seeds(args.seeds)
+        ]
+        for row in rows:
+            print(json.dumps({k: row[k] for k in ("seed", *SUMMED)}))
+        print(json.dumps({"corpus": args.corpus, "min_mean_max": summary(rows)}))
+        return 0
+    measured = measure(args.seed, args.threshold, args.group_threshold, args.corpus)
     if not args.no_database:
         measured.update(asyncio.run(db_cycle(args.seed)))
     print(json.dumps(measured, indent=2))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
@@ -37,9 +38,16 @@ async def _store(settings: Settings) -> AsyncIterator[S3ObjectStore]:
 async def cmd_consolidate(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     from skills.consolidation.run import consolidate_org
     from worker.crons import consolidation_config
+    from worker.model_providers import build_model_registry, model_http
 
-    config = consolidation_config(settings)
-    async with connection(settings.owner_url) as conn, _store(settings) as store:
+    async with (
+        model_http(settings) as http,
+        connection(settings.owner_url) as conn,
+        _store(settings) as store,
+    ):
+        # The agents' models, as the tick has them: a real one may rewrite umbrella bodies.
+        models = build_model_registry(settings, http)
+        config = dataclasses.replace(consolidation_config(settings), models=models)
         report = await consolidate_org(
             conn,
             store,
@@ -60,7 +68,8 @@ async def cmd_consolidate(args: argparse.Namespace, settings: Settings) -> dict[
         ]
         lines += [
             f"  {p.umbrella} <- {', '.join(p.absorbs)}  "
-            f"({p.index_bytes_before} -> {p.index_bytes_after} bytes)  {p.id or ''}".rstrip()
+            f"({p.index_bytes_before} -> {p.index_bytes_after} bytes; body: {p.rewrite})  "
+            f"{p.id or ''}".rstrip()
             for p in report.proposals
         ]
         lines += [
@@ -75,7 +84,7 @@ async def cmd_consolidate(args: argparse.Namespace, settings: Settings) -> dict[
 def _line(p: Proposal) -> str:
     return (
         f"{p.id}  {p.status}  {p.umbrella} <- {', '.join(p.absorbs)}  "
-        f"({p.index_bytes_before} -> {p.index_bytes_after} bytes)"
+        f"({p.index_bytes_before} -> {p.index_bytes_after} bytes; body: {p.rewrite})"
     )
 
 

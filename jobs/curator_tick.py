@@ -7,6 +7,7 @@ per tick, plus the tick's Postgres advisory lock for ticks that overlap).
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime
 from typing import Any
 
@@ -72,4 +73,6 @@ async def _consolidate(ctx: JobContext, result: TickResult, now: datetime) -> di
     if result.status != "ran" or config is None or deps is None or not result.reports:
         return {}
     organization_ids = [r.organization_id for r in result.reports]
+    # The agents' models, so a real one may rewrite each umbrella's body.
+    config = dataclasses.replace(config, models=deps.models)
     return await consolidate_after_pass(ctx["pool"], deps.store, organization_ids, config, now=now)

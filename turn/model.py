@@ -73,6 +73,9 @@ class ModelRequest:
     # Whose prefix this is (one org's agent), hashed, never a secret: providers that route
     # by key (OpenAI's prompt_cache_key) send requests sharing a prefix to the same cache.
     cache_key: str | None = None
+    # None: the provider's default (a turn); 0.0 where an answer must be reproducible
+    # (consolidation's rewrite of an umbrella's body).
+    temperature: float | None = None
 
 
 @dataclass(frozen=True)

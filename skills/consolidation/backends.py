@@ -13,6 +13,7 @@ from typing import Protocol
 
 from skills.consolidation.similarity import (
     DEFAULT_THRESHOLD,
+    GROUP_THRESHOLD,
     LEXICAL,
     Link,
     SkillText,
@@ -22,20 +23,25 @@ from skills.consolidation.similarity import (
 
 class SimilarityBackend(Protocol):
     """`name` is what its links are marked with; each backend has its own score scale, so
-    its threshold is its own."""
+    its thresholds are its own: a link's, and the average of links a group needs
+    (skills.consolidation.grouping)."""
 
     name: str
+    group_threshold: float
 
     async def links(self, skills: Sequence[SkillText]) -> list[Link] | None: ...
 
 
 class LexicalBackend:
-    """TF-IDF over words and their stems (skills.consolidation.similarity)."""
+    """TF-IDF over word stems and whole keywords (skills.consolidation.similarity)."""
 
     name = LEXICAL
 
-    def __init__(self, threshold: float = DEFAULT_THRESHOLD) -> None:
+    def __init__(
+        self, threshold: float = DEFAULT_THRESHOLD, group_threshold: float = GROUP_THRESHOLD
+    ) -> None:
         self.threshold = threshold
+        self.group_threshold = group_threshold
 
     async def links(self, skills: Sequence[SkillText]) -> list[Link] | None:
         # CPU-bound (0.5 s for 300 skills, up to ~9 s for 1,000 near-identical ones on a busy

@@ -114,16 +114,22 @@ def umbrella_body(umbrella: PointedVersion, absorbed: Sequence[PointedVersion]) 
 
 
 def plan_umbrella(
-    umbrella: PointedVersion, absorbed: Sequence[PointedVersion], limits: Limits = Limits()
+    umbrella: PointedVersion,
+    absorbed: Sequence[PointedVersion],
+    limits: Limits = Limits(),
+    *,
+    body: str | None = None,
 ) -> UmbrellaPlan:
-    """The umbrella's next version; raises TooLarge."""
+    """The umbrella's next version; raises TooLarge. `body` replaces the deterministic one
+    (the model's rewrite, skills.consolidation.rewrite, held to the same rules)."""
     group = [umbrella, *absorbed]
     any_keywords = union_keywords(m.matcher.any_keywords for m in group)
     probes = union_keywords((m.matcher.probe_keywords for m in group), exclude=any_keywords)
     if len(any_keywords) > MAX_KEYWORDS or len(probes) > MAX_KEYWORDS:
         raise TooLarge("keywords")
     matcher = SkillMatcher(any_keywords, probes)
-    body = umbrella_body(umbrella, absorbed)
+    if body is None:
+        body = umbrella_body(umbrella, absorbed)
     text = render_skill_md(umbrella.name, umbrella.description, matcher, body, umbrella.frontmatter)
     try:
         skill = check_skill_md(text, expected_name=umbrella.name)

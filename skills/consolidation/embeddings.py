@@ -69,6 +69,8 @@ class EmbeddingsBackend:
         self.api_key = api_key
         self.timeout_s = timeout_s
         self.threshold = threshold
+        # Its links are already close paraphrases: a group averages at least a link's score.
+        self.group_threshold = threshold
 
     async def links(self, skills: Sequence[SkillText]) -> list[Link] | None:
         if len(skills) > MAX_SKILLS:

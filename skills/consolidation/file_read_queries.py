@@ -69,3 +69,44 @@ async def copy_file_reads(
             [m[1] for m in moves],
             [m[2] for m in moves],
         )
+
+
+@dataclass(frozen=True)
+class SkillFile:
+    """One file of a skill's installed version, with its reads (None: never read)."""
+
+    path: str
+    reads: FileReads | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "read_count": 0 if self.reads is None else self.reads.read_count,
+            "last_read_at": None if self.reads is None else self.reads.last_read_at.isoformat(),
+        }
+
+
+# Each installed version's files (its manifest), with the reads counted for each path.
+LIST_SKILL_FILES = """
+select p.name, e.entry ->> 'path' as path, r.read_count, r.last_read_at
+from skill_pointers p
+join skill_versions v on v.id = p.version_id
+cross join lateral jsonb_array_elements(v.manifest) as e(entry)
+left join skill_file_reads r on r.organization_id = p.organization_id
+    and r.skill_name = p.name and r.path = e.entry ->> 'path'
+where p.organization_id = $1 and p.name = any($2::text[])
+order by p.name collate "C", e.entry ->> 'path' collate "C"
+"""
+
+
+async def list_skill_files(
+    conn: asyncpg.Connection, organization_id: uuid.UUID, names: Sequence[str]
+) -> dict[str, list[SkillFile]]:
+    """Skill name -> its installed version's files by path (skills without files absent)."""
+    out: dict[str, list[SkillFile]] = {}
+    for r in await conn.fetch(LIST_SKILL_FILES, organization_id, list(names)):
+        reads = None
+        if r["read_count"] is not None:
+            reads = FileReads(int(r["read_count"]), r["last_read_at"])
+        out.setdefault(r["name"], []).append(SkillFile(r["path"], reads))
+    return out

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 from skills.consolidation.similarity import SkillText, lexical_scores
 
-# Lower than a link's threshold on purpose: a hint to a reviewer merges nothing, and a
-# near-duplicate that would just miss a link is still worth a look.
+# Between a link's threshold (0.45, which also joins skills about one product that a group
+# then keeps apart) and a group's (0.55): a hint to a reviewer merges nothing, and a
+# near-duplicate that would just miss a group is still worth a look.
 HINT_THRESHOLD = 0.5
 MAX_HINTS = 3
 

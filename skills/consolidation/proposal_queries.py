@@ -91,6 +91,8 @@ class Proposal:
     decided_by: str | None
     expired_reason: str | None
     members: tuple[Member, ...]
+    # Which body it carries: 'model', 'kept_deterministic' or 'rejected: <reason>'.
+    rewrite: str = "kept_deterministic"
 
     @property
     def absorbs(self) -> tuple[str, ...]:
@@ -114,14 +116,15 @@ class Proposal:
             "decided_at": None if self.decided_at is None else self.decided_at.isoformat(),
             "decided_by": self.decided_by,
             "expired_reason": self.expired_reason,
+            "rewrite": self.rewrite,
             "members": [m.to_json() for m in self.members],
         }
 
 
 INSERT_PROPOSAL = """
 insert into skill_proposals (id, organization_id, umbrella, version_id, backend,
-                             index_bytes_before, index_bytes_after)
-values ($1, $2, $3, $4, $5, $6, $7)
+                             index_bytes_before, index_bytes_after, rewrite)
+values ($1, $2, $3, $4, $5, $6, $7, $8)
 """
 INSERT_MEMBERS = """
 insert into skill_proposal_members (proposal_id, organization_id, name, role, version_id,
@@ -142,6 +145,7 @@ async def insert_proposal(
         proposal.backend,
         proposal.index_bytes_before,
         proposal.index_bytes_after,
+        proposal.rewrite,
     )
     members = proposal.members
     await conn.execute(
@@ -158,7 +162,7 @@ async def insert_proposal(
 
 _PROPOSAL_COLUMNS = """
 s.id, s.umbrella, s.version_id, s.backend, s.status, s.index_bytes_before,
-s.index_bytes_after, s.created_at, s.decided_at, s.decided_by, s.expired_reason,
+s.index_bytes_after, s.created_at, s.decided_at, s.decided_by, s.expired_reason, s.rewrite,
 (select json_agg(json_build_object('name', m.name, 'role', m.role,
                                    'version_id', m.version_id, 'uses_30d', m.uses_30d,
                                    'score', m.score)

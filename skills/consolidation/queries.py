@@ -148,3 +148,18 @@ async def update_curator_run_consolidation(
     conn: asyncpg.Connection, organization_id: uuid.UUID, report: dict[str, Any]
 ) -> None:
     await conn.execute(UPDATE_CURATOR_RUN_CONSOLIDATION, organization_id, report)
+
+
+# The org's agent (its first, as the turn answers numbers that name none) and its model.
+FETCH_AGENT_MODEL = """
+select model_provider, model_name from agents
+where organization_id = $1 order by created_at, id limit 1
+"""
+
+
+async def fetch_agent_model(
+    conn: asyncpg.Connection, organization_id: uuid.UUID
+) -> tuple[str | None, str | None] | None:
+    """(model_provider, model_name) of the org's agent; None when it has no agent."""
+    row = await conn.fetchrow(FETCH_AGENT_MODEL, organization_id)
+    return None if row is None else (row["model_provider"], row["model_name"])

@@ -1,15 +1,19 @@
 """One org's consolidation cycle: gates, associate, distill; for the tick and the CLI.
 
 Under the org's catalog lock (session-level, as authoring takes it: no skill_manage write
-interleaves), in this order:
+interleaves, except during a model's rewrite, below), in this order:
 1. expire pending proposals that waited 30 days or whose member changed;
 2. the gates (skills.consolidation.gates): `off`, `watermark`, `no_pressure`;
 3. associate: the backend's links among the org's non-archived skills; stored links are
    kept when both versions are unchanged, added when new, recomputed (updated or dropped)
    when either skill got a new version;
-4. distill: star groups of the agent's unpinned skills that are in no pending proposal,
-   at most `max_proposals` proposals; each umbrella version's files are copied (server-side)
-   before the transaction, so an orphaned object is the worst a crash leaves;
+4. distill: average-linkage groups of the agent's unpinned skills that are in no pending
+   proposal, at most `max_proposals` proposals. When the org's agent has a real model, it
+   may rewrite each umbrella's body (skills.consolidation.rewrite: one call each,
+   temperature 0, `rewrite_budget_s` in all, the deterministic body kept on any failure);
+   the catalog lock is released during those calls, and a plan whose member meanwhile
+   joined another pending proposal is dropped. Each umbrella version's files are copied
+   (server-side) before the transaction, so an orphaned object is the worst a crash leaves;
 5. one transaction under the org's curator lock: links, proposal versions and rows, the
    watermark and the report. A member whose pointer moved since step 3 drops its proposal.
 A dry run stops before any write (no expiry, no links, no proposals, no watermark).
@@ -18,6 +22,7 @@ A dry run stops before any write (no expiry, no links, no proposals, no watermar
 from __future__ import annotations
 
 import dataclasses
+import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -28,11 +33,15 @@ import asyncpg
 import structlog
 
 from skills.catalog import catalog_lock
-from skills.catalog_queries import fetch_org_pointed_version
+from skills.catalog_queries import (
+    fetch_org_pointed_version,
+    lock_skill_catalog,
+    unlock_skill_catalog,
+)
 from skills.consolidation.backends import LexicalBackend, SimilarityBackend
 from skills.consolidation.distill import Limits, TooLarge, UmbrellaPlan, plan_umbrella
 from skills.consolidation.gates import Pressure, skip_reason
-from skills.consolidation.grouping import Candidate, Group, star_groups
+from skills.consolidation.grouping import Candidate, Group, average_groups
 from skills.consolidation.link_queries import StoredLink, delete_links, list_links, upsert_links
 from skills.consolidation.proposal_queries import (
     Member,
@@ -43,12 +52,14 @@ from skills.consolidation.proposal_queries import (
 )
 from skills.consolidation.queries import (
     CycleSkill,
+    fetch_agent_model,
     fetch_consolidated_at,
     fetch_consolidation_mode,
     fetch_last_agent_change,
     list_cycle_skills,
     upsert_org_consolidation,
 )
+from skills.consolidation.rewrite import KEPT, MAX_REWRITES, ask_model
 from skills.consolidation.similarity import Link, SkillText
 from skills.curator.errors import OrganizationNotFound
 from skills.curator.queries import lock_curator_orgs
@@ -56,12 +67,19 @@ from skills.models import LoadedSkill
 from skills.publisher import content_type_of
 from skills.queries import insert_skill_version
 from skills.storage import ObjectStore, object_key
+from turn.errors import ModelNotConfigured
+from turn.model import Model
+from turn.providers.registry import ModelRegistry
 from turn.skill_index import render_skill_index
 
 log = structlog.get_logger(__name__)
 
 MAX_PROPOSALS = 10  # per org per cycle: bounds the cycle's time and a reviewer's queue
 PROPOSAL_MAX_AGE = timedelta(days=30)
+# One rewrite call's timeout, and all of a cycle's together: inside the tick's per-org bound
+# (skills.consolidation.tick.ORG_TIMEOUT_S, 60 s), with room for the cycle's own work.
+REWRITE_TIMEOUT_S = 20.0
+REWRITE_BUDGET_S = 40.0
 
 
 @dataclass(frozen=True)
@@ -71,6 +89,10 @@ class ConsolidationConfig:
     max_proposals: int = MAX_PROPOSALS
     proposal_max_age: timedelta = PROPOSAL_MAX_AGE
     backend: SimilarityBackend = dataclasses.field(default_factory=LexicalBackend)
+    # The agents' models (the worker's registry); None: no rewrite, the deterministic body.
+    models: ModelRegistry | None = None
+    rewrite_timeout_s: float = REWRITE_TIMEOUT_S
+    rewrite_budget_s: float = REWRITE_BUDGET_S
 
 
 @dataclass(frozen=True)
@@ -80,6 +102,7 @@ class ProposalSummary:
     absorbs: tuple[str, ...]
     index_bytes_before: int
     index_bytes_after: int
+    rewrite: str = KEPT  # which body it carries (skills.consolidation.rewrite)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -88,6 +111,7 @@ class ProposalSummary:
             "absorbs": list(self.absorbs),
             "index_bytes_before": self.index_bytes_before,
             "index_bytes_after": self.index_bytes_after,
+            "rewrite": self.rewrite,
         }
 
 
@@ -204,6 +228,9 @@ async def _cycle(
     report = dataclasses.replace(report, not_proposed=tuple(refused))
     if dry_run:
         return dataclasses.replace(report, proposals=tuple(p.summary for p in planned))
+    model = await _agent_model(conn, organization_id, config)
+    if model is not None and planned:
+        planned = await _rewritten_unlocked(conn, organization_id, model, planned, live, config)
     versions = {}
     for item in planned:
         versions[item.group.umbrella] = await _store_files(store, organization_id, item.plan)
@@ -258,7 +285,7 @@ def _plan(
     before = index_bytes(live)
     planned: list[_Planned] = []
     refused: list[dict[str, Any]] = []
-    for group in star_groups(candidates, links):
+    for group in average_groups(candidates, links, config.backend.group_threshold):
         if len(planned) >= config.max_proposals:
             break
         absorbed = [by_name[n].version for n in group.absorbs]
@@ -279,6 +306,77 @@ def _plan(
         summary = ProposalSummary(None, group.umbrella, group.absorbs, before, after)
         planned.append(_Planned(group, plan, summary))
     return planned, refused
+
+
+async def _agent_model(
+    conn: asyncpg.Connection, organization_id: uuid.UUID, config: ConsolidationConfig
+) -> Model | None:
+    """The org's agent's model when it is a real one: not the worker's default (`local`, the
+    only SKILLET_MODEL there is) nor `local` itself."""
+    agent = await fetch_agent_model(conn, organization_id)
+    if config.models is None or agent is None:
+        return None
+    provider, name = agent
+    if not provider or provider == "local":
+        return None
+    try:
+        return config.models.resolve(provider, name)
+    except ModelNotConfigured as exc:
+        log.warning("consolidation.rewrite_no_model", org=str(organization_id), error=str(exc))
+        return None
+
+
+async def _rewritten_unlocked(
+    conn: asyncpg.Connection,
+    organization_id: uuid.UUID,
+    model: Model,
+    planned: Sequence[_Planned],
+    live: Sequence[CycleSkill],
+    config: ConsolidationConfig,
+) -> list[_Planned]:
+    """The rewrites, with the org's catalog lock released meanwhile: the calls take seconds
+    and authoring must not wait on them. What changed meanwhile is caught on the way back: a
+    member now in another pending proposal drops its plan here, a member whose pointer moved
+    drops it at the write (_members_unchanged)."""
+    await unlock_skill_catalog(conn, organization_id)
+    try:
+        planned = await _rewritten(organization_id, model, planned, live, config)
+    finally:
+        await lock_skill_catalog(conn, organization_id)
+    pending = await list_pending_member_names(conn, organization_id)
+    return [p for p in planned if not pending & {p.group.umbrella, *p.group.absorbs}]
+
+
+async def _rewritten(
+    organization_id: uuid.UUID,
+    model: Model,
+    planned: Sequence[_Planned],
+    live: Sequence[CycleSkill],
+    config: ConsolidationConfig,
+) -> list[_Planned]:
+    """Each plan with the model's body where the model gave a valid one (see rewrite.py)."""
+    by_name = {s.version.name: s.version for s in live}
+    deadline = time.monotonic() + config.rewrite_budget_s
+    out: list[_Planned] = []
+    for index, item in enumerate(planned):
+        left_s = deadline - time.monotonic()
+        if index >= MAX_REWRITES or left_s <= 0:
+            out.append(item)  # the budget is spent: the deterministic body (KEPT) stands
+            continue
+        group = item.group
+        result = await ask_model(
+            model,
+            by_name[group.umbrella],
+            [by_name[n] for n in group.absorbs],
+            item.plan,
+            config.limits,
+            min(config.rewrite_timeout_s, left_s),
+        )
+        log.info("consolidation.rewrite", org=str(organization_id), umbrella=group.umbrella,
+                 rewrite=result.note)  # fmt: skip
+        summary = dataclasses.replace(item.summary, rewrite=result.note)
+        out.append(dataclasses.replace(item, plan=result.plan, summary=summary))
+    return out
 
 
 async def _store_files(
@@ -339,6 +437,7 @@ def _proposal(
         decided_by=None,
         expired_reason=None,
         members=tuple(members),
+        rewrite=summary.rewrite,
     )
 
 

@@ -1,19 +1,28 @@
-"""The lexical similarity backend, pure and deterministic: TF-IDF over words and their
-4-character stems, cosine, pairs at or above a threshold.
+"""The lexical similarity backend, pure and deterministic: TF-IDF over word stems and whole
+keywords, cosine, pairs at or above a threshold.
 
-Why both features: words carry the topic ("pix", "troca"), stems tie the inflections and
-paraphrases models write ("trocar"/"troca"/"trocas", "devolução"/"devolver") without a
-stemmer of our own. Accents and case are folded first. Measured on bench/consolidation.py
-against all character 4-grams of each word: 4-grams let long product names dominate (many
-grams, each rare) and joined unrelated skills about one product; stems did not.
+Features: each word's stem (skills.consolidation.stemmer: "trocar"/"troca"/"trocas" meet,
+"devolução"/"devolver" too), counted once per occurrence; a hyphenated compound as one word
+("micro-ondas", in the name too where the skill's own text writes it so); and each keyword
+as one phrase feature ("troca geladeira"). Why phrases: a skill's keywords say what it is
+for, and a shared keyword is evidence of one topic that its words alone are not ("troca
+geladeira" and "entrega geladeira" share the word geladeira, not the keyword). Accents and
+case are folded first. Measured on bench/consolidation.py (seeds 1-24, average-linkage
+groups): words plus their 4-character prefixes (the previous features) joined skills about
+one product (precision 0.93-0.97 for recall 0.93); stems without phrases too (0.95 for
+0.93); stems with phrases at weight 3, 0.975 for 0.94; bigrams of stems, 0.96 for 0.95 at a
+lower scale; a binary tf lost both. Compounds split into their words weighed a two-word
+product double ("caixa", "som") and joined piles about it; whole, the worst seed's
+precision went from 0.948 to 0.962.
 Fields weigh differently: the name and the keywords say what the skill is for, the body
 mostly how; the weights repeat a field's features.
 
 Bounds (hostile or huge skills cost bounded CPU): each field is cut to a fixed number of
 characters before it is read, features present in more than half the skills are dropped
 (they carry almost no IDF weight and would make the pair accumulation quadratic), and the
-caller caps how many skills one cycle compares. The same inputs give the same links, in the
-same order, on every run.
+caller caps how many skills one cycle compares. Cost: O(characters) to read, O(P) for the P
+pairs that share a feature. The same inputs give the same links, in the same order, on
+every run.
 """
 
 from __future__ import annotations
@@ -25,15 +34,23 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from skills.consolidation.stemmer import stem
+
 LEXICAL = "lexical"
-# A pair at or above this cosine is a link. bench/consolidation.py on 60 piles of paraphrased
-# near-duplicates (seeds 7 and 11): 0.55 reached recall 0.89-0.91 but joined unrelated skills
-# in 15-18 proposals (precision 0.88-0.90); 0.62 gives precision 0.96-0.98 and recall 0.78.
-DEFAULT_THRESHOLD = 0.62
+# A pair at or above this cosine is a link (stored, shown as a close neighbour). Groups are
+# stricter: skills.consolidation.grouping joins two groups only when their links average at
+# least GROUP_THRESHOLD, a missing link counting 0. bench/consolidation.py: links from 0.45
+# let the average see a pile's weaker pairs (from 0.55 recall fell to 0.80). Groups, chosen
+# on seeds 1-24 and checked on 25-60 (min / mean): 0.54 precision 0.962 / 0.984 and 0.967 /
+# 0.985, recall 0.936 / 0.968 and 0.905 / 0.966; 0.55 precision 0.978 / 0.990, recall
+# 0.898 / 0.960 (a seed under the goal); 0.53 precision 0.938 / 0.976 (seeds 1-24).
+DEFAULT_THRESHOLD = 0.45
+GROUP_THRESHOLD = 0.54
 MAX_FIELD_CHARS = 4_000  # of each field read: a body's opening says what it is about
-STEM_CHARS = 4  # a word's first characters, for words longer than that
-BIGRAM_WEIGHT = 8  # adjacent word pairs ("troca geladeira"): what a topic is, not its words
+PHRASE_WEIGHT = 3  # a whole keyword, beside its words' stems (see the docstring)
+MAX_PHRASE_WORDS = 8  # of a keyword read as a phrase
 MIN_WORD_CHARS = 2
+MAX_KEYWORDS_READ = 64  # a package allows fewer; a hostile list costs no more than this
 COMMON_DF_FRACTION = 0.5  # features in more skills than this fraction are dropped...
 MIN_COMMON_DF = 20  # ... when that is more than 20 skills (a feature in 20 costs 190 pairs)
 # How many times a field's features count (name and keywords say what a skill is for).
@@ -48,7 +65,9 @@ skills
 """
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
-_WORD_RE = re.compile(r"[a-z0-9]+")
+# A word, hyphenated compounds whole ("micro-ondas", "caixa-de-som"): one idea, one feature.
+_WORD_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+MAX_COMPOUND_PARTS = 6  # of a name's words joined back into a compound
 
 
 @dataclass(frozen=True)
@@ -86,21 +105,46 @@ def words(text: str) -> list[str]:
     ]
 
 
+def name_words(name: str, compounds: set[str]) -> list[str]:
+    """A name's words: its hyphens separate words, except where the skill's own text writes
+    the same run of words as one compound ("troca-micro-ondas" with "micro-ondas" in its
+    keywords reads troca, micro-ondas). Longest compound first, at most MAX_COMPOUND_PARTS."""
+    # Every part, stopwords too: "caixa-de-som" has one ("de") the compound keeps.
+    parts = re.findall(r"[a-z0-9]+", fold(name))
+    out: list[str] = []
+    i = 0
+    while i < len(parts):
+        for j in range(min(len(parts), i + MAX_COMPOUND_PARTS), i + 1, -1):
+            joined = "-".join(parts[i:j])
+            if joined in compounds:
+                out.append(joined)
+                i = j
+                break
+        else:
+            if len(parts[i]) >= MIN_WORD_CHARS and parts[i] not in STOPWORDS:
+                out.append(parts[i])
+            i += 1
+    return out
+
+
 def features(skill: SkillText) -> Counter[str]:
-    """Weighted feature counts: `w:word` and `s:stem` (its first STEM_CHARS characters)."""
-    fields = {
-        "name": skill.name.replace("-", " "),
-        "keywords": " ".join(skill.keywords),
-        "description": skill.description,
-        "body": skill.body,
+    """Weighted feature counts: `s:stem` of every word, `k:phrase` of every keyword."""
+    read = {
+        "keywords": words(" ; ".join(skill.keywords)),
+        "description": words(skill.description),
+        "body": words(skill.body),
     }
+    compounds = {w for field in read.values() for w in field if "-" in w}
+    read["name"] = name_words(skill.name, compounds)
     counts: Counter[str] = Counter()
-    for field, text in fields.items():
+    for field, found in read.items():
         weight = FIELD_WEIGHTS[field]
-        for word in words(text):
-            counts["w:" + word] += weight
-            if len(word) > STEM_CHARS:
-                counts["s:" + word[:STEM_CHARS]] += weight
+        for word in found:
+            counts["s:" + stem(word)] += weight
+    for keyword in skill.keywords[:MAX_KEYWORDS_READ]:
+        phrase = [stem(w) for w in words(keyword)[:MAX_PHRASE_WORDS]]
+        if phrase:
+            counts["k:" + " ".join(phrase)] += PHRASE_WEIGHT
     return counts
 
 

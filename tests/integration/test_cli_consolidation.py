@@ -58,7 +58,15 @@ async def test_opt_in_consolidate_and_decide_from_the_cli(
     assert set(dry["links"][0]) == {"a", "b", "score", "backend"}
     code, out = await _run(capsys, "curator", "consolidate", "--org", org)
     [proposal] = out["proposals"]
-    assert set(proposal) == {"id", "umbrella", "absorbs", "index_bytes_before", "index_bytes_after"}
+    assert set(proposal) == {
+        "id",
+        "umbrella",
+        "absorbs",
+        "index_bytes_before",
+        "index_bytes_after",
+        "rewrite",
+    }
+    assert proposal["rewrite"] == "kept_deterministic"  # the org's agent has no real model
 
     code, listed = await _run(capsys, "curator", "proposals", "list", "--org", org)
     assert [p["id"] for p in listed["proposals"]] == [proposal["id"]]

@@ -4,6 +4,7 @@ skills page shows the absorbed skill and its restore says both may match."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 
 import asyncpg
@@ -24,6 +25,7 @@ from worker.resources import Resources
 from worker.settings import Settings
 
 HOSTILE_TEXT = "<img src=x onerror=alert(1)>"
+SCREENSHOT_FILES = os.environ.get("TEST_SCREENSHOT_FILES")  # a path, to look at
 
 
 @pytest_asyncio.fixture(loop_scope="session")
@@ -102,6 +104,8 @@ async def test_a_business_sees_close_skills_and_approves_a_merge(
     files = await page.locator("ul.arquivos").inner_text()
     assert "references/politica-de-troca/SKILL.md" in files
     assert "prazos.md (novo; lido 3 vez(es), a última em" in files
+    # The org's agent has no real model: the proposal carries the deterministic body.
+    assert (await page.locator("dd.corpo").inner_text()).startswith("o determinístico")
     await shot(page, "22-proposta")
     await page.click("button:has-text('Aprovar a fusão')")
     await page.wait_for_url(f"{api.base_url}/console/propostas?ok=approve_proposal_route")
@@ -109,8 +113,17 @@ async def test_a_business_sees_close_skills_and_approves_a_merge(
 
     # The skills page: the absorbed ones archived, saying into what; restore says both match.
     await page.click("header nav a:has-text('Skills')")
-    absorbed = page.locator("tr", has_text="politica-de-troca")
+    # Its row by its name (the umbrella's row lists a file under its name too).
+    absorbed = page.locator("tr", has=page.locator("td > strong", has_text="politica-de-troca"))
     assert "absorvida por trocar-produto" in await absorbed.inner_text()
+    # Each file's last read; the umbrella's moved reference kept its count.
+    umbrella_files = page.locator("ul[aria-label='arquivos de trocar-produto']")
+    moved = umbrella_files.locator("li", has_text="references/politica-de-troca/prazos.md")
+    assert "lido 3 vez(es), a última em" in await moved.inner_text()
+    skill_md = umbrella_files.locator("li", has_text="references/troca-de-produto/SKILL.md")
+    assert "nunca lido" in await skill_md.inner_text()
+    if SCREENSHOT_FILES:
+        await page.screenshot(path=SCREENSHOT_FILES, full_page=True)
     await shot(page, "23-skills-absorvidas")
     await absorbed.locator("button:has-text('Restaurar')").click()
     await page.wait_for_url(f"{api.base_url}/console/skills?ok=restore_skill")

@@ -270,6 +270,7 @@ async def test_the_tick_consolidates_each_due_org_and_outlives_a_crash(
 
     class Failing:
         name = "lexical"
+        group_threshold = eager.backend.group_threshold
 
         async def links(self, skills: Sequence[SkillText]) -> list[Link] | None:
             # Broken for one org only: the tick goes on to the next.

@@ -1,4 +1,4 @@
-"""Consolidation's pure core: similarity, star groups, the umbrella plan, the gates."""
+"""Consolidation's pure core: similarity, average-linkage groups, the umbrella plan, the gates."""
 
 from __future__ import annotations
 
@@ -10,8 +10,14 @@ import pytest
 from skills.catalog_queries import PointedVersion
 from skills.consolidation.distill import Limits, TooLarge, moved_path, plan_umbrella
 from skills.consolidation.gates import Pressure, SkipReason, skip_reason
-from skills.consolidation.grouping import Candidate, star_groups
-from skills.consolidation.similarity import DEFAULT_THRESHOLD, Link, SkillText, lexical_links
+from skills.consolidation.grouping import Candidate, average_groups
+from skills.consolidation.similarity import (
+    DEFAULT_THRESHOLD,
+    Link,
+    SkillText,
+    lexical_links,
+    name_words,
+)
 from skills.models import FileKind, ManifestEntry, SkillMatcher
 
 PILES = {
@@ -75,32 +81,59 @@ def test_links_are_deterministic_whatever_the_input_order() -> None:
     assert lexical_links(ALL) == lexical_links(list(reversed(ALL)))
 
 
+def test_a_compound_is_one_word_in_the_name_where_the_skill_writes_it_so() -> None:
+    compounds = {"micro-ondas", "caixa-de-som"}
+    assert name_words("troca-micro-ondas-loja", compounds) == ["troca", "micro-ondas", "loja"]
+    assert name_words("caixa-de-som-pix", compounds) == ["caixa-de-som", "pix"]
+    assert name_words("troca-micro-ondas", set()) == ["troca", "micro", "ondas"]
+
+
 def test_hostile_sizes_are_cut_before_reading() -> None:
     huge = SkillText("huge", "x " * 500_000, "palavra " * 1_000_000, ())
     links = lexical_links([huge, *ALL])
     assert all("huge" not in (x.a, x.b) for x in links)
 
 
-def test_star_groups_take_the_most_used_as_umbrella_and_never_chain() -> None:
-    links = [Link("a", "b", 0.9), Link("b", "c", 0.8), Link("a", "c", 0.7), Link("c", "d", 0.9)]
+def test_groups_take_the_most_used_as_umbrella_and_never_chain() -> None:
+    # a-b-c are one pile; d is linked strongly to c only: its average with {a, b, c} is
+    # 0.9 / 3 = 0.3, so the chain a-b-c-d never lands in one group.
+    links = [Link("a", "b", 0.9), Link("b", "c", 0.8), Link("a", "c", 0.7), Link("c", "d", 0.6)]
     candidates = [Candidate("a", 1), Candidate("b", 5), Candidate("c", 2), Candidate("d", 0)]
-    groups = star_groups(candidates, links)
-    # c, the most linked, gathers its strongest neighbour d; a and b (linked to c but not to d)
-    # form their own group, whose umbrella is its most used skill, b. The chain a-b-c-d never
-    # lands in one group.
-    assert [(g.umbrella, g.absorbs) for g in groups] == [("c", ("d",)), ("b", ("a",))]
+    groups = average_groups(candidates, links, threshold=0.55)
+    assert [(g.umbrella, g.absorbs, g.scores) for g in groups] == [("b", ("a", "c"), (0.9, 0.8))]
 
 
-def test_star_groups_tie_break_on_activity_then_name_and_cap_the_size() -> None:
+def test_a_member_whose_one_link_falls_short_still_joins_its_pile() -> None:
+    # The previous stars needed every pair linked: "p4" (no link to p1) split the pile.
+    links = [
+        Link("p1", "p2", 0.8),
+        Link("p1", "p3", 0.8),
+        Link("p2", "p3", 0.8),
+        Link("p2", "p4", 0.8),
+        Link("p3", "p4", 0.8),
+    ]
+    candidates = [Candidate(n) for n in ("p1", "p2", "p3", "p4")]
+    # p4 to {p1, p2, p3}: (0 + 0.8 + 0.8) / 3 = 0.53.
+    [group] = average_groups(candidates, links, threshold=0.5)
+    assert (group.umbrella, group.absorbs) == ("p1", ("p2", "p3", "p4"))
+    assert group.scores == (0.8, 0.8, 0.0)  # p4 has no link to the umbrella
+    [strict] = average_groups(candidates, links, threshold=0.6)
+    assert (strict.umbrella, strict.absorbs) == ("p1", ("p2", "p3"))
+
+
+def test_groups_tie_break_on_activity_then_name_and_cap_the_size() -> None:
     now = datetime(2026, 11, 30, tzinfo=UTC)
     names = [f"s{i}" for i in range(12)]
     links = [Link(x, y, 0.9) for i, x in enumerate(names) for y in names[i + 1 :]]
     candidates = [Candidate(n, 0, now - timedelta(days=i)) for i, n in enumerate(names)]
-    groups = star_groups(candidates, links)
-    # Equal links: neighbours by name (code points: s10 before s2); 8 skills a group at most.
+    groups = average_groups(candidates, links)
+    # Equal links: merged in name order (code points: s10 before s2); 8 skills a group at
+    # most; the largest group first; the latest active member is the umbrella.
+    assert [len(g.absorbs) + 1 for g in groups] == [8, 4]
     assert groups[0].umbrella == "s0"
     assert groups[0].absorbs == ("s1", "s10", "s11", "s2", "s3", "s4", "s5")
     assert groups[1].umbrella == "s6" and groups[1].absorbs == ("s7", "s8", "s9")
+    assert average_groups(list(reversed(candidates)), list(reversed(links))) == groups
 
 
 def _version(

@@ -67,6 +67,8 @@ def build_request(request: ModelRequest, *, model: str, max_tokens: int) -> dict
     }
     if request.tools:
         body["tools"] = [_tool(t) for t in request.tools]
+    if request.temperature is not None:
+        body["temperature"] = request.temperature
     return body
 
 

@@ -78,6 +78,8 @@ def build_request(
         body["tools"] = [_tool(t) for t in request.tools]
     if send_prompt_cache_key and request.cache_key:
         body["prompt_cache_key"] = request.cache_key
+    if request.temperature is not None:
+        body["temperature"] = request.temperature
     return body
 
 
