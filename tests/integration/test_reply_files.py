@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +27,7 @@ from tests.integration.whatsapp_fakes import FakeGraphApi, FakeWaha
 from tests.media_fixtures import pdf, png
 from tests.whatsapp_payloads import cloud_delivery, cloud_text, cloud_value, waha_event
 from turn.agent_queries import insert_agent
+from turn.errors import SendParked
 from turn.model import ModelRequest, ModelResponse, ToolCall
 from turn.outbox import Recipient, Sender
 from turn.outbox_queries import OutboxRow, fail_abandoned_claims
@@ -279,6 +280,54 @@ async def test_file_parts_wait_with_the_text_for_a_new_token_then_go_in_order(
     assert [kind for kind, _ in fake_graph.sends] == ["text", "upload", "document", "text"]
     assert fake_graph.sends[0] == ("text", REPLY) and fake_graph.sends[-1] == ("text", "Certo.")
     assert fake_graph.sent_with == [NEW_TOKEN, NEW_TOKEN, NEW_TOKEN]
+    assert [p[:2] for p in await _parts(db)] == [(0, "sent"), (1, "sent")]
+
+
+@dataclass
+class TokenReplacedWhenParked:
+    """The real sender; the moment a part is parked (Meta refused the number's token), the
+    operator's new token lands, before the reply's next part is tried."""
+
+    inner: Sender
+    replace_token: Callable[[], Awaitable[None]]
+
+    async def send(self, row: OutboxRow, recipient: Recipient) -> Sequence[str] | None:
+        try:
+            return await self.inner.send(row, recipient)
+        except SendParked:
+            await self.replace_token()
+            raise
+
+
+async def test_a_file_never_overtakes_its_parked_text_when_the_token_is_replaced_between(
+    whatsapp_settings: Settings,
+    db: asyncpg.Connection,
+    resources: Resources,
+    fake_graph: FakeGraphApi,
+) -> None:
+    org = await _org(db, resources, ChannelKind.CLOUD_API)
+    channel = CHANNELS[org]
+    await upsert_channel_secrets_as_owner(db, channel, access_token=OWN_TOKEN)
+    fake_graph.own(OWN_TOKEN, NUMBER)
+    fake_graph.revoke(OWN_TOKEN)
+
+    async def replace_token() -> None:
+        fake_graph.own(NEW_TOKEN, NUMBER)
+        await upsert_channel_secrets_as_owner(db, channel, access_token=NEW_TOKEN)
+        await db.execute("update channels set status = 'active'")
+
+    model = FileModel([CATALOG])
+    async with aiohttp.ClientSession() as http:
+        real = build_sender(whatsapp_settings, http, resources.pool, resources.store)
+        sender = TokenReplacedWhenParked(real, replace_token)
+        await _cloud_says(whatsapp_settings, "O catálogo, por favor")
+        await run_burst(whatsapp_settings, model=model, sender=sender)
+        assert fake_graph.sends == []  # the catalog waits behind its text
+        assert [p[:2] for p in await _parts(db)] == [(0, "pending"), (1, "pending")]
+        await _cloud_says(whatsapp_settings, "Oi?")
+        await run_burst(whatsapp_settings, model=model, sender=sender)
+    assert [kind for kind, _ in fake_graph.sends] == ["text", "upload", "document", "text"]
+    assert fake_graph.sends[0] == ("text", REPLY)
     assert [p[:2] for p in await _parts(db)] == [(0, "sent"), (1, "sent")]
 
 
