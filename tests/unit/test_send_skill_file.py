@@ -170,7 +170,18 @@ async def test_the_sniff_reads_only_the_first_bytes() -> None:
     store = store_for(skill)
     ctx = context(store, [skill])
     await send(ctx, "catalogo", "assets/catalogo.pdf")
-    assert [max_bytes for _, max_bytes in store.gets] == [16]
+    assert [max_bytes for _, max_bytes in store.gets] == [64]  # an Ogg names its codec by 28
+
+
+async def test_an_ogg_that_is_not_opus_is_refused_as_whatsapp_would() -> None:
+    vorbis = b"OggS\x00\x02" + b"\x00" * 20 + b"\x01\x1e\x01vorbis" + b"\x00" * 40
+    skill = catalogo({"assets/audio.ogg": len(vorbis)})
+    store = store_for(skill)
+    store.objects[key(ORG, skill, "assets/audio.ogg")] = vorbis
+    ctx = context(store, [skill])
+    result = await send(ctx, "catalogo", "assets/audio.ogg")
+    assert result.error_code == "unsupported_audio" and "Opus" in result.content
+    assert ctx.ledger.files == []
 
 
 def test_the_file_name_is_the_paths_last_segment_made_safe_and_bounded() -> None:

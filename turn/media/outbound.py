@@ -3,7 +3,8 @@ size Meta takes for that kind, and the file name the customer sees (pure).
 
 The kind follows the sniffed bytes, never the file's name: JPEG and PNG go as images (the only
 image types Meta's `image` message takes; WebP is a sticker there, so it goes as a document),
-Ogg/Opus, MP3, MP4/AAC and AMR as audio, everything else as a document.
+Ogg/Opus, MP3, MP4/AAC and AMR as audio, everything else as a document. Meta takes
+audio/ogg with the Opus codec only: an Ogg of another codec (Vorbis, FLAC) is refused.
 """
 
 from __future__ import annotations
@@ -38,6 +39,14 @@ MAX_CAPTION_CHARS: Final = 1024  # Meta's caption limit (document and image)
 MAX_FILES_PER_TURN: Final = 3
 MAX_FILENAME_CHARS: Final = 100
 _UNSAFE: Final = re.compile(r"[^A-Za-z0-9._-]+")
+# An Ogg stream's first page names its codec: "OpusHead" at byte 28 (27-byte page header and
+# a one-byte segment table), well inside the first 64 bytes.
+CODEC_HEAD_BYTES: Final = 64
+
+
+def unsendable_audio(mime: str, head: bytes) -> bool:
+    """An Ogg whose first page is not Opus: WhatsApp refuses it (audio/ogg is Opus only)."""
+    return mime == "audio/ogg" and b"OpusHead" not in head[:CODEC_HEAD_BYTES]
 
 
 def message_kind(mime: str) -> FileMessage:
