@@ -59,11 +59,19 @@ class FileSource(Protocol):
     async def get(self, key: str, *, max_bytes: int, offset: int = 0) -> StoredObject: ...
 
 
-async def file_bytes(files: FileSource | None, file: OutboundFile) -> bytes:
+async def file_bytes(
+    files: FileSource | None, organization_id: uuid.UUID, file: OutboundFile
+) -> bytes:
     """A file part's bytes, no more than its manifest size; a SendError when they are gone
-    (failed) or the store does not answer (retryable: nothing went out)."""
+    (failed) or the store does not answer (retryable: nothing went out). Only a key of the
+    row's own org and the part's own skill and path is read, whatever the stored row says."""
     if files is None:
         raise send_failed(SendFailure.NOT_CONFIGURED, "this sender has no file store")
+    if not (
+        file.key.startswith(f"{organization_id}/{file.skill}/")
+        and file.key.endswith(f"/{file.path}")
+    ):
+        raise send_failed(SendFailure.REJECTED, f"{file.path} is not a file of this org's skill")
     try:
         stored = await files.get(file.key, max_bytes=file.size)
     except ObjectNotFound as exc:
@@ -171,7 +179,7 @@ class ChannelSender:
             raise send_parked(f"{route.kind} {route.address} waits for a new access token")
         try:
             if row.file is not None:
-                data = await file_bytes(self._files, row.file)
+                data = await file_bytes(self._files, row.organization_id, row.file)
                 return await sender.send_file(row, recipient, found, data)
             return await sender.send(row, recipient, found)
         except SendError as exc:
