@@ -344,6 +344,7 @@ class FakeWaha(_FakeApi):
         # Every accepted send in order: ("sendText", text) or ("sendFile" | "sendImage",
         # (chatId, mimetype, filename, bytes, caption)).
         self.sends: list[tuple[str, Any]] = []
+        self.endless_answers = False  # sendText accepts, then streams its answer forever
 
     def app(self) -> web.Application:
         app = web.Application()
@@ -401,6 +402,8 @@ class FakeWaha(_FakeApi):
             return web.json_response({"message": "Unauthorized"}, status=401)
         self.delivered.append((body["session"], body["chatId"], body["text"]))
         self.sends.append(("sendText", body["text"]))
+        if self.endless_answers:
+            return await _endless(request)
         return web.json_response({"id": f"true_{body['chatId']}_{len(self.delivered)}"}, status=201)
 
     async def send_file(self, request: web.Request) -> web.Response:
@@ -479,3 +482,15 @@ def serving_in_thread(fake: FakeT, path: str = "") -> Iterator[FakeT]:
         loop.call_soon_threadsafe(loop.stop)
         thread.join(timeout=10)
         loop.close()
+
+
+async def _endless(request: web.Request) -> web.StreamResponse:
+    """201 and a JSON body that never ends (64 KiB each 20 ms), until the client goes."""
+    response = web.StreamResponse(status=201, headers={"Content-Type": "application/json"})
+    await response.prepare(request)
+    await response.write(b'{"id": "true_endless", "pad": "')
+    with contextlib.suppress(ConnectionError):
+        while True:
+            await response.write(b"x" * 65_536)
+            await asyncio.sleep(0.02)
+    return response
