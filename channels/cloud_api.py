@@ -16,7 +16,7 @@ from channels.http import PartsSender, Verdict
 from channels.templates import template_message
 from channels.text import split_text
 from turn.errors import SendError
-from turn.media.outbound import MAX_BYTES, FileMessage, OutboundFile
+from turn.media.outbound import FileMessage, OutboundFile
 from turn.outbox import Recipient
 from turn.outbox_queries import OutboxRow
 
@@ -91,16 +91,10 @@ class CloudApiSender(PartsSender[CloudApiConfig]):
     ) -> Sequence[str] | None:
         """A file part: uploaded to POST /{phone-number-id}/media (multipart), then sent as a
         document, image or audio message by the media id Meta answers (a link would need a
-        public bucket). Meta's size for the kind is checked before the upload."""
+        public bucket). Meta's size for the kind was checked before (channels.dispatch)."""
         file = row.file
         assert file is not None
         token, base = self._target(recipient, credentials)
-        if len(data) > MAX_BYTES[file.kind]:
-            raise send_failed(
-                SendFailure.REJECTED,
-                f"{file.filename}: {len(data)} bytes, over Meta's {MAX_BYTES[file.kind]} for "
-                f"{file.kind.value}",
-            )
         headers = {"Authorization": f"Bearer {token}"}
 
         def form() -> aiohttp.FormData:

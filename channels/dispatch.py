@@ -21,7 +21,7 @@ from core.errors import StorageError
 from core.tenancy import org_connection
 from skills.storage import ObjectNotFound, StoredObject
 from turn.errors import SendError
-from turn.media.outbound import OutboundFile
+from turn.media.outbound import MAX_BYTES, OutboundFile
 from turn.outbox import Recipient, Route, Sender
 from turn.outbox_queries import OutboxRow
 
@@ -62,7 +62,8 @@ class FileSource(Protocol):
 async def file_bytes(
     files: FileSource | None, organization_id: uuid.UUID, file: OutboundFile
 ) -> bytes:
-    """A file part's bytes, no more than its manifest size; a SendError when they are gone
+    """A file part's bytes, no more than its manifest size and Meta's for its kind (read
+    once here for every channel); a SendError when they are gone
     (failed) or the store does not answer (retryable: nothing went out). Only a key of the
     row's own org and the part's own skill and path is read, whatever the stored row says."""
     if files is None:
@@ -72,6 +73,12 @@ async def file_bytes(
         and file.key.endswith(f"/{file.path}")
     ):
         raise send_failed(SendFailure.REJECTED, f"{file.path} is not a file of this org's skill")
+    if file.size > MAX_BYTES[file.kind]:  # checked by send_skill_file too; Meta's, per kind
+        raise send_failed(
+            SendFailure.REJECTED,
+            f"{file.filename}: {file.size} bytes, over Meta's {MAX_BYTES[file.kind]} for "
+            f"{file.kind.value}",
+        )
     try:
         stored = await files.get(file.key, max_bytes=file.size)
     except ObjectNotFound as exc:

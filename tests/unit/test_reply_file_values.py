@@ -126,3 +126,21 @@ async def test_an_object_bigger_than_its_manifest_says_is_refused_not_sent() -> 
     with pytest.raises(SendError) as refused:
         await file_bytes(OneObject(file.key, b"PDF and more"), org, file)
     assert "not the size its manifest says" in refused.value.message
+
+
+async def test_a_file_part_over_metas_limit_for_its_kind_is_refused_before_its_read() -> None:
+    org = uuid.uuid4()
+    image = OutboundFile(
+        "catalogo",
+        "assets/a.png",
+        f"{org}/catalogo/v1/assets/a.png",
+        "image/png",
+        FileMessage.IMAGE,
+        5 * 1024 * 1024 + 1,
+        "a.png",
+    )
+    store = OneObject(image.key, b"")
+    with pytest.raises(SendError) as refused:
+        await file_bytes(store, org, image)
+    assert (refused.value.code, refused.value.retryable) == ("send_rejected", False)
+    assert store.asked == []  # nothing read, nothing uploaded
