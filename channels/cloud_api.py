@@ -100,8 +100,9 @@ class CloudApiSender(PartsSender[CloudApiConfig]):
         def form() -> aiohttp.FormData:
             body = aiohttp.FormData()
             body.add_field("messaging_product", "whatsapp")
-            body.add_field("type", file.mime)
-            body.add_field("file", data, filename=file.filename, content_type=file.mime)
+            mime = upload_type(file)
+            body.add_field("type", mime)
+            body.add_field("file", data, filename=file.filename, content_type=mime)
             return body
 
         try:
@@ -161,6 +162,14 @@ class CloudApiSender(PartsSender[CloudApiConfig]):
         if first and self._config.reply_context and recipient.reply_to_external_id:
             payload["context"] = {"message_id": recipient.reply_to_external_id}
         return payload
+
+
+def upload_type(file: OutboundFile) -> str:
+    """The type a file is uploaded as: Meta's documents are a fixed list (PDF, Office,
+    text/plain), so any other text (CSV, Markdown) goes as the plain text it is."""
+    if file.kind is FileMessage.DOCUMENT and file.mime.startswith("text/"):
+        return "text/plain"
+    return file.mime
 
 
 def media_message(to: str, file: OutboundFile, media_id: str) -> dict[str, Any]:

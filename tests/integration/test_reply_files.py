@@ -41,6 +41,7 @@ CUSTOMER = "5511912340077"
 REPLY = "Segue o nosso catálogo."
 PDF = pdf("Catalogo 2026")
 PNG = png(4, 3)
+PRICES = "produto;preço\ncamisa;R$ 59,90\n".encode()
 OWN_TOKEN = "EAAG-token-da-loja-arquivos-1"
 NEW_TOKEN = "EAAG-token-da-loja-arquivos-2"
 CHANNELS: dict[uuid.UUID, Channel] = {}  # each test's org -> its number
@@ -86,6 +87,7 @@ async def _org(db: asyncpg.Connection, resources: Resources, kind: ChannelKind) 
             SkillFile("assets/catalogo.pdf", PDF, FileKind.ASSET),
             SkillFile("assets/vitrine.png", PNG, FileKind.ASSET),
             SkillFile("assets/poster.png", big, FileKind.ASSET),
+            SkillFile("assets/precos.csv", PRICES, FileKind.ASSET),
         ),
     )
     await publish_skill_version(
@@ -151,6 +153,7 @@ async def test_a_pdf_goes_after_the_text_by_upload_and_media_id_each_part_receip
         "assets/catalogo.pdf",
         "assets/vitrine.png",
         "assets/poster.png",
+        "assets/precos.csv",
     }
 
     [(kind, text), (upload, media_id), (message, document)] = fake_graph.sends
@@ -188,6 +191,24 @@ async def test_an_image_is_sent_as_an_image_and_a_file_over_metas_limit_never_up
     assert (text, kind) == (REPLY, "image")
     assert image == {"id": media_id, "caption": "Nossa vitrine"}  # an image has no filename
     assert fake_graph.uploads[media_id][1:] == ("image/png", "vitrine.png", PNG)
+    assert [p[:2] for p in await _parts(db)] == [(0, "sent"), (1, "sent")]
+
+
+async def test_a_csv_price_list_is_uploaded_as_the_plain_text_meta_takes(
+    whatsapp_settings: Settings,
+    db: asyncpg.Connection,
+    resources: Resources,
+    fake_graph: FakeGraphApi,
+) -> None:
+    # Meta's documents are a fixed list of types (text/csv is not one): its upload refused
+    # the price list, and the customer, told it was coming, got nothing.
+    await _org(db, resources, ChannelKind.CLOUD_API)
+    model = FileModel([{"skill": "catalogo", "path": "assets/precos.csv"}])
+    await _cloud_says(whatsapp_settings, "Qual o preço do catálogo?")
+    await run_burst(whatsapp_settings, model=model)
+    [(_, text), (_, media_id), (kind, document)] = fake_graph.sends
+    assert (text, kind, document["filename"]) == (REPLY, "document", "precos.csv")
+    assert fake_graph.uploads[media_id][1:] == ("text/plain", "precos.csv", PRICES)
     assert [p[:2] for p in await _parts(db)] == [(0, "sent"), (1, "sent")]
 
 

@@ -207,6 +207,10 @@ class FakeGraphApi(_FakeApi):
         mime = fields.get("type", "")
         if fields.get("messaging_product") != "whatsapp" or not mime or not data:
             return _graph_error(400, 100, "Invalid parameter")
+        if mime not in _UPLOAD_TYPES:
+            return _graph_error(
+                400, 100, "Param file must be a file with one of the following types: ..."
+            )
         limit = _UPLOAD_LIMITS.get(mime.split("/")[0] if mime.startswith("image") else mime)
         if len(data) > (limit or _UPLOAD_LIMITS["document"]):
             return _graph_error(400, 131053, "Media upload error")
@@ -426,6 +430,29 @@ class FakeWaha(_FakeApi):
 
 FakeT = TypeVar("FakeT", bound=_FakeApi)
 
+# The types Meta's upload takes (its supported media table): no other document type.
+_UPLOAD_TYPES = frozenset(
+    {
+        "audio/aac",
+        "audio/amr",
+        "audio/mpeg",
+        "audio/mp4",
+        "audio/ogg",
+        "image/jpeg",
+        "image/png",
+        "image/webp",
+        "video/3gp",
+        "video/mp4",
+        "text/plain",
+        "application/pdf",
+        "application/msword",
+        "application/vnd.ms-excel",
+        "application/vnd.ms-powerpoint",
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+    }
+)
 # Meta's upload limits: images, audio types and documents (anything else).
 _UPLOAD_LIMITS = {
     "image": 5 * 1024 * 1024,
