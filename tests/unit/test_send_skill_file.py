@@ -186,9 +186,10 @@ async def test_an_ogg_that_is_not_opus_is_refused_as_whatsapp_would() -> None:
 
 def test_the_file_name_is_the_paths_last_segment_made_safe_and_bounded() -> None:
     assert safe_filename("assets/Tabela de preços (2026).pdf", "application/pdf") == (
-        "Tabela_de_pre_os_2026_.pdf"
+        "Tabela_de_precos_2026_.pdf"  # accents folded, as a customer's file name is
     )
     assert safe_filename("assets/foto", "image/png") == "foto.png"
     assert safe_filename("assets/...", "application/pdf") == "arquivo.pdf"
     long = safe_filename("assets/" + "a" * 300 + ".pdf", "application/pdf")
-    assert len(long) == 100 and long.endswith(".pdf")
+    assert len(long) == 80 and long.endswith(".pdf")
+    assert safe_filename("assets/" + "b" * 300, "image/png").endswith(".png")
