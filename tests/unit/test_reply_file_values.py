@@ -87,17 +87,16 @@ class OneObject:
         return StoredObject(self.data[:max_bytes], truncated=len(self.data) > max_bytes)
 
 
+def _stored_pdf(org: uuid.UUID) -> OutboundFile:
+    """A 3-byte PDF part of the org's catalogo skill, version v1."""
+    path = "assets/a.pdf"
+    key = f"{org}/catalogo/v1/{path}"
+    return OutboundFile("catalogo", path, key, "application/pdf", FileMessage.DOCUMENT, 3, "a.pdf")
+
+
 async def test_a_file_parts_bytes_are_read_only_under_its_own_orgs_skill() -> None:
     org, other = uuid.uuid4(), uuid.uuid4()
-    mine = OutboundFile(
-        "catalogo",
-        "assets/a.pdf",
-        f"{org}/catalogo/v1/assets/a.pdf",
-        "application/pdf",
-        FileMessage.DOCUMENT,
-        3,
-        "a.pdf",
-    )
+    mine = _stored_pdf(org)
     store = OneObject(mine.key, b"PDF")
     assert await file_bytes(store, org, mine) == b"PDF"
     for key in (
@@ -114,15 +113,7 @@ async def test_a_file_parts_bytes_are_read_only_under_its_own_orgs_skill() -> No
 
 async def test_an_object_bigger_than_its_manifest_says_is_refused_not_sent() -> None:
     org = uuid.uuid4()
-    file = OutboundFile(
-        "catalogo",
-        "assets/a.pdf",
-        f"{org}/catalogo/v1/assets/a.pdf",
-        "application/pdf",
-        FileMessage.DOCUMENT,
-        3,
-        "a.pdf",
-    )
+    file = _stored_pdf(org)
     with pytest.raises(SendError) as refused:
         await file_bytes(OneObject(file.key, b"PDF and more"), org, file)
     assert "not the size its manifest says" in refused.value.message
@@ -130,14 +121,8 @@ async def test_an_object_bigger_than_its_manifest_says_is_refused_not_sent() -> 
 
 async def test_a_file_part_over_metas_limit_for_its_kind_is_refused_before_its_read() -> None:
     org = uuid.uuid4()
-    image = OutboundFile(
-        "catalogo",
-        "assets/a.png",
-        f"{org}/catalogo/v1/assets/a.png",
-        "image/png",
-        FileMessage.IMAGE,
-        5 * 1024 * 1024 + 1,
-        "a.png",
+    image = dataclasses.replace(
+        _stored_pdf(org), mime="image/png", kind=FileMessage.IMAGE, size=5 * 1024 * 1024 + 1
     )
     store = OneObject(image.key, b"")
     with pytest.raises(SendError) as refused:
