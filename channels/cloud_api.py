@@ -16,7 +16,7 @@ from channels.http import PartsSender, Verdict
 from channels.templates import template_message
 from channels.text import split_text
 from turn.errors import SendError
-from turn.media.outbound import MAX_BYTES, FileMessage, OutboundFile
+from turn.media.outbound import FileMessage, OutboundFile
 from turn.outbox import Recipient
 from turn.outbox_queries import OutboxRow
 
@@ -91,23 +91,18 @@ class CloudApiSender(PartsSender[CloudApiConfig]):
     ) -> Sequence[str] | None:
         """A file part: uploaded to POST /{phone-number-id}/media (multipart), then sent as a
         document, image or audio message by the media id Meta answers (a link would need a
-        public bucket). Meta's size for the kind is checked before the upload."""
+        public bucket). Meta's size for the kind was checked before (channels.dispatch)."""
         file = row.file
         assert file is not None
         token, base = self._target(recipient, credentials)
-        if len(data) > MAX_BYTES[file.kind]:
-            raise send_failed(
-                SendFailure.REJECTED,
-                f"{file.filename}: {len(data)} bytes, over Meta's {MAX_BYTES[file.kind]} for "
-                f"{file.kind.value}",
-            )
         headers = {"Authorization": f"Bearer {token}"}
 
         def form() -> aiohttp.FormData:
             body = aiohttp.FormData()
             body.add_field("messaging_product", "whatsapp")
-            body.add_field("type", file.mime)
-            body.add_field("file", data, filename=file.filename, content_type=file.mime)
+            mime = upload_type(file)
+            body.add_field("type", mime)
+            body.add_field("file", data, filename=file.filename, content_type=mime)
             return body
 
         try:
@@ -167,6 +162,14 @@ class CloudApiSender(PartsSender[CloudApiConfig]):
         if first and self._config.reply_context and recipient.reply_to_external_id:
             payload["context"] = {"message_id": recipient.reply_to_external_id}
         return payload
+
+
+def upload_type(file: OutboundFile) -> str:
+    """The type a file is uploaded as: Meta's documents are a fixed list (PDF, Office,
+    text/plain), so any other text (CSV, Markdown) goes as the plain text it is."""
+    if file.kind is FileMessage.DOCUMENT and file.mime.startswith("text/"):
+        return "text/plain"
+    return file.mime
 
 
 def media_message(to: str, file: OutboundFile, media_id: str) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from core.errors import StorageError
 from core.tenancy import org_connection
 from skills.storage import ObjectNotFound, StoredObject
 from turn.errors import SendError
-from turn.media.outbound import OutboundFile
+from turn.media.outbound import MAX_BYTES, OutboundFile
 from turn.outbox import Recipient, Route, Sender
 from turn.outbox_queries import OutboxRow
 
@@ -59,11 +59,26 @@ class FileSource(Protocol):
     async def get(self, key: str, *, max_bytes: int, offset: int = 0) -> StoredObject: ...
 
 
-async def file_bytes(files: FileSource | None, file: OutboundFile) -> bytes:
-    """A file part's bytes, no more than its manifest size; a SendError when they are gone
-    (failed) or the store does not answer (retryable: nothing went out)."""
+async def file_bytes(
+    files: FileSource | None, organization_id: uuid.UUID, file: OutboundFile
+) -> bytes:
+    """A file part's bytes, no more than its manifest size and Meta's for its kind (read
+    once here for every channel); a SendError when they are gone
+    (failed) or the store does not answer (retryable: nothing went out). Only a key of the
+    row's own org and the part's own skill and path is read, whatever the stored row says."""
     if files is None:
         raise send_failed(SendFailure.NOT_CONFIGURED, "this sender has no file store")
+    if not (
+        file.key.startswith(f"{organization_id}/{file.skill}/")
+        and file.key.endswith(f"/{file.path}")
+    ):
+        raise send_failed(SendFailure.REJECTED, f"{file.path} is not a file of this org's skill")
+    if file.size > MAX_BYTES[file.kind]:  # checked by send_skill_file too; Meta's, per kind
+        raise send_failed(
+            SendFailure.REJECTED,
+            f"{file.filename}: {file.size} bytes, over Meta's {MAX_BYTES[file.kind]} for "
+            f"{file.kind.value}",
+        )
     try:
         stored = await files.get(file.key, max_bytes=file.size)
     except ObjectNotFound as exc:
@@ -171,7 +186,7 @@ class ChannelSender:
             raise send_parked(f"{route.kind} {route.address} waits for a new access token")
         try:
             if row.file is not None:
-                data = await file_bytes(self._files, row.file)
+                data = await file_bytes(self._files, row.organization_id, row.file)
                 return await sender.send_file(row, recipient, found, data)
             return await sender.send(row, recipient, found)
         except SendError as exc:

@@ -31,6 +31,11 @@ Sleep = Callable[[float], Awaitable[None]]
 
 ConfigT = TypeVar("ConfigT")
 
+# A Graph API or WAHA answer is a small JSON (an id, an error); a WAHA server is the
+# business's own, so what it answers is read up to this and no further.
+MAX_ANSWER_BYTES = 65_536
+_CHUNK_BYTES = 16_384
+
 _NOT_REACHED = (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError)
 
 
@@ -140,9 +145,22 @@ async def _post_once(
 ) -> _Answer:
     body: dict[str, Any] = {"json": payload} if form is None else {"data": form()}
     async with http.post(url, headers=headers, **body) as response:
-        raw = await response.read()
+        raw = await _read_at_most(response, MAX_ANSWER_BYTES)
         retry_after_s = parse_retry_after(response.headers, datetime.now(UTC))
         return _Answer(response.status, _json_or_text(raw), retry_after_s)
+
+
+async def _read_at_most(response: aiohttp.ClientResponse, max_bytes: int) -> bytes:
+    """The answer's first `max_bytes` (a server that streams more is not buffered: its
+    status has said what happened; a cut body just has no message id to read)."""
+    chunks: list[bytes] = []
+    total = 0
+    async for chunk in response.content.iter_chunked(_CHUNK_BYTES):
+        chunks.append(chunk[: max_bytes - total])
+        total += len(chunks[-1])
+        if total >= max_bytes:
+            break
+    return b"".join(chunks)
 
 
 def _json_or_text(raw: bytes) -> Any:

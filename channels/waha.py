@@ -15,7 +15,7 @@ from channels.credential_queries import NO_SEND_CREDENTIALS, SendCredentials
 from channels.errors import SendFailure, send_failed
 from channels.http import PartsSender, Verdict
 from channels.text import split_text
-from turn.media.outbound import MAX_BYTES, FileMessage
+from turn.media.outbound import FileMessage
 from turn.outbox import Recipient
 from turn.outbox_queries import OutboxRow
 
@@ -72,17 +72,11 @@ class WahaSender(PartsSender[WahaConfig]):
         data: bytes,
     ) -> Sequence[str] | None:
         """A file part with its bytes (base64): /api/sendImage for an image, /api/sendFile
-        for a document or audio, Meta's size for the kind checked first."""
+        for a document or audio (Meta's size for the kind checked by channels.dispatch)."""
         file = row.file
         assert file is not None
         if recipient.route is None:
             raise send_failed(SendFailure.NO_CHANNEL, "reply has no WAHA channel")
-        if len(data) > MAX_BYTES[file.kind]:
-            raise send_failed(
-                SendFailure.REJECTED,
-                f"{file.filename}: {len(data)} bytes, over {MAX_BYTES[file.kind]} for "
-                f"{file.kind.value}",
-            )
         base_url, api_key = self._server(credentials)
         endpoint = "sendImage" if file.kind is FileMessage.IMAGE else "sendFile"
         payload: dict[str, Any] = {

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 from aiohttp.abc import AbstractResolver, ResolveResult
 
@@ -81,17 +81,22 @@ class GuardedResolver(AbstractResolver):
             addresses = await self._guard.addresses(host, port)
         except EventsUrlRefused as exc:
             raise AddressRefused(exc) from exc
-        return [
-            ResolveResult(
-                hostname=host,
-                host=str(address),
-                port=port,
-                family=socket.AF_INET6 if address.version == 6 else socket.AF_INET,
-                proto=0,
-                flags=socket.AI_NUMERICHOST,
-            )
-            for address in addresses
-        ]
+        return resolved(host, port, addresses)
 
     async def close(self) -> None:
         return None
+
+
+def resolved(host: str, port: int, addresses: Sequence[IPAddress]) -> list[ResolveResult]:
+    """Checked addresses as aiohttp's resolver answers them (numeric: no second lookup)."""
+    return [
+        ResolveResult(
+            hostname=host,
+            host=str(address),
+            port=port,
+            family=socket.AF_INET6 if address.version == 6 else socket.AF_INET,
+            proto=0,
+            flags=socket.AI_NUMERICHOST,
+        )
+        for address in addresses
+    ]

@@ -10,7 +10,7 @@ from core.tenancy import org_connection
 from turn.conversation_queries import CommittedTurn
 from turn.deps import TurnDeps
 from turn.media.outbound import OutboundFile
-from turn.outbox import Recipient, deliver_reply
+from turn.outbox import Recipient, deliver_in_order, still_pending
 from turn.outbox_queries import OutboxRow, update_outbox_sent
 
 if TYPE_CHECKING:
@@ -30,22 +30,29 @@ async def send_file_parts(
 ) -> None:
     """The reply's file parts, after its text (marked sent first, so a crash in between
     never leaves it claimed and unmarked): each claimed, sent and marked in order, at most
-    once (turn.outbox.deliver_reply), each judged on its own by the channel (the text failed
-    for good outside the window: so do they). A retryable failure is raised (the job is
-    retried): the rest stay pending, and the next holder sends them first, in order."""
+    once (turn.outbox.deliver_in_order), each judged on its own by the channel (the text failed
+    for good outside the window: so do they). A text left pending (parked for the number's
+    new token) keeps them all pending behind it: they go after it, with the channel's resume.
+    A retryable failure is raised (the job is retried): the rest stay pending, and the next
+    holder sends them first, in order."""
     organization_id = conversation.organization_id
+    reply = committed.reply
+    assert reply.reply_id is not None and reply.outbox_id is not None
     if sent is not None:
         async with org_connection(deps.pool, organization_id) as conn:
             await update_outbox_sent(conn, *sent)
-    assert committed.reply.reply_id is not None
-    recipient = Recipient(conversation.channel, conversation.contact_id)
-    for outbox_id, file in zip(committed.file_ids, files, strict=True):
-        row = OutboxRow.pending(
+    elif await still_pending(deps.pool, organization_id, reply.outbox_id):
+        return
+    rows = [
+        OutboxRow.pending(
             organization_id,
             conversation.conversation_id,
             outbox_id,
-            committed.reply.reply_id,
+            reply.reply_id,
             file.caption or "",
             file=file,
         )
-        await deliver_reply(deps.pool, deps.sender, row, recipient)
+        for outbox_id, file in zip(committed.file_ids, files, strict=True)
+    ]
+    recipient = Recipient(conversation.channel, conversation.contact_id)
+    await deliver_in_order(deps.pool, deps.sender, rows, recipient)

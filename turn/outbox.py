@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -15,6 +16,7 @@ from turn.outbox_queries import (
     DeliveryClaim,
     OutboxRow,
     claim_outbox_delivery,
+    fetch_outbox_pending,
     release_outbox_claim,
     update_outbox_failed,
     update_outbox_sent,
@@ -88,6 +90,29 @@ async def deliver_reply(pool: Any, sender: Sender, row: OutboxRow, recipient: Re
         return False
     async with org_connection(pool, row.organization_id) as conn:
         return await update_outbox_sent(conn, row.id, provider_ids)
+
+
+async def deliver_in_order(
+    pool: Any, sender: Sender, rows: Sequence[OutboxRow], recipient: Recipient
+) -> list[OutboxRow]:
+    """deliver_reply for each row, in order; the rows this call sent. A row left pending
+    (parked for its number's new token, or claimed by a send in flight) stops the rest:
+    they wait behind it, for the channel's resume or the next holder, and never overtake it
+    (a token replaced between two parts would otherwise send a file before its text). A
+    row failed for good does not hold the rest back."""
+    sent: list[OutboxRow] = []
+    for row in rows:
+        if await deliver_reply(pool, sender, row, recipient):
+            sent.append(row)
+        elif await still_pending(pool, row.organization_id, row.id):
+            break
+    return sent
+
+
+async def still_pending(pool: Any, organization_id: uuid.UUID, outbox_id: uuid.UUID) -> bool:
+    """Whether a row not sent by this call is still to be delivered (see deliver_in_order)."""
+    async with org_connection(pool, organization_id) as conn:
+        return await fetch_outbox_pending(conn, outbox_id)
 
 
 async def send_claimed(

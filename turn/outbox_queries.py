@@ -150,6 +150,16 @@ async def release_outbox_claim(conn: asyncpg.Connection, outbox_id: uuid.UUID) -
     await conn.execute(RELEASE_OUTBOX_CLAIM, outbox_id)
 
 
+# Whether a row is still to be delivered (parked for its channel's new token, or claimed by
+# a send in flight): the parts and replies after it wait behind it (turn.outbox).
+FETCH_OUTBOX_PENDING = "select status = 'pending' from outbox where id = $1"
+
+
+async def fetch_outbox_pending(conn: asyncpg.Connection, outbox_id: uuid.UUID) -> bool:
+    """True when the row is still pending (not sent, not failed)."""
+    return bool(await conn.fetchval(FETCH_OUTBOX_PENDING, outbox_id))
+
+
 UPDATE_OUTBOX_FAILED = """
 update outbox set status = 'failed', last_error = $2, attempts = attempts + 1
 where id = $1 and status = 'pending'

@@ -121,7 +121,10 @@ async def test_the_waha_key_goes_to_the_waha_servers_host_and_port_only(hostile:
     assert not on_server("http://waha:3000@evil.example/a.oga", "http://waha:3000")
 
 
-@pytest.mark.parametrize("where", ["localhost:{port}", "127.0.0.1:{other}", "[::1]:{port}"])
+@pytest.mark.parametrize(
+    "where",
+    ["localhost:{port}", "127.0.0.1:{other}", "[::1]:{port}", "[::ffff:127.0.0.1]:{port}"],
+)
 async def test_a_waha_url_on_another_loopback_name_or_port_is_refused_unfetched(
     hostile: Hostile, where: str
 ) -> None:

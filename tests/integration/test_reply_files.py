@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +27,7 @@ from tests.integration.whatsapp_fakes import FakeGraphApi, FakeWaha
 from tests.media_fixtures import pdf, png
 from tests.whatsapp_payloads import cloud_delivery, cloud_text, cloud_value, waha_event
 from turn.agent_queries import insert_agent
+from turn.errors import SendParked
 from turn.model import ModelRequest, ModelResponse, ToolCall
 from turn.outbox import Recipient, Sender
 from turn.outbox_queries import OutboxRow, fail_abandoned_claims
@@ -40,6 +41,7 @@ CUSTOMER = "5511912340077"
 REPLY = "Segue o nosso catálogo."
 PDF = pdf("Catalogo 2026")
 PNG = png(4, 3)
+PRICES = "produto;preço\ncamisa;R$ 59,90\n".encode()
 OWN_TOKEN = "EAAG-token-da-loja-arquivos-1"
 NEW_TOKEN = "EAAG-token-da-loja-arquivos-2"
 CHANNELS: dict[uuid.UUID, Channel] = {}  # each test's org -> its number
@@ -85,6 +87,7 @@ async def _org(db: asyncpg.Connection, resources: Resources, kind: ChannelKind) 
             SkillFile("assets/catalogo.pdf", PDF, FileKind.ASSET),
             SkillFile("assets/vitrine.png", PNG, FileKind.ASSET),
             SkillFile("assets/poster.png", big, FileKind.ASSET),
+            SkillFile("assets/precos.csv", PRICES, FileKind.ASSET),
         ),
     )
     await publish_skill_version(
@@ -150,6 +153,7 @@ async def test_a_pdf_goes_after_the_text_by_upload_and_media_id_each_part_receip
         "assets/catalogo.pdf",
         "assets/vitrine.png",
         "assets/poster.png",
+        "assets/precos.csv",
     }
 
     [(kind, text), (upload, media_id), (message, document)] = fake_graph.sends
@@ -187,6 +191,24 @@ async def test_an_image_is_sent_as_an_image_and_a_file_over_metas_limit_never_up
     assert (text, kind) == (REPLY, "image")
     assert image == {"id": media_id, "caption": "Nossa vitrine"}  # an image has no filename
     assert fake_graph.uploads[media_id][1:] == ("image/png", "vitrine.png", PNG)
+    assert [p[:2] for p in await _parts(db)] == [(0, "sent"), (1, "sent")]
+
+
+async def test_a_csv_price_list_is_uploaded_as_the_plain_text_meta_takes(
+    whatsapp_settings: Settings,
+    db: asyncpg.Connection,
+    resources: Resources,
+    fake_graph: FakeGraphApi,
+) -> None:
+    # Meta's documents are a fixed list of types (text/csv is not one): its upload refused
+    # the price list, and the customer, told it was coming, got nothing.
+    await _org(db, resources, ChannelKind.CLOUD_API)
+    model = FileModel([{"skill": "catalogo", "path": "assets/precos.csv"}])
+    await _cloud_says(whatsapp_settings, "Qual o preço do catálogo?")
+    await run_burst(whatsapp_settings, model=model)
+    [(_, text), (_, media_id), (kind, document)] = fake_graph.sends
+    assert (text, kind, document["filename"]) == (REPLY, "document", "precos.csv")
+    assert fake_graph.uploads[media_id][1:] == ("text/plain", "precos.csv", PRICES)
     assert [p[:2] for p in await _parts(db)] == [(0, "sent"), (1, "sent")]
 
 
@@ -279,6 +301,54 @@ async def test_file_parts_wait_with_the_text_for_a_new_token_then_go_in_order(
     assert [kind for kind, _ in fake_graph.sends] == ["text", "upload", "document", "text"]
     assert fake_graph.sends[0] == ("text", REPLY) and fake_graph.sends[-1] == ("text", "Certo.")
     assert fake_graph.sent_with == [NEW_TOKEN, NEW_TOKEN, NEW_TOKEN]
+    assert [p[:2] for p in await _parts(db)] == [(0, "sent"), (1, "sent")]
+
+
+@dataclass
+class TokenReplacedWhenParked:
+    """The real sender; the moment a part is parked (Meta refused the number's token), the
+    operator's new token lands, before the reply's next part is tried."""
+
+    inner: Sender
+    replace_token: Callable[[], Awaitable[None]]
+
+    async def send(self, row: OutboxRow, recipient: Recipient) -> Sequence[str] | None:
+        try:
+            return await self.inner.send(row, recipient)
+        except SendParked:
+            await self.replace_token()
+            raise
+
+
+async def test_a_file_never_overtakes_its_parked_text_when_the_token_is_replaced_between(
+    whatsapp_settings: Settings,
+    db: asyncpg.Connection,
+    resources: Resources,
+    fake_graph: FakeGraphApi,
+) -> None:
+    org = await _org(db, resources, ChannelKind.CLOUD_API)
+    channel = CHANNELS[org]
+    await upsert_channel_secrets_as_owner(db, channel, access_token=OWN_TOKEN)
+    fake_graph.own(OWN_TOKEN, NUMBER)
+    fake_graph.revoke(OWN_TOKEN)
+
+    async def replace_token() -> None:
+        fake_graph.own(NEW_TOKEN, NUMBER)
+        await upsert_channel_secrets_as_owner(db, channel, access_token=NEW_TOKEN)
+        await db.execute("update channels set status = 'active'")
+
+    model = FileModel([CATALOG])
+    async with aiohttp.ClientSession() as http:
+        real = build_sender(whatsapp_settings, http, resources.pool, resources.store)
+        sender = TokenReplacedWhenParked(real, replace_token)
+        await _cloud_says(whatsapp_settings, "O catálogo, por favor")
+        await run_burst(whatsapp_settings, model=model, sender=sender)
+        assert fake_graph.sends == []  # the catalog waits behind its text
+        assert [p[:2] for p in await _parts(db)] == [(0, "pending"), (1, "pending")]
+        await _cloud_says(whatsapp_settings, "Oi?")
+        await run_burst(whatsapp_settings, model=model, sender=sender)
+    assert [kind for kind, _ in fake_graph.sends] == ["text", "upload", "document", "text"]
+    assert fake_graph.sends[0] == ("text", REPLY)
     assert [p[:2] for p in await _parts(db)] == [(0, "sent"), (1, "sent")]
 
 

@@ -439,6 +439,23 @@ async def test_waha_replies_use_send_text_with_the_api_key(
     assert fake_waha.received[0].body["linkPreview"] is False
 
 
+async def test_a_waha_server_answering_without_end_is_read_no_further_and_the_reply_sent(
+    whatsapp_settings: Settings,
+    http: aiohttp.ClientSession,
+    db: asyncpg.Connection,
+    fake_waha: FakeWaha,
+) -> None:
+    # The session's WAHA server is the business's own: an answer that never ends was read
+    # until the send's timeout, then the accepted reply failed as delivery_unknown.
+    org = await create_org(db)
+    await connect_number(db, org, ChannelKind.WAHA, "loja")
+    row, _ = await _reply(db, org, "oi pelo WAHA")
+    fake_waha.endless_answers = True
+    assert await _deliver(db, build_sender(whatsapp_settings, http), row) is True
+    assert fake_waha.delivered == [("loja", f"{CONTACT}@c.us", "oi pelo WAHA")]
+    assert (await _outbox(db, row))["status"] == "sent"
+
+
 async def test_waha_refusing_the_api_key_fails_the_row(
     whatsapp_settings: Settings,
     http: aiohttp.ClientSession,

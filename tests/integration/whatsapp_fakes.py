@@ -207,6 +207,10 @@ class FakeGraphApi(_FakeApi):
         mime = fields.get("type", "")
         if fields.get("messaging_product") != "whatsapp" or not mime or not data:
             return _graph_error(400, 100, "Invalid parameter")
+        if mime not in _UPLOAD_TYPES:
+            return _graph_error(
+                400, 100, "Param file must be a file with one of the following types: ..."
+            )
         limit = _UPLOAD_LIMITS.get(mime.split("/")[0] if mime.startswith("image") else mime)
         if len(data) > (limit or _UPLOAD_LIMITS["document"]):
             return _graph_error(400, 131053, "Media upload error")
@@ -344,6 +348,7 @@ class FakeWaha(_FakeApi):
         # Every accepted send in order: ("sendText", text) or ("sendFile" | "sendImage",
         # (chatId, mimetype, filename, bytes, caption)).
         self.sends: list[tuple[str, Any]] = []
+        self.endless_answers = False  # sendText accepts, then streams its answer forever
 
     def app(self) -> web.Application:
         app = web.Application()
@@ -401,6 +406,8 @@ class FakeWaha(_FakeApi):
             return web.json_response({"message": "Unauthorized"}, status=401)
         self.delivered.append((body["session"], body["chatId"], body["text"]))
         self.sends.append(("sendText", body["text"]))
+        if self.endless_answers:
+            return await _endless(request)
         return web.json_response({"id": f"true_{body['chatId']}_{len(self.delivered)}"}, status=201)
 
     async def send_file(self, request: web.Request) -> web.Response:
@@ -423,6 +430,29 @@ class FakeWaha(_FakeApi):
 
 FakeT = TypeVar("FakeT", bound=_FakeApi)
 
+# The types Meta's upload takes (its supported media table): no other document type.
+_UPLOAD_TYPES = frozenset(
+    {
+        "audio/aac",
+        "audio/amr",
+        "audio/mpeg",
+        "audio/mp4",
+        "audio/ogg",
+        "image/jpeg",
+        "image/png",
+        "image/webp",
+        "video/3gp",
+        "video/mp4",
+        "text/plain",
+        "application/pdf",
+        "application/msword",
+        "application/vnd.ms-excel",
+        "application/vnd.ms-powerpoint",
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+    }
+)
 # Meta's upload limits: images, audio types and documents (anything else).
 _UPLOAD_LIMITS = {
     "image": 5 * 1024 * 1024,
@@ -479,3 +509,15 @@ def serving_in_thread(fake: FakeT, path: str = "") -> Iterator[FakeT]:
         loop.call_soon_threadsafe(loop.stop)
         thread.join(timeout=10)
         loop.close()
+
+
+async def _endless(request: web.Request) -> web.StreamResponse:
+    """201 and a JSON body that never ends (64 KiB each 20 ms), until the client goes."""
+    response = web.StreamResponse(status=201, headers={"Content-Type": "application/json"})
+    await response.prepare(request)
+    await response.write(b'{"id": "true_endless", "pad": "')
+    with contextlib.suppress(ConnectionError):
+        while True:
+            await response.write(b"x" * 65_536)
+            await asyncio.sleep(0.02)
+    return response

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 
+import pytest
 import structlog
 
 from channels.cloud_api import media_message
+from channels.dispatch import file_bytes
+from skills.storage import StoredObject
+from turn.errors import SendError
 from turn.media.outbound import FileMessage, OutboundFile, declared_type, message_kind
 from turn.model import InjectedSkill
 from turn.outbox import LoggingSender, Recipient
@@ -68,3 +73,59 @@ async def test_without_a_channel_a_file_part_is_logged_never_its_bytes() -> None
         assert await LoggingSender().send(row, Recipient("whatsapp", "5511")) is None
     [entry] = [e for e in logs if e["event"] == "outbox.delivered"]
     assert (entry["file_kind"], entry["file_bytes"]) == ("document", 9)
+
+
+class OneObject:
+    """A FileSource holding one key; remembers what was asked for."""
+
+    def __init__(self, key: str, data: bytes) -> None:
+        self.key, self.data = key, data
+        self.asked: list[str] = []
+
+    async def get(self, key: str, *, max_bytes: int, offset: int = 0) -> StoredObject:
+        self.asked.append(key)
+        return StoredObject(self.data[:max_bytes], truncated=len(self.data) > max_bytes)
+
+
+def _stored_pdf(org: uuid.UUID) -> OutboundFile:
+    """A 3-byte PDF part of the org's catalogo skill, version v1."""
+    path = "assets/a.pdf"
+    key = f"{org}/catalogo/v1/{path}"
+    return OutboundFile("catalogo", path, key, "application/pdf", FileMessage.DOCUMENT, 3, "a.pdf")
+
+
+async def test_a_file_parts_bytes_are_read_only_under_its_own_orgs_skill() -> None:
+    org, other = uuid.uuid4(), uuid.uuid4()
+    mine = _stored_pdf(org)
+    store = OneObject(mine.key, b"PDF")
+    assert await file_bytes(store, org, mine) == b"PDF"
+    for key in (
+        f"{other}/catalogo/v1/assets/a.pdf",
+        f"{org}/outra/v1/assets/a.pdf",
+        f"{org}/catalogo/v1/assets/b.pdf",
+        f"media/{org}/c/m/a.pdf",
+    ):
+        with pytest.raises(SendError) as refused:
+            await file_bytes(store, org, dataclasses.replace(mine, key=key))
+        assert (refused.value.code, refused.value.retryable) == ("send_rejected", False)
+    assert store.asked == [mine.key]
+
+
+async def test_an_object_bigger_than_its_manifest_says_is_refused_not_sent() -> None:
+    org = uuid.uuid4()
+    file = _stored_pdf(org)
+    with pytest.raises(SendError) as refused:
+        await file_bytes(OneObject(file.key, b"PDF and more"), org, file)
+    assert "not the size its manifest says" in refused.value.message
+
+
+async def test_a_file_part_over_metas_limit_for_its_kind_is_refused_before_its_read() -> None:
+    org = uuid.uuid4()
+    image = dataclasses.replace(
+        _stored_pdf(org), mime="image/png", kind=FileMessage.IMAGE, size=5 * 1024 * 1024 + 1
+    )
+    store = OneObject(image.key, b"")
+    with pytest.raises(SendError) as refused:
+        await file_bytes(store, org, image)
+    assert (refused.value.code, refused.value.retryable) == ("send_rejected", False)
+    assert store.asked == []  # nothing read, nothing uploaded

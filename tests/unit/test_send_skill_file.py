@@ -170,14 +170,26 @@ async def test_the_sniff_reads_only_the_first_bytes() -> None:
     store = store_for(skill)
     ctx = context(store, [skill])
     await send(ctx, "catalogo", "assets/catalogo.pdf")
-    assert [max_bytes for _, max_bytes in store.gets] == [16]
+    assert [max_bytes for _, max_bytes in store.gets] == [64]  # an Ogg names its codec by 28
+
+
+async def test_an_ogg_that_is_not_opus_is_refused_as_whatsapp_would() -> None:
+    vorbis = b"OggS\x00\x02" + b"\x00" * 20 + b"\x01\x1e\x01vorbis" + b"\x00" * 40
+    skill = catalogo({"assets/audio.ogg": len(vorbis)})
+    store = store_for(skill)
+    store.objects[key(ORG, skill, "assets/audio.ogg")] = vorbis
+    ctx = context(store, [skill])
+    result = await send(ctx, "catalogo", "assets/audio.ogg")
+    assert result.error_code == "unsupported_audio" and "Opus" in result.content
+    assert ctx.ledger.files == []
 
 
 def test_the_file_name_is_the_paths_last_segment_made_safe_and_bounded() -> None:
     assert safe_filename("assets/Tabela de preços (2026).pdf", "application/pdf") == (
-        "Tabela_de_pre_os_2026_.pdf"
+        "Tabela_de_precos_2026_.pdf"  # accents folded, as a customer's file name is
     )
     assert safe_filename("assets/foto", "image/png") == "foto.png"
     assert safe_filename("assets/...", "application/pdf") == "arquivo.pdf"
     long = safe_filename("assets/" + "a" * 300 + ".pdf", "application/pdf")
-    assert len(long) == 100 and long.endswith(".pdf")
+    assert len(long) == 80 and long.endswith(".pdf")
+    assert safe_filename("assets/" + "b" * 300, "image/png").endswith(".png")

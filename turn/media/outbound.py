@@ -3,18 +3,18 @@ size Meta takes for that kind, and the file name the customer sees (pure).
 
 The kind follows the sniffed bytes, never the file's name: JPEG and PNG go as images (the only
 image types Meta's `image` message takes; WebP is a sticker there, so it goes as a document),
-Ogg/Opus, MP3, MP4/AAC and AMR as audio, everything else as a document.
+Ogg/Opus, MP3, MP4/AAC and AMR as audio, everything else as a document. Meta takes
+audio/ogg with the Opus codec only: an Ogg of another codec (Vorbis, FLAC) is refused.
 """
 
 from __future__ import annotations
 
 import mimetypes
-import os
-import re
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Final
 
+from inbox.file_names import safe_file_name
 from turn.media.sniff import EXTENSIONS
 
 
@@ -36,8 +36,14 @@ MAX_BYTES: Final[dict[FileMessage, int]] = {
 }
 MAX_CAPTION_CHARS: Final = 1024  # Meta's caption limit (document and image)
 MAX_FILES_PER_TURN: Final = 3
-MAX_FILENAME_CHARS: Final = 100
-_UNSAFE: Final = re.compile(r"[^A-Za-z0-9._-]+")
+# An Ogg stream's first page names its codec: "OpusHead" at byte 28 (27-byte page header and
+# a one-byte segment table), well inside the first 64 bytes.
+CODEC_HEAD_BYTES: Final = 64
+
+
+def unsendable_audio(mime: str, head: bytes) -> bool:
+    """An Ogg whose first page is not Opus: WhatsApp refuses it (audio/ogg is Opus only)."""
+    return mime == "audio/ogg" and b"OpusHead" not in head[:CODEC_HEAD_BYTES]
 
 
 def message_kind(mime: str) -> FileMessage:
@@ -58,16 +64,13 @@ def declared_type(sniffed: str | None, path: str) -> str:
 
 
 def safe_filename(path: str, mime: str) -> str:
-    """The last segment of the manifest path, reduced to letters, digits, '.', '_' and '-',
-    bounded, never empty; a sniffed type we know gives its own extension when it has none."""
-    name = _UNSAFE.sub("_", path.rsplit("/", 1)[-1]).strip("._") or "arquivo"
+    """The manifest path's last segment made safe as a customer's file name is
+    (inbox.file_names: accents folded, so "preços.pdf" reads "precos.pdf"), never empty; a
+    sniffed type we know gives its own extension when it has none."""
+    name = safe_file_name(path) or "arquivo"
     extension = EXTENSIONS.get(mime)
     if extension is not None and "." not in name:
-        name = f"{name}.{extension}"
-    if len(name) > MAX_FILENAME_CHARS:
-        stem, ext = os.path.splitext(name)
-        ext = ext[:10]
-        name = stem[: MAX_FILENAME_CHARS - len(ext)] + ext
+        name = safe_file_name(f"{name}.{extension}") or name
     return name
 
 

@@ -19,7 +19,7 @@ import structlog
 from aiohttp.abc import AbstractResolver, ResolveResult
 
 from events.addresses import IPAddress, refusal
-from events.guard import system_resolve
+from events.guard import resolved, system_resolve
 from turn.media.errors import MediaTransient, MediaUnavailable
 
 log = structlog.get_logger(__name__)
@@ -62,17 +62,7 @@ class PinnedResolver(AbstractResolver):
     ) -> list[ResolveResult]:
         if host != self._host:  # never: one session per checked URL, no redirects
             raise OSError(f"{host} was not checked")
-        return [
-            ResolveResult(
-                hostname=host,
-                host=str(address),
-                port=port,
-                family=socket.AF_INET6 if address.version == 6 else socket.AF_INET,
-                proto=0,
-                flags=socket.AI_NUMERICHOST,
-            )
-            for address in self._addresses
-        ]
+        return resolved(host, port, self._addresses)
 
     async def close(self) -> None:
         return None

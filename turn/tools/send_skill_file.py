@@ -14,6 +14,7 @@ from core.errors import StorageError
 from skills.models import LoadedSkill
 from skills.storage import ObjectNotFound, object_key
 from turn.media.outbound import (
+    CODEC_HEAD_BYTES,
     MAX_BYTES,
     MAX_CAPTION_CHARS,
     MAX_FILES_PER_TURN,
@@ -22,11 +23,12 @@ from turn.media.outbound import (
     declared_type,
     message_kind,
     safe_filename,
+    unsendable_audio,
 )
 from turn.media.sniff import sniff_type
 from turn.tools.base import Tool, ToolContext, ToolResult
 
-SNIFF_BYTES = 16  # what turn.media.sniff looks at
+SNIFF_BYTES = CODEC_HEAD_BYTES  # turn.media.sniff looks at 16; an Ogg's codec is further in
 MAX_LISTED = 20  # paths named back in a refusal
 
 
@@ -96,15 +98,9 @@ async def run(context: ToolContext, args: Args) -> ToolResult:
         )
     mime = declared_type(sniff_type(head.data), entry.path)
     kind = message_kind(mime)
-    if entry.size > MAX_BYTES[kind]:
-        limit_mb = MAX_BYTES[kind] // (1024 * 1024)
-        return ToolResult.error(
-            "file_too_large",
-            f"{entry.path} tem {entry.size} bytes; o WhatsApp aceita até {limit_mb} MB "
-            f"para {kind.value}. Não é possível enviá-lo.",
-        )
-    if entry.size == 0:
-        return ToolResult.error("file_empty", f"{entry.path} está vazio; não é possível enviá-lo.")
+    refused = _unsendable(entry.path, entry.size, mime, head.data)
+    if refused is not None:
+        return refused
     caption = (args.caption or "").strip() or None
     note = ""
     if kind is FileMessage.AUDIO and caption is not None:
@@ -117,6 +113,27 @@ async def run(context: ToolContext, args: Args) -> ToolResult:
         content=f"{filename} ({kind.value}, {entry.size} bytes) será enviado logo depois da "
         f"sua resposta de texto.{note}"
     )
+
+
+def _unsendable(path: str, size: int, mime: str, head: bytes) -> ToolResult | None:
+    """Why WhatsApp would not take this file (a tool error), or None."""
+    kind = message_kind(mime)
+    if unsendable_audio(mime, head):
+        return ToolResult.error(
+            "unsupported_audio",
+            f"{path} é um Ogg que não é Opus; o WhatsApp só aceita áudio Ogg com Opus. "
+            "Não é possível enviá-lo.",
+        )
+    if size > MAX_BYTES[kind]:
+        limit_mb = MAX_BYTES[kind] // (1024 * 1024)
+        return ToolResult.error(
+            "file_too_large",
+            f"{path} tem {size} bytes; o WhatsApp aceita até {limit_mb} MB "
+            f"para {kind.value}. Não é possível enviá-lo.",
+        )
+    if size == 0:
+        return ToolResult.error("file_empty", f"{path} está vazio; não é possível enviá-lo.")
+    return None
 
 
 TOOL = Tool(
