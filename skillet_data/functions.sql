@@ -1698,8 +1698,10 @@ $$What the reply's sender needs, claiming the outbox row for one send when it ha
 channel the answered message came in on, or for a person's reply or a notice the one it
 route_via_id names, else the org's only channel): only such a row leaves the building, so only
 it could be sent twice by a crash mid-send. reply_to_external_id only for an agent's reply (the
-message it answers). No row: it is sent, failed or claimed already. Each lookup is by primary
-key or one index probe: its cost does not grow with the org's history.$$;
+message it answers). No row: it is sent, failed or claimed already, or an earlier row of its
+conversation waits unclaimed (parked, or a file part not yet sent): rows leave in commit order
+(created_at, part). Each lookup is by primary key or one index probe: its cost does not grow
+with the org's history.$$;
 CREATE OR REPLACE FUNCTION public.skillet_claim_outbox(p_outbox uuid)
  RETURNS TABLE(reply_to_external_id text, last_inbound_at timestamp with time zone, route_kind text, route_address text)
  LANGUAGE plpgsql
@@ -1711,16 +1713,27 @@ declare
     v_message uuid;
     v_status text;
     v_claimed_at timestamptz;
+    v_created timestamptz;
+    v_part smallint;
     v_reply_to uuid;
     v_via uuid;
     v_answered_external text;
 begin
-    select o.organization_id, o.conversation_id, o.message_id, o.status, o.delivery_claimed_at
-    into v_org, v_conversation, v_message, v_status, v_claimed_at
+    select o.organization_id, o.conversation_id, o.message_id, o.status, o.delivery_claimed_at,
+           o.created_at, o.part
+    into v_org, v_conversation, v_message, v_status, v_claimed_at, v_created, v_part
     from outbox o where o.id = p_outbox
     for update;
     if v_org is null or v_status <> 'pending' or v_claimed_at is not null then
         return;
+    end if;
+    if exists (
+        select 1 from outbox e
+        where e.conversation_id = v_conversation and e.status = 'pending'
+          and e.delivery_claimed_at is null and e.id <> p_outbox
+          and (e.created_at, e.part) < (v_created, v_part)
+    ) then
+        return;  -- an earlier row of the conversation waits: this one goes after it
     end if;
     select r.reply_to_id, coalesce(r.reply_to_id, r.route_via_id) into v_reply_to, v_via
     from messages r where r.id = v_message;

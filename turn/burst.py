@@ -44,7 +44,7 @@ from turn.model import (
 from turn.model_input import cap_burst, cap_history
 from turn.opt_out import confirmation
 from turn.opt_out_queries import record_choice
-from turn.outbox import Recipient, deliver_reply, send_claimed
+from turn.outbox import Recipient, deliver_reply, deliver_waiting, send_claimed
 from turn.outbox_queries import OutboxRow
 from turn.prompt import prompt_cache_key, render_skill_context
 from turn.skill_catalog import CatalogSnapshot
@@ -450,8 +450,17 @@ async def _send_committed(
         text,
     )
     recipient = Recipient(conversation.channel, conversation.contact_id)
-    if committed.claim is None:  # not expected right after the commit: the full path
-        await deliver_reply(deps.pool, deps.sender, row, recipient)
+    if committed.claim is None:  # no route, or an earlier row of the conversation waits
+        if not await deliver_reply(deps.pool, deps.sender, row, recipient):
+            # Behind a row that waits (parked, its number's token replaced since): hand
+            # over what waits, in commit order, this reply last.
+            await deliver_waiting(
+                deps.pool,
+                deps.sender,
+                conversation.organization_id,
+                conversation.conversation_id,
+                recipient,
+            )
         return None
     provider_ids = await send_claimed(deps.pool, deps.sender, row, recipient, committed.claim)
     return None if provider_ids is None else (row.id, provider_ids)

@@ -83,8 +83,8 @@ from turn.media.reader import might_hold_media
 from turn.model import ImagePart
 from turn.opt_out import confirmation
 from turn.opt_out_queries import fetch_choice_candidate, record_choice
-from turn.outbox import Recipient, deliver_in_order
-from turn.outbox_queries import OutboxRow, list_undelivered, update_outbox_sent
+from turn.outbox import Recipient, deliver_waiting
+from turn.outbox_queries import update_outbox_sent
 
 log = structlog.get_logger(__name__)
 
@@ -272,28 +272,13 @@ async def _answer(deps: TurnDeps, lease: Lease, burst: BurstRead, job_id: str) -
 
 
 async def _deliver_undelivered(deps: TurnDeps, lease: Lease) -> list[TurnOutcome]:
-    """What waits in the conversation's outbox, oldest first (a reply's text, then its
-    files), in order: one left pending (parked) holds back the rest (turn.outbox)."""
-    async with org_connection(deps.pool, lease.organization_id) as conn:
-        undelivered = await list_undelivered(conn, lease.conversation_id)
-    rows = [
-        OutboxRow.pending(
-            lease.organization_id,
-            lease.conversation_id,
-            reply.id,
-            reply.message_id,
-            reply.body,
-            reply.template,
-            reply.file,
-        )
-        for reply in undelivered
-    ]
+    """What waits in the conversation's outbox, in order (turn.outbox.deliver_waiting)."""
     recipient = Recipient(lease.channel, lease.contact_id)
-    sent = {row.id for row in await deliver_in_order(deps.pool, deps.sender, rows, recipient)}
+    delivered = await deliver_waiting(
+        deps.pool, deps.sender, lease.organization_id, lease.conversation_id, recipient
+    )
     outcomes: list[TurnOutcome] = []
-    for reply in undelivered:
-        if reply.id not in sent:
-            continue
+    for reply in delivered:
         log.info("turn.redelivered", outbox_id=str(reply.id))
         if any(o.inbound_id == reply.message_id for o in outcomes):
             continue  # a file part of a reply already reported

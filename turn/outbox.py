@@ -15,8 +15,10 @@ from turn.errors import SendError, SendParked
 from turn.outbox_queries import (
     DeliveryClaim,
     OutboxRow,
+    UndeliveredReply,
     claim_outbox_delivery,
     fetch_outbox_pending,
+    list_undelivered,
     release_outbox_claim,
     update_outbox_failed,
     update_outbox_sent,
@@ -107,6 +109,34 @@ async def deliver_in_order(
         elif await still_pending(pool, row.organization_id, row.id):
             break
     return sent
+
+
+async def deliver_waiting(
+    pool: Any,
+    sender: Sender,
+    organization_id: uuid.UUID,
+    conversation_id: uuid.UUID,
+    recipient: Recipient,
+) -> list[UndeliveredReply]:
+    """What waits in the conversation's outbox (pending, never claimed: a crash between
+    commit and send, a parked number, a person's reply), oldest first, a reply's text before
+    its files, through deliver_in_order; the ones this call sent."""
+    async with org_connection(pool, organization_id) as conn:
+        undelivered = await list_undelivered(conn, conversation_id)
+    rows = [
+        OutboxRow.pending(
+            organization_id,
+            conversation_id,
+            reply.id,
+            reply.message_id,
+            reply.body,
+            reply.template,
+            reply.file,
+        )
+        for reply in undelivered
+    ]
+    sent = {row.id for row in await deliver_in_order(pool, sender, rows, recipient)}
+    return [reply for reply in undelivered if reply.id in sent]
 
 
 async def still_pending(pool: Any, organization_id: uuid.UUID, outbox_id: uuid.UUID) -> bool:

@@ -352,6 +352,55 @@ async def test_a_file_never_overtakes_its_parked_text_when_the_token_is_replaced
     assert [p[:2] for p in await _parts(db)] == [(0, "sent"), (1, "sent")]
 
 
+@dataclass
+class CustomerWritesMeanwhile:
+    """The FileModel; while it thinks about the first message, the customer writes again (the
+    holder reads it in the same job, right after the first reply)."""
+
+    inner: FileModel
+    meanwhile: Callable[[], Awaitable[None]]
+    wrote: bool = False
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        if not self.wrote:
+            self.wrote = True
+            await self.meanwhile()
+        return await self.inner.complete(request)
+
+
+async def test_the_next_reply_in_the_same_job_never_overtakes_a_parked_reply_and_its_file(
+    whatsapp_settings: Settings,
+    db: asyncpg.Connection,
+    resources: Resources,
+    fake_graph: FakeGraphApi,
+) -> None:
+    org = await _org(db, resources, ChannelKind.CLOUD_API)
+    channel = CHANNELS[org]
+    await upsert_channel_secrets_as_owner(db, channel, access_token=OWN_TOKEN)
+    fake_graph.own(OWN_TOKEN, NUMBER)
+    fake_graph.revoke(OWN_TOKEN)
+
+    async def replace_token() -> None:
+        fake_graph.own(NEW_TOKEN, NUMBER)
+        await upsert_channel_secrets_as_owner(db, channel, access_token=NEW_TOKEN)
+        await db.execute("update channels set status = 'active'")
+
+    model = CustomerWritesMeanwhile(
+        FileModel([CATALOG]), lambda: _cloud_says(whatsapp_settings, "Oi?")
+    )
+    async with aiohttp.ClientSession() as http:
+        real = build_sender(whatsapp_settings, http, resources.pool, resources.store)
+        sender = TokenReplacedWhenParked(real, replace_token)
+        await _cloud_says(whatsapp_settings, "O catálogo, por favor")
+        worker = await run_burst(whatsapp_settings, model=model, sender=sender)
+    assert worker.jobs_failed == 0
+    # "Certo." (the second message's reply) waited for the parked text and its file.
+    assert [kind for kind, _ in fake_graph.sends] == ["text", "upload", "document", "text"]
+    assert fake_graph.sends[0] == ("text", REPLY) and fake_graph.sends[-1] == ("text", "Certo.")
+    assert [p[:2] for p in await _parts(db)] == [(0, "sent"), (1, "sent")]
+    assert [p[:2] for p in await _parts(db, "Certo.")] == [(0, "sent")]
+
+
 class WorkerDies(Exception):
     """What a killed worker looks like from the database: the send began, nothing marked."""
 
