@@ -320,12 +320,10 @@ class TokenReplacedWhenParked:
             raise
 
 
-async def test_a_file_never_overtakes_its_parked_text_when_the_token_is_replaced_between(
-    whatsapp_settings: Settings,
-    db: asyncpg.Connection,
-    resources: Resources,
-    fake_graph: FakeGraphApi,
-) -> None:
+async def _refused_number(
+    db: asyncpg.Connection, resources: Resources, fake_graph: FakeGraphApi
+) -> Callable[[], Awaitable[None]]:
+    """An org whose number's own token Meta refuses (190); how the operator's new one lands."""
     org = await _org(db, resources, ChannelKind.CLOUD_API)
     channel = CHANNELS[org]
     await upsert_channel_secrets_as_owner(db, channel, access_token=OWN_TOKEN)
@@ -337,6 +335,16 @@ async def test_a_file_never_overtakes_its_parked_text_when_the_token_is_replaced
         await upsert_channel_secrets_as_owner(db, channel, access_token=NEW_TOKEN)
         await db.execute("update channels set status = 'active'")
 
+    return replace_token
+
+
+async def test_a_file_never_overtakes_its_parked_text_when_the_token_is_replaced_between(
+    whatsapp_settings: Settings,
+    db: asyncpg.Connection,
+    resources: Resources,
+    fake_graph: FakeGraphApi,
+) -> None:
+    replace_token = await _refused_number(db, resources, fake_graph)
     model = FileModel([CATALOG])
     async with aiohttp.ClientSession() as http:
         real = build_sender(whatsapp_settings, http, resources.pool, resources.store)
@@ -374,17 +382,7 @@ async def test_the_next_reply_in_the_same_job_never_overtakes_a_parked_reply_and
     resources: Resources,
     fake_graph: FakeGraphApi,
 ) -> None:
-    org = await _org(db, resources, ChannelKind.CLOUD_API)
-    channel = CHANNELS[org]
-    await upsert_channel_secrets_as_owner(db, channel, access_token=OWN_TOKEN)
-    fake_graph.own(OWN_TOKEN, NUMBER)
-    fake_graph.revoke(OWN_TOKEN)
-
-    async def replace_token() -> None:
-        fake_graph.own(NEW_TOKEN, NUMBER)
-        await upsert_channel_secrets_as_owner(db, channel, access_token=NEW_TOKEN)
-        await db.execute("update channels set status = 'active'")
-
+    replace_token = await _refused_number(db, resources, fake_graph)
     model = CustomerWritesMeanwhile(
         FileModel([CATALOG]), lambda: _cloud_says(whatsapp_settings, "Oi?")
     )
