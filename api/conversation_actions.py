@@ -20,6 +20,7 @@ import asyncpg
 
 from api.conversation_queries import (
     ConversationView,
+    LastInbound,
     ModeLock,
     PersonReply,
     fetch_conversation_view,
@@ -156,15 +157,61 @@ async def release(
         return ModeChange(locked, await _view(conn, actor, conversation_id), pending)
 
 
+async def _lock_for_reply(
+    conn: asyncpg.Connection, actor: Actor, conversation_id: uuid.UUID
+) -> tuple[ModeLock, LastInbound | None]:
+    """A person's reply of either kind starts so: the row locked, another holder refused,
+    and the customer's latest message (what the reply answers and is routed by)."""
+    locked = await _locked(conn, actor, conversation_id)
+    _refuse_other_holder(locked, actor, force=False)
+    last = await fetch_last_inbound(conn, actor.organization_id, conversation_id)
+    return locked, last
+
+
+async def _commit_reply(
+    conn: asyncpg.Connection,
+    actor: Actor,
+    conversation_id: uuid.UUID,
+    reply_to: tuple[ModeLock, LastInbound | None],
+    body: str,
+    *,
+    outbox_template: OutboxTemplate | None = None,
+    **detail: Any,
+) -> PersonReply:
+    """...and ends so: the message and its outbox row, the takeover, the audit entry."""
+    org = actor.organization_id
+    locked, last = reply_to
+    sent = await insert_person_reply(
+        conn,
+        org,
+        conversation_id,
+        channel=locked.channel,
+        body=body,
+        key_prefix=actor.name,
+        route_via_id=None if last is None else last.id,
+        template=outbox_template,
+    )
+    await update_taken_over(conn, org, conversation_id, actor.name, replied=True)
+    await _audit(
+        conn,
+        actor,
+        "conversation.reply",
+        conversation_id,
+        locked,
+        "human",
+        message_id=str(sent.message_id),
+        **detail,
+    )
+    return sent
+
+
 async def reply(
     conn: asyncpg.Connection, actor: Actor, conversation_id: uuid.UUID, text: str, now: datetime
 ) -> tuple[ModeLock, PersonReply]:
     """A person's reply (already trimmed by reply_text), taking the conversation over."""
-    org = actor.organization_id
     async with conn.transaction():
-        locked = await _locked(conn, actor, conversation_id)
-        _refuse_other_holder(locked, actor, force=False)
-        last = await fetch_last_inbound(conn, org, conversation_id)
+        reply_to = await _lock_for_reply(conn, actor, conversation_id)
+        last = reply_to[1]
         if (
             last is not None
             and last.routed
@@ -178,27 +225,8 @@ async def reply(
                 "aprovados (`templates`), ou espere ele escrever de novo.",
                 {"templates": [t.as_json() for t in offered]},
             )
-        sent = await insert_person_reply(
-            conn,
-            org,
-            conversation_id,
-            channel=locked.channel,
-            body=text,
-            key_prefix=actor.name,
-            route_via_id=None if last is None else last.id,
-        )
-        await update_taken_over(conn, org, conversation_id, actor.name, replied=True)
-        await _audit(
-            conn,
-            actor,
-            "conversation.reply",
-            conversation_id,
-            locked,
-            "human",
-            message_id=str(sent.message_id),
-            chars=len(text),
-        )
-    return locked, sent
+        sent = await _commit_reply(conn, actor, conversation_id, reply_to, text, chars=len(text))
+    return reply_to[0], sent
 
 
 async def _approved_templates(
@@ -270,36 +298,22 @@ async def reply_template(
     24-hour window), taking the conversation over like any reply; its filled body."""
     org = actor.organization_id
     async with conn.transaction():
-        locked = await _locked(conn, actor, conversation_id)
-        _refuse_other_holder(locked, actor, force=False)
-        template = await _template_to_send(conn, locked, org, conversation_id, call)
+        reply_to = await _lock_for_reply(conn, actor, conversation_id)
+        template = await _template_to_send(conn, reply_to[0], org, conversation_id, call)
         body = filled_body(template, call.params)
-        last = await fetch_last_inbound(conn, org, conversation_id)
-        sent = await insert_person_reply(
-            conn,
-            org,
-            conversation_id,
-            channel=locked.channel,
-            body=body,
-            key_prefix=actor.name,
-            route_via_id=None if last is None else last.id,
-            template=OutboxTemplate(
-                template.name, template.language, call.params, template.placeholders
-            ),
-        )
-        await update_taken_over(conn, org, conversation_id, actor.name, replied=True)
-        await _audit(
+        sent = await _commit_reply(
             conn,
             actor,
-            "conversation.reply",
             conversation_id,
-            locked,
-            "human",
-            message_id=str(sent.message_id),
+            reply_to,
+            body,
+            outbox_template=OutboxTemplate(
+                template.name, template.language, call.params, template.placeholders
+            ),
             template=template.name,
             language=template.language,
         )
-    return locked, sent, body
+    return reply_to[0], sent, body
 
 
 def waited_for_first_reply_s(before: ModeLock, sent: PersonReply) -> float | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 import sys
@@ -189,3 +190,23 @@ async def run_burst(
     finally:
         await worker.close()
     return worker
+
+
+LOCK_WAIT = "select wait_event_type = 'Lock' from pg_stat_activity where pid = $1"
+
+
+async def wait_until_waiting_on_lock(
+    database_url: str, pid: int, *, timeout_s: float = 30.0
+) -> None:
+    """Poll until the backend `pid` waits on a lock: how a test knows a concurrent statement
+    has reached the row it must wait for, however slow the machine (a fixed sleep can end
+    before the statement even started)."""
+    conn = await asyncpg.connect(database_url)
+    try:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        while not await conn.fetchval(LOCK_WAIT, pid):
+            assert loop.time() < deadline, f"backend {pid} never waited on a lock"
+            await asyncio.sleep(0.02)
+    finally:
+        await conn.close()

@@ -4,6 +4,7 @@ of them; a refusal says what to fix (pt-BR), writes nothing and is audited."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 
 import asyncpg
 import pytest_asyncio
@@ -15,11 +16,14 @@ from worker.resources import Resources
 from worker.settings import Settings
 
 PATH = "/v1/settings/hours"
+# The API's clock: a Friday that the test makes a closed day, noon in Recife (UTC-3). Read from
+# the wall clock, whether the org is open would depend on when the test runs.
+NOW = datetime(2026, 12, 25, 15, 0, tzinfo=UTC)
 
 
 @pytest_asyncio.fixture(loop_scope="session")
 async def api(settings: Settings, resources: Resources) -> AsyncIterator[ApiClient]:
-    async with running_api(settings, resources.store) as client:
+    async with running_api(settings, resources.store, clock=lambda: NOW) as client:
         yield client
 
 
@@ -63,8 +67,11 @@ async def test_the_api_reads_changes_and_audits_business_hours(
     ]
     shown = await api.get(PATH, viewer)
     assert shown.body["closed_dates"] == ["2026-12-25", "2027-01-01"]
-    assert isinstance(shown.body["open_now"], bool)
-    assert shown.body["open_now"] or shown.body["next_opening"] is not None
+    # Closed all Christmas day (Friday's 22:00-02:00 too); open again Saturday at 09:00 there.
+    assert (shown.body["open_now"], shown.body["next_opening"]) == (
+        False,
+        "2026-12-26T12:00:00+00:00",
+    )
 
     for wrong, code in (
         ({"timezone": "Horário de Brasília"}, "timezone_unknown"),

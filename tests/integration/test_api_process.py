@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import random
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 
 import aiohttp
 import asyncpg
@@ -20,12 +22,18 @@ from tests.integration.whatsapp_fakes import FakeWaha
 from tests.whatsapp_payloads import WAHA_API_KEY
 from worker.settings import Settings
 
+# A Python process importing the app on a loaded 2-core machine can take many seconds.
+START_DEADLINE_S = 60
+
 
 async def _wait_healthy(url: str, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + START_DEADLINE_S
     async with aiohttp.ClientSession() as http:
         while time.monotonic() < deadline:
-            assert process.poll() is None, "skillet api exited early"
+            if process.poll() is not None:
+                assert process.stderr is not None
+                tail = process.stderr.read().decode(errors="replace")[-2000:]
+                raise AssertionError(f"skillet api exited early: {tail}")
             try:
                 async with http.get(url + "/healthz") as response:
                     if response.status == 200:
@@ -36,10 +44,18 @@ async def _wait_healthy(url: str, process: subprocess.Popen[bytes]) -> None:
     raise AssertionError("skillet api did not start")
 
 
-def _start_api(env: dict[str, str]) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
+@contextlib.contextmanager
+def _api_process(env: dict[str, str]) -> Iterator[subprocess.Popen[bytes]]:
+    """`skillet api`, killed if still running at the end; its pipes closed whatever happened
+    (left to the garbage collector, they fail a later test with a ResourceWarning)."""
+    with subprocess.Popen(
         [SKILLET, "api"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    )
+    ) as process:
+        try:
+            yield process
+        finally:
+            if process.poll() is None:
+                process.kill()
 
 
 async def test_the_api_command_serves_a_key_made_by_the_cli_until_sigterm(
@@ -57,9 +73,8 @@ async def test_the_api_command_serves_a_key_made_by_the_cli_until_sigterm(
         timeout=60,
     )
     key = json.loads(created.stdout.decode().strip().splitlines()[-1])["key"]
-    process = _start_api(env)
-    url = f"http://127.0.0.1:{port}"
-    try:
+    with _api_process(env) as process:
+        url = f"http://127.0.0.1:{port}"
         await _wait_healthy(url, process)
         async with aiohttp.ClientSession() as http:
             headers = {"Authorization": f"Bearer {key}"}
@@ -70,10 +85,6 @@ async def test_the_api_command_serves_a_key_made_by_the_cli_until_sigterm(
                 assert anonymous.status == 401
         process.send_signal(signal.SIGTERM)
         out, err = await asyncio.to_thread(process.communicate, timeout=20)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
     assert process.returncode == 0, err.decode()[-500:]
     # JSON log mode (as in production): the process's last line is JSON too.
     assert json.loads(out.decode())["message"] == "api stopped"
@@ -95,23 +106,23 @@ async def test_the_api_command_limits_failed_keys_by_default_behind_a_trusted_pr
     # The process counts under the default key prefix in the machine's Redis: addresses of
     # this run only (TEST-NET-2 space, random), so no other run's counts are seen.
     guesser, holder = (f"198.18.{random.randrange(256)}.{random.randrange(256)}" for _ in "ab")
-    process = _start_api(env)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        await _wait_healthy(url, process)
-        async with aiohttp.ClientSession() as http:
+    with _api_process(env) as process:
+        url = f"http://127.0.0.1:{port}"
+        try:
+            await _wait_healthy(url, process)
+            async with aiohttp.ClientSession() as http:
 
-            async def skills(bearer: str, address: str) -> int:
-                headers = {"Authorization": f"Bearer {bearer}", "X-Forwarded-For": address}
-                async with http.get(url + "/v1/skills", headers=headers) as answer:
-                    return answer.status
+                async def skills(bearer: str, address: str) -> int:
+                    headers = {"Authorization": f"Bearer {bearer}", "X-Forwarded-For": address}
+                    async with http.get(url + "/v1/skills", headers=headers) as answer:
+                        return answer.status
 
-            assert [await skills(mint_key().key, guesser) for _ in range(20)] == [401] * 20
-            assert await skills(mint_key().key, guesser) == 429
-            assert await skills(key, holder) == 200
-    finally:
-        process.send_signal(signal.SIGTERM)
-        await asyncio.to_thread(process.communicate, timeout=20)
+                assert [await skills(mint_key().key, guesser) for _ in range(20)] == [401] * 20
+                assert await skills(mint_key().key, guesser) == 429
+                assert await skills(key, holder) == 200
+        finally:
+            process.send_signal(signal.SIGTERM)
+            await asyncio.to_thread(process.communicate, timeout=20)
 
 
 async def test_the_api_process_refuses_a_private_waha_server_from_an_orgs_admin(
@@ -123,24 +134,24 @@ async def test_the_api_process_refuses_a_private_waha_server_from_an_orgs_admin(
     fake_waha.sessions.add("loja-x")
     port = free_port()
     env = worker_env(settings, SKILLET_API_HOST="127.0.0.1", SKILLET_API_PORT=str(port))
-    process = _start_api(env)
-    url = f"http://127.0.0.1:{port}"
-    body = {
-        "kind": "waha",
-        "address": "loja-x",
-        "waha_base_url": fake_waha.base_url,  # 127.0.0.1: a private address
-        "waha_api_key": WAHA_API_KEY,
-    }
-    try:
-        await _wait_healthy(url, process)
-        async with aiohttp.ClientSession() as http:
-            headers = {"Authorization": f"Bearer {admin}"}
-            async with http.post(url + "/v1/channels", json=body, headers=headers) as answer:
-                assert answer.status == 422
-                refused = await answer.json()
-        assert refused["error"] == "channel_not_verified" and "recusada" in refused["message"]
-        assert "loja-x" not in fake_waha.session_lookups  # never asked
-        assert await db.fetchval("select count(*) from channels") == 0
-    finally:
-        process.send_signal(signal.SIGTERM)
-        await asyncio.to_thread(process.communicate, timeout=20)
+    with _api_process(env) as process:
+        url = f"http://127.0.0.1:{port}"
+        body = {
+            "kind": "waha",
+            "address": "loja-x",
+            "waha_base_url": fake_waha.base_url,  # 127.0.0.1: a private address
+            "waha_api_key": WAHA_API_KEY,
+        }
+        try:
+            await _wait_healthy(url, process)
+            async with aiohttp.ClientSession() as http:
+                headers = {"Authorization": f"Bearer {admin}"}
+                async with http.post(url + "/v1/channels", json=body, headers=headers) as answer:
+                    assert answer.status == 422
+                    refused = await answer.json()
+            assert refused["error"] == "channel_not_verified" and "recusada" in refused["message"]
+            assert "loja-x" not in fake_waha.session_lookups  # never asked
+            assert await db.fetchval("select count(*) from channels") == 0
+        finally:
+            process.send_signal(signal.SIGTERM)
+            await asyncio.to_thread(process.communicate, timeout=20)

@@ -3,9 +3,10 @@ after hours a handoff's acknowledgement says when a person will be there, and an
 chose `away` sends one away message per conversation per closed period, never while a
 person holds it, and answers again once open.
 
-"Closed" is made with today's date in the closed days (zone UTC, open every day all day),
-so the next opening is tomorrow at 00:00 whatever the hour the test runs; clearing the
-closed days opens it.
+"Closed" is made with today's date in the closed days (open every day all day), in a zone
+where it is now about noon (tests.integration.hours_support): the next opening is tomorrow at
+00:00 and stays so for the whole test whatever the hour it runs, across midnight too; clearing
+the closed days opens it.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from hours.texts import after_hours_ack, away_message
 from jobs.context import JobContext
 from jobs.handoff_tick import handoff_tick
 from jobs.queue import open_queue
+from tests.integration.hours_support import closed_today, noon_zone
 from tests.integration.mode_support import AGENT_REPLY, CountingModel, HandingOffModel
 from tests.integration.support import create_org, run_burst
 from tests.integration.webhook_support import connect_number, running_webhook
@@ -43,13 +45,15 @@ async def _hours(db: asyncpg.Connection, org: uuid.UUID, **change: str) -> None:
         await apply_change(db, org, check_change(HoursChange(**change)), "test")
 
 
-async def _closed_today(db: asyncpg.Connection, org: uuid.UUID, after_hours: str) -> None:
-    today = datetime.now(UTC).date().isoformat()
+async def _closed_today(
+    db: asyncpg.Connection, org: uuid.UUID, after_hours: str, now: datetime | None = None
+) -> None:
+    zone, today = closed_today(now or datetime.now(UTC))
     await _hours(
         db,
         org,
         schedule="dom-sab 00:00-24:00",
-        timezone="UTC",
+        timezone=zone,
         closed_dates=today,
         after_hours=after_hours,
     )
@@ -173,11 +177,12 @@ async def test_a_worker_reads_an_orgs_hours_at_most_once_per_ttl(
     clock = [0.0]
     cache = BusinessHoursCache(ttl_s=30.0, monotonic=lambda: clock[0])
     assert await cache.get(resources.pool, org) is None  # none set: always open
-    await _closed_today(db, org, "away")
+    now = datetime.now(UTC)
+    await _closed_today(db, org, "away", now)
     clock[0] = 29.0
     assert await cache.get(resources.pool, org) is None  # still the copy read at 0 s
     clock[0] = 30.0
     hours = await cache.get(resources.pool, org)
-    assert hours is not None and hours.zone.key == "UTC"
-    closed = await cache.closed_now(resources.pool, org, datetime.now(UTC))
+    assert hours is not None and hours.zone.key == noon_zone(now)
+    closed = await cache.closed_now(resources.pool, org, now)
     assert closed is not None and closed.away and closed.when == TOMORROW

@@ -31,7 +31,7 @@ from skills.curator.queries import lock_curator_orgs
 from skills.package import SkillPackageError
 from skills.queries import list_installed_skills
 from skills.storage import S3ObjectStore, object_key
-from tests.integration.support import create_org, publish
+from tests.integration.support import create_org, publish, wait_until_waiting_on_lock
 from tests.package_builders import skill_md_text, skill_zip, zip_files
 from worker.resources import Resources
 from worker.settings import Settings
@@ -338,7 +338,7 @@ async def test_pointer_changes_wait_for_a_curator_pass_over_the_org(
         importing = asyncio.create_task(
             import_skill_package(db, resources.store, organization_id=org, data=skill_zip("frete"))
         )
-        await asyncio.sleep(0.3)
+        await wait_until_waiting_on_lock(settings.database_url, db.get_server_pid())
         assert not importing.done()
         await pass_over_org.rollback()
         result = await asyncio.wait_for(importing, timeout=10)

@@ -3,8 +3,9 @@ does not parse is refused there, in pt-BR); a customer who asks for a person aft
 told when the team is back (a fake Graph API receives it), and the conversation page says
 "fora do horário" until the hours open, updating without a reload.
 
-Closed is today's date in the closed days (zone UTC, open all day otherwise), so the team is
-back "amanhã às 00:00" whatever the hour the test runs.
+Closed is today's date in the closed days (open all day otherwise), in a zone where it is now
+about noon (tests.integration.hours_support), so the team is back "amanhã às 00:00" for the
+whole test whatever the hour it runs, across midnight too.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from channels.models import ChannelKind
 from hours.texts import after_hours_ack
 from tests.integration.api_support import create_key, running_api
 from tests.integration.console_support import launched_chromium, shot, sign_in
+from tests.integration.hours_support import closed_today
 from tests.integration.mode_support import CountingModel
 from tests.integration.support import create_org, run_burst
 from tests.integration.webhook_support import connect_number, running_webhook
@@ -56,9 +58,9 @@ async def _customer_says(settings: Settings, text: str) -> None:
     assert answer.status == 200
 
 
-async def _save_hours(page: Page, schedule: str, closed: str) -> None:
+async def _save_hours(page: Page, schedule: str, zone: str, closed: str) -> None:
     await page.fill("#business_hours", schedule)
-    await page.fill("#timezone", "UTC")
+    await page.fill("#timezone", zone)
     await page.fill("#closed_dates", closed)
     await page.click("button:has-text('Salvar horário')")
 
@@ -73,7 +75,7 @@ async def test_hours_set_in_the_console_and_shown_on_the_conversation(
     org = await create_org(db, "Loja Horário")
     await connect_number(db, org, ChannelKind.CLOUD_API, NUMBER)
     key = await create_key(db, org, Role.ADMIN, "gerente")
-    today = datetime.now(UTC).date().isoformat()
+    zone, today = closed_today(datetime.now(UTC))
 
     async with running_api(whatsapp_settings, resources.store) as api:
         page = await context.new_page()
@@ -81,13 +83,13 @@ async def test_hours_set_in_the_console_and_shown_on_the_conversation(
         await page.goto(f"{api.base_url}/console/agente")
         await expect(page.locator("#horario + p")).to_contain_text("Sem horário definido")
 
-        await _save_hours(page, "segunda a sexta das 9 às 18", today)
+        await _save_hours(page, "segunda a sexta das 9 às 18", zone, today)
         alert = page.locator(".aviso.erro")
         await expect(alert).to_contain_text("business_hours_invalid")
         await expect(alert).to_contain_text("dia desconhecido")
         await shot(page, "hours-01-recusado")
 
-        await _save_hours(page, "dom-sab 00:00-24:00", today)
+        await _save_hours(page, "dom-sab 00:00-24:00", zone, today)
         await page.wait_for_url("**?ok=update_hours_settings")
         await expect(page.locator("#horario + p")).to_have_text(
             "Agora: fora do horário · a equipe volta amanhã às 00:00"
@@ -116,7 +118,7 @@ async def test_hours_set_in_the_console_and_shown_on_the_conversation(
         await page.evaluate("window.__sem_recarregar = 1")
         settings_tab = await context.new_page()
         await settings_tab.goto(f"{api.base_url}/console/agente")
-        await _save_hours(settings_tab, "dom-sab 00:00-24:00", "")
+        await _save_hours(settings_tab, "dom-sab 00:00-24:00", zone, "")
         await settings_tab.wait_for_url("**?ok=update_hours_settings")
         await expect(settings_tab.locator("#horario + p")).to_have_text("Agora: aberto")
         await expect(hours_line).to_be_hidden(timeout=POLL_DEADLINE_MS)

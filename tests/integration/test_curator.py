@@ -15,7 +15,7 @@ from skills.curator.errors import CuratorRunError, OrganizationNotFound
 from skills.curator.run import run_curator, run_curator_all, run_curator_for
 from skills.usage import UsageBump, UsageEvent, UsageStore
 from tests.integration.curator_support import NOW, days_ago, install, options, states
-from tests.integration.support import create_org
+from tests.integration.support import create_org, wait_until_waiting_on_lock
 from worker.settings import Settings
 
 
@@ -221,7 +221,7 @@ async def test_a_turn_using_a_skill_mid_pass_wins_and_the_report_stays_true(
         await bump.start()
         await UsageStore(lambda: NOW).record(turn, [UsageBump(org, "used-now", UsageEvent.USE)])
         running = asyncio.create_task(run_curator(curator, org, options()))
-        await asyncio.sleep(0.3)
+        await wait_until_waiting_on_lock(settings.database_url, curator.get_server_pid())
         assert not running.done()  # the pass waits on the bumped row's lock
         with capture_logs() as logs:
             await bump.commit()

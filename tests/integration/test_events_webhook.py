@@ -93,7 +93,9 @@ async def test_an_event_recorded_with_its_change_is_delivered_once_signed(
 async def test_a_receiver_that_fails_first_gets_the_event_again_after_a_backoff(
     settings: Settings, db: asyncpg.Connection, worker_pool: object
 ) -> None:
-    quick = _allowing(settings, events_backoff_base_s=2.0, events_backoff_max_s=5.0)
+    # A backoff far longer than two burst workers take on a loaded machine; the test then
+    # moves the event's next attempt to now instead of sleeping the backoff out.
+    quick = _allowing(settings, events_backoff_base_s=600.0, events_backoff_max_s=3600.0)
     async with events_receiver(statuses=[500]) as receiver:
         org, conversation = await org_with_conversation(db, receiver.url)
         async with self_bound_connection(worker_pool) as conn, conn.transaction():
@@ -109,9 +111,13 @@ async def test_a_receiver_that_fails_first_gets_the_event_again_after_a_backoff(
         [row] = await event_rows(db)
         assert (row["status"], row["attempts"]) == ("pending", 1)
         assert row["last_error"].startswith("http_500")
+        due_in_s = await db.fetchval(
+            "select extract(epoch from next_attempt_at - now()) from org_events"
+        )
+        assert 500 < due_in_s <= 600  # the policy's first backoff
         await deliver(quick)  # still inside its backoff: not sent
         assert len(receiver.received) == 1
-        await asyncio.sleep(2.0)
+        await db.execute("update org_events set next_attempt_at = now()")  # the backoff is over
         await deliver(quick)
 
     assert [r.signed for r in receiver.received] == [True, True]

@@ -4,7 +4,6 @@ grace: skillet's own reply changes nothing, the owner's message takes the conver
 
 from __future__ import annotations
 
-import asyncio
 import time
 import uuid
 from typing import Any
@@ -18,6 +17,7 @@ from jobs.conversation_sweep import conversation_sweep
 from jobs.payloads import echo_job_id
 from jobs.queue import open_queue
 from tests.integration.mode_support import CountingModel
+from tests.integration.ops_support import eventually, running_worker
 from tests.integration.support import create_org, run_burst
 from tests.integration.webhook_support import TEST_CONFIG, connect_number, running_webhook
 from tests.integration.whatsapp_fakes import FakeGraphApi, FakeWaha
@@ -28,6 +28,9 @@ from worker.settings import Settings
 
 CUSTOMER = "5511912345678"
 GRACE_S = 0.5
+# Long enough that a job picked up by a running worker is surely inside it (a loaded CI box
+# stalls for seconds, not this long); the test waits it out once.
+IN_FLIGHT_GRACE_S = 5.0
 ECHO_CONFIG = TEST_CONFIG
 
 
@@ -211,21 +214,31 @@ async def test_while_a_reply_is_in_flight_its_echo_is_ours_and_another_waits_out
     await db.execute(
         "update outbox set status = 'pending', sent_at = null where id = $1", receipt["outbox_id"]
     )
-    async with running_webhook(whatsapp_settings, TEST_CONFIG) as hook:
-        assert (await hook.post_waha(_own(ours, reply))).body["echoes"] == 1
-        owner = _own(f"true_{chat_id}_OWNER9", "Deixa comigo, já te respondo.")
-        assert (await hook.post_waha(owner)).body["echoes"] == 1
-    settings = _settings(whatsapp_settings, grace_s=1.5)
-    worker = asyncio.create_task(run_burst(settings))
-    await asyncio.sleep(0.5)  # both jobs have run once by now
-    # The reply's own text: ours at once. The other text may still be ours (its id on the
-    # way): it waits out the grace, and the agent's reply in flight is not the owner's.
-    assert await _echo_states(db, org) == ["ours", "pending"]
-    await db.execute(
-        "update outbox set status = 'sent', sent_at = now() where id = $1", receipt["outbox_id"]
-    )
-    await worker
-    assert await _echo_states(db, org) == ["ours", "phone"]
+    settings = _settings(whatsapp_settings, grace_s=IN_FLIGHT_GRACE_S)
+    # Started before the echoes arrive, so each job runs at once, well inside the grace.
+    async with running_worker(settings) as worker:
+        async with running_webhook(whatsapp_settings, TEST_CONFIG) as hook:
+            assert (await hook.post_waha(_own(ours, reply))).body["echoes"] == 1
+            owner = _own(f"true_{chat_id}_OWNER9", "Deixa comigo, já te respondo.")
+            assert (await hook.post_waha(owner)).body["echoes"] == 1
+
+        # Both jobs have run once: the reply's own text is ours at once; the other text may
+        # still be ours (its id on the way), so its job was put back to wait out the grace.
+        async def both_ran_once() -> bool:
+            return worker.jobs_complete >= 1 and worker.jobs_retried >= 1
+
+        await eventually(both_ran_once, timeout_s=30)
+        assert await _echo_states(db, org) == ["ours", "pending"]
+        await db.execute(
+            "update outbox set status = 'sent', sent_at = now() where id = $1",
+            receipt["outbox_id"],
+        )
+
+        # Past the grace, the agent's reply in flight is not the owner's: the phone's.
+        async def settled() -> bool:
+            return await _echo_states(db, org) == ["ours", "phone"]
+
+        await eventually(settled, timeout_s=IN_FLIGHT_GRACE_S + 30)
     assert (await _conversation(db, org))["mode"] == "human"
 
 

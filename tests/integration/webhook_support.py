@@ -89,19 +89,21 @@ async def running_webhook(
 ) -> AsyncIterator[RunningWebhook]:
     """The real app on a free port of 127.0.0.1, on the test's database and queue, its pool
     as `skillet webhook` opens it (the webhook's group role, bindings reset)."""
-    pool = await create_pool(settings.database_url, min_size=1, max_size=4, app_role=WEBHOOK_ROLE)
-    queue = await open_queue(settings.redis_url, settings.queue_name)
+    # Everything in the stack as it opens: a failure halfway closes what was opened, instead
+    # of leaving a Redis client for the garbage collector to report in a later test.
     async with contextlib.AsyncExitStack() as stack:
+        pool = await create_pool(
+            settings.database_url, min_size=1, max_size=4, app_role=WEBHOOK_ROLE
+        )
+        stack.push_async_callback(pool.close)
+        queue = await open_queue(settings.redis_url, settings.queue_name)
+        stack.push_async_callback(queue.aclose)
         lids = await open_lid_lookup(stack, config)
         app = build_app(config, pool=pool, queue=queue, lids=lids)
         runner, port = await start_site(app, "127.0.0.1", 0)
-        try:
-            async with aiohttp.ClientSession() as http:
-                yield RunningWebhook(f"http://127.0.0.1:{port}", http)
-        finally:
-            await runner.cleanup()
-            await queue.aclose()
-            await pool.close()
+        stack.push_async_callback(runner.cleanup)
+        http = await stack.enter_async_context(aiohttp.ClientSession())
+        yield RunningWebhook(f"http://127.0.0.1:{port}", http)
 
 
 STORED_MESSAGE = """
@@ -116,7 +118,11 @@ async def queued_payloads(settings: Settings) -> list[dict[str, Any]]:
     """What every job waiting in the test's queue stands for, oldest first: the stored
     message it names (jobs carry ids only), in the fields of the message payload."""
     client = Redis.from_url(settings.redis_url)
-    conn = await asyncpg.connect(settings.database_url)
+    try:
+        conn = await asyncpg.connect(settings.database_url)
+    except BaseException:
+        await client.aclose()
+        raise
     try:
         job_ids = await client.zrange(settings.queue_name, 0, -1)
         payloads = []
