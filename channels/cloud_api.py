@@ -16,7 +16,7 @@ from channels.http import PartsSender, Verdict
 from channels.templates import template_message
 from channels.text import split_text
 from turn.errors import SendError
-from turn.media.outbound import FileMessage, OutboundFile
+from turn.media.outbound import FileMessage, OutboundFile, upload_type
 from turn.outbox import Recipient
 from turn.outbox_queries import OutboxRow
 
@@ -100,7 +100,7 @@ class CloudApiSender(PartsSender[CloudApiConfig]):
         def form() -> aiohttp.FormData:
             body = aiohttp.FormData()
             body.add_field("messaging_product", "whatsapp")
-            mime = upload_type(file)
+            mime = upload_type(file.kind, file.mime)
             body.add_field("type", mime)
             body.add_field("file", data, filename=file.filename, content_type=mime)
             return body
@@ -162,14 +162,6 @@ class CloudApiSender(PartsSender[CloudApiConfig]):
         if first and self._config.reply_context and recipient.reply_to_external_id:
             payload["context"] = {"message_id": recipient.reply_to_external_id}
         return payload
-
-
-def upload_type(file: OutboundFile) -> str:
-    """The type a file is uploaded as: Meta's documents are a fixed list (PDF, Office,
-    text/plain), so any other text (CSV, Markdown) goes as the plain text it is."""
-    if file.kind is FileMessage.DOCUMENT and file.mime.startswith("text/"):
-        return "text/plain"
-    return file.mime
 
 
 def media_message(to: str, file: OutboundFile, media_id: str) -> dict[str, Any]:

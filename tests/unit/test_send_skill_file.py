@@ -31,6 +31,8 @@ def catalogo(sizes: dict[str, int] | None = None) -> LoadedSkill:
         "assets/audio.ogg": len(OGG),
         "assets/foto.webp": 30,
         "references/precos.md": 12,
+        "assets/fotos.zip": 26,
+        "assets/contrato.docx": 26,
     }
     return LoadedSkill(
         name="catalogo",
@@ -51,6 +53,8 @@ def store_for(skill: LoadedSkill) -> MemoryStore:
         "assets/audio.ogg": OGG,
         "assets/foto.webp": webp,
         "references/precos.md": b"Camisa: R$ 9",
+        "assets/fotos.zip": b"PK\x03\x04" + b"\x00" * 22,
+        "assets/contrato.docx": b"PK\x03\x04" + b"\x00" * 22,
     }
     return MemoryStore({key(ORG, skill, path): value for path, value in data.items()})
 
@@ -86,15 +90,15 @@ async def test_a_matched_skills_pdf_is_recorded_as_a_document_with_its_key_and_c
     assert chosen.caption == "Nosso catálogo"
 
 
-async def test_the_kind_follows_the_bytes_png_image_ogg_audio_webp_and_text_documents() -> None:
+async def test_the_kind_follows_the_bytes_png_image_ogg_audio_and_office_documents() -> None:
     skill = catalogo()
     ctx = context(store_for(skill), [skill])
-    for path in ("assets/foto.png", "assets/audio.ogg", "assets/foto.webp"):
+    for path in ("assets/foto.png", "assets/audio.ogg", "assets/contrato.docx"):
         assert (await send(ctx, "catalogo", path, "legenda")).error_code is None
-    image, audio, webp = ctx.ledger.files
+    image, audio, docx = ctx.ledger.files
     assert (image.kind, image.mime, image.caption) == (FileMessage.IMAGE, "image/png", "legenda")
     assert (audio.kind, audio.caption) == (FileMessage.AUDIO, None)  # Meta: no audio caption
-    assert (webp.kind, webp.mime) == (FileMessage.DOCUMENT, "image/webp")
+    assert docx.kind is FileMessage.DOCUMENT and docx.mime.endswith("wordprocessingml.document")
     other = catalogo()
     ctx = context(store_for(other), [other])
     assert (await send(ctx, "catalogo", "references/precos.md")).error_code is None
@@ -171,6 +175,16 @@ async def test_the_sniff_reads_only_the_first_bytes() -> None:
     ctx = context(store, [skill])
     await send(ctx, "catalogo", "assets/catalogo.pdf")
     assert [max_bytes for _, max_bytes in store.gets] == [64]  # an Ogg names its codec by 28
+
+
+async def test_a_webp_or_a_zip_is_refused_before_the_customer_is_promised_it() -> None:
+    skill = catalogo()
+    ctx = context(store_for(skill), [skill])
+    for path, mime in (("assets/foto.webp", "image/webp"), ("assets/fotos.zip", "zip")):
+        result = await send(ctx, "catalogo", path)
+        assert result.error_code == "unsupported_file_type", path
+        assert mime in result.content and "PDF" in result.content
+    assert ctx.ledger.files == []
 
 
 async def test_an_ogg_that_is_not_opus_is_refused_as_whatsapp_would() -> None:

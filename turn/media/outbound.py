@@ -2,9 +2,9 @@
 size Meta takes for that kind, and the file name the customer sees (pure).
 
 The kind follows the sniffed bytes, never the file's name: JPEG and PNG go as images (the only
-image types Meta's `image` message takes; WebP is a sticker there, so it goes as a document),
-Ogg/Opus, MP3, MP4/AAC and AMR as audio, everything else as a document. Meta takes
-audio/ogg with the Opus codec only: an Ogg of another codec (Vorbis, FLAC) is refused.
+image types Meta's `image` message takes), Ogg/Opus, MP3, MP4/AAC and AMR as audio, PDF,
+Office files and text as documents; anything else (WebP, a sticker there; a zip; unknown
+bytes) is refused, as is an Ogg of another codec than Opus (Vorbis, FLAC): Meta takes neither.
 """
 
 from __future__ import annotations
@@ -28,6 +28,19 @@ class FileMessage(StrEnum):
 
 _IMAGE_TYPES: Final = frozenset({"image/jpeg", "image/png"})
 _AUDIO_TYPES: Final = frozenset({"audio/ogg", "audio/mpeg", "audio/mp4", "audio/aac", "audio/amr"})
+# The only documents Meta's Cloud API takes (any other text is uploaded as text/plain).
+DOCUMENT_TYPES: Final = frozenset(
+    {
+        "application/pdf",
+        "text/plain",
+        "application/msword",
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+        "application/vnd.ms-excel",
+        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        "application/vnd.ms-powerpoint",
+        "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+    }
+)
 # Meta's Cloud API media limits per message type (bytes).
 MAX_BYTES: Final[dict[FileMessage, int]] = {
     FileMessage.IMAGE: 5 * 1024 * 1024,
@@ -44,6 +57,20 @@ CODEC_HEAD_BYTES: Final = 64
 def unsendable_audio(mime: str, head: bytes) -> bool:
     """An Ogg whose first page is not Opus: WhatsApp refuses it (audio/ogg is Opus only)."""
     return mime == "audio/ogg" and b"OpusHead" not in head[:CODEC_HEAD_BYTES]
+
+
+def upload_type(kind: FileMessage, mime: str) -> str:
+    """The type a file is uploaded as: any text document (CSV, Markdown) as the plain text it
+    is, since Meta's documents are a fixed list."""
+    if kind is FileMessage.DOCUMENT and mime.startswith("text/"):
+        return "text/plain"
+    return mime
+
+
+def unsendable_document(kind: FileMessage, mime: str) -> bool:
+    """A document of a type Meta refuses at upload (a zip, a WebP, unknown bytes): refused
+    before the model tells the customer it is coming, the same on every channel."""
+    return kind is FileMessage.DOCUMENT and upload_type(kind, mime) not in DOCUMENT_TYPES
 
 
 def message_kind(mime: str) -> FileMessage:

@@ -24,6 +24,7 @@ from turn.media.outbound import (
     message_kind,
     safe_filename,
     unsendable_audio,
+    unsendable_document,
 )
 from turn.media.sniff import sniff_type
 from turn.tools.base import Tool, ToolContext, ToolResult
@@ -123,6 +124,12 @@ def _unsendable(path: str, size: int, mime: str, head: bytes) -> ToolResult | No
             "unsupported_audio",
             f"{path} é um Ogg que não é Opus; o WhatsApp só aceita áudio Ogg com Opus. "
             "Não é possível enviá-lo.",
+        )
+    if unsendable_document(kind, mime):
+        return ToolResult.error(
+            "unsupported_file_type",
+            f"{path} é {mime}; o WhatsApp só envia documentos PDF, Word, Excel, PowerPoint "
+            "ou texto, e imagens JPEG ou PNG. Não é possível enviá-lo.",
         )
     if size > MAX_BYTES[kind]:
         limit_mb = MAX_BYTES[kind] // (1024 * 1024)
