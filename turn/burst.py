@@ -29,7 +29,7 @@ from turn.conversation_queries import (
 )
 from turn.deps import MessageOutcome, TurnDeps, TurnOutcome
 from turn.errors import ModelRequestRejected
-from turn.file_parts import SentReply, send_file_parts
+from turn.file_parts import send_file_parts
 from turn.handoff import CUSTOMER_REASON, HANDOFF_ACK_DEFAULT, history_turn
 from turn.matcher import MatchResult
 from turn.media.outbound import OutboundFile
@@ -44,7 +44,7 @@ from turn.model import (
 from turn.model_input import cap_burst, cap_history
 from turn.opt_out import confirmation
 from turn.opt_out_queries import record_choice
-from turn.outbox import Recipient, deliver_reply, deliver_waiting, send_claimed
+from turn.outbox import Recipient, SentReply, deliver_reply, deliver_waiting, send_claimed
 from turn.outbox_queries import OutboxRow
 from turn.prompt import prompt_cache_key, render_skill_context
 from turn.skill_catalog import CatalogSnapshot

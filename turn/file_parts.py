@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -10,15 +9,11 @@ from core.tenancy import org_connection
 from turn.conversation_queries import CommittedTurn
 from turn.deps import TurnDeps
 from turn.media.outbound import OutboundFile
-from turn.outbox import Recipient, deliver_in_order, still_pending
+from turn.outbox import Recipient, SentReply, deliver_in_order
 from turn.outbox_queries import OutboxRow, update_outbox_sent
 
 if TYPE_CHECKING:
     from turn.burst import Conversation
-
-# A reply handed to its channel and not yet marked sent: (outbox id, the provider's message
-# ids). The holder's next step marks it (turn.conversation_queries.continue_conversation).
-SentReply = tuple[uuid.UUID, tuple[str, ...]]
 
 
 async def send_file_parts(
@@ -32,7 +27,8 @@ async def send_file_parts(
     never leaves it claimed and unmarked): each claimed, sent and marked in order, at most
     once (turn.outbox.deliver_in_order), each judged on its own by the channel (the text failed
     for good outside the window: so do they). A text left pending (parked for the number's
-    new token) keeps them all pending behind it: they go after it, with the channel's resume.
+    new token) keeps them all pending behind it (the claim refuses a row while an earlier one
+    of its conversation waits, migration 0041): they go after it, with the channel's resume.
     A retryable failure is raised (the job is retried): the rest stay pending, and the next
     holder sends them first, in order."""
     organization_id = conversation.organization_id
@@ -41,8 +37,6 @@ async def send_file_parts(
     if sent is not None:
         async with org_connection(deps.pool, organization_id) as conn:
             await update_outbox_sent(conn, *sent)
-    elif await still_pending(deps.pool, organization_id, reply.outbox_id):
-        return
     rows = [
         OutboxRow.pending(
             organization_id,

@@ -77,13 +77,12 @@ from turn.burst import BatchResult, Conversation, answer_batch, answer_fixed
 from turn.conversation_lease import Lease
 from turn.conversation_queries import BurstRead, CommitOutcome, Continued, continue_conversation
 from turn.deps import MessageOutcome, TurnConfig, TurnDeps, TurnOutcome
-from turn.file_parts import SentReply
 from turn.media.queries import fetch_held_media
 from turn.media.reader import might_hold_media
 from turn.model import ImagePart
 from turn.opt_out import confirmation
 from turn.opt_out_queries import fetch_choice_candidate, record_choice
-from turn.outbox import Recipient, deliver_waiting
+from turn.outbox import Recipient, SentReply, deliver_waiting
 from turn.outbox_queries import update_outbox_sent
 
 log = structlog.get_logger(__name__)
