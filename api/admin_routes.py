@@ -17,7 +17,7 @@ from api.key_queries import insert_api_key, list_api_keys, update_api_key_revoke
 from api.keys import Role, mint_key
 from api.pagination import page_sorted, time_id_keyset
 from api.routing import Principal, Reply, org_db
-from skills.audit_queries import AuditEntry, insert_audit
+from core.audit import AuditEntry, insert_audit
 from turn.agent_queries import fetch_agent, list_agents, update_agent
 
 MINT_ATTEMPTS = 5  # prefixes are 36^8: a collision is rare, five in a row never happens

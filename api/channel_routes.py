@@ -37,11 +37,12 @@ from channels.credential_queries import (
     store_channel_secrets,
     update_channel_credentials,
 )
-from channels.models import Channel, ChannelKind
+from channels.models import Channel
 from channels.ownership import ChannelNotVerified, Verified
 from channels.queries import UNCHANGED, fetch_channel_by_address, list_channels, update_channel
+from core.audit import AuditEntry, insert_audit
+from core.channel_kind import ChannelKind
 from jobs.channel_resume import wake_waiting_replies
-from skills.audit_queries import AuditEntry, insert_audit
 from turn.agent_queries import fetch_agent
 
 log = structlog.get_logger(__name__)

@@ -15,7 +15,7 @@ from datetime import datetime
 
 import asyncpg
 
-from turn.outbox_queries import OutboxTemplate
+from delivery.outbox_queries import OutboxTemplate
 
 # How much of the last message a list item shows.
 LAST_MESSAGE_CHARS = 200

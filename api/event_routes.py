@@ -1,7 +1,7 @@
 """Routes of the org's events webhook settings: its URL and signing secret (admin only).
 
 The secret is write-only: answers show it masked (`********`) when set, null when not. The
-URL is checked before a connection is taken (https, a public host: events.addresses; 422
+URL is checked before a connection is taken (https, a public host: core.addresses; 422
 `events_url_refused`); each change is audited in the transaction that makes it
 (events.endpoint).
 """
@@ -13,9 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from api.bodies import read_json
 from api.routing import Principal, Reply, deps_of, org_db
+from core.address_guard import AddressGuard
 from events.endpoint import SECRET_MAX_CHARS, EndpointChange, apply_change, check_change
 from events.endpoint import endpoint_json as _endpoint_json
-from events.guard import AddressGuard
 from events.queries import fetch_endpoint
 
 

@@ -27,11 +27,11 @@ from api.keys import parse_bearer, parse_key, role_allows
 from api.rate_limit import LIMITER, RateLimited
 from api.routing import DEPS, Answer, Principal, Reply, Route
 from api.text import check_path
+from core.audit import AuditEntry, insert_audit
 from core.db_errors import DATABASE_ERRORS, db_errors
 from core.errors import SkilletError
 from core.tenancy import org_connection
 from core.text import storable
-from skills.audit_queries import AuditEntry, insert_audit
 
 log = structlog.get_logger(__name__)
 

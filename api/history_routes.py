@@ -25,10 +25,10 @@ from api.history_queries import (
 )
 from api.pagination import id_keyset, page_of, parse_limit, read_cursor, time_id_keyset
 from api.routing import Principal, Reply, deps_of, org_db
+from core.audit import AuditEntry, AuditRow, insert_audit, list_audit
 from inbox.message import InboundMessage
 from jobs.payloads import HANDLE_INBOUND_MESSAGE, ConversationPayload, inbound_job_id
 from jobs.queue import enqueue_inbound
-from skills.audit_queries import AuditEntry, AuditRow, insert_audit, list_audit
 
 
 def _stamp(value: datetime | None) -> str | None:

@@ -3,7 +3,7 @@
 
 Org-scoped like every route (RLS and the org in the statement: another org's message is
 404, as is one whose media was never stored or is past retention). Typed by the type sniffed
-when it was stored (turn.media.sniff), never the customer's declared one; always an
+when it was stored (core.sniff), never the customer's declared one; always an
 attachment named by the sanitized file name (inbox.file_names), `nosniff` and a sandbox CSP,
 so nothing opened from it runs as a page of ours. The console serves the same bytes behind
 its session (api.console.media).
@@ -19,9 +19,9 @@ from aiohttp import web
 
 from api.errors import not_found
 from api.routing import ApiDeps, Principal, deps_of
+from core.object_store import ObjectNotFound
 from core.tenancy import org_connection
 from inbox.file_names import safe_file_name
-from skills.storage import ObjectNotFound
 from turn.media.queries import fetch_stored_media
 
 MAX_SERVED_BYTES: Final = 32 * 1024 * 1024  # above SKILLET_MEDIA_MAX_BYTES' default

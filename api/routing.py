@@ -18,9 +18,9 @@ from api.rate_limit import DEFAULT_RATE_LIMITS, Counters, RateLimits
 from channels.connect import Prover
 from core.clock import Clock
 from core.errors import SkilletError
+from core.object_store import ObjectStore
 from core.tenancy import org_connection
 from skills.package.limits import DEFAULT_LIMITS, PackageLimits
-from skills.storage import ObjectStore
 from skills.usage import UsageStore
 
 

@@ -21,7 +21,7 @@ from api.skill_queries import (
     list_activation_totals,
     list_installed_page,
 )
-from skills.audit_queries import AuditEntry, insert_audit
+from core.audit import AuditEntry, insert_audit
 from skills.catalog import (
     import_skill_package,
     install_catalog_skill,

@@ -14,10 +14,10 @@ from api.conversation_queries import fetch_last_inbound, lock_conversation
 from api.errors import ApiError, not_found
 from api.routing import Principal, Reply, deps_of, org_db
 from channels.dispatch import CUSTOMER_SERVICE_WINDOW, outside_window
-from channels.models import ChannelKind
 from channels.queries import fetch_channel_by_address
 from channels.template_queries import fetch_conversation_channel, list_templates
 from channels.templates import APPROVED
+from core.channel_kind import ChannelKind
 from turn.followup_queries import cancel_followup, list_followups
 from turn.opt_out_queries import fetch_opted_out
 

@@ -22,8 +22,8 @@ from pathlib import Path
 # Runnable as a script from the repo root without installing: put the repo on the path.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from core.object_store import ObjectNotFound, StoredObject
 from skills.models import FileKind, LoadedSkill, ManifestEntry, SkillMatcher
-from skills.storage import ObjectNotFound, StoredObject
 from tests.model_fakes import FakeAnthropic
 from tests.tool_support import read_reference, reference_context
 from turn.agent_loop import run_agent_loop

@@ -255,8 +255,8 @@ async def _database(base_url: str) -> AsyncIterator[str]:
 
 async def _prepare(database_url: str) -> uuid.UUID:
     """The schema, one org with one Cloud API number, and the reference's table."""
-    from channels.models import ChannelKind
     from channels.queries import insert_channel
+    from core.channel_kind import ChannelKind
     from core.db import connect
     from core.organizations import insert_organization
     from worker.migrate import DEFAULT_MIGRATIONS_DIR, apply_migrations

@@ -15,10 +15,10 @@ from channels.errors import SendFailure, send_failed, send_parked
 from channels.http import PartsSender, Verdict
 from channels.templates import template_message
 from channels.text import split_text
-from turn.errors import SendError
-from turn.media.outbound import FileMessage, OutboundFile, upload_type
-from turn.outbox import Recipient
-from turn.outbox_queries import OutboxRow
+from delivery.contract import Recipient
+from delivery.errors import SendError
+from delivery.outbound_file import FileMessage, OutboundFile, upload_type
+from delivery.outbox_queries import OutboxRow
 
 log = structlog.get_logger(__name__)
 

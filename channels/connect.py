@@ -17,7 +17,7 @@ import aiohttp
 import asyncpg
 
 from channels.credential_queries import update_channel_credentials
-from channels.models import Channel, ChannelKind
+from channels.models import Channel
 from channels.ownership import (
     ChannelClaimedElsewhere,
     ChannelNotVerified,
@@ -26,9 +26,10 @@ from channels.ownership import (
     verify_waha,
 )
 from channels.queries import fetch_channel_by_address, insert_channel
+from core.address_guard import AddressGuard
+from core.addresses import EventsUrlRefused
+from core.channel_kind import ChannelKind
 from core.errors import SkilletError
-from events.errors import EventsUrlRefused
-from events.guard import AddressGuard
 
 
 class ChannelExists(SkilletError):

@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 
 import asyncpg
 
-from channels.models import Channel, ChannelKind, ChannelStatus, last4
+from channels.models import Channel, ChannelStatus, last4
 from channels.queries import CHANNEL_COLUMNS, UNCHANGED, Unchanged, channel_from_row
+from core.channel_kind import ChannelKind
 
 MIN_TOKEN_CHARS = 16  # same bounds as channel_secrets' check constraints
 MAX_TOKEN_CHARS = 4096

@@ -18,12 +18,12 @@ from channels.credential_queries import (
 from channels.errors import SendFailure, send_failed, send_parked
 from channels.models import ChannelStatus
 from core.errors import StorageError
+from core.object_store import ObjectNotFound, StoredObject
 from core.tenancy import org_connection
-from skills.storage import ObjectNotFound, StoredObject
-from turn.errors import SendError
-from turn.media.outbound import MAX_BYTES, OutboundFile
-from turn.outbox import Recipient, Route, Sender
-from turn.outbox_queries import OutboxRow
+from delivery.contract import Recipient, Route, Sender
+from delivery.errors import SendError
+from delivery.outbound_file import MAX_BYTES, OutboundFile
+from delivery.outbox_queries import OutboxRow
 
 log = structlog.get_logger(__name__)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from turn.errors import SendError, SendParked
+from delivery.errors import SendError, SendParked
 
 
 class SendFailure(StrEnum):

@@ -19,8 +19,8 @@ import aiohttp
 import structlog
 
 from channels.errors import SendFailure, send_failed
-from turn.errors import SendError
-from turn.retry_after import parse_retry_after
+from core.retry_after import parse_retry_after
+from delivery.errors import SendError
 
 log = structlog.get_logger(__name__)
 

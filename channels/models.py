@@ -7,19 +7,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
+from core.channel_kind import ChannelKind
+
 
 class ChannelStatus(StrEnum):
     """Stored in `channels.status`."""
 
     ACTIVE = "active"
     NEEDS_TOKEN = "needs_token"  # Meta refused its token (code 190): sends wait for a new one
-
-
-class ChannelKind(StrEnum):
-    """Stored in `channels.kind`; also the `kind` of a turn.outbox.Route."""
-
-    CLOUD_API = "cloud_api"  # Meta WhatsApp Cloud API; address = phone_number_id
-    WAHA = "waha"  # self-hosted WhatsApp HTTP API; address = session name
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 
 import asyncpg
 
-from channels.models import Channel, ChannelKind, ChannelStatus
+from channels.models import Channel, ChannelStatus
+from core.channel_kind import ChannelKind
 
 
 class Unchanged:

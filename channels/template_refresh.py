@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from channels.models import Channel, ChannelKind
+from channels.models import Channel
 from channels.template_sync import TemplateSyncError
+from core.channel_kind import ChannelKind
 
 
 @dataclass(frozen=True)

@@ -10,14 +10,14 @@ from typing import Any
 
 import structlog
 
-from channels.contacts import waha_chat_id
 from channels.credential_queries import NO_SEND_CREDENTIALS, SendCredentials
 from channels.errors import SendFailure, send_failed
 from channels.http import PartsSender, Verdict
 from channels.text import split_text
-from turn.media.outbound import FileMessage
-from turn.outbox import Recipient
-from turn.outbox_queries import OutboxRow
+from delivery.contract import Recipient
+from delivery.outbound_file import FileMessage
+from delivery.outbox_queries import OutboxRow
+from inbox.contacts import waha_chat_id
 
 log = structlog.get_logger(__name__)
 

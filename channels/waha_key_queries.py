@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 
 import asyncpg
 
-from channels.models import Channel, ChannelKind
+from channels.models import Channel
+from core.channel_kind import ChannelKind
 
 MIN_KEY_CHARS = 16  # same bounds as the table's check constraint
 MAX_KEY_CHARS = 512

@@ -15,7 +15,7 @@ from urllib.parse import quote
 import aiohttp
 import structlog
 
-from channels.contacts import normalize_whatsapp_id
+from inbox.contacts import normalize_whatsapp_id
 
 log = structlog.get_logger(__name__)
 

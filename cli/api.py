@@ -45,7 +45,7 @@ async def cmd_api(args: argparse.Namespace, settings: Settings) -> dict[str, Any
 async def cmd_create(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     from api.key_queries import insert_api_key
     from api.keys import mint_key
-    from skills.audit_queries import AuditEntry, insert_audit
+    from core.audit import AuditEntry, insert_audit
     from skills.catalog_queries import fetch_organization_exists
 
     role = Role(args.role)
@@ -92,7 +92,7 @@ async def cmd_list(args: argparse.Namespace, settings: Settings) -> dict[str, An
 
 async def cmd_revoke(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     from api.key_queries import update_api_key_revoked
-    from skills.audit_queries import AuditEntry, insert_audit
+    from core.audit import AuditEntry, insert_audit
 
     async with connection(settings.owner_url) as conn, conn.transaction():
         key = await update_api_key_revoked(conn, args.org, args.prefix)

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from channels.connect import Credentials, Prover, check_credentials
-from channels.models import ChannelKind
 from cli.args import CliError, uuid_arg
+from core.channel_kind import ChannelKind
 from core.db import connection
 from core.errors import SkilletError
 from worker.settings import Settings
@@ -165,7 +165,7 @@ async def cmd_move(args: argparse.Namespace, settings: Settings) -> dict[str, An
     """Hand a connected number to another org (its secrets and WAHA key follow; its agent is
     the new org's first until set); audited in both orgs."""
     from channels.queries import fetch_channel_by_address
-    from skills.audit_queries import AuditEntry, insert_audit
+    from core.audit import AuditEntry, insert_audit
     from turn.agent_queries import fetch_org_agent
 
     kind = ChannelKind(args.kind)

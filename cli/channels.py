@@ -11,10 +11,11 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from channels.models import ChannelKind, ChannelStatus, masked
+from channels.models import ChannelStatus, masked
 from cli import channel_templates
 from cli.args import CliError, uuid_arg
 from cli.channel_credentials import add_credential_args, register_move
+from core.channel_kind import ChannelKind
 from core.db import connection
 from worker.settings import Settings
 

@@ -18,15 +18,15 @@ from core.db import connection
 from worker.settings import Settings
 
 if TYPE_CHECKING:
+    from core.object_store import S3ObjectStore
     from skills.consolidation.proposal_queries import Proposal
-    from skills.storage import S3ObjectStore
 
 CLI_ACTOR = "cli"
 
 
 @contextlib.asynccontextmanager
 async def _store(settings: Settings) -> AsyncIterator[S3ObjectStore]:
-    from skills.storage import S3ObjectStore
+    from core.object_store import S3ObjectStore
     from worker.resources import s3_client
 
     async with s3_client(settings) as client:

@@ -88,7 +88,7 @@ async def cmd_reject(args: argparse.Namespace, settings: Settings) -> dict[str, 
 
 
 async def cmd_audit(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
-    from skills.audit_queries import list_audit
+    from core.audit import list_audit
 
     async with connection(settings.owner_url) as conn:
         rows = await list_audit(conn, args.org, limit=args.limit, before_id=args.before)

@@ -2,7 +2,7 @@
 
 `orgs set` changes any subset of an org's settings in one transaction, each change audited;
 with no option it changes nothing and shows the settings as they are. The events webhook's
-URL is checked (https, a public host: events.addresses) before the transaction opens; its
+URL is checked (https, a public host: core.addresses) before the transaction opens; its
 secret is read from a file, never from the command line (where `ps` and shell history show it).
 Business hours (`--business-hours`, `--timezone`, `--closed`, `--after-hours`) are parsed
 before the transaction too (hours.change): a schedule or zone that does not parse writes
@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from cli.args import CliError, org_command, uuid_arg
+from core.address_guard import AddressGuard
+from core.audit import AuditEntry, insert_audit
 from core.clock import system_clock
 from core.db import connection
 from core.organizations import (
@@ -27,12 +29,10 @@ from core.organizations import (
     update_organization_name,
 )
 from events.endpoint import EndpointChange, apply_change, check_change, endpoint_json
-from events.guard import AddressGuard
 from events.queries import fetch_endpoint
 from hours.change import HoursChange, hours_json
 from hours.change import apply_change as apply_hours
 from hours.change import check_change as check_hours
-from skills.audit_queries import AuditEntry, insert_audit
 from skills.consolidation.decide import set_consolidation
 from skills.consolidation.gates import ConsolidationMode
 from skills.draft_queries import AuthoringMode

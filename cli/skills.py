@@ -19,14 +19,14 @@ from skills.catalog_seed import DEFAULT_CATALOG_DIR
 from worker.settings import Settings
 
 if TYPE_CHECKING:
+    from core.object_store import S3ObjectStore
     from skills.catalog import SkillListing
-    from skills.storage import S3ObjectStore
 
 
 @contextlib.asynccontextmanager
 async def _store(settings: Settings) -> AsyncIterator[S3ObjectStore]:
     # Imported here, like the other commands' heavy modules: `skillet --help` stays fast.
-    from skills.storage import S3ObjectStore
+    from core.object_store import S3ObjectStore
     from worker.resources import s3_client
 
     async with s3_client(settings) as client:

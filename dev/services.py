@@ -32,6 +32,7 @@ from pydantic import SecretStr
 
 from core.db import quote_ident
 from core.errors import StorageError
+from core.object_store import S3ObjectStore
 from dev import extra as dev_extra
 from dev.env import (
     DEV_ACCESS_KEY_ID,
@@ -69,7 +70,6 @@ from dev.urls import (
     is_local,
 )
 from dev.weed import start_weed
-from skills.storage import S3ObjectStore
 from worker.resources import s3_client
 from worker.settings import Settings, mask_password
 

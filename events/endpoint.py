@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 
 import asyncpg
 
+from core.address_guard import AddressGuard
+from core.audit import AuditEntry, insert_audit
 from events.errors import EventsSecretInvalid
-from events.guard import AddressGuard
 from events.queries import EventsEndpoint, fetch_endpoint, update_endpoint
-from skills.audit_queries import AuditEntry, insert_audit
 
 SECRET_MIN_CHARS = 16
 SECRET_MAX_CHARS = 512

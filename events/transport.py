@@ -2,7 +2,7 @@
 
 No proxy from the environment (it would connect where the guard did not look), no
 redirects (a 3xx could point inside), a total timeout per request, and the connector's DNS
-cache off so every request resolves and checks again (events.guard). A literal address in
+cache off so every request resolves and checks again (core.address_guard). A literal address in
 the URL never reaches a resolver, so parse_events_url checks it before the request.
 """
 
@@ -16,9 +16,8 @@ from typing import Protocol
 
 import aiohttp
 
-from events.addresses import parse_events_url
-from events.errors import EventsUrlRefused
-from events.guard import AddressGuard, AddressRefused, GuardedResolver
+from core.address_guard import AddressGuard, AddressRefused, GuardedResolver
+from core.addresses import EventsUrlRefused, parse_events_url
 
 USER_AGENT = "skillet-events/1"
 # An answer's body is never needed: read at most this much so the connection is reusable.

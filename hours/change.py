@@ -16,11 +16,11 @@ from typing import Any
 
 import asyncpg
 
+from core.audit import AuditEntry, insert_audit
 from hours.errors import AfterHoursInvalid
 from hours.opening import AfterHours, BusinessHours, is_open, next_opening
 from hours.queries import StoredHours, fetch_business_hours, upsert_business_hours
 from hours.schedule import load_zone, parse_closed_dates, parse_schedule, render_schedule
-from skills.audit_queries import AuditEntry, insert_audit
 
 
 @dataclass(frozen=True)

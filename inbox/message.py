@@ -20,8 +20,8 @@ from typing import Final, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 
-from channels.contacts import ContactIds
-from channels.models import ChannelKind
+from core.channel_kind import ChannelKind
+from inbox.contacts import ContactIds
 
 # What the customer sent. Everything but "text" reaches the model as a short description in
 # `text` (e.g. "[imagem] legenda"): interactive/button replies carry the tapped option's title.

@@ -13,9 +13,9 @@ from typing import Any
 
 import structlog
 
+from core.address_guard import AddressGuard
 from events.backoff import Settlement
 from events.delivery import deliver_pass
-from events.guard import AddressGuard
 from events.queries import ClaimedEvent
 from events.transport import guarded_poster
 from jobs.context import JobContext

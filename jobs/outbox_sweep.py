@@ -17,8 +17,8 @@ from typing import Any
 import structlog
 
 from channels.credential_queries import fail_parked_outside_window
+from delivery.outbox_queries import fail_abandoned_claims
 from jobs.context import JobContext
-from turn.outbox_queries import fail_abandoned_claims
 
 log = structlog.get_logger(__name__)
 

@@ -17,11 +17,11 @@ import aiohttp
 import structlog
 
 from channels.credential_queries import fetch_channel_secrets
-from channels.models import ChannelKind
 from channels.queries import fetch_channel_by_address
 from channels.template_queries import replace_templates
 from channels.template_refresh import sync_target
 from channels.template_sync import GraphAccess, fetch_templates
+from core.channel_kind import ChannelKind
 from core.errors import SkilletError
 from core.tenancy import org_connection
 from jobs.context import JobContext

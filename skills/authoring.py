@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import asyncpg
 
+from core.object_store import ObjectStore, object_key
 from skills.authoring_rules import (
     SKILL_MD,
     AuthoringError,
@@ -58,7 +59,6 @@ from skills.package.limits import MAX_FILE_BYTES, MAX_FILES, MAX_TOTAL_BYTES, Pa
 from skills.package.skill_md import SkillMd
 from skills.publisher import SkillFile, content_type_of, manifest_of
 from skills.queries import insert_skill_version, upsert_skill_pointer
-from skills.storage import ObjectStore, object_key
 from skills.usage import UsageBump, UsageEvent, UsageStore
 
 MAX_PENDING_DRAFTS = 50

@@ -20,7 +20,8 @@ from collections.abc import AsyncIterator
 
 import asyncpg
 
-from skills.audit_queries import AuditEntry, insert_audit
+from core.audit import AuditEntry, insert_audit
+from core.object_store import ObjectStore, object_key
 from skills.catalog_errors import (
     CatalogSkillNotFound,
     OrganizationNotFound,
@@ -55,7 +56,6 @@ from skills.package import PackageLimits, SkillPackage, parse_skill_package
 from skills.package.limits import DEFAULT_LIMITS
 from skills.publisher import SkillDraft, SkillFile, insert_version_and_pointer, store_skill_files
 from skills.queries import delete_skill_pointer, insert_skill_version
-from skills.storage import ObjectStore, object_key
 from skills.usage_queries import reactivate_usage
 
 __all__ = [

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import asyncpg
 
+from core.object_store import ObjectStore
 from skillet_data import CATALOG_DIR
 from skills.catalog import ImportResult, publish_package
 from skills.catalog_errors import CatalogFolderInvalid
 from skills.package import PackageLimits, SkillPackage, SkillPackageError, parse_skill_package
 from skills.package.limits import DEFAULT_LIMITS
-from skills.storage import ObjectStore
 
 # Shipped in the wheel (skillet_data/catalog), so an installed skillet seeds without a checkout.
 DEFAULT_CATALOG_DIR = CATALOG_DIR

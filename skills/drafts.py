@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import asyncpg
 
+from core.audit import AuditEntry, insert_audit
 from core.errors import SkilletError
-from skills.audit_queries import AuditEntry, insert_audit
 from skills.catalog import catalog_lock, reactivate_installed_skill
 from skills.catalog_queries import fetch_org_pointed_version
 from skills.curator.queries import lock_curator_orgs

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import asyncpg
 
+from core.object_store import ObjectStore, object_key
 from skills.models import (
     DEFAULT_FRONTMATTER,
     FileKind,
@@ -18,7 +19,6 @@ from skills.models import (
     SkillMatcher,
 )
 from skills.queries import insert_skill_version, upsert_skill_pointer
-from skills.storage import ObjectStore, object_key
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,8 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
+from core.object_store import ObjectStore
 from skills.models import LoadedSkill
-from skills.storage import ObjectStore
 from turn.model import ToolCall
 from turn.tools.base import ToolContext, ToolResult, TurnLedger
 from turn.tools.page_cache import StoredPageCache

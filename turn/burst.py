@@ -12,6 +12,9 @@ import structlog
 
 from core.errors import SkilletError
 from core.tenancy import org_connection, self_bound_connection
+from delivery.contract import Recipient
+from delivery.outbound_file import OutboundFile
+from delivery.outbox_queries import OutboxRow
 from hours.texts import ClosedNow, after_hours_ack, away_message
 from skills.models import LoadedSkill
 from turn.activation_queries import ActivationRow
@@ -32,7 +35,6 @@ from turn.errors import ModelRequestRejected
 from turn.file_parts import send_file_parts
 from turn.handoff import CUSTOMER_REASON, HANDOFF_ACK_DEFAULT, history_turn
 from turn.matcher import MatchResult
-from turn.media.outbound import OutboundFile
 from turn.model import (
     ImagePart,
     InjectedSkill,
@@ -44,8 +46,7 @@ from turn.model import (
 from turn.model_input import cap_burst, cap_history
 from turn.opt_out import confirmation
 from turn.opt_out_queries import record_choice
-from turn.outbox import Recipient, SentReply, deliver_reply, deliver_waiting, send_claimed
-from turn.outbox_queries import OutboxRow
+from turn.outbox import SentReply, deliver_reply, deliver_waiting, send_claimed
 from turn.prompt import prompt_cache_key, render_skill_context
 from turn.skill_catalog import CatalogSnapshot
 from turn.tools.base import ToolContext, ToolResult, TurnLedger

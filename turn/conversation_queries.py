@@ -19,8 +19,8 @@ from typing import Any
 import asyncpg
 
 from core.tenancy import org_proof
-from turn.media.outbound import OutboundFile
-from turn.outbox_queries import DeliveryClaim
+from delivery.outbound_file import OutboundFile
+from delivery.outbox_queries import DeliveryClaim
 
 
 @dataclass(frozen=True)

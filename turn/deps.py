@@ -9,9 +9,10 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol
 
+from core.object_store import ObjectStore
+from delivery.contract import Sender
 from hours.cache import BusinessHoursCache
 from skills.package.limits import DEFAULT_LIMITS, PackageLimits
-from skills.storage import ObjectStore
 from skills.usage import UsageStore
 from turn.activations import ActivationRecorder
 from turn.agent_loop import MAX_TOOL_CALLS_PER_ANSWER, ToolCallRecord
@@ -21,7 +22,6 @@ from turn.metrics import NO_TURN_METRICS, TurnMetrics
 from turn.model import ModelUsage
 from turn.model_input import InputCaps
 from turn.opt_out import DEFAULT_OPT_WORDS, OptWords
-from turn.outbox import Sender
 from turn.prompt import PrefixCache
 from turn.providers.registry import ModelRegistry
 from turn.skill_catalog import SkillCatalogCache

@@ -11,9 +11,6 @@ SkilletError (core.errors)
 │   │                         401/403 as `model_unauthorized` (not retryable)
 │   └── ModelResponseInvalid  a 2xx answer that is not the provider's wire format, or a
 │                             stream over its byte/event caps (not retryable)
-└── SendError             the outbound channel failed; the outbox row stays pending (retryable)
-    └── SendParked        the channel cannot send until a person acts (a new access token):
-                          the row stays pending and unclaimed, no retry, no dead letter
 """
 
 from __future__ import annotations
@@ -26,8 +23,6 @@ __all__ = [
     "ModelNotConfigured",
     "ModelRequestRejected",
     "ModelResponseInvalid",
-    "SendError",
-    "SendParked",
     "UnknownOrganization",
 ]
 
@@ -49,17 +44,4 @@ class ModelRequestRejected(ModelError):
 
 class ModelResponseInvalid(ModelError):
     code = "model_response_invalid"
-    retryable = False
-
-
-class SendError(SkilletError):
-    code = "send_failed"
-    retryable = True
-
-
-class SendParked(SendError):
-    """Nothing went out and nothing will until the channel is mended (its token replaced):
-    the caller releases the claim and leaves the row pending, for the channel's resume."""
-
-    code = "channel_needs_token"
     retryable = False

@@ -6,11 +6,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from core.tenancy import org_connection
+from delivery.contract import Recipient
+from delivery.outbound_file import OutboundFile
+from delivery.outbox_queries import OutboxRow, update_outbox_sent
 from turn.conversation_queries import CommittedTurn
 from turn.deps import TurnDeps
-from turn.media.outbound import OutboundFile
-from turn.outbox import Recipient, SentReply, deliver_in_order
-from turn.outbox_queries import OutboxRow, update_outbox_sent
+from turn.outbox import SentReply, deliver_in_order
 
 if TYPE_CHECKING:
     from turn.burst import Conversation

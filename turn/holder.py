@@ -72,6 +72,8 @@ from dataclasses import dataclass
 import structlog
 
 from core.tenancy import org_connection, self_bound_connection
+from delivery.contract import Recipient
+from delivery.outbox_queries import update_outbox_sent
 from inbox.queries import fetch_inbound_state
 from turn.burst import BatchResult, Conversation, answer_batch, answer_fixed
 from turn.conversation_lease import Lease
@@ -82,8 +84,7 @@ from turn.media.reader import might_hold_media
 from turn.model import ImagePart
 from turn.opt_out import confirmation
 from turn.opt_out_queries import fetch_choice_candidate, record_choice
-from turn.outbox import Recipient, SentReply, deliver_waiting
-from turn.outbox_queries import update_outbox_sent
+from turn.outbox import SentReply, deliver_waiting
 
 log = structlog.get_logger(__name__)
 

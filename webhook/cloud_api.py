@@ -16,8 +16,8 @@ import dataclasses
 from datetime import datetime
 from typing import Any
 
-from channels.contacts import contact_ids
-from channels.models import ChannelKind
+from core.channel_kind import ChannelKind
+from inbox.contacts import contact_ids
 from inbox.file_names import safe_file_name
 from inbox.message import FETCHED_MEDIA_KINDS, InboundMedia, MessageKind
 from webhook.events import (

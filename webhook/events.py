@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import PurePath
 
-from channels.models import ChannelKind
+from core.channel_kind import ChannelKind
 from inbox.message import MAX_MESSAGE_ID_CHARS, InboundText
 
 __all__ = [

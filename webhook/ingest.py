@@ -17,11 +17,12 @@ from typing import Any
 import structlog
 from arq.connections import ArqRedis
 
-from channels.contacts import ContactIds
-from channels.models import Channel, ChannelKind
+from channels.models import Channel
 from channels.queries import fetch_channel_route, list_alias_contact_ids, update_receipts
 from channels.waha_lids import LidResolver
+from core.channel_kind import ChannelKind
 from core.tenancy import org_connection
+from inbox.contacts import ContactIds
 from inbox.message import InboundText, storable_body
 from inbox.store import store_echo, store_received
 from jobs.payloads import inbound_job_id

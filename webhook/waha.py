@@ -23,8 +23,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from channels.contacts import ContactIds, contact_ids, normalize_whatsapp_id
-from channels.models import ChannelKind
+from core.channel_kind import ChannelKind
+from inbox.contacts import ContactIds, contact_ids, normalize_whatsapp_id
 from inbox.file_names import safe_file_name
 from inbox.message import FETCHED_MEDIA_KINDS, InboundMedia, MessageKind
 from webhook.events import (

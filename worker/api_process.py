@@ -14,12 +14,12 @@ from api.client_address import parse_trusted_proxies
 from api.rate_limit import RateLimits, RedisCounters, open_counter_redis
 from api.routing import ApiDeps
 from channels.connect import Prover
+from core.address_guard import AddressGuard, GuardedResolver
 from core.clock import system_clock
 from core.db import create_pool
 from core.db_roles import API_ROLE, warn_if_privileged_login
-from events.guard import AddressGuard, GuardedResolver
+from core.object_store import S3ObjectStore
 from jobs.queue import open_queue
-from skills.storage import S3ObjectStore
 from skills.usage import UsageStore
 from webhook.server import start_site
 from worker.channel_senders import proof_config

@@ -8,6 +8,7 @@ import structlog
 from arq import func
 from arq.worker import Worker
 
+from delivery.contract import Sender
 from jobs import serialization
 from jobs.context import arq_job
 from jobs.inbound import handle_inbound_message, undecodable_job
@@ -16,7 +17,6 @@ from jobs.payloads import HANDLE_INBOUND_MESSAGE, HANDLE_MESSAGE_ECHO
 from jobs.queue import redis_settings
 from jobs.serialization import UNDECODABLE_JOB
 from turn.model import Model
-from turn.outbox import Sender
 from worker.crons import (
     abandoned_after_s,
     curator_config,

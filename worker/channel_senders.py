@@ -12,9 +12,9 @@ from channels.cloud_api import CloudApiConfig, CloudApiSender
 from channels.connect import ProofConfig
 from channels.dispatch import ChannelSender, FileSource, PoolCredentials
 from channels.http import RetryPolicy
-from channels.models import ChannelKind
 from channels.waha import WahaConfig, WahaSender
-from turn.outbox import LoggingSender
+from core.channel_kind import ChannelKind
+from delivery.contract import LoggingSender
 from worker.settings import Settings
 
 

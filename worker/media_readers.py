@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import aiohttp
 
-from skills.storage import ObjectStore
+from core.object_store import ObjectStore
 from turn.deps import DeadLetters
 from turn.media.fetch import FetchConfig, MediaFetcher
 from turn.media.reader import MediaReader, ReaderConfig

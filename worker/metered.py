@@ -16,12 +16,12 @@ from typing import Any
 from arq import Retry
 
 from core.errors import SkilletError
+from delivery.contract import Recipient, Sender
+from delivery.errors import SendError, SendParked
+from delivery.outbox_queries import OutboxRow
 from turn.activation_queries import ActivationRow
 from turn.activations import BatchWriter
-from turn.errors import SendError, SendParked
 from turn.model import Model, ModelRequest, ModelResponse
-from turn.outbox import Recipient, Sender
-from turn.outbox_queries import OutboxRow
 from worker.metrics import WorkerMetrics
 
 Job = Callable[[Any, dict[str, Any]], Awaitable[dict[str, Any]]]

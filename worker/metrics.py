@@ -19,12 +19,12 @@ from prometheus_client.process_collector import ProcessCollector
 from prometheus_client.registry import Collector
 
 from core.errors import DatabaseRejected, DatabaseUnavailable, StorageError
+from delivery.errors import SendError
 from turn.errors import (
     ModelError,
     ModelNotConfigured,
     ModelRequestRejected,
     ModelResponseInvalid,
-    SendError,
     UnknownOrganization,
 )
 from turn.reply_trim import trims_reply

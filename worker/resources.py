@@ -16,9 +16,10 @@ from redis.asyncio import Redis
 from core.clock import system_clock
 from core.db import create_pool
 from core.db_roles import WORKER_ROLE, warn_if_privileged_login
+from core.object_store import S3ObjectStore
+from delivery.contract import Sender
 from jobs.dead_letters import DatabaseDeadLetters
 from jobs.queue import redis_settings
-from skills.storage import S3ObjectStore
 from skills.usage import UsageStore
 from turn.activation_queries import ActivationRow
 from turn.activation_writer import write_activation_batch
@@ -29,7 +30,6 @@ from turn.matcher.intent_model import shipped_intent_models
 from turn.metrics import NO_TURN_METRICS
 from turn.model import Model
 from turn.model_input import InputCaps
-from turn.outbox import Sender
 from turn.skill_catalog import SkillCatalogCache
 from turn.tools.page_cache import StoredPageCache
 from worker.channel_senders import build_sender, http_session

@@ -1,7 +1,7 @@
 """The console's media: a customer's stored voice note, image or file, for a signed-in person
 of its org only (the session, never a public URL; RLS shows the org's messages only).
 
-Served with the type sniffed when it was stored (turn.media.sniff), never the customer's
+Served with the type sniffed when it was stored (core.sniff), never the customer's
 declared one; images and audio inline (the thread's <img> and <audio>, CSP img-src and
 media-src 'self'), anything else as an attachment; `nosniff` and a CSP of its own so a file
 cannot run as a page.

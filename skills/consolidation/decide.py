@@ -24,8 +24,8 @@ from datetime import datetime
 
 import asyncpg
 
+from core.audit import AuditEntry, insert_audit
 from core.errors import SkilletError
-from skills.audit_queries import AuditEntry, insert_audit
 from skills.catalog import catalog_lock, reactivate_installed_skill
 from skills.catalog_queries import fetch_org_pointed_version
 from skills.consolidation.distill import moved_path

@@ -32,6 +32,7 @@ from typing import Any
 import asyncpg
 import structlog
 
+from core.object_store import ObjectStore, object_key
 from skills.catalog import catalog_lock
 from skills.catalog_queries import (
     fetch_org_pointed_version,
@@ -66,7 +67,6 @@ from skills.curator.queries import lock_curator_orgs
 from skills.models import LoadedSkill
 from skills.publisher import content_type_of
 from skills.queries import insert_skill_version
-from skills.storage import ObjectStore, object_key
 from turn.errors import ModelNotConfigured
 from turn.model import Model
 from turn.providers.registry import ModelRegistry

@@ -11,11 +11,11 @@ import uuid
 
 import asyncpg
 
+from core.object_store import ObjectStore, object_key
 from skills.catalog import require_organization
 from skills.catalog_errors import SkillNotInstalled
 from skills.catalog_queries import PointedVersion, fetch_org_pointed_version
 from skills.export.archive import export_zip, exported_verbatim, render_spec_skill_md
-from skills.storage import ObjectStore, object_key
 
 
 def exported_skill_md(version: PointedVersion) -> bytes:

@@ -14,7 +14,7 @@ import asyncpg
 import pytest
 from structlog.testing import capture_logs
 
-from channels.models import ChannelKind
+from core.channel_kind import ChannelKind
 from tests.integration.conftest import database_url, db, s3_server, settings  # noqa: F401
 from tests.integration.support import create_org
 from tests.integration.webhook_support import connect_number, queued_payloads, running_webhook

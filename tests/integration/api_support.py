@@ -19,11 +19,11 @@ from api.keys import Role, mint_key
 from api.rate_limit import RateLimits, RedisCounters, open_counter_redis
 from api.routing import ApiDeps
 from channels.connect import Prover
+from core.address_guard import AddressGuard
 from core.db import create_pool
-from events.guard import AddressGuard
+from core.object_store import ObjectStore
 from jobs.queue import open_queue
 from skills.package.limits import DEFAULT_LIMITS, PackageLimits
-from skills.storage import ObjectStore
 from skills.usage import UsageStore
 from webhook.server import start_site
 from worker.channel_senders import proof_config

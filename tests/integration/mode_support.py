@@ -7,9 +7,9 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from delivery.contract import Recipient
+from delivery.outbox_queries import OutboxRow
 from turn.model import ModelRequest, ModelResponse, ToolCall
-from turn.outbox import Recipient
-from turn.outbox_queries import OutboxRow
 
 AGENT_REPLY = "Resposta do agente."
 HANDOFF_ACK = "Vou chamar alguém da equipe."

@@ -10,9 +10,9 @@ from typing import Any
 import aiohttp
 from arq.worker import Worker
 
+from delivery.contract import Sender
 from tests.prometheus_samples import Samples, parse_samples, value
 from turn.model import Model
-from turn.outbox import Sender
 from worker.app import build_worker
 from worker.settings import Settings
 

@@ -17,7 +17,9 @@ from arq.jobs import Job
 from arq.worker import Worker
 
 from core.db import create_pool
+from core.object_store import ObjectStore
 from core.organizations import insert_organization
+from delivery.contract import Sender
 from inbox.message import InboundMessage
 from inbox.store import store_inbound as store_message
 from jobs import serialization
@@ -25,9 +27,7 @@ from jobs.payloads import HANDLE_INBOUND_MESSAGE, ConversationPayload, inbound_j
 from jobs.queue import enqueue_inbound, open_queue
 from skills.models import FileKind, SkillMatcher
 from skills.publisher import SkillDraft, SkillFile, publish_skill_version
-from skills.storage import ObjectStore
 from turn.model import Model
-from turn.outbox import Sender
 from worker.app import build_worker
 from worker.settings import Settings
 

@@ -12,7 +12,7 @@ from typing import Any
 import asyncpg
 
 from api.keys import Role
-from channels.models import ChannelKind
+from core.channel_kind import ChannelKind
 from tests.integration.api_support import ApiClient, audit_rows, create_key, running_api
 from tests.integration.mode_support import AGENT_REPLY, CountingModel, SlowModel
 from tests.integration.support import create_org, publish, run_burst

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 
 import asyncpg
 
-from channels.models import ChannelKind
+from core.channel_kind import ChannelKind
 from hours.cache import BusinessHoursCache
 from hours.change import HoursChange, apply_change, check_change
 from hours.texts import after_hours_ack, away_message

@@ -11,6 +11,7 @@ import asyncpg
 import pytest
 
 from core.db import connect
+from core.object_store import S3ObjectStore, object_key
 from skills.catalog import (
     ImportStatus,
     SkillSource,
@@ -30,7 +31,6 @@ from skills.catalog_seed import DEFAULT_CATALOG_DIR, SeedResult, seed_catalog
 from skills.curator.queries import lock_curator_orgs
 from skills.package import SkillPackageError
 from skills.queries import list_installed_skills
-from skills.storage import S3ObjectStore, object_key
 from tests.integration.support import create_org, publish, wait_until_waiting_on_lock
 from tests.package_builders import skill_md_text, skill_zip, zip_files
 from worker.resources import Resources

@@ -11,6 +11,7 @@ import asyncpg
 import pytest
 
 from core.errors import StorageError
+from core.object_store import S3ObjectStore, StoredObject
 from dev.processes import free_port
 from dev.weed import WeedProcess, start_weed
 from skills.catalog import (
@@ -20,7 +21,6 @@ from skills.catalog import (
 )
 from skills.catalog_seed import DEFAULT_CATALOG_DIR, seed_catalog
 from skills.queries import list_installed_skills
-from skills.storage import S3ObjectStore, StoredObject
 from tests.integration.conftest import S3_ACCESS_KEY, S3_SECRET_KEY
 from tests.integration.support import create_org
 from tests.package_builders import skill_zip

@@ -16,8 +16,8 @@ import aiohttp
 import asyncpg
 import pytest
 
-from channels.models import ChannelKind
 from cli.main import main
+from core.channel_kind import ChannelKind
 from dev.processes import free_port
 from tests.integration.support import create_org
 from tests.integration.webhook_support import connect_number, queued_payloads

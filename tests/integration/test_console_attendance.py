@@ -14,7 +14,7 @@ import pytest_asyncio
 from playwright.async_api import Browser, BrowserContext, Page, expect
 
 from api.keys import Role
-from channels.models import ChannelKind
+from core.channel_kind import ChannelKind
 from tests.integration.api_support import ApiClient, audit_rows, create_key, running_api
 from tests.integration.console_support import csrf_of, launched_chromium, shot, sign_in
 from tests.integration.mode_support import AGENT_REPLY, CountingModel

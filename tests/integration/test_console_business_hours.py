@@ -20,7 +20,7 @@ import pytest_asyncio
 from playwright.async_api import Browser, BrowserContext, Page, expect
 
 from api.keys import Role
-from channels.models import ChannelKind
+from core.channel_kind import ChannelKind
 from hours.texts import after_hours_ack
 from tests.integration.api_support import create_key, running_api
 from tests.integration.console_support import launched_chromium, shot, sign_in

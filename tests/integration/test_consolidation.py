@@ -11,6 +11,7 @@ from datetime import timedelta
 import asyncpg
 import pytest
 
+from core.object_store import ObjectStore, object_key
 from core.tenancy import org_connection
 from jobs.context import JobContext
 from jobs.curator_tick import curator_tick
@@ -21,7 +22,6 @@ from skills.consolidation.proposal_queries import fetch_proposal
 from skills.consolidation.run import ConsolidationConfig, ConsolidationReport, consolidate_org
 from skills.consolidation.similarity import Link, SkillText
 from skills.queries import list_installed_skills
-from skills.storage import ObjectStore, object_key
 from skills.usage import UsageStore
 from tests.integration.curator_support import NOW
 from tests.integration.support import create_org, publish

@@ -12,12 +12,12 @@ import asyncpg
 import pytest
 import pytest_asyncio
 
+from core.address_guard import AddressGuard
 from core.clock import system_clock
 from core.db import create_pool
 from core.tenancy import org_connection, org_proof, self_bound_connection
 from events.backoff import RetryPolicy
 from events.delivery import DeliveryConfig, deliver_pass
-from events.guard import AddressGuard
 from events.record import EventType, message_data, record_event
 from events.transport import guarded_poster
 from tests.integration.events_support import (

@@ -11,7 +11,9 @@ from datetime import UTC, datetime
 import asyncpg
 from structlog.testing import capture_logs
 
-from channels.models import ChannelKind
+from core.channel_kind import ChannelKind
+from delivery.contract import Recipient
+from delivery.outbox_queries import OutboxRow
 from tests.integration.support import (
     create_org,
     enqueue,
@@ -22,8 +24,6 @@ from tests.integration.webhook_support import connect_number, running_webhook
 from tests.integration.whatsapp_fakes import FakeGraphApi
 from tests.whatsapp_payloads import cloud_delivery, cloud_text, cloud_value
 from turn.agent_queries import insert_agent
-from turn.outbox import Recipient
-from turn.outbox_queries import OutboxRow
 from worker.settings import Settings
 
 ALICE = "5511911110000"

@@ -10,7 +10,7 @@ from typing import Any
 
 import asyncpg
 
-from channels.models import ChannelKind
+from core.channel_kind import ChannelKind
 from core.db import create_pool
 from core.db_roles import WEBHOOK_ROLE
 from jobs.queue import open_queue

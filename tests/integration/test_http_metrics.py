@@ -10,7 +10,7 @@ import asyncpg
 import pytest_asyncio
 
 from api.keys import Role
-from channels.models import ChannelKind
+from core.channel_kind import ChannelKind
 from tests.integration.api_support import ApiClient, create_key, running_api
 from tests.integration.support import create_org
 from tests.integration.webhook_support import RunningWebhook, connect_number, running_webhook

@@ -25,7 +25,7 @@ from pydantic import SecretStr
 
 from api.console.render import SECURITY_HEADERS
 from api.keys import Role
-from channels.models import ChannelKind
+from core.channel_kind import ChannelKind
 from inbox.file_names import safe_file_name
 from tests.integration.api_support import create_key, running_api
 from tests.integration.console_support import launched_chromium, sign_in

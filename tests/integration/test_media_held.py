@@ -16,7 +16,7 @@ import asyncpg
 import pytest_asyncio
 
 from api.keys import Role
-from channels.models import ChannelKind
+from core.channel_kind import ChannelKind
 from tests.integration.api_support import create_key, running_api
 from tests.integration.mode_support import AGENT_REPLY, CountingModel
 from tests.integration.support import create_org, run_burst

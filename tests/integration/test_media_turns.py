@@ -22,9 +22,9 @@ from pydantic import SecretStr
 
 from api.keys import Role
 from channels.credential_queries import upsert_channel_secrets_as_owner
-from channels.models import ChannelKind
+from core.channel_kind import ChannelKind
+from core.object_store import ObjectNotFound
 from jobs.media_retention import MEDIA_RETENTION, delete_expired_media
-from skills.storage import ObjectNotFound
 from tests.integration.api_support import create_key, running_api
 from tests.integration.support import create_org, publish, run_burst
 from tests.integration.transcription_fake import FakeTranscriber

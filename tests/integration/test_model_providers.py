@@ -11,9 +11,9 @@ import aiohttp
 import pytest
 from structlog.testing import capture_logs
 
+from core.object_store import ObjectNotFound, StoredObject
 from dev.processes import free_port
 from skills.models import FileKind, LoadedSkill, ManifestEntry
-from skills.storage import ObjectNotFound, StoredObject
 from tests.model_fakes import Answer, FakeAnthropic, FakeOpenAI
 from tests.tool_support import read_reference, reference_context
 from turn.agent_loop import run_agent_loop

@@ -9,7 +9,7 @@ from typing import Any
 
 import asyncpg
 
-from channels.models import ChannelKind
+from core.channel_kind import ChannelKind
 from core.db import create_pool
 from inbox.message import InboundMessage
 from inbox.store import store_inbound

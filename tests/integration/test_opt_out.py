@@ -11,7 +11,7 @@ from typing import Any
 import asyncpg
 
 from api.keys import Role
-from channels.models import ChannelKind
+from core.channel_kind import ChannelKind
 from jobs.payloads import ConversationPayload
 from tests.integration.api_support import ApiClient, create_key, running_api
 from tests.integration.mode_support import AGENT_REPLY, CountingModel

@@ -12,7 +12,7 @@ import asyncpg
 from arq.constants import job_key_prefix, result_key_prefix
 
 from api.conversation_actions import Actor, release
-from channels.models import ChannelKind
+from core.channel_kind import ChannelKind
 from jobs.conversation_sweep import conversation_sweep
 from jobs.payloads import echo_job_id
 from jobs.queue import open_queue

@@ -7,10 +7,10 @@ import uuid
 import asyncpg
 import pytest
 
+from core.object_store import S3ObjectStore
 from dev.processes import free_port
 from skills.models import LoadedSkill
 from skills.queries import list_installed_skills
-from skills.storage import S3ObjectStore
 from tests.integration.support import create_org, publish
 from tests.tool_support import read_reference, reference_context
 from worker.resources import Resources, s3_client

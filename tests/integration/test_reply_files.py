@@ -17,7 +17,11 @@ import asyncpg
 
 from api.keys import Role
 from channels.credential_queries import upsert_channel_secrets_as_owner
-from channels.models import Channel, ChannelKind
+from channels.models import Channel
+from core.channel_kind import ChannelKind
+from delivery.contract import Recipient, Sender
+from delivery.errors import SendParked
+from delivery.outbox_queries import OutboxRow, fail_abandoned_claims
 from skills.models import FileKind, SkillMatcher
 from skills.publisher import SkillDraft, SkillFile, publish_skill_version
 from tests.integration.api_support import create_key, running_api
@@ -27,10 +31,7 @@ from tests.integration.whatsapp_fakes import FakeGraphApi, FakeWaha
 from tests.media_fixtures import pdf, png
 from tests.whatsapp_payloads import cloud_delivery, cloud_text, cloud_value, waha_event
 from turn.agent_queries import insert_agent
-from turn.errors import SendParked
 from turn.model import ModelRequest, ModelResponse, ToolCall
-from turn.outbox import Recipient, Sender
-from turn.outbox_queries import OutboxRow, fail_abandoned_claims
 from worker.channel_senders import build_sender
 from worker.resources import Resources
 from worker.settings import Settings

@@ -17,8 +17,11 @@ import pytest
 from channels.cloud_api import CloudApiConfig, CloudApiSender
 from channels.dispatch import ChannelSender
 from channels.http import RetryPolicy
-from channels.models import ChannelKind
 from cli.status_queries import fetch_outbox_counts
+from core.channel_kind import ChannelKind
+from delivery.contract import LoggingSender, Recipient, Sender
+from delivery.errors import SendError
+from delivery.outbox_queries import OutboxRow
 from dev.processes import free_port
 from jobs.context import JobContext
 from jobs.outbox_sweep import outbox_sweep
@@ -26,9 +29,7 @@ from tests.integration.support import create_org
 from tests.integration.webhook_support import connect_number
 from tests.integration.whatsapp_fakes import Answer, FakeGraphApi, FakeWaha
 from tests.whatsapp_payloads import ACCESS_TOKEN
-from turn.errors import SendError
-from turn.outbox import LoggingSender, Recipient, Sender, deliver_reply
-from turn.outbox_queries import OutboxRow
+from turn.outbox import deliver_reply
 from worker.channel_senders import build_sender, http_session
 from worker.crons import abandoned_after_s
 from worker.resources import Resources

@@ -9,13 +9,13 @@ from collections.abc import AsyncIterator
 import asyncpg
 import pytest_asyncio
 
+from core.object_store import object_key
 from skills.authoring import SkillAuthor
 from skills.authoring_rules import AuthoringError
 from skills.draft_queries import AuthoringMode
 from skills.drafts import set_agent_authoring
 from skills.models import LoadedSkill
 from skills.queries import list_installed_skills
-from skills.storage import object_key
 from skills.usage import UsageStore
 from tests.integration.support import create_org, enqueue, payload, publish, result_of, run_burst
 from turn.model import ModelRequest, ModelResponse, ToolCall

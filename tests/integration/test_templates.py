@@ -14,8 +14,8 @@ import asyncpg
 import pytest
 
 from api.keys import Role
-from channels.models import ChannelKind
 from cli.main import main
+from core.channel_kind import ChannelKind
 from jobs.context import JobContext
 from jobs.template_sync import template_sync
 from tests.integration.api_support import create_key, running_api

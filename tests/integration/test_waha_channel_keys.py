@@ -15,7 +15,7 @@ import asyncpg
 import pytest
 from structlog.testing import capture_logs
 
-from channels.models import Channel, ChannelKind
+from channels.models import Channel
 from channels.waha_key_queries import (
     WahaChannelKey,
     fetch_waha_channel_key,
@@ -23,6 +23,7 @@ from channels.waha_key_queries import (
     upsert_waha_channel_key,
 )
 from cli.main import main
+from core.channel_kind import ChannelKind
 from tests.integration.support import create_org
 from tests.integration.webhook_support import (
     TEST_CONFIG,

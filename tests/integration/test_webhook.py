@@ -9,7 +9,7 @@ import aiohttp
 import asyncpg
 import pytest
 
-from channels.models import ChannelKind
+from core.channel_kind import ChannelKind
 from jobs.queue import open_queue
 from tests.integration.support import create_org
 from tests.integration.webhook_support import (

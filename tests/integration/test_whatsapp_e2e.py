@@ -7,8 +7,8 @@ import time
 
 import asyncpg
 
-from channels.models import ChannelKind
 from cli.status_queries import fetch_outbox_counts
+from core.channel_kind import ChannelKind
 from tests.integration.support import create_org, run_burst
 from tests.integration.webhook_support import connect_number, running_webhook
 from tests.integration.whatsapp_fakes import FakeGraphApi, FakeWaha

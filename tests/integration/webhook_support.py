@@ -14,8 +14,9 @@ import aiohttp
 import asyncpg
 from redis.asyncio import Redis
 
-from channels.models import Channel, ChannelKind
+from channels.models import Channel
 from channels.queries import insert_channel
+from core.channel_kind import ChannelKind
 from core.db import create_pool
 from core.db_roles import WEBHOOK_ROLE
 from jobs.queue import open_queue

@@ -5,8 +5,8 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 
+from core.object_store import ObjectNotFound, StoredObject
 from skills.models import FileKind, LoadedSkill, ManifestEntry
-from skills.storage import ObjectNotFound, StoredObject
 from tests.tool_support import read_reference, reference_context
 from turn.agent_loop import OUT_OF_STEPS_REPLY, ToolCallRecord, run_agent_loop
 from turn.local_model import LocalModel

@@ -10,10 +10,9 @@ import socket
 
 import pytest
 
-from events.addresses import parse_events_url, refusal
+from core.address_guard import AddressGuard, AddressRefused, GuardedResolver
+from core.addresses import EventsUrlRefused, parse_events_url, refusal
 from events.backoff import Outcome, RetryPolicy, backoff_s, settle
-from events.errors import EventsUrlRefused
-from events.guard import AddressGuard, AddressRefused, GuardedResolver
 from events.signature import sign, signature_valid
 from worker.metrics import WorkerMetrics
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-PACKAGES = ("core", "inbox", "cli", "dev", "demo", "worker", "jobs", "turn", "skills", "webhook")
+PACKAGES = ("core", "delivery", "inbox", "cli", "dev", "demo", "worker", "jobs", "turn", "skills", "webhook")
 PACKAGES += ("channels", "events", "hours", "api", "skillet_data")
 
 # One interpreter: before each import, every module of ours is forgotten, so each one is the

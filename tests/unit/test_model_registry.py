@@ -10,6 +10,7 @@ import pytest
 import structlog
 from pydantic import SecretStr
 
+from core.retry_after import parse_retry_after
 from turn.errors import ModelNotConfigured
 from turn.local_model import LocalModel
 from turn.model import MAX_MODEL_NAME_CHARS, Model, ModelRequest, ModelResponse, ModelUsage
@@ -17,7 +18,6 @@ from turn.providers.anthropic import AnthropicModel
 from turn.providers.http import RetryPolicy
 from turn.providers.openai_compat import OpenAICompatModel
 from turn.providers.registry import ModelRegistry
-from turn.retry_after import parse_retry_after
 from worker.logging import configure_logging
 from worker.model_providers import build_model_registry
 from worker.settings import Settings

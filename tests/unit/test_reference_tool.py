@@ -7,8 +7,8 @@ import uuid
 import pytest
 
 from core.errors import StorageError
+from core.object_store import ObjectNotFound, StoredObject
 from skills.models import FileKind, LoadedSkill, ManifestEntry
-from skills.storage import ObjectNotFound, StoredObject
 from tests.tool_support import read_reference, reference_context
 from turn.tools.base import ToolResult
 from turn.tools.page_cache import StoredPageCache

@@ -10,12 +10,12 @@ import structlog
 
 from channels.cloud_api import media_message
 from channels.dispatch import file_bytes
-from skills.storage import StoredObject
-from turn.errors import SendError
-from turn.media.outbound import FileMessage, OutboundFile, declared_type, message_kind
+from core.object_store import StoredObject
+from delivery.contract import LoggingSender, Recipient
+from delivery.errors import SendError
+from delivery.outbound_file import FileMessage, OutboundFile, declared_type, message_kind
+from delivery.outbox_queries import OutboxRow
 from turn.model import InjectedSkill
-from turn.outbox import LoggingSender, Recipient
-from turn.outbox_queries import OutboxRow
 from turn.prompt import render_skill_context
 
 

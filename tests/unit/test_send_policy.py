@@ -10,7 +10,7 @@ from channels.cloud_api import classify_graph_answer
 from channels.dispatch import outside_window
 from channels.http import RetryPolicy
 from channels.waha import classify_waha_answer
-from turn.errors import SendError
+from delivery.errors import SendError
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 

@@ -9,11 +9,11 @@ import uuid
 from typing import Any
 
 from core.errors import StorageError
+from delivery.outbound_file import FileMessage, safe_filename
 from skills.models import FileKind, LoadedSkill, ManifestEntry
 from tests.media_fixtures import pdf, png, voice_note
 from tests.tool_support import reference_context
 from tests.unit.test_reference_tool import MemoryStore, key
-from turn.media.outbound import FileMessage, safe_filename
 from turn.model import ToolCall
 from turn.tools.base import ToolContext, ToolResult
 from turn.tools.registry import default_registry

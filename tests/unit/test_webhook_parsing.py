@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from channels.contacts import ContactIds
-from channels.models import ChannelKind
+from core.channel_kind import ChannelKind
+from inbox.contacts import ContactIds
 from tests.whatsapp_payloads import (
     APP_SECRET,
     WAHA_HMAC_KEY,

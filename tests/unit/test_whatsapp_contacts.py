@@ -1,15 +1,10 @@
-"""channels.contacts: WhatsApp id normalization and the one-contact-per-person rule."""
+"""inbox.contacts: WhatsApp id normalization and the one-contact-per-person rule."""
 
 from __future__ import annotations
 
 import pytest
 
-from channels.contacts import (
-    ContactIds,
-    contact_ids,
-    normalize_whatsapp_id,
-    waha_chat_id,
-)
+from inbox.contacts import ContactIds, contact_ids, normalize_whatsapp_id, waha_chat_id
 
 
 @pytest.mark.parametrize(

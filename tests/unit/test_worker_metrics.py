@@ -13,14 +13,14 @@ from arq import Retry
 from prometheus_client import generate_latest
 
 from core.errors import SkilletError
+from delivery.contract import Recipient
+from delivery.errors import SendError
+from delivery.outbox_queries import OutboxRow
 from skills.curator import CuratorReport, Transition
 from skills.curator.tick import TickResult
 from tests.prometheus_samples import parse_samples, value
 from turn.activations import ActivationStats
-from turn.errors import SendError
 from turn.model import ModelRequest, ModelResponse
-from turn.outbox import Recipient
-from turn.outbox_queries import OutboxRow
 from worker.app import build_worker
 from worker.health import CheckResult, HealthReport, run_checks
 from worker.heartbeat import WorkerBeat

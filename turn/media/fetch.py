@@ -23,7 +23,7 @@ from urllib.parse import quote, urlsplit
 import aiohttp
 from yarl import URL
 
-from events.guard import system_resolve
+from core.address_guard import system_resolve
 from turn.media.errors import MediaTooLarge, MediaTransient, MediaUnavailable
 from turn.media.pinned import Resolve, pinned_session, public_addresses
 

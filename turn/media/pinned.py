@@ -1,7 +1,7 @@
 """A media URL on a host we did not name: resolved once, refused unless every address is
 public, then connected to exactly those addresses (no second lookup: no DNS rebinding).
 
-The public test is the events webhook's (events.addresses.refusal): loopback, private,
+The public test is the events webhook's (core.addresses.refusal): loopback, private,
 link-local, multicast, reserved, unspecified and IPv4 embedded in IPv6 are all refused. The
 resolver is injected (`Resolve`): unit tests answer what they like.
 """
@@ -18,8 +18,8 @@ import aiohttp
 import structlog
 from aiohttp.abc import AbstractResolver, ResolveResult
 
-from events.addresses import IPAddress, refusal
-from events.guard import resolved, system_resolve
+from core.address_guard import resolved, system_resolve
+from core.addresses import IPAddress, refusal
 from turn.media.errors import MediaTransient, MediaUnavailable
 
 log = structlog.get_logger(__name__)

@@ -21,9 +21,10 @@ from typing import Final
 import structlog
 
 from core.errors import SkilletError
+from core.object_store import ObjectStore
+from core.sniff import AUDIO_TYPES, EXTENSIONS, IMAGE_TYPES, main_type, ogg_duration_s, sniff_type
 from core.tenancy import org_connection
 from inbox.file_names import safe_file_name
-from skills.storage import ObjectStore
 from turn.conversation_queries import InboundRow
 from turn.deps import DeadLetters
 from turn.media.errors import (
@@ -41,14 +42,6 @@ from turn.media.queries import (
     update_media_body,
     update_media_read,
     update_media_refused,
-)
-from turn.media.sniff import (
-    AUDIO_TYPES,
-    EXTENSIONS,
-    IMAGE_TYPES,
-    main_type,
-    ogg_duration_s,
-    sniff_type,
 )
 from turn.media.transcribe import Transcriber
 from turn.model import ImagePart

@@ -25,9 +25,9 @@ from typing import Any, TypeVar
 import aiohttp
 import structlog
 
+from core.retry_after import parse_retry_after
 from turn.errors import ModelError, ModelRequestRejected, ModelResponseInvalid
 from turn.providers.streaming import StreamInterrupted, snippet
-from turn.retry_after import parse_retry_after
 
 log = structlog.get_logger(__name__)
 

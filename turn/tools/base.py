@@ -14,11 +14,11 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
+from core.object_store import ObjectStore
+from delivery.outbound_file import OutboundFile
 from skills.models import LoadedSkill
 from skills.package.limits import DEFAULT_LIMITS, PackageLimits
-from skills.storage import ObjectStore
 from skills.usage import UsageStore
-from turn.media.outbound import OutboundFile
 from turn.tools.page_cache import StoredPageCache
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from skills.storage import StoredObject
+from core.object_store import StoredObject
 
 DEFAULT_MAX_BYTES = 32 * 1024 * 1024
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from core.object_store import object_key
 from skills.models import FileKind
-from skills.storage import object_key
 from turn.tools.base import Tool, ToolContext, ToolResult
 from turn.tools.stored_text import read_stored_text
 

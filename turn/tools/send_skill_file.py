@@ -11,9 +11,9 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from core.errors import StorageError
-from skills.models import LoadedSkill
-from skills.storage import ObjectNotFound, object_key
-from turn.media.outbound import (
+from core.object_store import ObjectNotFound, object_key
+from core.sniff import sniff_type
+from delivery.outbound_file import (
     CODEC_HEAD_BYTES,
     MAX_BYTES,
     MAX_CAPTION_CHARS,
@@ -26,10 +26,10 @@ from turn.media.outbound import (
     unsendable_audio,
     unsendable_document,
 )
-from turn.media.sniff import sniff_type
+from skills.models import LoadedSkill
 from turn.tools.base import Tool, ToolContext, ToolResult
 
-SNIFF_BYTES = CODEC_HEAD_BYTES  # turn.media.sniff looks at 16; an Ogg's codec is further in
+SNIFF_BYTES = CODEC_HEAD_BYTES  # core.sniff looks at 16; an Ogg's codec is further in
 MAX_LISTED = 20  # paths named back in a refusal
 
 

@@ -14,10 +14,10 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from core.object_store import object_key
 from core.tenancy import org_connection
 from skills.draft_queries import fetch_pending_draft
 from skills.models import FileKind, LoadedSkill, ManifestEntry
-from skills.storage import object_key
 from turn.tools.base import Tool, ToolContext, ToolResult
 from turn.tools.stored_text import read_stored_text
 

@@ -7,7 +7,7 @@ replaced by `skill_manage write_file` (the model never overwrites what it has no
 from __future__ import annotations
 
 from core.errors import StorageError
-from skills.storage import ObjectNotFound
+from core.object_store import ObjectNotFound
 from turn.tools.base import ToolContext, ToolResult
 from turn.tools.paging import page_of
 

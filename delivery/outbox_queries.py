@@ -16,7 +16,7 @@ from typing import Any
 
 import asyncpg
 
-from turn.media.outbound import OutboundFile
+from delivery.outbound_file import OutboundFile
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Final
 
+from core.sniff import EXTENSIONS
 from inbox.file_names import safe_file_name
-from turn.media.sniff import EXTENSIONS
 
 
 class FileMessage(StrEnum):

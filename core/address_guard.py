@@ -1,5 +1,5 @@
 """The address guard of the events webhook: resolve a host, refuse it unless every address
-it resolves to is public (events.addresses), and connect only to those addresses.
+it resolves to is public (core.addresses), and connect only to those addresses.
 
 A name is resolved once per request, checked, and the checked addresses are what the HTTP
 client connects to (GuardedResolver is aiohttp's resolver, DNS cache off): a name that
@@ -16,8 +16,14 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from aiohttp.abc import AbstractResolver, ResolveResult
 
-from events.addresses import EventsTarget, IPAddress, parse_events_url, refusal, refused_address
-from events.errors import EventsUrlRefused
+from core.addresses import (
+    EventsTarget,
+    EventsUrlRefused,
+    IPAddress,
+    parse_events_url,
+    refusal,
+    refused_address,
+)
 
 Resolve = Callable[[str, int], Awaitable[list[str]]]
 

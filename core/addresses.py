@@ -13,12 +13,20 @@ import ipaddress
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from events.errors import EventsUrlRefused
+from core.errors import SkilletError
 
 MAX_URL_CHARS = 2048
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
 ALLOW_HINT = "use um endereço público (em desenvolvimento: SKILLET_EVENTS_ALLOW_PRIVATE_URLS=true)"
+
+
+class EventsUrlRefused(SkilletError):
+    """events_url_refused: not https, or a host that is (or resolves to) a private, loopback,
+    link-local, multicast or otherwise non-global address (unless
+    SKILLET_EVENTS_ALLOW_PRIVATE_URLS). Every guard of an outside URL raises it."""
+
+    code = "events_url_refused"
 
 
 @dataclass(frozen=True)
