@@ -1,6 +1,6 @@
 """Routes of agent-authored drafts (list, show with diff, approve, reject) and the org's
 settings (`agent_authoring`, `consolidation`). The decisions are skills.drafts' and
-skills.consolidation.decide's, which audit themselves. Each pending draft names the installed
+consolidation.decide's, which audit themselves. Each pending draft names the installed
 skills it is close to (`close_to`), so a duplicate is seen before it is approved."""
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from api.bodies import read_json
 from api.errors import ApiError
 from api.pagination import page_of, parse_limit, read_cursor, time_id_keyset
 from api.routing import Principal, Reply, deps_of, org_db
-from skills.consolidation.decide import set_consolidation
-from skills.consolidation.gates import ConsolidationMode
-from skills.consolidation.neighbours import close_to
-from skills.consolidation.queries import fetch_consolidation_mode
-from skills.consolidation.similarity import SkillText
+from consolidation.decide import set_consolidation
+from consolidation.gates import ConsolidationMode
+from consolidation.neighbours import close_to
+from consolidation.queries import fetch_consolidation_mode
+from consolidation.similarity import SkillText
 from skills.draft_queries import (
     AuthoringMode,
     Draft,

@@ -84,7 +84,7 @@ class CuratorRunRow:
     replayed: bool
     transitioned: Any  # [{name, from, to}]
     skipped: Any  # [{name, reason}]
-    consolidation: Any  # what consolidation did after the pass (skills.consolidation.run)
+    consolidation: Any  # what consolidation did after the pass (consolidation.run)
 
 
 # Newest first; keyset id. `json` columns come back as text: decoded by the caller.

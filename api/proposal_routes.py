@@ -1,5 +1,5 @@
 """Routes of distillation proposals (list, show with the umbrella's diff, approve, reject).
-The decisions are skills.consolidation.decide's, which audit themselves."""
+The decisions are consolidation.decide's, which audit themselves."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ from aiohttp import web
 
 from api.errors import ApiError
 from api.routing import Principal, Reply, deps_of, org_db
-from skills.consolidation.decide import (
+from consolidation.decide import (
     approve_proposal,
     list_org_proposals,
     reject_proposal,
     show_proposal,
 )
-from skills.consolidation.proposal_queries import Proposal
+from consolidation.proposal_queries import Proposal
 
 STATUSES = ("pending", "approved", "rejected", "expired", "all")
 # Said wherever a person restores an absorbed skill or reads an approved merge.

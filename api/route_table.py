@@ -18,13 +18,13 @@ from api import template_routes as templates
 from api import usage_routes as usage
 from api.keys import Role
 from api.routing import Route
-from skills.consolidation.decide import ProposalError
+from consolidation.decide import ProposalError
 from skills.drafts import DraftError
 
 V, E, A = Role.VIEWER, Role.EDITOR, Role.ADMIN
 PAGED = ("limit", "cursor")
 DECIDED = (DraftError,)  # skills.drafts writes its refusals' audit rows itself
-PROPOSED = (ProposalError,)  # and skills.consolidation.decide its own
+PROPOSED = (ProposalError,)  # and consolidation.decide its own
 
 ROUTES: tuple[Route, ...] = (
     Route(

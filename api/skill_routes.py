@@ -21,6 +21,8 @@ from api.skill_queries import (
     list_activation_totals,
     list_installed_page,
 )
+from consolidation.file_read_queries import SkillFile, list_skill_files
+from consolidation.link_queries import list_neighbours
 from core.audit import AuditEntry, insert_audit
 from skills.catalog import (
     import_skill_package,
@@ -31,8 +33,6 @@ from skills.catalog import (
 )
 from skills.catalog_models import ImportStatus
 from skills.catalog_queries import fetch_org_pointed_version
-from skills.consolidation.file_read_queries import SkillFile, list_skill_files
-from skills.consolidation.link_queries import list_neighbours
 
 
 async def list_catalog(request: web.Request, principal: Principal) -> Reply:

@@ -50,18 +50,13 @@ import asyncpg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from consolidation.distill import TooLarge, plan_umbrella
+from consolidation.grouping import Candidate, Group, average_groups
+from consolidation.run import ConsolidationConfig, consolidate_org
+from consolidation.similarity import DEFAULT_THRESHOLD, GROUP_THRESHOLD, SkillText, lexical_links
 from core.db import connect, with_database
 from core.organizations import insert_organization
 from skills.catalog_queries import PointedVersion
-from skills.consolidation.distill import TooLarge, plan_umbrella
-from skills.consolidation.grouping import Candidate, Group, average_groups
-from skills.consolidation.run import ConsolidationConfig, consolidate_org
-from skills.consolidation.similarity import (
-    DEFAULT_THRESHOLD,
-    GROUP_THRESHOLD,
-    SkillText,
-    lexical_links,
-)
 from skills.models import LoadedSkill, SkillMatcher
 from skills.queries import insert_skill_version, upsert_skill_pointer
 from turn.matcher.intent_model import NO_INTENT_MODELS

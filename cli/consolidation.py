@@ -18,8 +18,8 @@ from core.db import connection
 from worker.settings import Settings
 
 if TYPE_CHECKING:
+    from consolidation.proposal_queries import Proposal
     from core.object_store import S3ObjectStore
-    from skills.consolidation.proposal_queries import Proposal
 
 CLI_ACTOR = "cli"
 
@@ -36,7 +36,7 @@ async def _store(settings: Settings) -> AsyncIterator[S3ObjectStore]:
 
 
 async def cmd_consolidate(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
-    from skills.consolidation.run import consolidate_org
+    from consolidation.run import consolidate_org
     from worker.crons import consolidation_config
     from worker.model_providers import build_model_registry, model_http
 
@@ -89,7 +89,7 @@ def _line(p: Proposal) -> str:
 
 
 async def cmd_list(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
-    from skills.consolidation.decide import list_org_proposals
+    from consolidation.decide import list_org_proposals
 
     status = None if args.status == "all" else args.status
     async with connection(settings.owner_url) as conn:
@@ -101,7 +101,7 @@ async def cmd_list(args: argparse.Namespace, settings: Settings) -> dict[str, An
 
 
 async def cmd_show(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
-    from skills.consolidation.decide import show_proposal
+    from consolidation.decide import show_proposal
 
     async with connection(settings.owner_url) as conn:
         view = await show_proposal(conn, args.org, args.id)
@@ -117,7 +117,7 @@ async def cmd_show(args: argparse.Namespace, settings: Settings) -> dict[str, An
 
 
 async def cmd_approve(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
-    from skills.consolidation.decide import approve_proposal
+    from consolidation.decide import approve_proposal
     from skills.usage import UsageStore
 
     async with connection(settings.owner_url) as conn:
@@ -134,7 +134,7 @@ async def cmd_approve(args: argparse.Namespace, settings: Settings) -> dict[str,
 
 
 async def cmd_reject(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
-    from skills.consolidation.decide import reject_proposal
+    from consolidation.decide import reject_proposal
 
     async with connection(settings.owner_url) as conn:
         p = await reject_proposal(

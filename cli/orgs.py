@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from cli.args import CliError, org_command, uuid_arg
+from consolidation.decide import set_consolidation
+from consolidation.gates import ConsolidationMode
 from core.address_guard import AddressGuard
 from core.audit import AuditEntry, insert_audit
 from core.clock import system_clock
@@ -33,8 +35,6 @@ from events.queries import fetch_endpoint
 from hours.change import HoursChange, hours_json
 from hours.change import apply_change as apply_hours
 from hours.change import check_change as check_hours
-from skills.consolidation.decide import set_consolidation
-from skills.consolidation.gates import ConsolidationMode
 from skills.draft_queries import AuthoringMode
 from skills.drafts import set_agent_authoring
 from worker.settings import Settings

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol, TypedDict
 
+from consolidation.run import ConsolidationConfig
 from core.clock import Clock
 from events.delivery import DeliveryConfig
-from skills.consolidation.run import ConsolidationConfig
 from skills.curator import CuratorPolicy
 from skills.curator.schedule import SchedulePolicy
 from skills.curator.tick import TickResult

@@ -13,9 +13,9 @@ from typing import Any
 
 import structlog
 
+from consolidation.tick import consolidate_after_pass
 from core.clock import system_clock
 from jobs.context import CuratorStats, JobContext
-from skills.consolidation.tick import consolidate_after_pass
 from skills.curator.queries import prune_curator_runs
 from skills.curator.run import PassOptions
 from skills.curator.tick import TickResult, run_curator_tick

@@ -19,10 +19,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from skillet_data import INTENT_MODELS_DIR
-from skills.intent_training import examples, train
 from skills.labelled_corpus import catalog_skills, part_sha256, read_corpus
 from turn.matcher import compile_matcher
 from turn.matcher.intent_model import MODEL_FORMAT, NO_INTENT_MODELS, keywords_sha256
+from turn.matcher.training import examples, train
 
 # Test data, read as a file: the package never imports the tests.
 CORPUS_PATH = Path(__file__).resolve().parent.parent / "tests" / "data" / "matcher_corpus.jsonl"

@@ -42,7 +42,7 @@ uma pessoa" ask.
 How it reads: the text's first ``MAX_MATCHED_TEXT_BYTES`` (8 KiB, the matcher's cut, so a
 partial word at the cut is dropped the same way), then at most ``MAX_READ_WORDS`` words,
 split into lines (a burst joins its messages with newlines) and clauses (at ``. , ; ! ?``),
-each clause's words taken as the matcher takes them (``turn.matcher.words.words_of``:
+each clause's words taken as the matcher takes them (``keywords.words.words_of``:
 casefold, no accents, stretched letters once, WhatsApp abbreviations read: vc, pra, n, qro,
 kero, dexa, to...). The spellings the matcher has no use for (atendende, hmn, algm, c/, cm,
 kd, pfv, ...) live in turn.handoff_vocabulary. A clause asks when one of its *person words*
@@ -71,6 +71,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from keywords.words import matched_text, words_of
 from turn import handoff_vocabulary as v
 from turn.handoff_frames import (
     CONTEXT_WORDS,
@@ -80,7 +81,6 @@ from turn.handoff_frames import (
     anchor_request,
     person_kind_at,
 )
-from turn.matcher.words import matched_text, words_of
 
 __all__ = [
     "CONTEXT_WORDS",

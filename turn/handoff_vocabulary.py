@@ -1,6 +1,6 @@
 """The pt-BR words turn.handoff_request reads (pure data and one spelling check).
 
-Every word is written as `turn.matcher.words.words_of` returns it: casefolded, without
+Every word is written as `keywords.words.words_of` returns it: casefolded, without
 accents, stretched letters written once, WhatsApp abbreviations already read (``vc`` ->
 ``voce``, ``pra`` -> ``para``, ``n`` -> ``nao``, ``to`` -> ``estou``, ``qro`` -> ``quero``,
 ``dexa`` -> ``deixa``). So ``Você``, ``vc`` and ``voce`` are one entry here. What follows are

@@ -22,6 +22,11 @@ from arq import cron, func
 from arq.cron import CronJob
 from arq.worker import Function
 
+from consolidation.backends import LexicalBackend, SimilarityBackend
+from consolidation.distill import Limits
+from consolidation.embeddings import EmbeddingsBackend
+from consolidation.gates import Pressure
+from consolidation.run import ConsolidationConfig
 from events.backoff import RetryPolicy
 from events.delivery import DeliveryConfig
 from jobs.context import CuratorConfig, arq_job
@@ -34,11 +39,6 @@ from jobs.handoff_tick import HANDOFF_TICK, handoff_tick
 from jobs.media_retention import MEDIA_RETENTION, media_retention
 from jobs.outbox_sweep import OUTBOX_SWEEP, outbox_sweep
 from jobs.template_sync import TEMPLATE_SYNC, TemplateSyncConfig, template_sync
-from skills.consolidation.backends import LexicalBackend, SimilarityBackend
-from skills.consolidation.distill import Limits
-from skills.consolidation.embeddings import EmbeddingsBackend
-from skills.consolidation.gates import Pressure
-from skills.consolidation.run import ConsolidationConfig
 from skills.curator import CuratorPolicy
 from skills.curator.schedule import SchedulePolicy
 from worker.settings import Settings

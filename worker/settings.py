@@ -203,7 +203,7 @@ class Settings(BaseSettings):
     outbox_sweep_enabled: bool = True
     # Curator reports older than this are deleted (each org's newest kept); 0 keeps them all.
     curator_runs_keep_days: int = Field(default=180, ge=0)
-    # Consolidation (skills/consolidation/), opt-in per org: it runs only when the org's skill
+    # Consolidation (consolidation/), opt-in per org: it runs only when the org's skill
     # index is more than half of this (in bytes; it gates consolidation and nothing else) or
     # the org has more than consolidate_min_skills agent-authored skills.
     index_budget_bytes: int = Field(default=16_384, ge=1)

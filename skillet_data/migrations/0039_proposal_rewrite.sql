@@ -1,5 +1,5 @@
 -- Which body a distillation proposal carries (issue 27): the model's rewrite of the
--- umbrella's body, or the deterministic one and why (skills.consolidation.rewrite).
+-- umbrella's body, or the deterministic one and why (consolidation.rewrite).
 --   rewrite  'model' | 'kept_deterministic' | 'rejected: <reason>'
 -- Older workers insert without it: their proposals are deterministic, which is what they
 -- carry.

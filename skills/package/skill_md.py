@@ -36,6 +36,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from core.text import first_unstorable, storable, what_unstorable
+from keywords.patterns import keyword_form_error
 from skills.models import SkillMatcher
 from skills.package.bounded_yaml import load_frontmatter
 from skills.package.errors import PackageErrorCode, SkillPackageError
@@ -57,7 +58,6 @@ from skills.package.limits import (
     MAX_NAME_CHARS,
     MAX_SKILL_MD_CHARS,
 )
-from turn.matcher.keyword_patterns import keyword_form_error
 
 _NAME_PATTERN = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 _MATCHER_KEYS = frozenset({"any_keywords", "probe_keywords"})

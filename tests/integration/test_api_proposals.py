@@ -9,8 +9,8 @@ import asyncpg
 import pytest_asyncio
 
 from api.keys import Role
+from consolidation.run import consolidate_org
 from skills.authoring import AuthoringLimits, SkillAuthor
-from skills.consolidation.run import consolidate_org
 from skills.draft_queries import AuthoringMode
 from skills.usage import UsageStore
 from tests.integration.api_support import ApiClient, create_key, running_api

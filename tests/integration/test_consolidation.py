@@ -11,16 +11,16 @@ from datetime import timedelta
 import asyncpg
 import pytest
 
+from consolidation.decide import ProposalError, approve_proposal, reject_proposal
+from consolidation.gates import Pressure
+from consolidation.proposal_queries import fetch_proposal
+from consolidation.run import ConsolidationConfig, ConsolidationReport, consolidate_org
+from consolidation.similarity import Link, SkillText
 from core.object_store import ObjectStore, object_key
 from core.tenancy import org_connection
 from jobs.context import JobContext
 from jobs.curator_tick import curator_tick
 from skills.catalog import list_skills
-from skills.consolidation.decide import ProposalError, approve_proposal, reject_proposal
-from skills.consolidation.gates import Pressure
-from skills.consolidation.proposal_queries import fetch_proposal
-from skills.consolidation.run import ConsolidationConfig, ConsolidationReport, consolidate_org
-from skills.consolidation.similarity import Link, SkillText
 from skills.queries import list_installed_skills
 from skills.usage import UsageStore
 from tests.integration.curator_support import NOW

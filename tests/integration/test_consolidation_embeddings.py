@@ -16,10 +16,10 @@ import asyncpg
 import pytest_asyncio
 from aiohttp import web
 
-from skills.consolidation.embeddings import EMBEDDINGS, EmbeddingsBackend
-from skills.consolidation.gates import Pressure
-from skills.consolidation.run import ConsolidationConfig, consolidate_org
-from skills.consolidation.similarity import SkillText
+from consolidation.embeddings import EMBEDDINGS, EmbeddingsBackend
+from consolidation.gates import Pressure
+from consolidation.run import ConsolidationConfig, consolidate_org
+from consolidation.similarity import SkillText
 from tests.integration.curator_support import NOW
 from tests.integration.test_consolidation import _org
 from worker.resources import Resources

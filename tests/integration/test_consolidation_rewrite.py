@@ -15,10 +15,10 @@ import asyncpg
 import pytest
 from pydantic import SecretStr
 
+from consolidation.distill import SECTION
+from consolidation.proposal_queries import fetch_proposal, fetch_version
+from consolidation.run import ConsolidationReport
 from skills.catalog_queries import catalog_lock_key
-from skills.consolidation.distill import SECTION
-from skills.consolidation.proposal_queries import fetch_proposal, fetch_version
-from skills.consolidation.run import ConsolidationReport
 from tests.integration.test_consolidation import EAGER, _consolidate, _org
 from tests.model_fakes import Answer, FakeAnthropic, FakeOpenAI
 from turn.agent_queries import create_agent

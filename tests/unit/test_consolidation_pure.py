@@ -7,17 +7,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from consolidation.distill import Limits, TooLarge, moved_path, plan_umbrella
+from consolidation.gates import Pressure, SkipReason, skip_reason
+from consolidation.grouping import Candidate, average_groups
+from consolidation.similarity import DEFAULT_THRESHOLD, Link, SkillText, lexical_links, name_words
 from skills.catalog_queries import PointedVersion
-from skills.consolidation.distill import Limits, TooLarge, moved_path, plan_umbrella
-from skills.consolidation.gates import Pressure, SkipReason, skip_reason
-from skills.consolidation.grouping import Candidate, average_groups
-from skills.consolidation.similarity import (
-    DEFAULT_THRESHOLD,
-    Link,
-    SkillText,
-    lexical_links,
-    name_words,
-)
 from skills.models import FileKind, ManifestEntry, SkillMatcher
 
 PILES = {

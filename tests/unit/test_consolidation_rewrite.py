@@ -6,9 +6,9 @@ import uuid
 
 import pytest
 
+from consolidation.distill import Limits, plan_umbrella
+from consolidation.rewrite import RewriteRejected, check_rewrite, request_for
 from skills.catalog_queries import PointedVersion
-from skills.consolidation.distill import Limits, plan_umbrella
-from skills.consolidation.rewrite import RewriteRejected, check_rewrite, request_for
 from skills.models import FileKind, ManifestEntry, SkillMatcher
 
 

@@ -8,7 +8,21 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-PACKAGES = ("core", "delivery", "inbox", "cli", "dev", "demo", "worker", "jobs", "turn", "skills", "webhook")
+PACKAGES = (
+    "core",
+    "delivery",
+    "keywords",
+    "consolidation",
+    "inbox",
+    "cli",
+    "dev",
+    "demo",
+    "worker",
+    "jobs",
+    "turn",
+    "skills",
+    "webhook",
+)
 PACKAGES += ("channels", "events", "hours", "api", "skillet_data")
 
 # One interpreter: before each import, every module of ours is forgotten, so each one is the
@@ -39,7 +53,7 @@ def _modules() -> list[str]:
 
 def test_each_module_imports_first() -> None:
     modules = _modules()
-    assert "skills.intent_training" in modules and "turn.matcher.words" in modules
+    assert "turn.matcher.training" in modules and "keywords.words" in modules
     probe = subprocess.run(
         [sys.executable, "-c", _PROBE, ",".join(PACKAGES), *modules],
         capture_output=True,

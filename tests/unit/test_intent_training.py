@@ -3,7 +3,7 @@ threshold that keeps the cross-validated false hits within the budget."""
 
 from __future__ import annotations
 
-from skills.intent_training import THRESHOLDS, Example, examples, fit, train
+from turn.matcher.training import THRESHOLDS, Example, examples, fit, train
 
 POSITIVE = [f"dá pra pagar no boleto {n}?" for n in range(30)] + [
     f"o boleto {n} venceu, e agora" for n in range(30)

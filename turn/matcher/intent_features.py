@@ -7,7 +7,7 @@ word's start or end). Character grams make a typo or an unseen inflection still 
 its features with the spelling a model learned ("desconto"/"descomto", "agendar"/"agendo").
 
 Bounded whatever the text: only the first ``MAX_SCORED_WORDS`` words of the matched part
-(turn.matcher.words.matched_text) and the first ``MAX_SCORED_CHARS`` characters of their joined
+(keywords.words.matched_text) and the first ``MAX_SCORED_CHARS`` characters of their joined
 form are read, so a text yields at most ``MAX_FEATURES`` features.
 """
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import pairwise
 
-from turn.matcher.words import matched_text, words_of
+from keywords.words import matched_text, words_of
 
 # A WhatsApp burst's intent shows in its first lines; the keyword matcher still reads 8 KiB.
 MAX_SCORED_WORDS = 256

@@ -100,15 +100,7 @@ from collections.abc import Container, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
-from skills.models import LoadedSkill, SkillMatcher
-from turn.matcher.intent_features import features_of_words
-from turn.matcher.intent_model import (
-    IntentModel,
-    IntentModels,
-    keywords_sha256,
-    shipped_intent_models,
-)
-from turn.matcher.keyword_patterns import (
+from keywords.patterns import (
     MAX_STEM_CHARS,
     MIN_STEM_CHARS,
     Phrase,
@@ -117,12 +109,7 @@ from turn.matcher.keyword_patterns import (
     keyword_phrase,
     keyword_sides,
 )
-from turn.matcher.phrase_automaton import (
-    MAX_PHRASE_WORDS,
-    MIN_GAPPED_PHRASE_WORDS,
-    PhraseAutomaton,
-)
-from turn.matcher.words import (
+from keywords.words import (
     ABBREVIATIONS,
     MAX_MATCHED_TEXT_BYTES,
     matched_text,
@@ -130,6 +117,19 @@ from turn.matcher.words import (
     plural_forms,
     singular_forms,
     words_of,
+)
+from skills.models import LoadedSkill, SkillMatcher
+from turn.matcher.intent_features import features_of_words
+from turn.matcher.intent_model import (
+    IntentModel,
+    IntentModels,
+    keywords_sha256,
+    shipped_intent_models,
+)
+from turn.matcher.phrase_automaton import (
+    MAX_PHRASE_WORDS,
+    MIN_GAPPED_PHRASE_WORDS,
+    PhraseAutomaton,
 )
 
 __all__ = [

@@ -18,7 +18,7 @@ by word, so 100 phrases sharing 30 words (``a a ... a b1``...) cost two steps pe
 word, where re-checking them cost 3,000.
 
 Matching rules (turn.matcher.match's docstring) implemented here: whole words in order, each keyword
-word also matching its plurals, stems, ``#`` and alternatives (turn.matcher.keyword_patterns), one
+word also matching its plurals, stems, ``#`` and alternatives (keywords.patterns), one
 filler word inside phrases of 3+ words, phrases of more than ``MAX_PHRASE_WORDS`` words never
 found.
 """
@@ -28,8 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
-from skills.package.limits import MAX_KEYWORD_CHARS
-from turn.matcher.keyword_patterns import (
+from keywords.patterns import (
     STEM_MARK,
     Phrase,
     alternatives_of,
@@ -37,7 +36,8 @@ from turn.matcher.keyword_patterns import (
     matched_forms,
     special_keys,
 )
-from turn.matcher.words import singular_forms
+from keywords.words import singular_forms
+from skills.package.limits import MAX_KEYWORD_CHARS
 
 # Keywords of this many words or more tolerate one filler word inside.
 MIN_GAPPED_PHRASE_WORDS = 3

@@ -26,8 +26,8 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from consolidation.distill import Limits, TooLarge, UmbrellaPlan, plan_umbrella
 from skills.catalog_queries import PointedVersion
-from skills.consolidation.distill import Limits, TooLarge, UmbrellaPlan, plan_umbrella
 from skills.package.limits import MAX_BODY_LINES
 from turn.model import Model, ModelMessage, ModelRequest
 

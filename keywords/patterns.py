@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from turn.matcher.words import normalize_text, plural_forms, read_word, unstretched, words_of
+from keywords.words import normalize_text, plural_forms, read_word, unstretched, words_of
 
 # A phrase is a keyword as its word patterns, e.g. ("segunda", "via") or ("agend*",).
 Phrase = tuple[str, ...]

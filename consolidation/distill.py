@@ -19,6 +19,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from consolidation.similarity import fold
 from skills.authoring_rules import (
     MAX_SUPPORT_PATH_CHARS,
     AuthoringError,
@@ -27,7 +28,6 @@ from skills.authoring_rules import (
     render_skill_md,
 )
 from skills.catalog_queries import PointedVersion
-from skills.consolidation.similarity import fold
 from skills.models import FileKind, ManifestEntry, SkillMatcher
 from skills.package.limits import MAX_FILE_BYTES, MAX_FILES, MAX_KEYWORDS, MAX_TOTAL_BYTES
 from skills.package.skill_md import SkillMd
@@ -121,7 +121,7 @@ def plan_umbrella(
     body: str | None = None,
 ) -> UmbrellaPlan:
     """The umbrella's next version; raises TooLarge. `body` replaces the deterministic one
-    (the model's rewrite, skills.consolidation.rewrite, held to the same rules)."""
+    (the model's rewrite, consolidation.rewrite, held to the same rules)."""
     group = [umbrella, *absorbed]
     any_keywords = union_keywords(m.matcher.any_keywords for m in group)
     probes = union_keywords((m.matcher.probe_keywords for m in group), exclude=any_keywords)

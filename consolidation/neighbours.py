@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from skills.consolidation.similarity import SkillText, lexical_scores
+from consolidation.similarity import SkillText, lexical_scores
 
 # Between a link's threshold (0.45, which also joins skills about one product that a group
 # then keeps apart) and a group's (0.55): a hint to a reviewer merges nothing, and a

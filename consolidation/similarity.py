@@ -1,7 +1,7 @@
 """The lexical similarity backend, pure and deterministic: TF-IDF over word stems and whole
 keywords, cosine, pairs at or above a threshold.
 
-Features: each word's stem (skills.consolidation.stemmer: "trocar"/"troca"/"trocas" meet,
+Features: each word's stem (consolidation.stemmer: "trocar"/"troca"/"trocas" meet,
 "devolução"/"devolver" too), counted once per occurrence; a hyphenated compound as one word
 ("micro-ondas", in the name too where the skill's own text writes it so); and each keyword
 as one phrase feature ("troca geladeira"). Why phrases: a skill's keywords say what it is
@@ -34,11 +34,11 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from skills.consolidation.stemmer import stem
+from consolidation.stemmer import stem
 
 LEXICAL = "lexical"
 # A pair at or above this cosine is a link (stored, shown as a close neighbour). Groups are
-# stricter: skills.consolidation.grouping joins two groups only when their links average at
+# stricter: consolidation.grouping joins two groups only when their links average at
 # least GROUP_THRESHOLD, a missing link counting 0. bench/consolidation.py: links from 0.45
 # let the average see a pile's weaker pairs (from 0.55 recall fell to 0.80). Groups, chosen
 # on seeds 1-24 and checked on 25-60 (min / mean): 0.54 precision 0.962 / 0.984 and 0.967 /

@@ -17,11 +17,11 @@ from typing import Any
 
 import structlog
 
+from consolidation.gates import SkipReason
+from consolidation.queries import update_curator_run_consolidation
+from consolidation.run import ConsolidationConfig, consolidate_org
 from core.object_store import ObjectStore
 from core.tenancy import org_connection
-from skills.consolidation.gates import SkipReason
-from skills.consolidation.queries import update_curator_run_consolidation
-from skills.consolidation.run import ConsolidationConfig, consolidate_org
 
 log = structlog.get_logger(__name__)
 

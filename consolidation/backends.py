@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import Protocol
 
-from skills.consolidation.similarity import (
+from consolidation.similarity import (
     DEFAULT_THRESHOLD,
     GROUP_THRESHOLD,
     LEXICAL,
@@ -24,7 +24,7 @@ from skills.consolidation.similarity import (
 class SimilarityBackend(Protocol):
     """`name` is what its links are marked with; each backend has its own score scale, so
     its thresholds are its own: a link's, and the average of links a group needs
-    (skills.consolidation.grouping)."""
+    (consolidation.grouping)."""
 
     name: str
     group_threshold: float
@@ -33,7 +33,7 @@ class SimilarityBackend(Protocol):
 
 
 class LexicalBackend:
-    """TF-IDF over word stems and whole keywords (skills.consolidation.similarity)."""
+    """TF-IDF over word stems and whole keywords (consolidation.similarity)."""
 
     name = LEXICAL
 

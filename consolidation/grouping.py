@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from skills.consolidation.similarity import GROUP_THRESHOLD, Link
+from consolidation.similarity import GROUP_THRESHOLD, Link
 
 MAX_GROUP_SKILLS = 8  # the umbrella included: a merge a person can still review at a glance
 

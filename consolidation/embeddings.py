@@ -22,7 +22,7 @@ from typing import Any
 import aiohttp
 import structlog
 
-from skills.consolidation.similarity import Link, SkillText
+from consolidation.similarity import Link, SkillText
 
 log = structlog.get_logger(__name__)
 

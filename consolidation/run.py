@@ -3,13 +3,13 @@
 Under the org's catalog lock (session-level, as authoring takes it: no skill_manage write
 interleaves, except during a model's rewrite, below), in this order:
 1. expire pending proposals that waited 30 days or whose member changed;
-2. the gates (skills.consolidation.gates): `off`, `watermark`, `no_pressure`;
+2. the gates (consolidation.gates): `off`, `watermark`, `no_pressure`;
 3. associate: the backend's links among the org's non-archived skills; stored links are
    kept when both versions are unchanged, added when new, recomputed (updated or dropped)
    when either skill got a new version;
 4. distill: average-linkage groups of the agent's unpinned skills that are in no pending
    proposal, at most `max_proposals` proposals. When the org's agent has a real model, it
-   may rewrite each umbrella's body (skills.consolidation.rewrite: one call each,
+   may rewrite each umbrella's body (consolidation.rewrite: one call each,
    temperature 0, `rewrite_budget_s` in all, the deterministic body kept on any failure);
    the catalog lock is released during those calls, and a plan whose member meanwhile
    joined another pending proposal is dropped. Each umbrella version's files are copied
@@ -32,26 +32,19 @@ from typing import Any
 import asyncpg
 import structlog
 
-from core.object_store import ObjectStore, object_key
-from skills.catalog import catalog_lock
-from skills.catalog_queries import (
-    fetch_org_pointed_version,
-    lock_skill_catalog,
-    unlock_skill_catalog,
-)
-from skills.consolidation.backends import LexicalBackend, SimilarityBackend
-from skills.consolidation.distill import Limits, TooLarge, UmbrellaPlan, plan_umbrella
-from skills.consolidation.gates import Pressure, skip_reason
-from skills.consolidation.grouping import Candidate, Group, average_groups
-from skills.consolidation.link_queries import StoredLink, delete_links, list_links, upsert_links
-from skills.consolidation.proposal_queries import (
+from consolidation.backends import LexicalBackend, SimilarityBackend
+from consolidation.distill import Limits, TooLarge, UmbrellaPlan, plan_umbrella
+from consolidation.gates import Pressure, skip_reason
+from consolidation.grouping import Candidate, Group, average_groups
+from consolidation.link_queries import StoredLink, delete_links, list_links, upsert_links
+from consolidation.proposal_queries import (
     Member,
     Proposal,
     expire_proposals,
     insert_proposal,
     list_pending_member_names,
 )
-from skills.consolidation.queries import (
+from consolidation.queries import (
     CycleSkill,
     fetch_agent_model,
     fetch_consolidated_at,
@@ -60,8 +53,15 @@ from skills.consolidation.queries import (
     list_cycle_skills,
     upsert_org_consolidation,
 )
-from skills.consolidation.rewrite import KEPT, MAX_REWRITES, ask_model
-from skills.consolidation.similarity import Link, SkillText
+from consolidation.rewrite import KEPT, MAX_REWRITES, ask_model
+from consolidation.similarity import Link, SkillText
+from core.object_store import ObjectStore, object_key
+from skills.catalog import catalog_lock
+from skills.catalog_queries import (
+    fetch_org_pointed_version,
+    lock_skill_catalog,
+    unlock_skill_catalog,
+)
 from skills.curator.errors import OrganizationNotFound
 from skills.curator.queries import lock_curator_orgs
 from skills.models import LoadedSkill
@@ -77,7 +77,7 @@ log = structlog.get_logger(__name__)
 MAX_PROPOSALS = 10  # per org per cycle: bounds the cycle's time and a reviewer's queue
 PROPOSAL_MAX_AGE = timedelta(days=30)
 # One rewrite call's timeout, and all of a cycle's together: inside the tick's per-org bound
-# (skills.consolidation.tick.ORG_TIMEOUT_S, 60 s), with room for the cycle's own work.
+# (consolidation.tick.ORG_TIMEOUT_S, 60 s), with room for the cycle's own work.
 REWRITE_TIMEOUT_S = 20.0
 REWRITE_BUDGET_S = 40.0
 
@@ -102,7 +102,7 @@ class ProposalSummary:
     absorbs: tuple[str, ...]
     index_bytes_before: int
     index_bytes_after: int
-    rewrite: str = KEPT  # which body it carries (skills.consolidation.rewrite)
+    rewrite: str = KEPT  # which body it carries (consolidation.rewrite)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -24,14 +24,10 @@ from datetime import datetime
 
 import asyncpg
 
-from core.audit import AuditEntry, insert_audit
-from core.errors import SkilletError
-from skills.catalog import catalog_lock, reactivate_installed_skill
-from skills.catalog_queries import fetch_org_pointed_version
-from skills.consolidation.distill import moved_path
-from skills.consolidation.file_read_queries import FileReads, copy_file_reads, list_file_reads
-from skills.consolidation.gates import ConsolidationMode
-from skills.consolidation.proposal_queries import (
+from consolidation.distill import moved_path
+from consolidation.file_read_queries import FileReads, copy_file_reads, list_file_reads
+from consolidation.gates import ConsolidationMode
+from consolidation.proposal_queries import (
     Proposal,
     archive_absorbed,
     fetch_proposal,
@@ -39,7 +35,11 @@ from skills.consolidation.proposal_queries import (
     list_proposals,
     update_proposal_decided,
 )
-from skills.consolidation.queries import fetch_consolidation_mode, update_consolidation_mode
+from consolidation.queries import fetch_consolidation_mode, update_consolidation_mode
+from core.audit import AuditEntry, insert_audit
+from core.errors import SkilletError
+from skills.catalog import catalog_lock, reactivate_installed_skill
+from skills.catalog_queries import fetch_org_pointed_version
 from skills.curator.queries import lock_curator_orgs
 from skills.draft_diff import DraftDiff, diff_versions
 from skills.queries import upsert_skill_pointer
