@@ -32,12 +32,14 @@ test: venv
 	$(BIN)/skillet dev up
 	$(BIN)/ruff check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 	$(BIN)/pytest -q
 
 lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 # Benchmarks print ratios; each bench/*.py is a script.
 bench: venv

@@ -5,25 +5,15 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+# Every package of the layer contract (pyproject.toml), and the data package.
 PACKAGES = (
-    "core",
-    "delivery",
-    "keywords",
-    "consolidation",
-    "inbox",
-    "cli",
-    "dev",
-    "demo",
-    "worker",
-    "jobs",
-    "turn",
-    "skills",
-    "webhook",
+    *tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]["root_packages"],
+    "skillet_data",
 )
-PACKAGES += ("channels", "events", "hours", "api", "skillet_data")
 
 # One interpreter: before each import, every module of ours is forgotten, so each one is the
 # first of its process (a cycle then fails as "partially initialized module").
