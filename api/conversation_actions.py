@@ -34,9 +34,9 @@ from api.errors import ApiError, conflict, invalid, not_found
 from channels.dispatch import CUSTOMER_SERVICE_WINDOW, outside_window
 from channels.template_queries import fetch_conversation_channel, fetch_template, list_templates
 from channels.templates import APPROVED, Template, filled_body
+from conversation.opt_out_queries import fetch_opted_out
 from core.audit import AuditEntry, insert_audit
 from delivery.outbox_queries import OutboxTemplate
-from turn.opt_out_queries import fetch_opted_out
 
 MAX_REPLY_CHARS = 4096  # WhatsApp's text message limit
 MAX_OFFERED_TEMPLATES = 50  # approved templates listed in an outside_service_window refusal

@@ -37,7 +37,8 @@ class MessageRow:
     author: str | None  # an outbound message's: 'agent' | 'person' | 'phone'
     author_key_prefix: str | None  # a person's API key
     skills: Any  # an agent reply's skills: [{name, version_id}] (json text), or None
-    media_type: str | None = None  # a customer's stored media (turn.media): its sniffed type
+    # A customer's stored media (conversation.media): its sniffed type.
+    media_type: str | None = None
     media_stored: bool = False  # its bytes are still stored (retention deletes them)
     # An agent reply's skill files (send_skill_file), json text: [{filename, kind, status}].
     files: str | None = None

@@ -19,10 +19,10 @@ from aiohttp import web
 
 from api.errors import not_found
 from api.routing import ApiDeps, Principal, deps_of
+from conversation.media.queries import fetch_stored_media
 from core.object_store import ObjectNotFound
 from core.tenancy import org_connection
 from inbox.file_names import safe_file_name
-from turn.media.queries import fetch_stored_media
 
 MAX_SERVED_BYTES: Final = 32 * 1024 * 1024  # above SKILLET_MEDIA_MAX_BYTES' default
 FILE_HEADERS: Final = {

@@ -17,9 +17,9 @@ from channels.dispatch import CUSTOMER_SERVICE_WINDOW, outside_window
 from channels.queries import fetch_channel_by_address
 from channels.template_queries import fetch_conversation_channel, list_templates
 from channels.templates import APPROVED
+from conversation.followup_queries import cancel_followup, list_followups
+from conversation.opt_out_queries import fetch_opted_out
 from core.channel_kind import ChannelKind
-from turn.followup_queries import cancel_followup, list_followups
-from turn.opt_out_queries import fetch_opted_out
 
 
 def _channel_not_found() -> ApiError:

@@ -1,5 +1,5 @@
 """Recall and false handoffs of the customer's-request-for-a-person detector
-(turn.handoff_request.asks_for_person) on the labelled corpus, both parts.
+(conversation.handoff.request.asks_for_person) on the labelled corpus, both parts.
 
 Reads tests/data/handoff_corpus.jsonl and prints, for the `tune` part (the rule was written
 looking at it) and the held-out `measure` part, recall (share of the messages asking for a
@@ -20,8 +20,8 @@ from pathlib import Path
 # Runnable as a script from the repo root without installing: put the repo on the path.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from conversation.handoff.request import find_handoff_request
 from tests.handoff_corpus import SPLITS, load_corpus, score
-from turn.handoff_request import find_handoff_request
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -145,7 +145,7 @@ async def fetch_channel_status(
 
 
 # The org's conversations with a reply that waits for a channel (pending, never claimed): a
-# new token wakes them, and the holder delivers what waits (turn.holder).
+# new token wakes them, and the holder delivers what waits (conversation.holder).
 LIST_WAITING_CONVERSATIONS = """
 select distinct conversation_id from outbox
 where organization_id = $1 and status = 'pending' and delivery_claimed_at is null

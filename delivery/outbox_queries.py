@@ -123,7 +123,7 @@ class DeliveryClaim:
 
 
 # The claim and its route live in skillet_claim_outbox (migration 0021), which the holder's
-# reply commit also runs (turn.conversation_queries.commit_turn).
+# reply commit also runs (conversation.queries.commit_turn).
 CLAIM_OUTBOX_DELIVERY = """
 select reply_to_external_id, last_inbound_at, route_kind, route_address
 from skillet_claim_outbox($1)
@@ -151,7 +151,7 @@ async def release_outbox_claim(conn: asyncpg.Connection, outbox_id: uuid.UUID) -
 
 
 # Whether a row is still to be delivered (parked for its channel's new token, or claimed by
-# a send in flight): the parts and replies after it wait behind it (turn.outbox).
+# a send in flight): the parts and replies after it wait behind it (conversation.outbox).
 FETCH_OUTBOX_PENDING = "select status = 'pending' from outbox where id = $1"
 
 

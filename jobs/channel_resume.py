@@ -1,8 +1,8 @@
 """Waking the replies that waited for a channel: its new access token was proven and stored.
 
-A reply whose channel is `needs_token` stays pending and unclaimed (turn.outbox parks it); a
+A reply whose channel is `needs_token` stays pending and unclaimed (conversation.outbox parks it); a
 conversation's holder delivers what is pending before it answers anything new
-(turn.holder), so waking each waiting conversation of the org sends them, oldest first,
+(conversation.holder), so waking each waiting conversation of the org sends them, oldest first,
 with the new token, or fails those whose customer-service window has closed meanwhile.
 """
 

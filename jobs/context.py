@@ -9,12 +9,12 @@ from datetime import datetime
 from typing import Any, Protocol, TypedDict
 
 from consolidation.run import ConsolidationConfig
+from conversation.holder import TurnDeps
 from core.clock import Clock
 from events.delivery import DeliveryConfig
 from skills.curator import CuratorPolicy
 from skills.curator.schedule import SchedulePolicy
 from skills.curator.tick import TickResult
-from turn.holder import TurnDeps
 
 
 class CronMetrics(Protocol):

@@ -15,9 +15,9 @@ from typing import Any
 
 import structlog
 
+from conversation.followup_queries import fire_due_followups
 from jobs.context import JobContext
 from jobs.payloads import HANDLE_INBOUND_MESSAGE, ConversationPayload
-from turn.followup_queries import fire_due_followups
 
 log = structlog.get_logger(__name__)
 

@@ -18,9 +18,9 @@ from typing import Any
 
 import structlog
 
+from conversation.handoff.texts import HANDOFF_WAIT_NOTICE_DEFAULT
 from jobs.context import JobContext
 from jobs.payloads import HANDLE_INBOUND_MESSAGE, ConversationPayload
-from turn.handoff import HANDOFF_WAIT_NOTICE_DEFAULT
 
 log = structlog.get_logger(__name__)
 

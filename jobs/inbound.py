@@ -13,13 +13,13 @@ from pydantic import ValidationError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from conversation.holder import ConversationWakeup, TurnDeps, TurnOutcome, run_conversation
 from core.db_errors import TRANSIENT_DATABASE_ERRORS
 from core.errors import SkilletError
 from jobs.context import JobContext
 from jobs.payloads import HANDLE_INBOUND_MESSAGE, ConversationPayload
 from jobs.queries import insert_dead_letter
 from jobs.serialization import UNDECODABLE_JOB
-from turn.holder import ConversationWakeup, TurnDeps, TurnOutcome, run_conversation
 
 log = structlog.get_logger(__name__)
 

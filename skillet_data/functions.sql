@@ -767,7 +767,7 @@ GRANT EXECUTE ON FUNCTION public.skillet_echoes_pending_since(double precision, 
 
 -- ==============================================================================================
 -- The turn: take, commit, continue
--- A turn is three statements (turn.conversation_queries), each binding its org itself.
+-- A turn is three statements (conversation.queries), each binding its org itself.
 -- ==============================================================================================
 
 COMMENT ON FUNCTION public.skillet_take_conversation(uuid, text, uuid, uuid, double precision, integer, integer) IS

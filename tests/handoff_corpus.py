@@ -1,5 +1,5 @@
 """The labelled corpus of tests/data/handoff_corpus.jsonl and how the shipped detector
-(turn.handoff_request) scores on it: recall and false handoffs (shared by the unit test and
+(conversation.handoff.request) scores on it: recall and false handoffs (shared by the unit test and
 bench/handoff_detect.py).
 
 Each line is ``{"text", "person", "split"}``: ``person`` is whether the message asks for a
@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from turn.handoff_request import asks_for_person
+from conversation.handoff.request import asks_for_person
 
 CORPUS_PATH = Path(__file__).resolve().parent / "data" / "handoff_corpus.jsonl"
 SPLITS = ("tune", "measure")

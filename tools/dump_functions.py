@@ -105,7 +105,7 @@ GROUPS: tuple[Group, ...] = (
     ),
     Group(
         "The turn: take, commit, continue",
-        "A turn is three statements (turn.conversation_queries), each binding its org itself.",
+        "A turn is three statements (conversation.queries), each binding its org itself.",
         (
             "skillet_take_conversation",
             "skillet_read_burst",

@@ -1,5 +1,5 @@
 """SQL of agents as the CLI manages them: persona, name and model (the turn reads them in
-turn.conversation_queries)."""
+conversation.queries)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ class Agent:
     model_name: str | None
     created_at: datetime
     # What it tells a customer who asked for a person, and one left waiting (None: the
-    # pt-BR defaults of turn.handoff).
+    # pt-BR defaults of conversation.handoff.texts).
     handoff_ack: str | None = None
     handoff_wait_notice: str | None = None
     vision: bool = False  # its model takes images: a customer's photo goes to it as one

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import aiohttp
 
+from conversation.dead_letters import DeadLetters
+from conversation.media.fetch import FetchConfig, MediaFetcher
+from conversation.media.reader import MediaReader, ReaderConfig
+from conversation.media.transcribe import TranscribeConfig, Transcriber
 from core.object_store import ObjectStore
-from turn.deps import DeadLetters
-from turn.media.fetch import FetchConfig, MediaFetcher
-from turn.media.reader import MediaReader, ReaderConfig
-from turn.media.transcribe import TranscribeConfig, Transcriber
 from worker.channel_senders import _secret
 from worker.settings import Settings
 

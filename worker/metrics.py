@@ -124,7 +124,7 @@ class _ActivationStatsCollector(Collector):
 
 
 class WorkerMetrics:
-    """Every metric of one worker; implements turn.metrics.TurnMetrics."""
+    """Every metric of one worker; implements conversation.metrics.TurnMetrics."""
 
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry or CollectorRegistry()
@@ -353,7 +353,7 @@ class WorkerMetrics:
             for labels in label_sets:
                 counter.labels(**labels)
 
-    # turn.metrics.TurnMetrics
+    # conversation.metrics.TurnMetrics
     def skills_matched(self, matched: int, probes: int, by_intent: int) -> None:
         self.matched.observe(matched)
         if probes:

@@ -13,6 +13,9 @@ import structlog
 from aiobotocore.config import AioConfig
 from redis.asyncio import Redis
 
+from conversation.holder import TurnConfig, TurnDeps
+from conversation.lease import ConversationLeases
+from conversation.metrics import NO_TURN_METRICS
 from core.clock import system_clock
 from core.db import create_pool
 from core.db_roles import WORKER_ROLE, warn_if_privileged_login
@@ -24,10 +27,7 @@ from skills.usage import UsageStore
 from turn.activation_queries import ActivationRow
 from turn.activation_writer import write_activation_batch
 from turn.activations import ActivationRecorder
-from turn.conversation_lease import ConversationLeases
-from turn.holder import TurnConfig, TurnDeps
 from turn.matcher.intent_model import shipped_intent_models
-from turn.metrics import NO_TURN_METRICS
 from turn.model import Model
 from turn.model_input import InputCaps
 from turn.skill_catalog import SkillCatalogCache

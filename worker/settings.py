@@ -10,8 +10,8 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from conversation.opt_out import DEFAULT_OPT_IN_WORDS, DEFAULT_OPT_OUT_WORDS, OptWords
 from skills.package.limits import MAX_FILE_BYTES, MAX_FILES, MAX_TOTAL_BYTES, PackageLimits
-from turn.opt_out import DEFAULT_OPT_IN_WORDS, DEFAULT_OPT_OUT_WORDS, OptWords
 
 
 def mask_password(url: str) -> str:
@@ -174,7 +174,7 @@ class Settings(BaseSettings):
     echo_grace_s: float = Field(default=10.0, ge=0, le=300)
     # A customer message that is only one of these words (accents, case and punctuation
     # ignored; comma-separated) opts the contact out of templates and follow-ups, or back in,
-    # with one pt-BR confirmation (turn.opt_out).
+    # with one pt-BR confirmation (conversation.opt_out).
     opt_out_words: Annotated[tuple[str, ...], NoDecode] = DEFAULT_OPT_OUT_WORDS
     opt_in_words: Annotated[tuple[str, ...], NoDecode] = DEFAULT_OPT_IN_WORDS
     # Follow-ups the agent may have scheduled and not yet sent, per conversation.
@@ -250,7 +250,7 @@ class Settings(BaseSettings):
     # Per Redis call of the limiter; past it the request passes unlimited (and is counted).
     api_rate_limit_timeout_s: float = Field(default=0.25, gt=0, le=5)
 
-    # Media customers send (turn.media): fetched by the worker inside the turn, never by the
+    # Media customers send (conversation.media): fetched by the worker inside the turn, never by the
     # webhook. The download URL the Graph API returns gets the number's token only on one of
     # these hosts (or the Graph API base's own); WAHA's URL gets the API key only on
     # waha_base_url's host.

@@ -22,8 +22,8 @@ from api.guard import may, run_route
 from api.keys import Role, parse_key
 from api.route_table import ROUTES
 from api.routing import Reply, Route, deps_of
+from conversation.handoff.texts import HANDOFF_ACK_DEFAULT, HANDOFF_WAIT_NOTICE_DEFAULT
 from core.errors import SkilletError
-from turn.handoff import HANDOFF_ACK_DEFAULT, HANDOFF_WAIT_NOTICE_DEFAULT
 from turn.model_choice import PROVIDERS
 
 API: dict[str, Route] = {r.operation_id: r for r in ROUTES}

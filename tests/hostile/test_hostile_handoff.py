@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import random
 
-from skills.package.limits import BYTES_PER_KIB
-from tests.handoff_corpus import SPLITS, load_corpus
-from turn.handoff_request import (
+from conversation.handoff.request import (
     MAX_LOOKS_PER_ANCHOR,
     MAX_READ_WORDS,
     HandoffWork,
     asks_for_person,
     handoff_work,
 )
+from skills.package.limits import BYTES_PER_KIB
+from tests.handoff_corpus import SPLITS, load_corpus
 from turn.matcher import MAX_MATCHED_TEXT_BYTES
 
 HOSTILE_TEXT_BYTES = 64 * BYTES_PER_KIB

@@ -9,9 +9,9 @@ import uuid
 import asyncpg
 from arq.constants import job_key_prefix
 
+from conversation.burst import REJECTED_REPLY
 from jobs.queue import open_queue
 from tests.integration.support import create_org, enqueue, payload, result_of, run_burst
-from turn.burst import REJECTED_REPLY
 from turn.errors import ModelRequestRejected
 from turn.model import ModelRequest, ModelResponse
 from worker.settings import Settings

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 
 import asyncpg
 
+from conversation.handoff.texts import HANDOFF_ACK_DEFAULT
 from core.channel_kind import ChannelKind
 from hours.cache import BusinessHoursCache
 from hours.change import HoursChange, apply_change, check_change
@@ -30,7 +31,6 @@ from tests.integration.support import create_org, run_burst
 from tests.integration.webhook_support import connect_number, running_webhook
 from tests.integration.whatsapp_fakes import FakeWaha
 from tests.whatsapp_payloads import waha_event
-from turn.handoff import HANDOFF_ACK_DEFAULT
 from worker.resources import Resources
 from worker.settings import Settings
 

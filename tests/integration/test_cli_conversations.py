@@ -13,9 +13,9 @@ import asyncpg
 import pytest
 
 from cli.main import main
+from conversation.holder import ConversationWakeup, run_conversation
 from tests.integration.mode_support import AGENT_REPLY, CountingModel, RecordingSender
 from tests.integration.support import enqueue, payload, run_burst
-from turn.holder import ConversationWakeup, run_conversation
 from worker.resources import Resources
 from worker.settings import Settings
 

@@ -9,19 +9,19 @@ from typing import Any
 import asyncpg
 from arq.constants import job_key_prefix
 
-from core.tenancy import self_bound_connection
-from jobs.context import JobContext
-from jobs.conversation_sweep import conversation_sweep
-from jobs.queue import open_queue
-from tests.integration.support import create_org, enqueue, payload, run_burst, store_inbound
-from turn.conversation_lease import ConversationLeases, Lease
-from turn.conversation_queries import (
+from conversation.lease import ConversationLeases, Lease
+from conversation.queries import (
     CommitOutcome,
     ReplyCommit,
     TurnCounts,
     commit_turn,
     continue_conversation,
 )
+from core.tenancy import self_bound_connection
+from jobs.context import JobContext
+from jobs.conversation_sweep import conversation_sweep
+from jobs.queue import open_queue
+from tests.integration.support import create_org, enqueue, payload, run_burst, store_inbound
 from worker.resources import Resources
 from worker.settings import Settings
 

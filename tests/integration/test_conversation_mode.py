@@ -11,6 +11,8 @@ from typing import Any
 
 import asyncpg
 
+from conversation.handoff.texts import HANDOFF_ACK_DEFAULT, HANDOFF_WAIT_NOTICE_DEFAULT
+from conversation.holder import ConversationWakeup, run_conversation
 from jobs.context import JobContext
 from jobs.conversation_sweep import LIST_WAITING
 from jobs.handoff_tick import handoff_tick
@@ -24,8 +26,6 @@ from tests.integration.mode_support import (
     SlowModel,
 )
 from tests.integration.support import create_org, enqueue, payload, run_burst
-from turn.handoff import HANDOFF_ACK_DEFAULT, HANDOFF_WAIT_NOTICE_DEFAULT
-from turn.holder import ConversationWakeup, run_conversation
 from worker.resources import Resources
 from worker.settings import Settings
 

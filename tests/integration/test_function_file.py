@@ -7,10 +7,10 @@ import re
 
 import asyncpg
 
+from conversation.queries import CommitOutcome
 from core.db import connect
 from skillet_data import FUNCTIONS_SQL
 from tools.dump_functions import GROUPS, RERUN, dump, fetch_functions
-from turn.conversation_queries import CommitOutcome
 
 
 async def test_the_committed_file_is_what_the_migrations_define(database_url: str) -> None:

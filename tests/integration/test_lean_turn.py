@@ -11,12 +11,9 @@ from typing import Any
 import asyncpg
 import pytest
 
-from core.db import create_pool
-from core.db_roles import WORKER_ROLE
-from core.tenancy import org_connection, self_bound_connection
-from tests.integration.support import create_org, store_inbound
-from turn.conversation_lease import ConversationLeases
-from turn.conversation_queries import (
+from conversation.holder import ConversationWakeup, run_conversation
+from conversation.lease import ConversationLeases
+from conversation.queries import (
     CommitOutcome,
     ReplyCommit,
     TurnCounts,
@@ -24,7 +21,10 @@ from turn.conversation_queries import (
     continue_conversation,
     take_conversation,
 )
-from turn.holder import ConversationWakeup, run_conversation
+from core.db import create_pool
+from core.db_roles import WORKER_ROLE
+from core.tenancy import org_connection, self_bound_connection
+from tests.integration.support import create_org, store_inbound
 from worker.resources import Resources
 from worker.settings import Settings
 

@@ -13,9 +13,9 @@ import pytest
 from aiohttp import web
 from structlog.testing import capture_logs
 
-from turn.media.errors import MediaTooLarge, MediaTransient, MediaUnavailable
-from turn.media.fetch import FetchConfig, MediaFetcher, MediaSource, on_server
-from turn.media.pinned import pinned_session, public_addresses
+from conversation.media.errors import MediaTooLarge, MediaTransient, MediaUnavailable
+from conversation.media.fetch import FetchConfig, MediaFetcher, MediaSource, on_server
+from conversation.media.pinned import pinned_session, public_addresses
 from webhook.server import start_site
 
 MAX_BYTES = 64 * 1024

@@ -16,6 +16,7 @@ import asyncpg
 import pytest_asyncio
 
 from api.keys import Role
+from conversation.opt_out import OPT_OUT_CONFIRMATION
 from core.channel_kind import ChannelKind
 from tests.integration.api_support import create_key, running_api
 from tests.integration.mode_support import AGENT_REPLY, CountingModel
@@ -26,7 +27,6 @@ from tests.integration.whatsapp_fakes import FakeGraphApi
 from tests.media_fixtures import png, voice_note
 from tests.whatsapp_payloads import cloud_delivery, cloud_text, cloud_value
 from turn.agent_queries import insert_agent
-from turn.opt_out import OPT_OUT_CONFIRMATION
 from webhook.server import start_site
 from worker.resources import Resources
 from worker.settings import Settings

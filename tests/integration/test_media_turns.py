@@ -22,6 +22,8 @@ from pydantic import SecretStr
 
 from api.keys import Role
 from channels.credential_queries import upsert_channel_secrets_as_owner
+from conversation.handoff.texts import HANDOFF_ACK_DEFAULT
+from conversation.media.reader import NOT_TRANSCRIBED, REPLIES, UNREADABLE_REPLY
 from core.channel_kind import ChannelKind
 from core.object_store import ObjectNotFound
 from jobs.media_retention import MEDIA_RETENTION, delete_expired_media
@@ -40,8 +42,6 @@ from tests.whatsapp_payloads import (
     waha_event,
 )
 from turn.agent_queries import create_agent, insert_agent, update_agent
-from turn.handoff import HANDOFF_ACK_DEFAULT
-from turn.media.reader import NOT_TRANSCRIBED, REPLIES, UNREADABLE_REPLY
 from webhook.server import start_site
 from worker.crons import periodic_jobs
 from worker.resources import Resources

@@ -11,6 +11,7 @@ from typing import Any
 import asyncpg
 
 from api.keys import Role
+from conversation.opt_out import OPT_IN_CONFIRMATION, OPT_OUT_CONFIRMATION
 from core.channel_kind import ChannelKind
 from jobs.payloads import ConversationPayload
 from tests.integration.api_support import ApiClient, create_key, running_api
@@ -20,7 +21,6 @@ from tests.integration.webhook_support import connect_number, running_webhook
 from tests.integration.whatsapp_fakes import FakeGraphApi
 from tests.whatsapp_payloads import cloud_delivery, cloud_text, cloud_value
 from turn.agent_queries import insert_agent
-from turn.opt_out import OPT_IN_CONFIRMATION, OPT_OUT_CONFIRMATION
 from worker.resources import Resources
 from worker.settings import Settings
 

@@ -12,6 +12,7 @@ import asyncpg
 from arq.constants import job_key_prefix, result_key_prefix
 
 from api.conversation_actions import Actor, release
+from conversation.handoff.texts import PHONE_MARK
 from core.channel_kind import ChannelKind
 from jobs.conversation_sweep import conversation_sweep
 from jobs.payloads import echo_job_id
@@ -22,7 +23,6 @@ from tests.integration.support import create_org, run_burst
 from tests.integration.webhook_support import TEST_CONFIG, connect_number, running_webhook
 from tests.integration.whatsapp_fakes import FakeGraphApi, FakeWaha
 from tests.whatsapp_payloads import cloud_delivery, cloud_text, cloud_value, waha_event
-from turn.handoff import PHONE_MARK
 from worker.resources import Resources
 from worker.settings import Settings
 

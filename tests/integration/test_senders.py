@@ -1,4 +1,4 @@
-"""Outbound delivery through turn.outbox.deliver_reply and the real senders, against local
+"""Outbound delivery through conversation.outbox.deliver_reply and the real senders, against local
 fakes of Meta's Graph API and WAHA: one row is sent at most once, failures keep their reason."""
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from channels.cloud_api import CloudApiConfig, CloudApiSender
 from channels.dispatch import ChannelSender
 from channels.http import RetryPolicy
 from cli.status_queries import fetch_outbox_counts
+from conversation.outbox import deliver_reply
 from core.channel_kind import ChannelKind
 from delivery.contract import LoggingSender, Recipient, Sender
 from delivery.errors import SendError
@@ -29,7 +30,6 @@ from tests.integration.support import create_org
 from tests.integration.webhook_support import connect_number
 from tests.integration.whatsapp_fakes import Answer, FakeGraphApi, FakeWaha
 from tests.whatsapp_payloads import ACCESS_TOKEN
-from turn.outbox import deliver_reply
 from worker.channel_senders import build_sender, http_session
 from worker.crons import abandoned_after_s
 from worker.resources import Resources

@@ -6,10 +6,10 @@ import uuid
 
 import asyncpg
 
+from conversation.holder import ConversationWakeup, run_conversation
 from inbox.store import store_inbound
 from skills.queries import delete_skill_pointer
 from tests.integration.support import create_org, payload, publish
-from turn.holder import ConversationWakeup, run_conversation
 from worker.resources import Resources
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import uuid
 
+from conversation.handoff.texts import PERSON_MARK, PHONE_MARK, HistoryTurn, history_turn
 from tests.tool_support import reference_context
-from turn.handoff import PERSON_MARK, PHONE_MARK, HistoryTurn, history_turn
 from turn.model import ToolCall
 from turn.tools.registry import default_registry
 

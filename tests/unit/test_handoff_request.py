@@ -1,4 +1,4 @@
-"""turn.handoff_request: what asks for a person and what does not, each rule of the module
+"""conversation.handoff.request: what asks for a person and what does not, each rule of the module
 docstring as cases, and the detector's recall and false handoffs on the held-out part of the
 labelled corpus (tests/data/handoff_corpus.jsonl; bench/handoff_detect.py prints the same)."""
 
@@ -8,6 +8,13 @@ from collections import Counter
 
 import pytest
 
+from conversation.handoff.request import (
+    HandoffMatch,
+    HandoffRule,
+    asks_for_person,
+    find_handoff_request,
+)
+from conversation.handoff.vocabulary import is_attendant
 from tests.handoff_corpus import (
     CORPUS_PATH,
     MEASURED_FALSE_HANDOFF_RATE,
@@ -16,13 +23,6 @@ from tests.handoff_corpus import (
     load_corpus,
     score,
 )
-from turn.handoff_request import (
-    HandoffMatch,
-    HandoffRule,
-    asks_for_person,
-    find_handoff_request,
-)
-from turn.handoff_vocabulary import is_attendant
 
 
 def test_the_corpus_has_150_requests_and_300_near_misses_in_two_parts() -> None:

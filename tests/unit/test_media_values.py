@@ -8,11 +8,11 @@ from datetime import UTC, datetime
 
 import pytest
 
+from conversation.media.reader import might_hold_media
 from core.sniff import main_type, ogg_duration_s, sniff_type
 from inbox.file_names import MAX_CHARS, safe_file_name
 from tests.media_fixtures import pdf, png, voice_note
 from tests.whatsapp_payloads import cloud_delivery, cloud_message, cloud_value, waha_event
-from turn.media.reader import might_hold_media
 from turn.model import ImagePart, ModelMessage, ModelRequest
 from turn.providers import anthropic, openai_compat
 from webhook.cloud_api import parse_cloud_api

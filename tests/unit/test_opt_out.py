@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from turn.opt_out import DEFAULT_OPT_WORDS, MAX_CHOICE_CHARS, OptWords, normalized
+from conversation.opt_out import DEFAULT_OPT_WORDS, MAX_CHOICE_CHARS, OptWords, normalized
 
 
 @pytest.mark.parametrize(

@@ -16,8 +16,8 @@ ENGINE_PREFIXES = (
     "turn.providers",
     "turn.prompt",
     "turn.agent_loop",
-    "turn.holder",
-    "turn.burst",
+    "conversation.holder",
+    "conversation.burst",
 )
 
 _PROBE = """
@@ -54,4 +54,5 @@ def test_importing_the_webhook_loads_no_engine_module(module: str) -> None:
 def test_the_probe_sees_the_engine_when_it_is_loaded() -> None:
     # The check above could pass by looking in the wrong place: the worker's jobs do load it.
     engine = _engine(_loaded_by("jobs.inbound"))
-    assert "turn.holder" in engine and any(m.startswith("turn.matcher.match") for m in engine)
+    assert "conversation.holder" in engine
+    assert any(m.startswith("turn.matcher.match") for m in engine)

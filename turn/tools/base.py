@@ -19,6 +19,7 @@ from delivery.outbound_file import OutboundFile
 from skills.models import LoadedSkill
 from skills.package.limits import DEFAULT_LIMITS, PackageLimits
 from skills.usage import UsageStore
+from turn.tools.followup_book import FollowupBook
 from turn.tools.page_cache import StoredPageCache
 
 
@@ -89,6 +90,8 @@ class ToolContext:
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
     # Follow-ups scheduled and not yet sent, per conversation (schedule_followup).
     max_followups: int = 3
+    # Where schedule_followup books them: the conversation's (None outside a conversation).
+    followups: FollowupBook | None = None
 
 
 ArgsT = TypeVar("ArgsT", bound=BaseModel)

@@ -6,7 +6,8 @@ MIN_AHEAD ahead and at most MAX_AHEAD; the conversation's number (Cloud API: WAH
 templates) has that template synced, APPROVED, with as many placeholders as `params`; the
 customer has not opted out (PARAR); the conversation has fewer than its cap of follow-ups
 scheduled. Stored in one transaction under the conversation's row lock (the cap holds
-against two turns). The cron skips it later if the customer wrote since, opted out, or a
+against two turns: the conversation's FollowupBook does it, turn.tools.followup_book). The
+cron skips it later if the customer wrote since, opted out, or a
 person holds the conversation; a person may cancel it from the console.
 """
 
@@ -15,26 +16,15 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Annotated
 
-import asyncpg
 from pydantic import BaseModel, ConfigDict, Field
 
-from channels.template_queries import fetch_conversation_channel, fetch_template, list_templates
-from channels.templates import APPROVED, MAX_PARAM_CHARS, filled_body
-from core.tenancy import org_connection
-from turn.followup_queries import (
-    NewFollowup,
-    count_scheduled,
-    insert_followup,
-    lock_conversation_contact,
-)
-from turn.opt_out_queries import fetch_opted_out
+from channels.templates import MAX_PARAM_CHARS
 from turn.tools.base import Tool, ToolContext, ToolResult
+from turn.tools.followup_book import FollowupRefused, FollowupRequest
 
 MIN_AHEAD = timedelta(minutes=1)
 MAX_AHEAD = timedelta(days=30)
 MAX_PARAMS = 20
-# Approved template names listed back to a model that named an unknown one.
-MAX_NAMES_SHOWN = 10
 
 
 class Args(BaseModel):
@@ -75,72 +65,25 @@ def _when(text: str, now: datetime) -> datetime | ToolResult:
 
 
 async def run(context: ToolContext, args: Args) -> ToolResult:
-    if context.conversation_id is None:
+    if context.conversation_id is None or context.followups is None:
         return ToolResult.error("followup_no_conversation", "Não há conversa nesta execução.")
     at = _when(args.at, context.clock())
     if isinstance(at, ToolResult):
         return at
-    async with org_connection(context.pool, context.organization_id) as conn, conn.transaction():
-        return await _schedule(conn, context, args, at)
-
-
-async def _schedule(
-    conn: asyncpg.Connection, context: ToolContext, args: Args, at: datetime
-) -> ToolResult:
-    assert context.conversation_id is not None
-    conversation = context.conversation_id
-    contact = await lock_conversation_contact(conn, conversation)
-    if contact is None:
-        return ToolResult.error("followup_no_conversation", "A conversa não existe.")
-    if await fetch_opted_out(conn, context.organization_id, contact):
-        return ToolResult.error(
-            "contact_opted_out",
-            "O cliente pediu para não receber mensagens automáticas (PARAR): não agende nada.",
+    answer = await context.followups.schedule(
+        FollowupRequest(
+            organization_id=context.organization_id,
+            conversation_id=context.conversation_id,
+            at=at,
+            template=args.template,
+            params=tuple(args.params),
+            language=args.language,
+            max_followups=context.max_followups,
         )
-    channel = await fetch_conversation_channel(conn, conversation)
-    if channel is None or channel.kind != "cloud_api":
-        return ToolResult.error(
-            "templates_unsupported",
-            "Este número não envia templates do WhatsApp (só a Cloud API os tem): não agende.",
-        )
-    template = await fetch_template(conn, channel.id, args.template, args.language)
-    if template is None or not template.approved:
-        approved = await list_templates(conn, channel.id, status=APPROVED, limit=MAX_NAMES_SHOWN)
-        names = ", ".join(t.name for t in approved) or "nenhum"
-        state = "não existe" if template is None else f"está {template.status}"
-        return ToolResult.error(
-            "template_not_found" if template is None else "template_not_approved",
-            f"O template {args.template!r} {state}. Aprovados: {names}.",
-        )
-    if len(args.params) != len(template.placeholders):
-        return ToolResult.error(
-            "template_params_mismatch",
-            f"O template {template.name!r} tem {len(template.placeholders)} variáveis; "
-            f"vieram {len(args.params)} params. Corpo: {template.body[:300]!r}",
-        )
-    if await count_scheduled(conn, conversation) >= context.max_followups:
-        return ToolResult.error(
-            "followup_cap_reached",
-            f"Esta conversa já tem {context.max_followups} mensagens agendadas: não agende mais.",
-        )
-    await insert_followup(
-        conn,
-        NewFollowup(
-            context.organization_id,
-            conversation,
-            at,
-            template.name,
-            template.language,
-            args.params,
-            template.placeholders,
-            filled_body(template, args.params),
-            channel.id,
-        ),
     )
-    return ToolResult(
-        f"Agendado: o template {template.name!r} vai em {at.isoformat()}, a menos que o "
-        "cliente escreva antes, peça para parar ou uma pessoa assuma a conversa."
-    )
+    if isinstance(answer, FollowupRefused):
+        return ToolResult.error(answer.code, answer.message)
+    return ToolResult(answer)
 
 
 TOOL = Tool(

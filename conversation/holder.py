@@ -4,32 +4,33 @@ Postgres owns the conversation. A message's row is written when it arrives, befo
 exists (inbox.store: one statement, `skillet_receive_inbound` from the webhook,
 `skillet_store_inbound` from `skillet enqueue`); a job only names the conversation (and the
 message that woke it: jobs.payloads.ConversationPayload, run by jobs.inbound). Whoever takes
-the conversation's lease (turn.conversation_lease) answers every open message, oldest
+the conversation's lease (conversation.lease) answers every open message, oldest
 first, one reply per burst (a burst: everything open when it is read), and lets go only
 when nothing is open. A job that finds the lease taken leaves its message to the holder. A
 sweeper re-wakes conversations whose messages wait with no live lease
 (jobs.conversation_sweep), so a lost job or a wiped Redis delays a reply, never loses it.
 
 One message, hop by hop (each hop is one module):
-  1. webhook.app           the size cap, the signature (webhook.signatures), the JSON
-  2. webhook.cloud_api     the delivery parsed (webhook.waha for WAHA): inbox.message.InboundText
-  3. webhook.ingest        per message: inbox.store.store_received (one statement) and
-                           jobs.queue.enqueue_wakeup (one Redis round trip, ids only)
-  4. jobs.inbound          the arq job: jobs.payloads.ConversationPayload in, run_conversation
-  5. turn.holder           (here) the lease and the bursts: turn.conversation_queries
-  6. turn.burst            one burst answered: turn.matcher, turn.prompt, turn.agent_loop
-                           (turn.providers, turn.tools), the fenced commit; before it, a burst
-                           holding a voice note, image or file has it read (turn.media.reader:
-                           downloaded, stored, transcribed), none of it for a text-only burst
-  7. turn.outbox           the send, at most once, through channels.dispatch (Cloud API, WAHA)
-  8. turn.activations      the raw activation rows, batched, fire-and-forget
+  1. webhook.app            the size cap, the signature (webhook.signatures), the JSON
+  2. webhook.cloud_api      the delivery parsed (webhook.waha for WAHA): inbox.message.InboundText
+  3. webhook.ingest         per message: inbox.store.store_received (one statement) and
+                            jobs.queue.enqueue_wakeup (one Redis round trip, ids only)
+  4. jobs.inbound           the arq job: jobs.payloads.ConversationPayload in, run_conversation
+  5. conversation.holder    (here) the lease and the bursts: conversation.queries
+  6. conversation.burst     one burst answered by the agent turn: turn.matcher, turn.prompt,
+                            turn.agent_loop (turn.providers, turn.tools), then the fenced
+                            commit; before it, a burst holding a voice note, image or file has
+                            it read (conversation.media.reader: downloaded, stored,
+                            transcribed), none of it for a text-only burst
+  7. conversation.outbox    the send, at most once, through channels.dispatch (Cloud API, WAHA)
+  8. turn.activations       the raw activation rows, batched, fire-and-forget
 
 A turn is three statements, each a database function binding its org transaction-locally
 (skillet_bind_org; no bind or reset of the pooled connection around them):
   take      the lease, the first burst with its agent, the catalog revision and the history
   commit    the fenced reply, its outbox row, the turn's counts and the delivery claim
             (a reply with skill files: a row per file after the text, each claimed, sent
-            and marked after the text is marked: turn.file_parts)
+            and marked after the text is marked: conversation.file_parts)
   continue  (after the send, no connection held) mark it sent, then let go if nothing is
             open, else read the next burst
 What the holder does, per read of the open messages:
@@ -51,12 +52,12 @@ person's reply written by the API) are delivered first, once, in the order they 
 committed; while a person holds the conversation (mode 'waiting' or 'human') the reads find
 nothing for the agent to answer and the holder lets go.
 
-A customer's opt-out or opt-in word (PARAR, VOLTAR: turn.opt_out) is never answered by the
+A customer's opt-out or opt-in word (PARAR, VOLTAR: conversation.opt_out) is never answered by the
 agent: a burst's are recorded with their one confirmation before the model is asked
-(turn.burst), and the job's own, when no burst read it (a person holds the conversation, or
+(conversation.burst), and the job's own, when no burst read it (a person holds the conversation, or
 is asked for), after the holder lets go, then delivered by holding again
-(turn.opt_out_queries, once per message). Such a message with media has it read first
-(stored; a voice note transcribed: turn.media.reader.read_held), so a spoken PARAR counts
+(conversation.opt_out_queries, once per message). Such a message with media has it read first
+(stored; a voice note transcribed: conversation.media.reader.read_held), so a spoken PARAR counts
 and the person sees the note's text and the photo in the console; the agent answers none.
 
 The job's own message then reads: `replied` (answered by this job), `redelivered` (its
@@ -71,20 +72,21 @@ from dataclasses import dataclass
 
 import structlog
 
+from conversation.burst import BatchResult, answer_batch, answer_fixed
+from conversation.context import Conversation
+from conversation.deps import MessageOutcome, TurnConfig, TurnDeps, TurnOutcome
+from conversation.lease import Lease
+from conversation.media.queries import fetch_held_media
+from conversation.media.reader import might_hold_media
+from conversation.opt_out import confirmation
+from conversation.opt_out_queries import fetch_choice_candidate, record_choice
+from conversation.outbox import SentReply, deliver_waiting
+from conversation.queries import BurstRead, CommitOutcome, Continued, continue_conversation
 from core.tenancy import org_connection, self_bound_connection
 from delivery.contract import Recipient
 from delivery.outbox_queries import update_outbox_sent
 from inbox.queries import fetch_inbound_state
-from turn.burst import BatchResult, Conversation, answer_batch, answer_fixed
-from turn.conversation_lease import Lease
-from turn.conversation_queries import BurstRead, CommitOutcome, Continued, continue_conversation
-from turn.deps import MessageOutcome, TurnConfig, TurnDeps, TurnOutcome
-from turn.media.queries import fetch_held_media
-from turn.media.reader import might_hold_media
 from turn.model import ImagePart
-from turn.opt_out import confirmation
-from turn.opt_out_queries import fetch_choice_candidate, record_choice
-from turn.outbox import SentReply, deliver_waiting
 
 log = structlog.get_logger(__name__)
 
@@ -173,7 +175,7 @@ async def _record_opt_choice(deps: TurnDeps, wakeup: ConversationWakeup) -> bool
 
 async def _read_held_media(deps: TurnDeps, wakeup: ConversationWakeup) -> bool:
     """The job's own media message while a person holds the conversation: stored, a voice
-    note transcribed (turn.media.reader.read_held). True when it was read now."""
+    note transcribed (conversation.media.reader.read_held). True when it was read now."""
     assert wakeup.inbound_id is not None
     if deps.media is None:
         return False
@@ -272,7 +274,7 @@ async def _answer(deps: TurnDeps, lease: Lease, burst: BurstRead, job_id: str) -
 
 
 async def _deliver_undelivered(deps: TurnDeps, lease: Lease) -> list[TurnOutcome]:
-    """What waits in the conversation's outbox, in order (turn.outbox.deliver_waiting)."""
+    """What waits in the conversation's outbox, in order (conversation.outbox.deliver_waiting)."""
     recipient = Recipient(lease.channel, lease.contact_id)
     delivered = await deliver_waiting(
         deps.pool, deps.sender, lease.organization_id, lease.conversation_id, recipient

@@ -14,7 +14,7 @@ from typing import Any
 
 import aiohttp
 
-from turn.media.errors import TranscriptionRejected, TranscriptionUnavailable
+from conversation.media.errors import TranscriptionRejected, TranscriptionUnavailable
 
 LANGUAGE = "pt"  # the agents' customers speak Brazilian Portuguese
 _ANSWER_MAX_BYTES = 1_048_576  # a transcript of minutes is kilobytes

@@ -27,7 +27,7 @@ from delivery.outbox_queries import (
 log = structlog.get_logger(__name__)
 
 # A reply handed to its channel and not yet marked sent: (outbox id, the provider's message
-# ids). The holder's next step marks it (turn.conversation_queries.continue_conversation).
+# ids). The holder's next step marks it (conversation.queries.continue_conversation).
 SentReply = tuple[uuid.UUID, tuple[str, ...]]
 
 

@@ -1,6 +1,6 @@
 """SQL of a message's media: what waits to be fetched, and what became of it.
 
-Read only for a burst that holds a media message (turn.media.burst): a text-only turn
+Read only for a burst that holds a media message (conversation.media.burst): a text-only turn
 runs none of these.
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 
 import asyncpg
 
-from turn.conversation_queries import InboundRow
+from conversation.queries import InboundRow
 
 # The message's media with the route it came by and that number's own secrets (RLS and
 # skillet_channel_secrets show the bound org's only).

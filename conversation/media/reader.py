@@ -20,22 +20,16 @@ from typing import Final
 
 import structlog
 
-from core.errors import SkilletError
-from core.object_store import ObjectStore
-from core.sniff import AUDIO_TYPES, EXTENSIONS, IMAGE_TYPES, main_type, ogg_duration_s, sniff_type
-from core.tenancy import org_connection
-from inbox.file_names import safe_file_name
-from turn.conversation_queries import InboundRow
-from turn.deps import DeadLetters
-from turn.media.errors import (
+from conversation.dead_letters import DeadLetters
+from conversation.media.errors import (
     MediaError,
     MediaTransient,
     MediaUnsupported,
     TranscriptEmpty,
     VoiceTooLong,
 )
-from turn.media.fetch import MediaFetcher, MediaSource
-from turn.media.queries import (
+from conversation.media.fetch import MediaFetcher, MediaSource
+from conversation.media.queries import (
     MediaRow,
     bump_media_attempts,
     list_media_to_read,
@@ -43,7 +37,13 @@ from turn.media.queries import (
     update_media_read,
     update_media_refused,
 )
-from turn.media.transcribe import Transcriber
+from conversation.media.transcribe import Transcriber
+from conversation.queries import InboundRow
+from core.errors import SkilletError
+from core.object_store import ObjectStore
+from core.sniff import AUDIO_TYPES, EXTENSIONS, IMAGE_TYPES, main_type, ogg_duration_s, sniff_type
+from core.tenancy import org_connection
+from inbox.file_names import safe_file_name
 from turn.model import ImagePart
 
 log = structlog.get_logger(__name__)

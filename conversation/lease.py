@@ -19,8 +19,8 @@ from typing import Any
 
 import structlog
 
+from conversation.queries import BurstRead, take_conversation
 from core.tenancy import org_connection, self_bound_connection
-from turn.conversation_queries import BurstRead, take_conversation
 
 log = structlog.get_logger(__name__)
 
@@ -49,7 +49,7 @@ class Lease:
 class ConversationLeases:
     """Take, keep alive and give up conversation leases, each on a pooled connection of its
     own. Letting go when nothing waits is the holder's continue step
-    (turn.conversation_queries.continue_conversation, skillet_release_lease)."""
+    (conversation.queries.continue_conversation, skillet_release_lease)."""
 
     def __init__(self, pool: Any, *, ttl_s: float = 30.0) -> None:
         self._pool = pool

@@ -18,9 +18,9 @@ import aiohttp
 import structlog
 from aiohttp.abc import AbstractResolver, ResolveResult
 
+from conversation.media.errors import MediaTransient, MediaUnavailable
 from core.address_guard import resolved, system_resolve
 from core.addresses import IPAddress, refusal
-from turn.media.errors import MediaTransient, MediaUnavailable
 
 log = structlog.get_logger(__name__)
 

@@ -1,4 +1,4 @@
-"""The pt-BR words turn.handoff_request reads (pure data and one spelling check).
+"""The pt-BR words conversation.handoff.request reads (pure data and one spelling check).
 
 Every word is written as `keywords.words.words_of` returns it: casefolded, without
 accents, stretched letters written once, WhatsApp abbreviations already read (``vc`` ->
@@ -48,7 +48,7 @@ STAFF = frozenset(
 ROBOT = frozenset(
     {"robo", "robos", "robozinho", "bot", "chatbot", "maquina", "automatico", "automatica"}
 )
-# Person words a line may be made of alone (turn.handoff_request reads such a line whole).
+# Person words a line may be made of alone (conversation.handoff.request reads such a line whole).
 ATTENDANT_KINDS = HUMAN | frozenset({"atendente", "atendentes"})
 # After "atendente", words that make it the bot ("atendente virtual").
 NOT_A_PERSON = frozenset(

@@ -11,8 +11,8 @@ from datetime import datetime
 
 import asyncpg
 
+from conversation.queries import CommittedTurn, committed_turn
 from core.tenancy import org_proof
-from turn.conversation_queries import CommittedTurn, committed_turn
 
 COMMIT_AWAY = """
 select outcome, outbox_id, reply_id, deliverable,

@@ -7,8 +7,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any
 
+from conversation.dead_letters import DeadLetters, NoDeadLetters
+from conversation.handoff.request import asks_for_person
+from conversation.lease import ConversationLeases
+from conversation.media.reader import MediaReader
+from conversation.metrics import NO_TURN_METRICS, TurnMetrics
+from conversation.opt_out import DEFAULT_OPT_WORDS, OptWords
 from core.object_store import ObjectStore
 from delivery.contract import Sender
 from hours.cache import BusinessHoursCache
@@ -16,20 +22,13 @@ from skills.package.limits import DEFAULT_LIMITS, PackageLimits
 from skills.usage import UsageStore
 from turn.activations import ActivationRecorder
 from turn.agent_loop import MAX_TOOL_CALLS_PER_ANSWER, ToolCallRecord
-from turn.conversation_lease import ConversationLeases
-from turn.handoff_request import asks_for_person
-from turn.metrics import NO_TURN_METRICS, TurnMetrics
 from turn.model import ModelUsage
 from turn.model_input import InputCaps
-from turn.opt_out import DEFAULT_OPT_WORDS, OptWords
 from turn.prompt import PrefixCache
 from turn.providers.registry import ModelRegistry
 from turn.skill_catalog import SkillCatalogCache
 from turn.tools.page_cache import StoredPageCache
 from turn.tools.registry import turn_tools
-
-if TYPE_CHECKING:  # turn.media.reader takes this module's DeadLetters
-    from turn.media.reader import MediaReader
 
 
 def utc_now() -> datetime:
@@ -51,27 +50,10 @@ class TurnConfig:
     max_batches_per_job: int = 20
     # The size caps of the skills the agent writes, shared with uploads.
     package_limits: PackageLimits = DEFAULT_LIMITS
-    # The customer's opt-out / opt-in words (turn.opt_out): confirmed, never answered.
+    # The customer's opt-out / opt-in words (conversation.opt_out): confirmed, never answered.
     opt_words: OptWords = DEFAULT_OPT_WORDS
     # Follow-ups scheduled and not yet sent, per conversation (schedule_followup).
     followups_per_conversation: int = 3
-
-
-class DeadLetters(Protocol):
-    """Where a turn leaves what it could not do, for an operator to look at (and requeue)."""
-
-    async def record(
-        self, *, organization_id: uuid.UUID, function: str, payload: Any, code: str, error: str
-    ) -> None: ...
-
-
-class NoDeadLetters:
-    """Logs only (unit tests, benchmarks)."""
-
-    async def record(
-        self, *, organization_id: uuid.UUID, function: str, payload: Any, code: str, error: str
-    ) -> None:
-        return None
 
 
 @dataclass
@@ -90,7 +72,8 @@ class TurnDeps:
     dead_letters: DeadLetters = field(default_factory=NoDeadLetters)
     page_cache: StoredPageCache = field(default_factory=StoredPageCache)
     prefixes: PrefixCache = field(default_factory=lambda: PrefixCache(turn_tools()))
-    # Whether a burst asks for a person (turn.handoff_request): a handoff before any model call.
+    # Whether a burst asks for a person (conversation.handoff.request): a handoff before any
+    # model call.
     asks_for_person: Callable[[str], bool] = asks_for_person
     # Each org's business hours (hours.cache): the after-hours acknowledgement and away message.
     hours: BusinessHoursCache = field(default_factory=BusinessHoursCache)

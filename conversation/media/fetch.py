@@ -5,7 +5,7 @@ gets the same token only when its host is one of `media_hosts` (Meta's) or the G
 base's own host, else it is refused (a token never leaves for a host we did not name).
 WAHA: the event's URL, with the API key only when it is on the WAHA server's host and port
 (the number's own server, else the global one); a URL anywhere else gets no key, and its host
-must resolve to public addresses only (turn.media.pinned: checked once, connected to exactly
+must resolve to public addresses only (conversation.media.pinned: checked once, connected to exactly
 those), so an event cannot make the worker fetch from inside our network.
 The body is counted while it is read: past `max_bytes` the download stops (MediaTooLarge).
 429/5xx, unreachable and timeouts are MediaTransient (the turn retries); other answers are
@@ -23,9 +23,9 @@ from urllib.parse import quote, urlsplit
 import aiohttp
 from yarl import URL
 
+from conversation.media.errors import MediaTooLarge, MediaTransient, MediaUnavailable
+from conversation.media.pinned import Resolve, pinned_session, public_addresses
 from core.address_guard import system_resolve
-from turn.media.errors import MediaTooLarge, MediaTransient, MediaUnavailable
-from turn.media.pinned import Resolve, pinned_session, public_addresses
 
 _CHUNK_BYTES = 65_536
 _LOOKUP_MAX_BYTES = 16_384  # the Graph API's media object: a small JSON

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import asyncpg
 
-from turn.opt_out import MAX_CHOICE_CHARS, OptChoice
+from conversation.opt_out import MAX_CHOICE_CHARS, OptChoice
 
 LOCK_CHOICE_MESSAGE = """
 select c.id as conversation_id, c.contact_id, c.channel

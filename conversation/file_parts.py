@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
+from conversation.context import Conversation
+from conversation.deps import TurnDeps
+from conversation.outbox import SentReply, deliver_in_order
+from conversation.queries import CommittedTurn
 from core.tenancy import org_connection
 from delivery.contract import Recipient
 from delivery.outbound_file import OutboundFile
 from delivery.outbox_queries import OutboxRow, update_outbox_sent
-from turn.conversation_queries import CommittedTurn
-from turn.deps import TurnDeps
-from turn.outbox import SentReply, deliver_in_order
-
-if TYPE_CHECKING:
-    from turn.burst import Conversation
 
 
 async def send_file_parts(
@@ -26,10 +23,11 @@ async def send_file_parts(
 ) -> None:
     """The reply's file parts, after its text (marked sent first, so a crash in between
     never leaves it claimed and unmarked): each claimed, sent and marked in order, at most
-    once (turn.outbox.deliver_in_order), each judged on its own by the channel (the text failed
-    for good outside the window: so do they). A text left pending (parked for the number's
-    new token) keeps them all pending behind it (the claim refuses a row while an earlier one
-    of its conversation waits, migration 0041): they go after it, with the channel's resume.
+    once (conversation.outbox.deliver_in_order), each judged on its own by the channel (the
+    text failed for good outside the window: so do they). A text left pending (parked for the
+    number's new token) keeps them all pending behind it (the claim refuses a row while an
+    earlier one of its conversation waits: skillet_claim_outbox): they go after it, with the
+    channel's resume.
     A retryable failure is raised (the job is retried): the rest stay pending, and the next
     holder sends them first, in order."""
     organization_id = conversation.organization_id

@@ -1,7 +1,7 @@
-"""The frames of turn.handoff_request (pure): how a person word of a clause, read with
+"""The frames of conversation.handoff.request (pure): how a person word of a clause, read with
 the words around it, asks for a person, and how a negator cancels that.
 
-The rules are stated once, in the docstring of turn.handoff_request; this module is their
+The rules are stated once, in the docstring of conversation.handoff.request; this module is their
 implementation. A frame takes the clause and the position of one person word and returns
 the words that make it a request (a ``Hit``), or None; ``anchor_request`` runs the frames of
 the word's kind and applies negation.
@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from turn import handoff_vocabulary as v
+from conversation.handoff import vocabulary as v
 
 # How far from its person word a frame reads: "não quero mais falar com um atendente" puts
 # the negator six words before "atendente", the farthest any frame needs.

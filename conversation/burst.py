@@ -10,18 +10,16 @@ from typing import Any
 
 import structlog
 
-from core.errors import SkilletError
-from core.tenancy import org_connection, self_bound_connection
-from delivery.contract import Recipient
-from delivery.outbound_file import OutboundFile
-from delivery.outbox_queries import OutboxRow
-from hours.texts import ClosedNow, after_hours_ack, away_message
-from skills.models import LoadedSkill
-from turn.activation_queries import ActivationRow
-from turn.after_hours_queries import AwayCommit, commit_away, skip_wait_notice
-from turn.agent_loop import LoopOutcome, run_agent_loop
-from turn.agent_queries import fetch_handoff_ack
-from turn.conversation_queries import (
+from conversation.after_hours_queries import AwayCommit, commit_away, skip_wait_notice
+from conversation.context import Conversation
+from conversation.deps import MessageOutcome, TurnDeps, TurnOutcome
+from conversation.file_parts import send_file_parts
+from conversation.followups import ConversationFollowups
+from conversation.handoff.texts import CUSTOMER_REASON, HANDOFF_ACK_DEFAULT, history_turn
+from conversation.opt_out import confirmation
+from conversation.opt_out_queries import record_choice
+from conversation.outbox import SentReply, deliver_reply, deliver_waiting, send_claimed
+from conversation.queries import (
     CommitOutcome,
     CommittedTurn,
     Handoff,
@@ -30,10 +28,17 @@ from turn.conversation_queries import (
     TurnCounts,
     commit_turn,
 )
-from turn.deps import MessageOutcome, TurnDeps, TurnOutcome
+from core.errors import SkilletError
+from core.tenancy import org_connection, self_bound_connection
+from delivery.contract import Recipient
+from delivery.outbound_file import OutboundFile
+from delivery.outbox_queries import OutboxRow
+from hours.texts import ClosedNow, after_hours_ack, away_message
+from skills.models import LoadedSkill
+from turn.activation_queries import ActivationRow
+from turn.agent_loop import LoopOutcome, run_agent_loop
+from turn.agent_queries import fetch_handoff_ack
 from turn.errors import ModelRequestRejected
-from turn.file_parts import send_file_parts
-from turn.handoff import CUSTOMER_REASON, HANDOFF_ACK_DEFAULT, history_turn
 from turn.matcher import MatchResult
 from turn.model import (
     ImagePart,
@@ -44,9 +49,6 @@ from turn.model import (
     ToolCall,
 )
 from turn.model_input import cap_burst, cap_history
-from turn.opt_out import confirmation
-from turn.opt_out_queries import record_choice
-from turn.outbox import SentReply, deliver_reply, deliver_waiting, send_claimed
 from turn.prompt import prompt_cache_key, render_skill_context
 from turn.skill_catalog import CatalogSnapshot
 from turn.tools.base import ToolContext, ToolResult, TurnLedger
@@ -57,20 +59,6 @@ log = structlog.get_logger(__name__)
 REJECTED_REPLY = (
     "Desculpe, não consegui processar sua mensagem. Um atendente vai continuar por aqui."
 )
-
-
-@dataclass(frozen=True)
-class Conversation:
-    organization_id: uuid.UUID
-    channel: str
-    contact_id: str
-    conversation_id: uuid.UUID
-    persona: str
-    # The org's agent and its model (provider None: the worker's default model).
-    agent_id: uuid.UUID | None = None
-    model_provider: str | None = None
-    model_name: str | None = None
-    lease_token: uuid.UUID | None = None  # the holder's: the reply commit checks it
 
 
 class _NotCommitted(Exception):
@@ -100,8 +88,8 @@ async def answer_batch(
     images: Mapping[uuid.UUID, tuple[ImagePart, ...]] | None = None,
 ) -> BatchResult:
     """One model turn for `batch` (arrival order) and at most one reply for all of it;
-    `history`: the conversation before it, oldest first (turn.conversation_queries);
-    `images`: a message's images for a model that takes them (turn.media.reader)."""
+    `history`: the conversation before it, oldest first (conversation.queries);
+    `images`: a message's images for a model that takes them (conversation.media.reader)."""
     batch = await _without_opt_choices(deps, conversation, batch)
     if not batch:  # only PARAR / VOLTAR: confirmed, the holder delivers it and reads on
         return BatchResult(outcome=None, refused=CommitOutcome.ANSWERED)
@@ -180,7 +168,7 @@ async def _without_opt_choices(
     deps: TurnDeps, conversation: Conversation, batch: Sequence[InboundRow]
 ) -> Sequence[InboundRow]:
     """Record each opt-out / opt-in word of the burst with its confirmation (once per
-    message, turn.opt_out_queries); the rest of the burst, which the agent answers."""
+    message, conversation.opt_out_queries); the rest of the burst, which the agent answers."""
     words = deps.config.opt_words
     chosen = [(row, choice) for row in batch if (choice := words.choice_of(row.body))]
     if not chosen:
@@ -269,7 +257,7 @@ async def _away(
 async def answer_fixed(
     deps: TurnDeps, conversation: Conversation, batch: Sequence[InboundRow], text: str
 ) -> BatchResult:
-    """A fixed reply for `batch` (a media message refused: turn.media.reader), no model."""
+    """A fixed reply for `batch` (a media message refused: conversation.media.reader), no model."""
     try:
         sent = await _commit_reply(deps, conversation, batch, text, TurnCounts())
     except _NotCommitted as exc:
@@ -342,6 +330,7 @@ async def _ask_model(
         page_cache=deps.page_cache,
         clock=deps.clock,
         max_followups=deps.config.followups_per_conversation,
+        followups=ConversationFollowups(deps.pool),
     )
 
     async def execute(call: ToolCall) -> ToolResult:

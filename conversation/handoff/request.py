@@ -45,10 +45,10 @@ split into lines (a burst joins its messages with newlines) and clauses (at ``. 
 each clause's words taken as the matcher takes them (``keywords.words.words_of``:
 casefold, no accents, stretched letters once, WhatsApp abbreviations read: vc, pra, n, qro,
 kero, dexa, to...). The spellings the matcher has no use for (atendende, hmn, algm, c/, cm,
-kd, pfv, ...) live in turn.handoff_vocabulary. A clause asks when one of its *person words*
+kd, pfv, ...) live in conversation.handoff.vocabulary. A clause asks when one of its *person words*
 (an attendant, a human, a person, someone, nobody, "gente", a role of the business, the bot)
 stands in one of the *frames* of its kind (``HandoffRule``: the shapes listed under "What
-counts", in turn.handoff_frames), and none of its frames is negated. The first such person
+counts", in conversation.handoff.frames), and none of its frames is negated. The first such person
 word decides, by its first frame (``HandoffMatch`` names the frame and the words it spans,
 for logs).
 
@@ -71,9 +71,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from keywords.words import matched_text, words_of
-from turn import handoff_vocabulary as v
-from turn.handoff_frames import (
+from conversation.handoff import vocabulary as v
+from conversation.handoff.frames import (
     CONTEXT_WORDS,
     MAX_LOOKS_PER_ANCHOR,
     Clause,
@@ -81,6 +80,7 @@ from turn.handoff_frames import (
     anchor_request,
     person_kind_at,
 )
+from keywords.words import matched_text, words_of
 
 __all__ = [
     "CONTEXT_WORDS",
