@@ -1,5 +1,5 @@
 """SQL of a number's own credentials: its WABA id and WAHA server (channels), its access token
-and WAHA API key (channel_secrets, migration 0034), and its `needs_token` status.
+and WAHA API key (channel_secrets), and its `needs_token` status.
 
 The secrets are read only through `skillet_channel_secrets` (one number of the bound org: the
 worker's send path, the API's verification) and written by the API through

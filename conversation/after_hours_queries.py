@@ -1,5 +1,5 @@
 """SQL of a turn while its org is closed: with after-hours `away`, the away message once per
-closed period, then the burst kept as context (skillet_commit_away, migration 0036); after a
+closed period, then the burst kept as context (skillet_commit_away); after a
 handoff, the wait notice skipped (the acknowledgement said when someone will be there)."""
 
 from __future__ import annotations

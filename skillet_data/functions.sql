@@ -896,57 +896,26 @@ begin
 end;
 $function$;
 
-COMMENT ON FUNCTION public.skillet_commit_turn(uuid, text, uuid, text, uuid[], timestamp with time zone, text, text[], text[], text[], text[], timestamp with time zone, uuid, jsonb, boolean) IS
-$$The reply commit of workers of an earlier release, with the org's proof: the nineteen-argument
-skillet_commit_turn with no handoff and no skills recorded, same outcomes.$$;
-CREATE OR REPLACE FUNCTION public.skillet_commit_turn(p_org uuid, p_proof text, p_conversation uuid, p_channel text, p_batch uuid[], p_first_received timestamp with time zone, p_body text, p_used text[], p_viewed text[], p_names text[], p_triggers text[], p_at timestamp with time zone, p_lease uuid, p_usage jsonb, p_claim boolean)
- RETURNS TABLE(outcome text, outbox_id uuid, reply_id uuid, deliverable boolean, reply_to_external_id text, last_inbound_at timestamp with time zone, route_kind text, route_address text)
- LANGUAGE plpgsql
- SET plan_cache_mode TO 'force_generic_plan'
-AS $function$
-begin
-    return query
-    select * from skillet_commit_turn(p_org, p_proof, p_conversation, p_channel, p_batch,
-                                      p_first_received, p_body, p_used, p_viewed, p_names,
-                                      p_triggers, p_at, p_lease, p_usage, p_claim,
-                                      null::text, null::text, null::jsonb, null::jsonb);
-end;
-$function$;
-
-COMMENT ON FUNCTION public.skillet_commit_turn(uuid, text, uuid, text, uuid[], timestamp with time zone, text, text[], text[], text[], text[], timestamp with time zone, uuid, jsonb, boolean, text, text, jsonb) IS
-$$The reply commit of workers of an earlier release, with the org's proof, a handoff and the
-skills used: the nineteen-argument skillet_commit_turn with no file reads.$$;
-CREATE OR REPLACE FUNCTION public.skillet_commit_turn(p_org uuid, p_proof text, p_conversation uuid, p_channel text, p_batch uuid[], p_first_received timestamp with time zone, p_body text, p_used text[], p_viewed text[], p_names text[], p_triggers text[], p_at timestamp with time zone, p_lease uuid, p_usage jsonb, p_claim boolean, p_handoff_cause text, p_handoff_reason text, p_skills jsonb)
- RETURNS TABLE(outcome text, outbox_id uuid, reply_id uuid, deliverable boolean, reply_to_external_id text, last_inbound_at timestamp with time zone, route_kind text, route_address text)
- LANGUAGE plpgsql
- SET plan_cache_mode TO 'force_generic_plan'
-AS $function$
-begin
-    return query
-    select * from skillet_commit_turn(
-        p_org, p_proof, p_conversation, p_channel, p_batch, p_first_received, p_body, p_used,
-        p_viewed, p_names, p_triggers, p_at, p_lease, p_usage, p_claim, p_handoff_cause,
-        p_handoff_reason, p_skills, null::jsonb);
-end;
-$function$;
-
-COMMENT ON FUNCTION public.skillet_commit_turn(uuid, text, uuid, text, uuid[], timestamp with time zone, text, text[], text[], text[], text[], timestamp with time zone, uuid, jsonb, boolean, text, text, jsonb, jsonb) IS
-$$Step two of a turn: bind the org with its proof, then the fenced reply commit. Serialized on the
-conversation row (as is every change of its mode); refused with outcome 'lease_lost' (p_lease is
-not the live lease), 'taken_over' (the conversation's mode is no longer 'agent': a person holds
-it or was asked for), 'overtaken' (an older message that expects a reply is still open, not kept
-as context: read again) or 'answered' (part of the burst was answered first); else 'replied':
-the reply (author 'agent', p_skills: the skills the turn used), its outbox row, the 'answered'
-marks, with p_handoff_cause ('tool' | 'customer') the conversation put in 'waiting' for
-p_handoff_reason, the turn's counts (skillet_bump_usage, skillet_bump_activation_daily,
-skillet_bump_token_usage; p_reads, [{"skill", "path"}]: skillet_bump_file_reads) and, with
-p_claim, the delivery claim of its outbox row (skillet_claim_outbox), so the sender needs no
-statement before the send. The claim comes before the increments: those rows are shared by every
-turn of an org, so they are locked last, for the shortest time. A crash between this commit and
-the send leaves a claimed row, which skillet_fail_abandoned_claims fails as `delivery_unknown`;
-a row without a route is not claimed, and the next holder delivers it.$$;
-CREATE OR REPLACE FUNCTION public.skillet_commit_turn(p_org uuid, p_proof text, p_conversation uuid, p_channel text, p_batch uuid[], p_first_received timestamp with time zone, p_body text, p_used text[], p_viewed text[], p_names text[], p_triggers text[], p_at timestamp with time zone, p_lease uuid, p_usage jsonb, p_claim boolean, p_handoff_cause text, p_handoff_reason text, p_skills jsonb, p_reads jsonb)
- RETURNS TABLE(outcome text, outbox_id uuid, reply_id uuid, deliverable boolean, reply_to_external_id text, last_inbound_at timestamp with time zone, route_kind text, route_address text)
+COMMENT ON FUNCTION public.skillet_commit_turn(uuid, text, uuid, text, uuid[], timestamp with time zone, text, text[], text[], text[], text[], timestamp with time zone, uuid, jsonb, boolean, text, text, jsonb, jsonb, jsonb) IS
+$$The reply commit, step two of a turn: bind the org with its proof, then the fenced commit.
+Serialized on the conversation row (as is every change of its mode); refused with outcome
+'lease_lost' (p_lease is not the live lease), 'taken_over' (the conversation's mode is no longer
+'agent': a person holds it or was asked for), 'overtaken' (an older message that expects a reply
+is still open, not kept as context: read again) or 'answered' (part of the burst was answered
+first); else 'replied': the reply (author 'agent', p_skills: the skills the turn used), its
+outbox row, the 'answered' marks, the reply's files (p_files, a jsonb array from
+send_skill_file: one pending, unclaimed outbox row per file after the text, part 1, 2, ...;
+file_outbox_ids lists them in order), with p_handoff_cause ('tool' | 'customer') the
+conversation put in 'waiting' for p_handoff_reason, the turn's counts (skillet_bump_usage,
+skillet_bump_activation_daily, skillet_bump_token_usage; p_reads, [{"skill", "path"}]:
+skillet_bump_file_reads) and, with p_claim, the delivery claim of its text row
+(skillet_claim_outbox), so the sender needs no statement before the send. The claim comes before
+the increments: those rows are shared by every turn of an org, so they are locked last, for the
+shortest time. A crash between this commit and the send leaves a claimed row, which
+skillet_fail_abandoned_claims fails as `delivery_unknown`; a row without a route is not claimed,
+and the next holder delivers it.$$;
+CREATE OR REPLACE FUNCTION public.skillet_commit_turn(p_org uuid, p_proof text, p_conversation uuid, p_channel text, p_batch uuid[], p_first_received timestamp with time zone, p_body text, p_used text[], p_viewed text[], p_names text[], p_triggers text[], p_at timestamp with time zone, p_lease uuid, p_usage jsonb, p_claim boolean, p_handoff_cause text, p_handoff_reason text, p_skills jsonb, p_reads jsonb, p_files jsonb)
+ RETURNS TABLE(outcome text, outbox_id uuid, reply_id uuid, deliverable boolean, reply_to_external_id text, last_inbound_at timestamp with time zone, route_kind text, route_address text, file_outbox_ids uuid[])
  LANGUAGE plpgsql
  SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
@@ -960,6 +929,7 @@ declare
 begin
     perform skillet_bind_org(p_org, p_proof);
     deliverable := false;
+    file_outbox_ids := '{}';
     select c.mode,
            p_lease is null or (c.lease_token = p_lease and c.lease_until > now())
     into v_mode, v_held
@@ -1001,6 +971,19 @@ begin
     insert into outbox (organization_id, conversation_id, message_id, body)
     values (p_org, p_conversation, reply_id, p_body)
     returning id into outbox_id;
+    if jsonb_typeof(p_files) = 'array' and jsonb_array_length(p_files) > 0 then
+        -- The reply's files (send_skill_file): a row per file after the text (part 1, 2, ...;
+        -- body its caption), pending and never claimed here: the holder claims and sends each
+        -- after the text, in order.
+        with inserted as (
+            insert into outbox (organization_id, conversation_id, message_id, body, part, file)
+            select p_org, p_conversation, reply_id, coalesce(f.value ->> 'caption', ''),
+                   f.ordinality, f.value
+            from jsonb_array_elements(p_files) with ordinality as f(value, ordinality)
+            returning id, part
+        )
+        select array_agg(id order by part) into file_outbox_ids from inserted;
+    end if;
     if p_handoff_cause is not null then
         update conversations set mode = 'waiting', held_by = null, mode_since = now(),
             mode_reason = left(p_handoff_reason, 500), mode_cause = p_handoff_cause,
@@ -1039,87 +1022,6 @@ begin
 end;
 $function$;
 
-COMMENT ON FUNCTION public.skillet_commit_turn(uuid, text, uuid, text, uuid[], timestamp with time zone, text, text[], text[], text[], text[], timestamp with time zone, uuid, jsonb, boolean, text, text, jsonb, jsonb, jsonb) IS
-$$The reply commit with the files the turn sends (p_files: a jsonb array, send_skill_file): the
-nineteen-argument skillet_commit_turn, then, when it replied, one outbox row per file after the
-text row (part 1, 2, ...; body its caption), pending and never claimed: the holder claims and
-sends each after the text, in order. file_outbox_ids: those rows, in part order.$$;
-CREATE OR REPLACE FUNCTION public.skillet_commit_turn(p_org uuid, p_proof text, p_conversation uuid, p_channel text, p_batch uuid[], p_first_received timestamp with time zone, p_body text, p_used text[], p_viewed text[], p_names text[], p_triggers text[], p_at timestamp with time zone, p_lease uuid, p_usage jsonb, p_claim boolean, p_handoff_cause text, p_handoff_reason text, p_skills jsonb, p_reads jsonb, p_files jsonb)
- RETURNS TABLE(outcome text, outbox_id uuid, reply_id uuid, deliverable boolean, reply_to_external_id text, last_inbound_at timestamp with time zone, route_kind text, route_address text, file_outbox_ids uuid[])
- LANGUAGE plpgsql
- SET plan_cache_mode TO 'force_generic_plan'
-AS $function$
-#variable_conflict use_column
-begin
-    select c.outcome, c.outbox_id, c.reply_id, c.deliverable, c.reply_to_external_id,
-           c.last_inbound_at, c.route_kind, c.route_address
-    into outcome, outbox_id, reply_id, deliverable, reply_to_external_id, last_inbound_at,
-         route_kind, route_address
-    from skillet_commit_turn(
-        p_org, p_proof, p_conversation, p_channel, p_batch, p_first_received, p_body, p_used,
-        p_viewed, p_names, p_triggers, p_at, p_lease, p_usage, p_claim, p_handoff_cause,
-        p_handoff_reason, p_skills, p_reads) c;
-    file_outbox_ids := '{}';
-    if outcome = 'replied' and jsonb_typeof(p_files) = 'array'
-       and jsonb_array_length(p_files) > 0 then
-        with inserted as (
-            insert into outbox (organization_id, conversation_id, message_id, body, part, file)
-            select p_org, p_conversation, reply_id, coalesce(f.value ->> 'caption', ''),
-                   f.ordinality, f.value
-            from jsonb_array_elements(p_files) with ordinality as f(value, ordinality)
-            returning id, part
-        )
-        select array_agg(id order by part) into file_outbox_ids from inserted;
-    end if;
-    return next;
-end;
-$function$;
-
-COMMENT ON FUNCTION public.skillet_commit_turn(uuid, uuid, text, uuid[], timestamp with time zone, text, text[], text[], text[], text[], timestamp with time zone, uuid, jsonb, boolean) IS
-$$The reply commit of workers of an earlier release (and of skillet_commit_reply), without a proof
-argument: the nineteen-argument skillet_commit_turn with no handoff and no skills recorded.$$;
-CREATE OR REPLACE FUNCTION public.skillet_commit_turn(p_org uuid, p_conversation uuid, p_channel text, p_batch uuid[], p_first_received timestamp with time zone, p_body text, p_used text[], p_viewed text[], p_names text[], p_triggers text[], p_at timestamp with time zone, p_lease uuid, p_usage jsonb, p_claim boolean DEFAULT true)
- RETURNS TABLE(outcome text, outbox_id uuid, reply_id uuid, deliverable boolean, reply_to_external_id text, last_inbound_at timestamp with time zone, route_kind text, route_address text)
- LANGUAGE sql
- SET plan_cache_mode TO 'force_generic_plan'
-AS $function$
-    select * from skillet_commit_turn(p_org, current_setting('skillet.organization_proof', true),
-                                      p_conversation, p_channel, p_batch, p_first_received,
-                                      p_body, p_used, p_viewed, p_names, p_triggers, p_at,
-                                      p_lease, p_usage, p_claim, null::text, null::text,
-                                      null::jsonb, null::jsonb)
-$function$;
-
-COMMENT ON FUNCTION public.skillet_commit_turn(uuid, uuid, text, uuid[], timestamp with time zone, text, text[], text[], text[], text[], timestamp with time zone, uuid, jsonb, boolean, text, text, jsonb) IS
-$$The reply commit without a proof argument (the transaction's proof, or the operator's role): as
-skillet_commit_turn(uuid, text, ...) with a handoff and the skills used.$$;
-CREATE OR REPLACE FUNCTION public.skillet_commit_turn(p_org uuid, p_conversation uuid, p_channel text, p_batch uuid[], p_first_received timestamp with time zone, p_body text, p_used text[], p_viewed text[], p_names text[], p_triggers text[], p_at timestamp with time zone, p_lease uuid, p_usage jsonb, p_claim boolean, p_handoff_cause text, p_handoff_reason text, p_skills jsonb)
- RETURNS TABLE(outcome text, outbox_id uuid, reply_id uuid, deliverable boolean, reply_to_external_id text, last_inbound_at timestamp with time zone, route_kind text, route_address text)
- LANGUAGE plpgsql
- SET plan_cache_mode TO 'force_generic_plan'
-AS $function$
-begin
-    return query
-    select * from skillet_commit_turn(
-        p_org, current_setting('skillet.organization_proof', true), p_conversation, p_channel,
-        p_batch, p_first_received, p_body, p_used, p_viewed, p_names, p_triggers, p_at, p_lease,
-        p_usage, p_claim, p_handoff_cause, p_handoff_reason, p_skills, null::jsonb);
-end;
-$function$;
-
-COMMENT ON FUNCTION public.skillet_commit_reply(uuid, uuid, text, uuid[], timestamp with time zone, text, text[], text[], text[], text[], timestamp with time zone, uuid, jsonb) IS
-$$The commit of workers of the previous release during a rolling deploy (and its six-argument
-form, by the defaults): skillet_commit_turn without the claim (they claim apart), same outcomes.$$;
-CREATE OR REPLACE FUNCTION public.skillet_commit_reply(p_org uuid, p_conversation uuid, p_channel text, p_batch uuid[], p_first_received timestamp with time zone, p_body text, p_used text[] DEFAULT '{}'::text[], p_viewed text[] DEFAULT '{}'::text[], p_names text[] DEFAULT '{}'::text[], p_triggers text[] DEFAULT '{}'::text[], p_at timestamp with time zone DEFAULT now(), p_lease uuid DEFAULT NULL::uuid, p_usage jsonb DEFAULT NULL::jsonb)
- RETURNS TABLE(outcome text, outbox_id uuid, reply_id uuid)
- LANGUAGE sql
-AS $function$
-    select c.outcome, c.outbox_id, c.reply_id
-    from skillet_commit_turn(p_org, p_conversation, p_channel, p_batch, p_first_received,
-                             p_body, p_used, p_viewed, p_names, p_triggers, p_at, p_lease,
-                             p_usage, false) c
-$function$;
-
 COMMENT ON FUNCTION public.skillet_commit_away(uuid, text, uuid, text, uuid[], timestamp with time zone, text, timestamp with time zone, uuid, timestamp with time zone) IS
 $$A turn's commit while its org is closed and chose after-hours 'away', with the org's proof.
 Serialized on the conversation row. The first burst of the closed period p_period (named by its
@@ -1143,11 +1045,13 @@ begin
     from conversations c where c.id = p_conversation for update;
     if v_period is distinct from p_period then
         -- The period's first burst: the away message is its reply (fenced, claimed).
-        select * into outcome, outbox_id, reply_id, deliverable, reply_to_external_id,
-                      last_inbound_at, route_kind, route_address
-        from skillet_commit_turn(p_org, p_conversation, p_channel, p_batch, p_first_received,
-                                 p_body, '{}', '{}', '{}', '{}', p_at, p_lease, null, true,
-                                 null, null, '[]'::jsonb);
+        select c.outcome, c.outbox_id, c.reply_id, c.deliverable, c.reply_to_external_id,
+               c.last_inbound_at, c.route_kind, c.route_address
+        into outcome, outbox_id, reply_id, deliverable, reply_to_external_id,
+             last_inbound_at, route_kind, route_address
+        from skillet_commit_turn(p_org, p_proof, p_conversation, p_channel, p_batch,
+                                 p_first_received, p_body, '{}', '{}', '{}', '{}', p_at, p_lease,
+                                 null, true, null, null, '[]'::jsonb, null, null) c;
         if outcome = 'replied' then
             update conversations set away_period = p_period where id = p_conversation;
         end if;

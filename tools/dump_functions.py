@@ -110,7 +110,6 @@ GROUPS: tuple[Group, ...] = (
             "skillet_take_conversation",
             "skillet_read_burst",
             "skillet_commit_turn",
-            "skillet_commit_reply",
             "skillet_commit_away",
             "skillet_continue_conversation",
             "skillet_release_lease",
