@@ -34,6 +34,7 @@ from api.errors import ApiError, conflict, invalid, not_found
 from channels.dispatch import CUSTOMER_SERVICE_WINDOW, outside_window
 from channels.template_queries import fetch_conversation_channel, fetch_template, list_templates
 from channels.templates import APPROVED, Template, filled_body
+from conversation.mode import ConversationMode
 from conversation.opt_out_queries import fetch_opted_out
 from core.audit import AuditEntry, insert_audit
 from delivery.outbox_queries import OutboxTemplate
@@ -80,7 +81,7 @@ async def _locked(conn: asyncpg.Connection, actor: Actor, conversation_id: uuid.
 
 
 def _refuse_other_holder(locked: ModeLock, actor: Actor, force: bool) -> None:
-    held = locked.mode == "human" and locked.held_by not in (None, actor.name)
+    held = locked.mode == ConversationMode.HUMAN and locked.held_by not in (None, actor.name)
     if held and not (force and actor.may_force):
         raise conflict(
             "held_by_other",
@@ -131,7 +132,13 @@ async def take_over(
         await update_taken_over(conn, org, conversation_id, actor.name, replied=False)
         forced = force and locked.held_by not in (None, actor.name)
         await _audit(
-            conn, actor, "conversation.takeover", conversation_id, locked, "human", forced=forced
+            conn,
+            actor,
+            "conversation.takeover",
+            conversation_id,
+            locked,
+            ConversationMode.HUMAN,
+            forced=forced,
         )
         return ModeChange(locked, await _view(conn, actor, conversation_id))
 
@@ -150,7 +157,7 @@ async def release(
             "conversation.release",
             conversation_id,
             locked,
-            "agent",
+            ConversationMode.AGENT,
             answer_pending=answer_pending,
             pending=pending,
         )
@@ -198,7 +205,7 @@ async def _commit_reply(
         "conversation.reply",
         conversation_id,
         locked,
-        "human",
+        ConversationMode.HUMAN,
         message_id=str(sent.message_id),
         **detail,
     )

@@ -33,11 +33,12 @@ from api.keys import Role
 from api.pagination import page_of, parse_limit, read_cursor, time_id_keyset
 from api.routing import Principal, Reply, deps_of, org_db
 from channels.templates import MAX_PARAM_CHARS, MAX_PLACEHOLDERS
+from conversation.mode import ConversationMode
 from jobs.payloads import HANDLE_INBOUND_MESSAGE, ConversationPayload
 
 log = structlog.get_logger(__name__)
 
-MODES = ("agent", "waiting", "human")
+MODES = tuple(ConversationMode)
 
 
 def _stamp(value: datetime | None) -> str | None:
@@ -80,7 +81,7 @@ def _mode_filter(request: web.Request) -> str | None:
 async def list_conversations_route(request: web.Request, principal: Principal) -> Reply:
     limit = parse_limit(request.query)
     mode = _mode_filter(request)
-    kind = "waiting" if mode == "waiting" else "conversations"
+    kind = "waiting" if mode == ConversationMode.WAITING else "conversations"
     after = read_cursor(kind, request.query, time_id_keyset)
     async with org_db(request, principal) as conn:
         rows = await list_conversation_views(
@@ -88,7 +89,7 @@ async def list_conversations_route(request: web.Request, principal: Principal) -
         )
 
     def keyset(view: ConversationView) -> list[str]:
-        at = view.mode_since if mode == "waiting" else view.created_at
+        at = view.mode_since if mode == ConversationMode.WAITING else view.created_at
         return [_stamp(at) or "", str(view.id)]
 
     page = page_of(rows, limit, kind, keyset)
@@ -154,7 +155,7 @@ async def takeover_route(request: web.Request, principal: Principal) -> Reply:
     body = await read_json(request, TakeoverBody)
     async with org_db(request, principal) as conn:
         change = await actions.take_over(conn, _actor(principal), conversation_id, force=body.force)
-    if change.before.mode == "agent":
+    if change.before.mode == ConversationMode.AGENT:
         request.app[CONVERSATION_METRICS].handed_off()
     return conversation_json(change.view)
 
@@ -193,7 +194,7 @@ async def reply_route(request: web.Request, principal: Principal) -> Reply:
             before, sent = await actions.reply(conn, _actor(principal), conversation_id, text, now)
     await _wake(request, principal, conversation_id, actions.wake_job_id("person", sent.message_id))
     metrics = request.app[CONVERSATION_METRICS]
-    if before.mode == "agent":
+    if before.mode == ConversationMode.AGENT:
         metrics.handed_off()
     waited_s = actions.waited_for_first_reply_s(before, sent)
     if waited_s is not None:

@@ -9,6 +9,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from cli.args import org_command, uuid_arg
+from conversation.mode import ConversationMode
 from worker.settings import Settings
 
 if TYPE_CHECKING:
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
 
 CLI_ACTOR = "cli"
 DEFAULT_LIMIT = 50
-MODES = ("agent", "waiting", "human")
+MODES = tuple(ConversationMode)
 
 
 def _line(view: ConversationView) -> str:

@@ -11,6 +11,8 @@ from datetime import datetime
 
 import asyncpg
 
+from conversation.mode import Transition
+from conversation.mode_queries import change_mode
 from conversation.queries import CommittedTurn, committed_turn
 from core.tenancy import org_proof
 
@@ -55,13 +57,7 @@ async def commit_away(conn: asyncpg.Connection, commit: AwayCommit) -> Committed
     return committed_turn(row)
 
 
-SKIP_WAIT_NOTICE = """
-update conversations set wait_notice_at = now()
-where id = $1 and mode = 'waiting' and wait_notice_at is null
-"""
-
-
 async def skip_wait_notice(conn: asyncpg.Connection, conversation_id: uuid.UUID) -> None:
     """A handoff acknowledged after hours said when a person will be there: the "still
     calling someone" notice (jobs.handoff_tick) would contradict it, so none is sent."""
-    await conn.execute(SKIP_WAIT_NOTICE, conversation_id)
+    await change_mode(conn, conversation_id, Transition.WAIT_NOTICE)

@@ -111,6 +111,7 @@ GROUPS: tuple[Group, ...] = (
             "skillet_read_burst",
             "skillet_commit_turn",
             "skillet_commit_away",
+            "skillet_change_mode",
             "skillet_continue_conversation",
             "skillet_release_lease",
             "skillet_conversations_waiting",
