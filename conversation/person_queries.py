@@ -12,6 +12,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import asyncpg
 
@@ -40,6 +41,36 @@ class ConversationView:
     unanswered: int  # customer messages no one answered (nor kept as context)
     # When the contact opted out of templates and follow-ups (PARAR); None: it has not.
     opted_out_at: datetime | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        """The API's and the CLI's shape of a conversation."""
+        last = None
+        if self.last_message_at is not None:
+            last = {
+                "body": self.last_body,
+                "author": self.last_author,
+                "at": _stamp(self.last_message_at),
+            }
+        return {
+            "id": str(self.id),
+            "channel": self.channel,
+            "contact_id": self.contact_id,
+            "created_at": self.created_at.isoformat(),
+            "last_message_at": _stamp(self.last_message_at),
+            "mode": self.mode,
+            "held_by": self.held_by,
+            "mode_since": _stamp(self.mode_since),
+            "mode_reason": self.mode_reason,
+            "mode_cause": self.mode_cause,
+            "last_message": last,
+            "unanswered": self.unanswered,
+            "opted_out": self.opted_out_at is not None,
+            "opted_out_at": _stamp(self.opted_out_at),
+        }
+
+
+def _stamp(value: datetime | None) -> str | None:
+    return None if value is None else value.isoformat()
 
 
 _VIEW = f"""
