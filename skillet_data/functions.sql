@@ -1074,11 +1074,12 @@ p_transition does not apply to the current mode (nothing changed). Transitions
 (conversation.mode is the readable twin, held equal by a test): 'handoff' agent -> waiting
 (p_cause, p_reason: the turn's commit); 'take' any -> human held by p_held_by (p_cause, p_reason
 when it came from the agent; p_replied: a person's reply); 'phone_reply' any -> human (the
-owner's phone: a person holding it keeps it, else 'phone'); 'release' any -> agent
-(p_keep_pending: the unanswered customer messages are kept as context, never answered later);
-'idle_return' human -> agent (they are always kept); 'wait_notice' waiting -> waiting (the
-"still calling someone" notice is sent, or skipped, once). The events trigger
-(skillet_conversation_mode_event) reports each change.$$;
+owner's phone: a person holding it keeps it, else 'phone'); both end the agent holder's lease,
+so a reply it was still thinking about is refused at its commit (lease_lost), even after a
+release; 'release' any -> agent (p_keep_pending: the unanswered customer messages are kept as
+context, never answered later); 'idle_return' human -> agent (they are always kept);
+'wait_notice' waiting -> waiting (the "still calling someone" notice is sent, or skipped, once).
+The events trigger (skillet_conversation_mode_event) reports each change.$$;
 CREATE OR REPLACE FUNCTION public.skillet_change_mode(p_conversation uuid, p_transition text, p_held_by text DEFAULT NULL::text, p_cause text DEFAULT NULL::text, p_reason text DEFAULT NULL::text, p_replied boolean DEFAULT false, p_keep_pending boolean DEFAULT true)
  RETURNS text
  LANGUAGE plpgsql
@@ -1109,7 +1110,10 @@ begin
             mode_reason = case when mode = 'agent' then p_reason else mode_reason end,
             handoff_at = coalesce(handoff_at, now()),
             person_replied_at = case when p_replied then now() else person_replied_at end,
-            mode = 'human', held_by = p_held_by
+            mode = 'human', held_by = p_held_by,
+            -- The agent's holder loses its lease: a reply it is still thinking about is refused
+            -- at its commit (lease_lost) even if the conversation is back with the agent by then.
+            lease_token = null, lease_until = null
         where id = p_conversation;
         return 'human';
     elsif p_transition = 'phone_reply' then
@@ -1122,7 +1126,7 @@ begin
             held_by = case when mode = 'human' then held_by else 'phone' end,
             handoff_at = coalesce(handoff_at, now()),
             person_replied_at = now(),
-            mode = 'human'
+            mode = 'human', lease_token = null, lease_until = null
         where id = p_conversation;
         return 'human';
     elsif p_transition = 'release' or (p_transition = 'idle_return' and v_mode = 'human') then

@@ -252,6 +252,32 @@ async def test_a_takeover_through_the_api_while_the_model_thinks_stops_the_agent
     assert await db.fetchval("select count(*) from outbox") == 0
 
 
+async def test_a_takeover_and_release_while_the_model_thinks_still_drops_the_agents_reply(
+    whatsapp_settings: Settings,
+    db: asyncpg.Connection,
+    fake_graph: FakeGraphApi,
+    resources: Resources,
+) -> None:
+    # Back with the agent before the model answers: the reply was thought before a person
+    # stepped in, so it must not go out (the person chose to keep the message as context).
+    _, editor, _, _ = await _setup(db)
+    model = SlowModel()
+    await _customer_says(whatsapp_settings, "Quanto custa?")
+    async with running_api(whatsapp_settings, resources.store) as api:
+        worker = asyncio.create_task(run_burst(whatsapp_settings, model=model))
+        await asyncio.wait_for(model.thinking.wait(), 10)
+        path = f"/v1/conversations/{(await _conversation(api, editor))['id']}"
+        assert (await api.call("POST", f"{path}/takeover", editor, json_body={})).status == 200
+        released = await api.call("POST", f"{path}/release", editor, json_body={})
+        assert released.status == 200 and released.body["mode"] == "agent"
+        model.answer.set()
+        await asyncio.wait_for(worker, 30)
+        assert fake_graph.delivered == []
+        messages = (await api.get(f"{path}/messages", editor)).body["items"]
+        assert [m["author"] for m in messages] == ["customer"]
+    assert await db.fetchval("select count(*) from outbox") == 0
+
+
 async def test_agent_replies_list_their_skills_and_the_waiting_queue_is_oldest_first(
     whatsapp_settings: Settings,
     db: asyncpg.Connection,
