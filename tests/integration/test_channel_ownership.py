@@ -399,3 +399,31 @@ async def test_a_hostile_graph_answer_proves_nothing() -> None:
                     await verify_cloud_api(http, base, "1", "EAAG-um-token-qualquer-1")
     finally:
         await runner.cleanup()
+
+
+async def test_only_an_operator_vouches_for_a_numbers_own_waha_server(
+    db: asyncpg.Connection, waha_b: FakeWaha, proving: Settings
+) -> None:
+    from channels.connect import Credentials, NewChannel, Prover, insert_proven_channel
+    from channels.credential_queries import update_channel_credentials
+    from core.channel_kind import ChannelKind
+    from worker.channel_senders import proof_config
+
+    org = await create_org(db, "Loja B")
+    given = Credentials(waha_base_url=waha_b.base_url, waha_api_key=WAHA_KEY_B)
+    async with aiohttp.ClientSession() as http:
+        prover = Prover(http, proof_config(proving))
+        by_org = await prover.prove(ChannelKind.WAHA, "loja-b", given, operator=False)
+        by_operator = await prover.prove(ChannelKind.WAHA, "loja-b", given, operator=True)
+    assert (by_org.waha_server_vouched, by_operator.waha_server_vouched) == (False, True)
+    wanted = NewChannel(org, ChannelKind.WAHA, "loja-b")
+    channel = await insert_proven_channel(db, wanted, given, by_operator)
+    vouched = "select waha_server_vouched from channels where id = $1"
+    assert await db.fetchval(vouched, channel.id) is True
+    # A new URL from the API (an org's admin) drops the vouch; the CLI's sets it again.
+    await update_channel_credentials(db, channel.id, waha_base_url="https://waha.loja-b.example")
+    assert await db.fetchval(vouched, channel.id) is False
+    await update_channel_credentials(
+        db, channel.id, waha_base_url=waha_b.base_url, waha_server_vouched=True
+    )
+    assert await db.fetchval(vouched, channel.id) is True
