@@ -2,7 +2,7 @@
 -- or not; one an org's admin gave (the API) is resolved and checked, every address public, at
 -- every call the worker makes to it (sends and media fetches), and connected to the addresses
 -- checked only. Rows from before say nothing: they are checked (an operator who connected a
--- private server sets it again with `skillet channels credentials`).
+-- private server sets it again with `skillet channels set --waha-base-url`).
 alter table channels
     add column waha_server_vouched boolean not null default false;
 

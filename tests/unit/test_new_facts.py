@@ -42,6 +42,7 @@ def test_what_the_sources_state_adds_nothing(text: str) -> None:
         ("Confirme em https://evil.example/cartao?x=1 agora.", "url:evil.example/cartao?x=1"),
         ("Veja www.loja.com.br/outra-pagina.", "url:loja.com.br/outra-pagina"),
         ("Mande o comprovante para financeiro@golpe.io.", "email:financeiro@golpe.io"),
+        ("Para " + "a" * 70 + "@golpe.io.", "email:" + "a" * 70 + "@golpe.io"),
         ("Ligue (21) 98888-1234.", "phone:21988881234"),
         ("Ligue +55 11 98888-1234.", "phone:5511988881234"),
         ("Pix de até R$ 2.000,00.", "number:2000"),
