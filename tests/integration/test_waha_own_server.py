@@ -4,6 +4,7 @@ re-pointed at a private or loopback address after it was connected is refused th
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import AsyncIterator
 
@@ -17,6 +18,7 @@ from channels.http import RetryPolicy
 from channels.waha import WahaConfig, WahaSender
 from delivery.contract import Recipient, Route
 from delivery.errors import SendError
+from delivery.outbound_file import FileMessage, OutboundFile
 from delivery.outbox_queries import OutboxRow
 from webhook.server import start_site
 
@@ -106,3 +108,17 @@ async def test_the_deployments_own_server_gets_the_global_key_unchecked(
         sender = WahaSender(http, config, RetryPolicy(max_attempts=1))
         assert await sender.send(_row(), RECIPIENT, SendCredentials())
     assert org_waha.keys == [GLOBAL_KEY]
+
+
+async def test_a_file_to_an_org_given_server_is_checked_the_same_way(org_waha: OrgWaha) -> None:
+    file = OutboundFile(
+        "troca", "assets/tabela.pdf", "k", "application/pdf", FileMessage.DOCUMENT, 4, "t.pdf"
+    )
+    row = dataclasses.replace(_row(), file=file)
+    async with aiohttp.ClientSession() as http:
+        named = SendCredentials(
+            waha_base_url=f"http://org-waha.example:{org_waha.port}", waha_api_key="chave-da-org"
+        )
+        with pytest.raises(SendError, match="loopback"):
+            await _sender(http).send_file(row, RECIPIENT, named, b"%PDF")
+    assert org_waha.keys == []
