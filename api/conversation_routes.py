@@ -13,12 +13,14 @@ from __future__ import annotations
 import uuid
 from typing import Annotated
 
+import asyncpg
 import structlog
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from api import reply_keys
 from api.bodies import read_json
 from api.conversation_metrics import CONVERSATION_METRICS
 from api.errors import ApiError
@@ -30,6 +32,8 @@ from conversation import person_actions as actions
 from conversation.mode import ConversationMode
 from conversation.person_queries import (
     ConversationView,
+    ModeLock,
+    PersonReply,
     fetch_conversation_view,
     list_conversation_views,
 )
@@ -145,22 +149,25 @@ async def release_route(request: web.Request, principal: Principal) -> Reply:
 
 async def reply_route(request: web.Request, principal: Principal) -> Reply:
     conversation_id = _conversation_id(request)
+    key = reply_keys.idempotency_key(request.headers.get(reply_keys.HEADER))
     body = await read_json(request, ReplyBody)
-    kind = "text"
-    if body.template is not None:
-        call = actions.TemplateCall(
-            body.template.name, body.template.language, tuple(body.template.params)
-        )
-        async with org_db(request, principal) as conn:
-            before, sent, text = await actions.reply_template(
-                conn, _actor(principal), conversation_id, call
+    async with org_db(request, principal) as conn:
+        if key is None:
+            before, sent, answer = await _reply(request, principal, conn, conversation_id, body)
+        else:
+            wanted = reply_keys.ReplyKeyClaim(
+                principal.organization_id,
+                principal.prefix,
+                key,
+                reply_keys.request_sha256(conversation_id, body.model_dump_json()),
+                conversation_id,
             )
-        kind = "template"
-    else:
-        text = actions.reply_text(body.text or "")
-        now = deps_of(request).clock()
-        async with org_db(request, principal) as conn:
-            before, sent = await actions.reply(conn, _actor(principal), conversation_id, text, now)
+            async with conn.transaction():  # the key and the reply commit together
+                first = await reply_keys.claim(conn, wanted)
+                if first is not None:
+                    return first  # answered already: nothing is sent again
+                before, sent, answer = await _reply(request, principal, conn, conversation_id, body)
+                await reply_keys.record(conn, wanted, answer, sent.message_id)
     await _wake(request, principal, conversation_id, actions.wake_job_id("person", sent.message_id))
     metrics = request.app[CONVERSATION_METRICS]
     if before.mode == ConversationMode.AGENT:
@@ -168,9 +175,34 @@ async def reply_route(request: web.Request, principal: Principal) -> Reply:
     waited_s = actions.waited_for_first_reply_s(before, sent)
     if waited_s is not None:
         metrics.first_replied(waited_s)
-    return actions.person_message_json(
+    return answer
+
+
+async def _reply(
+    request: web.Request,
+    principal: Principal,
+    conn: asyncpg.Connection,
+    conversation_id: uuid.UUID,
+    body: ReplyBody,
+) -> tuple[ModeLock, PersonReply, Reply]:
+    """The reply committed (a savepoint inside a caller's transaction), and its answer."""
+    kind = "text"
+    if body.template is not None:
+        call = actions.TemplateCall(
+            body.template.name, body.template.language, tuple(body.template.params)
+        )
+        before, sent, text = await actions.reply_template(
+            conn, _actor(principal), conversation_id, call
+        )
+        kind = "template"
+    else:
+        text = actions.reply_text(body.text or "")
+        now = deps_of(request).clock()
+        before, sent = await actions.reply(conn, _actor(principal), conversation_id, text, now)
+    answer = actions.person_message_json(
         sent.message_id, text, sent.created_at, principal.prefix, kind=kind
     )
+    return before, sent, answer
 
 
 async def _wake(
