@@ -91,6 +91,20 @@ def _refuse_other_holder(locked: ModeLock, actor: Actor, force: bool) -> None:
         )
 
 
+def _refuse_release_by_other(locked: ModeLock, actor: Actor) -> None:
+    """Only its holder hands a conversation back, or an admin (the CLI counts as one): else an
+    editor could release what another person holds and take it, around the admin-only force.
+    The owner's phone holds it until an admin releases it or the idle return does."""
+    held = locked.mode == ConversationMode.HUMAN and locked.held_by not in (None, actor.name)
+    if held and not actor.may_force:
+        holder = "o celular da empresa" if locked.held_by == "phone" else locked.held_by
+        raise ConversationConflict(
+            "held_by_other",
+            f"A conversa está com {holder}: só quem a assumiu, ou uma chave admin, pode "
+            "devolvê-la ao agente.",
+        )
+
+
 async def _audit(
     conn: asyncpg.Connection,
     actor: Actor,
@@ -149,6 +163,7 @@ async def release(
 ) -> ModeChange:
     async with conn.transaction():
         locked = await _locked(conn, actor, conversation_id)
+        _refuse_release_by_other(locked, actor)
         pending = await update_released(
             conn, actor.organization_id, conversation_id, answer_pending=answer_pending
         )

@@ -94,6 +94,10 @@ async def test_a_person_takes_over_replies_and_gives_the_conversation_back(
         assert (refused.status, refused.code) == (409, "held_by_other")
         replied = await api.call("POST", f"{path}/messages", other, json_body={"text": "oi"})
         assert (replied.status, replied.code) == (409, "held_by_other")
+        # Nor release it to take it next, around the admin-only force.
+        refused = await api.call("POST", f"{path}/release", other, json_body={})
+        assert (refused.status, refused.code) == (409, "held_by_other")
+        assert (await api.get(path, editor)).body["held_by"] == held_by
 
         for text in ("", "   ", "x" * 4097):
             bad = await api.call("POST", f"{path}/messages", editor, json_body={"text": text})
