@@ -23,6 +23,7 @@ import statistics
 import time
 import uuid
 
+import _script  # noqa: F401  (first: keeps bench/ off sys.path)
 import asyncpg
 
 from core.db import connect, create_pool, with_database
