@@ -1,0 +1,98 @@
+"""How alike two customers' questions are: the interface grouping reads, and its lexical
+backend. Pure and deterministic.
+
+`QuestionSimilarity.scores(texts)` answers, for the pairs of texts that share anything, a
+score in [0, 1] (a missing pair is 0). The lexical backend: each question's content words
+(folded, stop words of WhatsApp pt-BR questions dropped, stemmed by consolidation.stemmer so
+"pagar"/"pagamento"/"pago" meet), weighed by a smoothed IDF over the texts compared
+(PRIOR_TEXTS pretend texts that hold no word, so in an org with three questions a word all
+three share still counts), cosine. An embedding backend (the similarity package's) fits the
+same interface: its scores are the cosines of its vectors.
+
+Bounds: each text is cut to MAX_QUESTION_CHARS; words in more than half of a large set are
+dropped (they carry little weight and would make the pair count quadratic in the set).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from typing import Protocol
+
+from consolidation.stemmer import stem
+from suggestions.privacy import REMOVED, fold
+
+MAX_QUESTION_CHARS = 1_000
+PRIOR_TEXTS = 20
+COMMON_SHARE = 0.5  # a word in more than this share of a set of texts is dropped...
+COMMON_MIN_TEXTS = 40  # ...when the set has at least this many
+
+_WORD = re.compile(r"[^\W\d_]{2,}")
+
+# Words that say nothing of what a question is about: greetings, courtesy, pronouns, the
+# verbs every question wears ("queria saber se vocês têm").
+STOP_WORDS = frozenset(
+    """
+    a o as os um uma uns umas de do da dos das no na nos nas em num numa ao aos pelo pela
+    pelos pelas por para pra pro com sem sobre ate entre e ou mas nem que se como quando
+    qual quais quanto quantos quanta quantas onde porque pq por que quem cujo este esta
+    esse essa isso isto aquele aquela aquilo ele ela eles elas eu tu voce voces vc vcs nos
+    me te lhe mim meu minha meus minhas seu sua seus suas teu tua nosso nossa dele dela
+    oi ola ole bom boa dia tarde noite tudo bem obrigado obrigada obg brigado valeu
+    favor pf pfv por gentileza moca moco amigo amiga senhor senhora gente pessoal
+    ai ja agora hoje ainda tambem tbm tb so mesmo muito mt mais menos bem entao
+    queria quero gostaria gostava saber sabe saberia pergunta duvida
+    tem tenho temos ter tinha teria ha existe
+    e eh sao ser sou era foi fosse estou esta estao estava
+    pode podem poderia posso podia da dar consigo consegue
+    vai vou vao fazer faz fazem faco
+    nao sim ok okay blz beleza certo ne ta ne hein kk kkk rs
+    alguma algum algo alguem coisa aqui ali la
+    """.split()  # noqa: SIM905 (a word list reads better as text)
+)
+
+
+class QuestionSimilarity(Protocol):
+    """Scores of the pairs (i, j), i < j, of `texts` that are alike at all."""
+
+    def scores(self, texts: Sequence[str]) -> dict[tuple[int, int], float]: ...
+
+
+def content_words(text: str) -> list[str]:
+    """The question's words that say what it is about, folded (no stop words, no numbers,
+    nothing removed for privacy)."""
+    plain = fold(text[:MAX_QUESTION_CHARS].replace(REMOVED, " "))
+    return [w for w in _WORD.findall(plain) if w not in STOP_WORDS]
+
+
+class LexicalSimilarity:
+    """TF-IDF over stems, cosine (module docstring)."""
+
+    name = "lexical"
+
+    def scores(self, texts: Sequence[str]) -> dict[tuple[int, int], float]:
+        stems = [Counter(stem(w) for w in content_words(t)) for t in texts]
+        df: Counter[str] = Counter()
+        for counts in stems:
+            df.update(counts.keys())
+        n = len(texts)
+        common = {s for s, d in df.items() if n >= COMMON_MIN_TEXTS and d > COMMON_SHARE * n}
+        idf = {s: math.log((n + PRIOR_TEXTS) / (d + 1)) for s, d in df.items()}
+        vectors: list[dict[str, float]] = []
+        for counts in stems:
+            vector = {s: (1 + math.log(c)) * idf[s] for s, c in counts.items() if s not in common}
+            norm = math.sqrt(sum(v * v for v in vector.values())) or 1.0
+            vectors.append({s: v / norm for s, v in vector.items()})
+        holders: dict[str, list[int]] = defaultdict(list)
+        for i, vector in enumerate(vectors):
+            for s in vector:
+                holders[s].append(i)
+        out: dict[tuple[int, int], float] = defaultdict(float)
+        for s, owners in holders.items():
+            for a in range(len(owners)):
+                for b in range(a + 1, len(owners)):
+                    i, j = owners[a], owners[b]
+                    out[(i, j)] += vectors[i][s] * vectors[j][s]
+        return dict(out)
