@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from suggestions.lessons import Lesson
+from suggestions.privacy import names_in, redact_question
 from suggestions.similarity import QuestionSimilarity
 
 GROUP_THRESHOLD = 0.3
@@ -59,6 +60,12 @@ def _pair(scores: dict[tuple[int, int], float], x: int, y: int) -> float:
     return scores.get((x, y) if x < y else (y, x), 0.0)
 
 
+def _redacted(lesson: Lesson) -> str:
+    """The question as grouping reads it: without the customer's data (names included)."""
+    text = lesson.question_text
+    return redact_question(text, names_in(text))[0]
+
+
 def group_lessons(
     lessons: Sequence[Lesson],
     similarity: QuestionSimilarity,
@@ -66,7 +73,7 @@ def group_lessons(
 ) -> list[LessonGroup]:
     """Groups of `lessons`, newest group (by its newest lesson) first."""
     ordered = sorted(lessons, key=lambda lesson: (lesson.at, str(lesson.id)))
-    scores = similarity.scores([lesson.question_text for lesson in ordered])
+    scores = similarity.scores([_redacted(lesson) for lesson in ordered])
     groups = [
         LessonGroup(str(ordered[idx[0]].id), tuple(ordered[k] for k in idx))
         for idx in cluster(scores, len(ordered), threshold)

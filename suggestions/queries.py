@@ -4,7 +4,6 @@ transaction; every query also filters by the org it is given."""
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -137,7 +136,7 @@ where organization_id = $1 and id = $2
 async def update_draft_suggestion(
     conn: asyncpg.Connection, organization_id: uuid.UUID, draft_id: uuid.UUID, record: Any
 ) -> None:
-    await conn.execute(UPDATE_DRAFT_SUGGESTION, organization_id, draft_id, json.dumps(record))
+    await conn.execute(UPDATE_DRAFT_SUGGESTION, organization_id, draft_id, record)
 
 
 FETCH_DRAFT_SUGGESTION = """
@@ -155,4 +154,4 @@ async def fetch_draft_suggestion(
     if row is None or row["suggestion"] is None:
         return None
     value = row["suggestion"]
-    return row["id"], json.loads(value) if isinstance(value, str) else value
+    return row["id"], dict(value)

@@ -3,8 +3,8 @@ backend. Pure and deterministic.
 
 `QuestionSimilarity.scores(texts)` answers, for the pairs of texts that share anything, a
 score in [0, 1] (a missing pair is 0). The lexical backend: each question's content words
-(folded, stop words of WhatsApp pt-BR questions dropped, stemmed by consolidation.stemmer so
-"pagar"/"pagamento"/"pago" meet), weighed by a smoothed IDF over the texts compared
+(folded, stop words of WhatsApp pt-BR questions dropped, stemmed by suggestions.stemmer so
+"pagar"/"pagamento"/"paga" meet), weighed by a smoothed IDF over the texts compared
 (PRIOR_TEXTS pretend texts that hold no word, so in an org with three questions a word all
 three share still counts), cosine. An embedding backend (the similarity package's) fits the
 same interface: its scores are the cosines of its vectors.
@@ -21,8 +21,8 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from typing import Protocol
 
-from consolidation.stemmer import stem
 from suggestions.privacy import REMOVED, fold
+from suggestions.stemmer import stem
 
 MAX_QUESTION_CHARS = 1_000
 PRIOR_TEXTS = 20
@@ -49,7 +49,7 @@ STOP_WORDS = frozenset(
     pode podem poderia posso podia da dar consigo consegue
     vai vou vao fazer faz fazem faco
     nao sim ok okay blz beleza certo ne ta ne hein kk kkk rs
-    alguma algum algo alguem coisa aqui ali la
+    alguma algum algo alguem coisa aqui ali la hj nome chamo
     """.split()  # noqa: SIM905 (a word list reads better as text)
 )
 

@@ -1,0 +1,173 @@
+"""Sugestões end to end: customers handed to people, people's answers (console/API and the
+owner's phone) grouped by question, "Ensinar o agente" makes a reviewed draft whose
+keywords match every question, and once approved the next customer's question is matched
+and answered by the agent in a normal turn (a real worker in burst mode)."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+
+import asyncpg
+
+from api.keys import Role
+from skills.models import LoadedSkill, SkillMatcher
+from tests.integration.api_support import ApiClient, create_key, running_api
+from tests.integration.mode_support import HandingOffModel, RecordingSender
+from tests.integration.support import create_org, enqueue, payload, run_burst
+from turn.matcher import match_skills
+from turn.model import ModelRequest, ModelResponse
+from worker.resources import Resources
+from worker.settings import Settings
+
+QUESTIONS = {
+    "5511911110001": "Oi! Vocês aceitam pagamento por pix?",
+    "5511911110002": "boa tarde, da pra pagar no pix? queria fechar o pedido hj",
+    "5511911110003": "Posso fazer um pix pra pagar a encomenda? meu nome é Joana",
+}
+KEY = "chave pix é o CNPJ 12.345.678/0001-90"
+ANSWERS = {
+    "5511911110001": f"Aceitamos sim! A {KEY}, é só mandar o comprovante aqui.",
+    "5511911110002": f"Pode pagar no pix sim, a {KEY}. Depois manda o comprovante!",
+    "5511911110003": "Oi Joana, pode sim! Faz o pix pro 11 98888-7777 que eu confirmo aqui.",
+}
+
+# What the owner's phone stores for its message (as skillet_settle_echo settles an echo that
+# is not one of skillet's sends): author 'phone', answering what no one answered.
+PHONE_MESSAGE = """
+with echo as (
+    insert into messages (organization_id, conversation_id, direction, channel, external_id,
+                          body, sent_at, kind, author, route_via_id, created_at)
+    select c.organization_id, c.id, 'outbound', c.channel, 'wamid.phone.' || c.id, $2, now(),
+           'text', 'phone',
+           (select i.id from messages i where i.conversation_id = c.id
+              and i.direction = 'inbound' order by i.created_at desc limit 1),
+           clock_timestamp() + interval '5 seconds'
+    from conversations c where c.id = $1
+    returning id
+)
+update messages m set answered_by = echo.id from echo
+where m.conversation_id = $1 and m.direction = 'inbound' and m.answered_by is null
+"""
+
+
+@dataclass
+class SkillReadingModel:
+    """Answers with the first line of the matched skill's body it was given, and keeps each
+    request."""
+
+    requests: list[ModelRequest] = field(default_factory=list)
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        self.requests.append(request)
+        return ModelResponse(
+            text="Aceitamos pix, sim! Já te passo a chave.", provider="local", model="local"
+        )
+
+
+async def _conversation(db: asyncpg.Connection, contact: str) -> uuid.UUID:
+    value = await db.fetchval("select id from conversations where contact_id = $1", contact)
+    assert isinstance(value, uuid.UUID)
+    return value
+
+
+async def _handed_off_customers(settings: Settings, db: asyncpg.Connection, org: uuid.UUID) -> None:
+    for i, (contact, text) in enumerate(QUESTIONS.items()):
+        await enqueue(settings, payload(org, f"pix-{i}", text, contact))
+    await run_burst(settings, model=HandingOffModel(), sender=RecordingSender())
+    modes = await db.fetch("select mode from conversations where organization_id = $1", org)
+    assert [r["mode"] for r in modes] == ["waiting"] * 3
+
+
+async def _answer(client: ApiClient, key: str, db: asyncpg.Connection) -> None:
+    contacts = list(QUESTIONS)
+    for contact in contacts[:2]:  # a person, from the console (its API)
+        conversation = await _conversation(db, contact)
+        sent = await client.call(
+            "POST",
+            f"/v1/conversations/{conversation}/messages",
+            key,
+            json_body={"text": ANSWERS[contact]},
+        )
+        assert sent.status == 202, sent.body
+    phone = await _conversation(db, contacts[2])  # the owner, from the phone
+    await db.execute(PHONE_MESSAGE, phone, ANSWERS[contacts[2]])
+
+
+async def test_three_customers_taught_become_a_skill_the_agent_answers_with(
+    db: asyncpg.Connection, settings: Settings, resources: Resources
+) -> None:
+    org = await create_org(db)
+    editor = await create_key(db, org, Role.EDITOR)
+    viewer = await create_key(db, org, Role.VIEWER)
+    await _handed_off_customers(settings, db, org)
+    async with running_api(settings, resources.store) as client:
+        assert (await client.get("/v1/suggestions", viewer)).body["items"] == []
+        await _answer(client, editor, db)
+        listed = await client.get("/v1/suggestions", viewer)
+        assert listed.status == 200, listed.body
+        [group] = listed.body["items"]
+        assert group["conversations"] == 3 and listed.body["next"] is None
+        assert len(group["questions"]) == 3 and len(group["answers"]) == 3
+        texts = " ".join(q["text"] for q in group["questions"])
+        assert "Joana" not in texts and "[removido]" in texts  # a customer's name
+        prefix = editor.split("_")[0] + "_" + editor.split("_")[1]
+        assert sorted(a["author"] for a in group["answers"]) == sorted([prefix, prefix, "phone"])
+        again = await client.get("/v1/suggestions", viewer)
+        assert again.body["items"][0]["id"] == group["id"]  # stable
+        assert (
+            await client.call("POST", f"/v1/suggestions/{group['id']}/draft", viewer)
+        ).status == 403
+        made = await client.call("POST", f"/v1/suggestions/{group['id']}/draft", editor)
+        assert made.status == 201, made.body
+        name = made.body["draft"]
+        shown = await client.get(f"/v1/drafts/{name}", viewer)
+        assert shown.status == 200, shown.body
+        suggestion = shown.body["suggestion"]
+        assert suggestion["unmatched"] == []
+        # The business's Pix key is in answers to two customers: kept. The phone number only
+        # one customer got, and the customer's name, are removed.
+        assert any("12.345.678/0001-90" in k["value"] for k in suggestion["kept"])
+        removed = {r["kind"] for r in suggestion["removed"]}
+        assert {"phone", "name"} <= removed
+        body = shown.body["body"]
+        assert "12.345.678/0001-90" in body and "98888-7777" not in body and "Joana" not in body
+        assert "encomenda" not in body  # customers' words never reach a body
+        version = await db.fetchrow(
+            "select matcher, created_by from skill_versions v join skill_drafts d "
+            "on d.version_id = v.id where d.name = $1",
+            name,
+        )
+        assert version is not None and version["created_by"] == "user"
+        keywords = await db.fetchval(
+            "select array(select jsonb_array_elements_text(v.matcher->'any_keywords')) "
+            "from skill_versions v join skill_drafts d on d.version_id = v.id where d.name = $1",
+            name,
+        )
+        skill = LoadedSkill(version_id=uuid.uuid4(), name=name, matcher=SkillMatcher(keywords))
+        for text in QUESTIONS.values():
+            assert [s.name for s in match_skills([skill], text).matched] == [name]
+        assert not any(any(ch.isdigit() for ch in k) for k in keywords)
+        assert not any("joana" in k.casefold() for k in keywords)
+        # Never approved by itself: still pending whatever the org's authoring mode.
+        assert (
+            await db.fetchval("select status from skill_drafts where name = $1", name) == "pending"
+        )
+        approved = await client.call("POST", f"/v1/drafts/{name}/approve", editor)
+        assert approved.status == 200, approved.body
+    model, sender = SkillReadingModel(), RecordingSender()
+    await enqueue(settings, payload(org, "pix-next", "vocês aceitam pix?", "5511911110009"))
+    await run_burst(settings, model=model, sender=sender)
+    # The people's two replies went out first (queued by the API); then the agent's answer.
+    assert sender.sent[-1] == "Aceitamos pix, sim! Já te passo a chave."
+    assert len(model.requests) == 1
+    activation = await db.fetchval(
+        "select count(*) from skill_activations where organization_id = $1 and skill_name = $2",
+        org,
+        name,
+    )
+    assert activation == 1
+    [request] = model.requests
+    assert [s.name for s in request.injected_skills] == [name]
+    prompt = request.skill_context + "\n".join(str(m.content) for m in request.messages)
+    assert "12.345.678/0001-90" in prompt  # the taught body reached the agent's turn
