@@ -8,8 +8,9 @@ A conversation's messages (`ThreadMessage`, in the conversation's order) become 
   acknowledgement or waiting notice, as the agents' settings or the defaults say them) and
   a phone message sent within AUTO_REPLY_S of the customer's message before it (the
   WhatsApp Business app's away and greeting messages go out at once; a person types slower).
-  Agent messages (its replies, notices, away messages, follow-ups) are never part of one. An
-  answer shorter than MIN_ANSWER_CHARS is no lesson ("ok", "já te respondo").
+  Agent messages (its replies, notices, away messages, follow-ups) are never part of one, nor
+  is a message shorter than MIN_ANSWER_CHARS ("ok", "já te respondo"): an answer of only
+  such messages is no lesson.
 - The *question* is the customer's burst before it: the text messages since the previous
   outbound message, going back past the agent's last reply before the person wrote (the
   handoff's acknowledgement: the person answered after it, so it answered nothing) to the
@@ -83,7 +84,7 @@ def lessons_of(thread: Sequence[ThreadMessage], fixed_texts: Collection[str] = (
             if _answering(thread, end, fixed):
                 parts.append(thread[end])
             end += 1
-        questions = _question(thread, i)
+        questions = _question(thread, i, fixed)
         answer = "\n".join(p.body.strip() for p in parts[-MAX_ANSWER_MESSAGES:])
         if questions and len(answer) >= MIN_ANSWER_CHARS:
             first = parts[0]
@@ -100,7 +101,7 @@ def _answering(thread: Sequence[ThreadMessage], i: int, fixed: set[str]) -> bool
     m = thread[i]
     if m.direction != "outbound" or m.author not in PERSON_AUTHORS or m.kind != "text":
         return False
-    if _plain(m.body) in fixed or not m.body.strip():
+    if _plain(m.body) in fixed or len(m.body.strip()) < MIN_ANSWER_CHARS:
         return False
     if m.author == "phone":
         before = _customer_before(thread, i)
@@ -116,7 +117,7 @@ def _customer_before(thread: Sequence[ThreadMessage], i: int) -> ThreadMessage |
     return None
 
 
-def _question(thread: Sequence[ThreadMessage], start: int) -> tuple[Question, ...]:
+def _question(thread: Sequence[ThreadMessage], start: int, fixed: set[str]) -> tuple[Question, ...]:
     """The customer's text messages before the answer starting at `start` (module docstring)."""
     found: list[ThreadMessage] = []
     passed_reply = False
@@ -126,7 +127,7 @@ def _question(thread: Sequence[ThreadMessage], start: int) -> tuple[Question, ..
         if m.direction == "inbound":
             if m.kind == "text" and m.body.strip():
                 found.append(m)
-        elif m.author in PERSON_AUTHORS:
+        elif _answering(thread, j, fixed):
             break  # the previous answer
         elif m.turn_reply:
             if passed_reply:

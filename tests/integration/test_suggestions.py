@@ -171,3 +171,117 @@ async def test_three_customers_taught_become_a_skill_the_agent_answers_with(
     assert [s.name for s in request.injected_skills] == [name]
     prompt = request.skill_context + "\n".join(str(m.content) for m in request.messages)
     assert "12.345.678/0001-90" in prompt  # the taught body reached the agent's turn
+
+
+INBOUND = """
+insert into messages (organization_id, conversation_id, direction, channel, external_id, body,
+                      received_at, kind)
+values ($1, $2, 'inbound', 'whatsapp', $3, $4, now() - make_interval(secs => $5), 'text')
+returning id
+"""
+OUTBOUND = """
+insert into messages (organization_id, conversation_id, direction, channel, body, author,
+                      author_key_prefix, kind, created_at)
+values ($1, $2, 'outbound', 'whatsapp', $3, $4, $5, $6, now() - make_interval(secs => $7))
+returning id
+"""
+
+
+async def _thread(
+    db: asyncpg.Connection, org: uuid.UUID, contact: str, *turns: tuple[str, str, str]
+) -> uuid.UUID:
+    """A conversation of (who, kind, text) turns, one second apart, ending now."""
+    conversation = await db.fetchval(
+        "insert into conversations (organization_id, channel, contact_id) "
+        "values ($1, 'whatsapp', $2) returning id",
+        org,
+        contact,
+    )
+    for i, (who, kind, text) in enumerate(turns):
+        ago = float(len(turns) - i) * 10
+        if who == "customer":
+            await db.execute(INBOUND, org, conversation, f"{contact}-{i}", text, ago)
+        else:
+            prefix = "skt_person1" if who == "person" else None
+            await db.execute(OUTBOUND, org, conversation, text, who, prefix, kind, ago)
+    assert isinstance(conversation, uuid.UUID)
+    return conversation
+
+
+async def test_what_is_no_lesson_dismissal_until_a_new_lesson_paging_and_restoring(
+    db: asyncpg.Connection, settings: Settings, resources: Resources
+) -> None:
+    org, other = await create_org(db), await create_org(db)
+    editor = await create_key(db, org, Role.EDITOR)
+    outsider = await create_key(db, other, Role.ADMIN)
+    entrega = "Entregamos em todo o centro, a taxa é R$ 10,00 e chega no mesmo dia."
+    await _thread(
+        db,
+        org,
+        "5511900000001",
+        ("customer", "text", "vocês entregam no centro? moro na Rua das Flores, 120"),
+        ("agent", "text", "Vou chamar alguém da equipe."),
+        ("person", "template", "Olá! Seu pedido saiu para entrega hoje."),  # a template
+        ("person", "text", "ok"),  # too short
+        ("person", "text", entrega + " Liga no 11 97777-6666 se precisar."),
+    )
+    await _thread(
+        db,
+        org,
+        "5511900000002",
+        ("customer", "text", "qual o horário de funcionamento de sábado?"),
+        ("phone", "text", "Abrimos sábado das 9h às 13h, domingo fechado."),
+    )
+    async with running_api(settings, resources.store) as client:
+        first = await client.get("/v1/suggestions?limit=1", editor)
+        assert first.status == 200 and len(first.body["items"]) == 1, first.body
+        second = await client.get(f"/v1/suggestions?limit=1&cursor={first.body['next']}", editor)
+        assert second.status == 200, second.body
+        assert len(second.body["items"]) == 1 and second.body["next"] is None
+        groups = {g["id"]: g for g in [*first.body["items"], *second.body["items"]]}
+        assert len(groups) == 2
+        delivery = next(g for g in groups.values() if "centro" in g["questions"][0]["text"])
+        [answer] = delivery["answers"]  # the template and the "ok" are not part of it
+        assert answer["text"] == entrega + " Liga no 11 97777-6666 se precisar."
+        assert "Rua das Flores" not in delivery["questions"][0]["text"]
+        assert (await client.get("/v1/suggestions", outsider)).body["items"] == []
+        refused = await client.call("POST", f"/v1/suggestions/{delivery['id']}/dismiss", outsider)
+        assert refused.status == 404
+        # Dismissed: hidden until a new lesson joins the group.
+        gone = await client.call("POST", f"/v1/suggestions/{delivery['id']}/dismiss", editor)
+        assert gone.status == 200, gone.body
+        ids = [g["id"] for g in (await client.get("/v1/suggestions", editor)).body["items"]]
+        assert delivery["id"] not in ids and len(ids) == 1
+        await _thread(
+            db,
+            org,
+            "5511900000003",
+            ("customer", "text", "entregam aqui no centro hoje?"),
+            ("person", "text", entrega),
+        )
+        back = (await client.get("/v1/suggestions", editor)).body["items"]
+        joined = next(g for g in back if g["id"] == delivery["id"])
+        assert joined["conversations"] == 2
+        # Taught, the phone number one customer got is removed; the reviewer puts it back.
+        made = await client.call("POST", f"/v1/suggestions/{delivery['id']}/draft", editor)
+        assert made.status == 201, made.body
+        name = made.body["draft"]
+        shown = (await client.get(f"/v1/drafts/{name}", editor)).body
+        assert "97777-6666" not in shown["body"] and "R$ 10,00" in shown["body"]
+        [phone] = [r for r in shown["suggestion"]["removed"] if r["kind"] == "phone"]
+        restored = await client.call(
+            "POST", f"/v1/drafts/{name}/restore", editor, json_body={"key": phone["key"]}
+        )
+        assert restored.status == 200, restored.body
+        shown = (await client.get(f"/v1/drafts/{name}", editor)).body
+        assert "97777-6666" in shown["body"] and shown["suggestion"]["restored"] == [phone["key"]]
+        missing = await client.call(
+            "POST", f"/v1/drafts/{name}/restore", editor, json_body={"key": "phone:000"}
+        )
+        assert missing.status == 404 and missing.code == "suggestion_value_not_found"
+        keywords = await db.fetchval(
+            "select v.matcher->'any_keywords' from skill_versions v "
+            "join skill_drafts d on d.version_id = v.id where d.name = $1",
+            name,
+        )
+        assert "centro" in keywords and not any("flores" in k for k in keywords)
