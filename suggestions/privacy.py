@@ -72,7 +72,9 @@ _ADDRESS = re.compile(
     r"|" + _STREET + r"[A-Za-zÀ-ÿ'.-]{1,40}(?:\s+[A-Za-zÀ-ÿ'.-]{1,40}){0,3}",
     re.IGNORECASE,
 )
-_NUMBER = re.compile(r"(?<![\w])\d{1,3}(?:[.,]\d{3})+(?:,\d{2})?(?![\w])|\d{4,}")
+_NUMBER = re.compile(
+    r"(?<!\w)\d{5}-\d{3}(?!\w)|(?<![\w])\d{1,3}(?:[.,]\d{3})+(?:,\d{2})?(?![\w])|\d{4,}"
+)
 # A name a customer gives for themselves, and a name a person greets a customer by.
 _NAME_WORD = r"[A-ZÀ-Ý][a-zà-ÿ]{1,20}"
 _ANY_NAME_WORD = r"[A-Za-zÀ-ÿ][a-zà-ÿ]{1,20}"
