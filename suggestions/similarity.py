@@ -21,6 +21,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from typing import Protocol
 
+from suggestions.concepts import concept_of
 from suggestions.privacy import REMOVED, fold
 from suggestions.stemmer import stem
 
@@ -50,8 +51,22 @@ STOP_WORDS = frozenset(
     vai vou vao fazer faz fazem faco
     nao sim ok okay blz beleza certo ne ta ne hein kk kkk rs
     alguma algum algo alguem coisa aqui ali la hj nome chamo
+    manda mandar mandam passa passar preciso precisa precisava cada leva levar
     """.split()  # noqa: SIM905 (a word list reads better as text)
 )
+
+
+# Words of every shop's questions that say little of which one it is ("a loja", "meu pedido",
+# "quanto custa"): weighed GENERIC_WEIGHT of a content word, so two questions that share only
+# one of them are not alike, while each still counts beside the words that matter.
+GENERIC_WORDS = frozenset(
+    """
+    loja lojas pedido pedidos compra compras comprar comprei produto produtos dia dias
+    tempo vez vezes casa amanha hoje agora custa custo custar valor preco precos fica sai
+    quanto demora possivel consigo encomenda encomendas
+    """.split()  # noqa: SIM905 (a word list reads better as text)
+)
+GENERIC_WEIGHT = 0.3
 
 
 class QuestionSimilarity(Protocol):
@@ -67,13 +82,31 @@ def content_words(text: str) -> list[str]:
     return [w for w in _WORD.findall(plain) if w not in STOP_WORDS]
 
 
+def _feature(word: str) -> str:
+    """A word's stem; a generic word's is marked ("~") to be weighed down."""
+    return f"~{stem(word)}" if word in GENERIC_WORDS else stem(word)
+
+
+def _features(text: str, concepts: bool) -> Counter[str]:
+    found: Counter[str] = Counter()
+    for word in content_words(text):
+        found[_feature(word)] += 1
+        concept = concept_of(word) if concepts else None
+        if concept is not None:
+            found[f"={concept}"] += 1
+    return found
+
+
 class LexicalSimilarity:
-    """TF-IDF over stems, cosine (module docstring)."""
+    """TF-IDF over stems and concepts, cosine (module docstring)."""
 
     name = "lexical"
 
+    def __init__(self, *, concepts: bool = True) -> None:
+        self.concepts = concepts
+
     def scores(self, texts: Sequence[str]) -> dict[tuple[int, int], float]:
-        stems = [Counter(stem(w) for w in content_words(t)) for t in texts]
+        stems = [_features(t, self.concepts) for t in texts]
         df: Counter[str] = Counter()
         for counts in stems:
             df.update(counts.keys())
@@ -82,7 +115,11 @@ class LexicalSimilarity:
         idf = {s: math.log((n + PRIOR_TEXTS) / (d + 1)) for s, d in df.items()}
         vectors: list[dict[str, float]] = []
         for counts in stems:
-            vector = {s: (1 + math.log(c)) * idf[s] for s, c in counts.items() if s not in common}
+            vector = {
+                s: (1 + math.log(c)) * idf[s] * (GENERIC_WEIGHT if s[0] == "~" else 1.0)
+                for s, c in counts.items()
+                if s not in common
+            }
             norm = math.sqrt(sum(v * v for v in vector.values())) or 1.0
             vectors.append({s: v / norm for s, v in vector.items()})
         holders: dict[str, list[int]] = defaultdict(list)

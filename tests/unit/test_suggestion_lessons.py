@@ -142,7 +142,7 @@ def test_grouping_joins_one_topic_and_keeps_others_apart() -> None:
         _lesson("da pra pagar no pix?", LONG),
         _lesson("posso pagar com pix?", LONG),
         _lesson("qual o horário de sábado?", "Sábado das 9h às 13h, pessoal."),
-        _lesson("abre sábado que horas?", "Sábado das 9h às 13h, pessoal."),
+        _lesson("sábado abre em que horário?", "Sábado das 9h às 13h, pessoal."),
         _lesson("vocês entregam no centro?", "Entregamos sim, taxa de R$ 10."),
     ]
     groups = group_lessons(lessons, LexicalSimilarity())
