@@ -170,7 +170,8 @@ ROUTES: tuple[Route, ...] = (
         "/v1/suggestions/{id}/draft",
         suggestions.draft_suggestion_route,
         E,
-        "Ensinar o agente: um rascunho de skill com as respostas do grupo",
+        "Ensinar o agente: um rascunho de skill com as respostas do grupo ({id}: a sugestão, "
+        "ou uma mensagem de uma pessoa dentro dela)",
         action="suggestion.draft",
         status=201,
         tags=("suggestions",),

@@ -62,6 +62,7 @@ class Lesson:
     answer: str
     author: str  # an API key's prefix, or 'phone'
     at: datetime  # when the answer began
+    message_ids: tuple[uuid.UUID, ...] = ()  # the answer's messages
 
     @property
     def question_text(self) -> str:
@@ -90,7 +91,15 @@ def lessons_of(thread: Sequence[ThreadMessage], fixed_texts: Collection[str] = (
             first = parts[0]
             author = "phone" if first.author == "phone" else first.author_key_prefix or "person"
             lessons.append(
-                Lesson(first.id, first.conversation_id, questions, answer, author, first.at)
+                Lesson(
+                    first.id,
+                    first.conversation_id,
+                    questions,
+                    answer,
+                    author,
+                    first.at,
+                    tuple(p.id for p in parts),
+                )
             )
         i = end
     return lessons

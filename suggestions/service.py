@@ -98,12 +98,17 @@ def _hidden(group: LessonGroup, dismissed: dict[uuid.UUID, Any]) -> bool:
 async def _group(
     conn: asyncpg.Connection, organization_id: uuid.UUID, group_id: str, now: datetime
 ) -> LessonGroup:
+    """The visible group of that id, or holding the person's message of that id (so a reply
+    in a conversation's thread can be taught from there)."""
     for group in await visible_groups(conn, organization_id, now):
-        if group.id == group_id:
+        if group.id == group_id or any(
+            group_id in (str(m) for m in lesson.message_ids) for lesson in group.lessons
+        ):
             return group
     raise SuggestionError(
-        f"Não há sugestão {group_id} (ela pode ter sido descartada ou mudado de grupo; "
-        "recarregue a lista).",
+        f"Não há sugestão {group_id}: ela foi descartada, mudou de grupo (recarregue a "
+        "lista) ou a resposta não vira sugestão (respostas de menos de 20 caracteres, "
+        "templates e avisos fixos não entram).",
         code="suggestion_not_found",
     )
 
