@@ -15,9 +15,9 @@ from pydantic import BaseModel, ConfigDict
 from api.bodies import read_json
 from api.pagination import encode_cursor, parse_limit, read_cursor, time_id_keyset
 from api.routing import Principal, Reply, org_db
-from consolidation.neighbours import close_to
-from consolidation.similarity import SkillText
+from skills.models import LoadedSkill
 from skills.queries import list_installed_skills
+from suggestions.closest import closest_skill
 from suggestions.draft_content import MAX_BODY_ANSWERS
 from suggestions.grouping import LessonGroup
 from suggestions.privacy import redact_question
@@ -65,11 +65,13 @@ def group_json(group: LessonGroup, closest: dict[str, object] | None) -> dict[st
     }
 
 
-def _closest(groups: Sequence[LessonGroup], installed: Sequence[SkillText]) -> list[Any]:
-    if not groups or not installed:
-        return [None for _ in groups]
-    texts = [SkillText("", "", "\n".join(x.question_text for x in g.lessons), ()) for g in groups]
-    return [near[0].to_json() if near else None for near in close_to(texts, installed, limit=1)]
+def _closest(groups: Sequence[LessonGroup], installed: Sequence[LoadedSkill]) -> list[Any]:
+    found = []
+    for group in groups:
+        questions = [q.text for lesson in group.lessons for q in lesson.questions]
+        near = closest_skill(questions, installed)
+        found.append(None if near is None else near.to_json())
+    return found
 
 
 async def list_suggestions_route(request: web.Request, principal: Principal) -> Reply:
@@ -81,10 +83,7 @@ async def list_suggestions_route(request: web.Request, principal: Principal) -> 
             at, ident = after
             groups = [g for g in groups if (g.lessons[-1].at, uuid.UUID(g.id)) < (at, ident)]
         page = groups[:limit]
-        installed = [
-            SkillText(s.name, s.description, s.body, s.matcher.any_keywords)
-            for s in await list_installed_skills(conn, principal.organization_id)
-        ]
+        installed = await list_installed_skills(conn, principal.organization_id)
     hints = _closest(page, installed)
     more = len(groups) > limit
     last = page[-1] if page else None

@@ -153,8 +153,12 @@ async def test_three_customers_taught_become_a_skill_the_agent_answers_with(
         assert (
             await db.fetchval("select status from skill_drafts where name = $1", name) == "pending"
         )
+        assert group["closest"] is None  # nothing installed yet
         approved = await client.call("POST", f"/v1/drafts/{name}/approve", editor)
         assert approved.status == 200, approved.body
+        # The group now names the skill it became as its closest.
+        [taught] = (await client.get("/v1/suggestions", viewer)).body["items"]
+        assert taught["closest"]["name"] == name and taught["closest"]["score"] > 0.3
     model, sender = SkillReadingModel(), RecordingSender()
     await enqueue(settings, payload(org, "pix-next", "vocês aceitam pix?", "5511911110009"))
     await run_burst(settings, model=model, sender=sender)
