@@ -48,9 +48,9 @@ from turn.handoff import HANDOFF_ACK_DEFAULT, HANDOFF_WAIT_NOTICE_DEFAULT
 
 LESSON_DAYS = 90  # how far back answers are read
 MAX_THREAD_MESSAGES = 20_000  # read per listing: bounds the grouping's work
-# The newest lessons grouped: 2,000 take about 0.5 s of one core (bench data, repeated), run
-# off the event loop like the keyword check (about 1 s against 50,000 messages).
-MAX_LESSONS = 2_000
+# The newest lessons grouped, off the event loop like the keyword check (about 1 s of one core
+# against 50,000 messages): 1,000 of one topic take about 1 s, of many topics far less.
+MAX_LESSONS = 1_000
 KEYWORD_CHECK_DAYS = 30  # the org's customer messages a draft's keywords are checked on
 MAX_CHECKED_MESSAGES = 50_000
 

@@ -9,8 +9,8 @@ score in [0, 1] (a missing pair is 0). The lexical backend: each question's cont
 three share still counts), cosine. An embedding backend (the similarity package's) fits the
 same interface: its scores are the cosines of its vectors.
 
-Bounds: each text is cut to MAX_QUESTION_CHARS; words in more than half of a large set are
-dropped (they carry little weight and would make the pair count quadratic in the set).
+Bounds: each text is cut to MAX_QUESTION_CHARS; the pair updates are at most
+MAX_PAIR_UPDATES (the most widespread features dropped first past that).
 """
 
 from __future__ import annotations
@@ -27,8 +27,11 @@ from suggestions.stemmer import stem
 
 MAX_QUESTION_CHARS = 1_000
 PRIOR_TEXTS = 20
-COMMON_SHARE = 0.5  # a word in more than this share of a set of texts is dropped...
-COMMON_MIN_TEXTS = 40  # ...when the set has at least this many
+# The pairs the scores add up are bounded: features are dropped, most widespread first,
+# until the pairs their holders make are at most MAX_PAIR_UPDATES (a feature held by d
+# texts makes d(d-1)/2). 1,000 lessons of one topic (every one holding "pix") make 500,000:
+# they still group; only a set past that loses its most common words first.
+MAX_PAIR_UPDATES = 1_000_000
 
 _WORD = re.compile(r"[^\W\d_]{2,}")
 
@@ -87,6 +90,18 @@ def _feature(word: str) -> str:
     return f"~{stem(word)}" if word in GENERIC_WORDS else stem(word)
 
 
+def _too_common(df: Counter[str]) -> set[str]:
+    """The most widespread features to drop so the pair updates stay bounded."""
+    dropped: set[str] = set()
+    total = sum(d * (d - 1) // 2 for d in df.values())
+    for feature, d in sorted(df.items(), key=lambda kv: (-kv[1], kv[0])):
+        if total <= MAX_PAIR_UPDATES:
+            break
+        dropped.add(feature)
+        total -= d * (d - 1) // 2
+    return dropped
+
+
 def _features(text: str, concepts: bool) -> Counter[str]:
     found: Counter[str] = Counter()
     for word in content_words(text):
@@ -111,7 +126,7 @@ class LexicalSimilarity:
         for counts in stems:
             df.update(counts.keys())
         n = len(texts)
-        common = {s for s, d in df.items() if n >= COMMON_MIN_TEXTS and d > COMMON_SHARE * n}
+        common = _too_common(df)
         idf = {s: math.log((n + PRIOR_TEXTS) / (d + 1)) for s, d in df.items()}
         vectors: list[dict[str, float]] = []
         for counts in stems:
