@@ -44,8 +44,7 @@ def _message(i: int, who: str, body: str) -> ThreadMessage:
 def test_a_huge_thread_gives_bounded_lessons() -> None:
     pattern = ["customer"] * 30 + ["agent"] + ["person"] * 20
     thread = [
-        _message(i, pattern[i % len(pattern)], f"mensagem {i} " + "x" * 30)
-        for i in range(20_000)
+        _message(i, pattern[i % len(pattern)], f"mensagem {i} " + "x" * 30) for i in range(20_000)
     ]
     lessons = lessons_of(thread)
     assert lessons
@@ -79,6 +78,6 @@ def test_huge_answers_make_a_bounded_body() -> None:
         )
         for i in range(30)
     ]
-    body, removed, _kept = body_of(lessons, [])
+    body, _removed, _kept = body_of(lessons, [])
     assert len(body) <= 1_000 + MAX_BODY_ANSWERS * (MAX_TEXT_CHARS + 8)
     assert "98765-4321" not in body
