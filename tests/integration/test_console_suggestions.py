@@ -85,7 +85,11 @@ async def test_a_business_teaches_its_agent_what_its_team_answered(
 
     # From the thread: the owner's phone reply is taught from where it was read.
     await page.goto(f"{api.base_url}/console/conversas/{first}")
-    await page.locator("li.msg.autor-phone form.ensinar button").click()
+    teach = page.locator("li.msg.autor-phone form.ensinar button")
+    assert await teach.count() == 1
+    assert await page.locator("li.msg.autor-customer form.ensinar").count() == 0
+    await shot(page, "40b-conversa-ensinar")
+    await teach.click()
     await page.wait_for_url(f"{api.base_url}/console/rascunhos/*?ok=draft_suggestion_route")
     assert "Rascunho criado" in await page.locator(".aviso.ok").inner_text()
     privacy = page.locator("section.sugestao-privacidade")

@@ -179,8 +179,9 @@ async def test_three_customers_taught_become_a_skill_the_agent_answers_with(
 
 INBOUND = """
 insert into messages (organization_id, conversation_id, direction, channel, external_id, body,
-                      received_at, kind)
-values ($1, $2, 'inbound', 'whatsapp', $3, $4, now() - make_interval(secs => $5), 'text')
+                      received_at, created_at, kind)
+values ($1, $2, 'inbound', 'whatsapp', $3, $4, now() - make_interval(secs => $5),
+        now() - make_interval(secs => $5), 'text')
 returning id
 """
 OUTBOUND = """
@@ -207,7 +208,13 @@ async def _thread(
             await db.execute(INBOUND, org, conversation, f"{contact}-{i}", text, ago)
         else:
             prefix = "skt_person1" if who == "person" else None
-            await db.execute(OUTBOUND, org, conversation, text, who, prefix, kind, ago)
+            sent = await db.fetchval(OUTBOUND, org, conversation, text, who, prefix, kind, ago)
+            await db.execute(
+                "update messages set answered_by = $2 where conversation_id = $1 "
+                "and direction = 'inbound' and answered_by is null",
+                conversation,
+                sent,
+            )
     assert isinstance(conversation, uuid.UUID)
     return conversation
 
