@@ -5,6 +5,8 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime, timedelta
 
+from skills.models import LoadedSkill, SkillMatcher
+from suggestions.closest import closest_skill
 from suggestions.draft_content import body_of, draft_content
 from suggestions.grouping import group_lessons
 from suggestions.keywords import budget_of, choose_keywords
@@ -150,3 +152,20 @@ def test_grouping_joins_one_topic_and_keeps_others_apart() -> None:
     assert sizes == [1, 2, 3]
     again = group_lessons(list(reversed(lessons)), LexicalSimilarity())
     assert {g.id for g in groups} == {g.id for g in again}  # ids do not depend on order
+
+
+def test_the_closest_skill_is_the_one_whose_keywords_match_most_questions() -> None:
+    pix = LoadedSkill(version_id=uuid.uuid4(), name="pagamento", matcher=SkillMatcher(["pix"]))
+    hours = LoadedSkill(
+        version_id=uuid.uuid4(),
+        name="horario-de-funcionamento",
+        description="Horário de funcionamento da loja",
+        matcher=SkillMatcher(["que horas abre"]),
+    )
+    questions = ["aceita pix?", "da pra pagar no pix?", "tem desconto?"]
+    found = closest_skill(questions, [hours, pix])
+    assert found is not None and found.to_json() == {"name": "pagamento", "score": 0.67}
+    lexical = closest_skill(["qual o horário de funcionamento no sábado?"], [pix, hours])
+    assert lexical is not None and lexical.name == "horario-de-funcionamento"
+    assert closest_skill(["vocês entregam?"], [pix, hours]) is None
+    assert closest_skill(questions, []) is None
