@@ -28,7 +28,10 @@ with answered as (
     limit 500
 )
 select m.id, m.conversation_id, m.direction, m.author, m.author_key_prefix, m.kind, m.body,
-       coalesce(m.received_at, m.created_at) as at,
+       -- The phone's message is stored when its echo is settled, a grace after it was sent:
+       -- when it was sent (the provider's stamp) tells an automatic reply apart.
+       case when m.author = 'phone' then coalesce(m.sent_at, m.created_at)
+            else coalesce(m.received_at, m.created_at) end as at,
        (m.direction = 'outbound' and m.reply_to_id is not null) as turn_reply
 from messages m join answered a on a.conversation_id = m.conversation_id
 where m.organization_id = $1 and coalesce(m.received_at, m.created_at) >= $2 - interval '1 day'

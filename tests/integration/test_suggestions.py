@@ -80,6 +80,12 @@ async def _handed_off_customers(settings: Settings, db: asyncpg.Connection, org:
 
 
 async def _answer(client: ApiClient, key: str, db: asyncpg.Connection) -> None:
+    # The customers wrote a while ago: a person takes more than a few seconds to answer (an
+    # answer from the phone within 3 s is the WhatsApp Business app's automatic reply).
+    await db.execute(
+        "update messages set received_at = received_at - interval '2 minutes', "
+        "created_at = created_at - interval '2 minutes' where direction = 'inbound'"
+    )
     contacts = list(QUESTIONS)
     for contact in contacts[:2]:  # a person, from the console (its API)
         conversation = await _conversation(db, contact)
@@ -242,6 +248,17 @@ async def test_what_is_no_lesson_dismissal_until_a_new_lesson_paging_and_restori
         "5511900000002",
         ("customer", "text", "qual o horário de funcionamento de sábado?"),
         ("phone", "text", "Abrimos sábado das 9h às 13h, domingo fechado."),
+    )
+    # The WhatsApp Business app's away message, echoed: sent a second after the customer
+    # wrote (stored when its echo settled, seconds later): no lesson.
+    away = await _thread(db, org, "5511900000009", ("customer", "text", "oi, tem pix?"))
+    await db.execute(
+        "insert into messages (organization_id, conversation_id, direction, channel, body, "
+        "author, kind, sent_at, created_at) values ($1, $2, 'outbound', 'whatsapp', "
+        "'Olá! No momento não podemos responder, retornaremos em breve.', 'phone', 'text', "
+        "now() - interval '9 seconds', now())",
+        org,
+        away,
     )
     async with running_api(settings, resources.store) as client:
         first = await client.get("/v1/suggestions?limit=1", editor)
