@@ -158,3 +158,19 @@ async def fetch_draft_suggestion(
         return None
     value = row["suggestion"]
     return row["id"], dict(value)
+
+
+FETCH_PENDING_GROUP_DRAFT = """
+select name from skill_drafts
+where organization_id = $1 and status = 'pending' and suggestion->>'group_id' = $2
+order by created_at, id
+limit 1
+"""
+
+
+async def fetch_pending_group_draft(
+    conn: asyncpg.Connection, organization_id: uuid.UUID, group_id: str
+) -> str | None:
+    """The pending draft already made from that group, if any."""
+    name: str | None = await conn.fetchval(FETCH_PENDING_GROUP_DRAFT, organization_id, group_id)
+    return name

@@ -35,7 +35,9 @@ from suggestions.grouping import LessonGroup, group_lessons
 from suggestions.lessons import Lesson, lessons_of
 from suggestions.privacy import names_in
 from suggestions.queries import (
+    Dismissal,
     fetch_draft_suggestion,
+    fetch_pending_group_draft,
     list_customer_texts,
     list_dismissals,
     list_fixed_texts,
@@ -92,13 +94,15 @@ async def visible_groups(
 ) -> list[LessonGroup]:
     """The groups not dismissed, or joined by a new lesson since they were."""
     groups = await read_groups(conn, organization_id, now, similarity)
-    dismissed = await list_dismissals(conn, organization_id)
+    dismissed = list((await list_dismissals(conn, organization_id)).values())
     return [g for g in groups if not _hidden(g, dismissed)]
 
 
-def _hidden(group: LessonGroup, dismissed: dict[uuid.UUID, Any]) -> bool:
-    record = dismissed.get(uuid.UUID(group.id))
-    return record is not None and all(lesson.id in record.lesson_ids for lesson in group.lessons)
+def _hidden(group: LessonGroup, dismissed: Sequence[Dismissal]) -> bool:
+    """Every lesson of the group was in one dismissed group: nothing new joined it. (Not by
+    the group's id alone: once its earliest lesson leaves the window, its id changes.)"""
+    lessons = {lesson.id for lesson in group.lessons}
+    return any(lessons <= d.lesson_ids for d in dismissed)
 
 
 async def _group(
@@ -151,16 +155,18 @@ def customer_names(lessons: Sequence[Lesson]) -> list[str]:
 @dataclass(frozen=True)
 class TaughtDraft:
     name: str
-    draft_id: uuid.UUID
-    version_id: uuid.UUID
-    content: DraftContent
+    made: bool  # False: the group's pending draft made before (a second click)
 
 
 async def teach_group(
     conn: asyncpg.Connection, organization_id: uuid.UUID, group_id: str, actor: str, now: datetime
 ) -> TaughtDraft:
-    """A pending draft from the group ("Ensinar o agente"); no model call."""
+    """A pending draft from the group ("Ensinar o agente"); no model call. A group with a
+    pending draft already gets that one back (a double click makes one draft)."""
     group = await _group(conn, organization_id, group_id, now)
+    existing = await fetch_pending_group_draft(conn, organization_id, group.id)
+    if existing is not None:
+        return TaughtDraft(existing, made=False)
     question_ids = [q.message_id for lesson in group.lessons for q in lesson.questions]
     others = await list_customer_texts(
         conn,
@@ -207,7 +213,7 @@ async def teach_group(
                     detail={"group_id": group.id, "draft_id": str(draft_id)},
                 ),
             )
-    return TaughtDraft(name, draft_id, version_id, content)
+    return TaughtDraft(name, made=True)
 
 
 async def _insert_version(

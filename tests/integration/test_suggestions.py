@@ -127,6 +127,8 @@ async def test_three_customers_taught_become_a_skill_the_agent_answers_with(
         made = await client.call("POST", f"/v1/suggestions/{group['id']}/draft", editor)
         assert made.status == 201, made.body
         name = made.body["draft"]
+        twice = await client.call("POST", f"/v1/suggestions/{group['id']}/draft", editor)
+        assert (twice.status, twice.body) == (201, {"draft": name})  # one draft per group
         shown = await client.get(f"/v1/drafts/{name}", viewer)
         assert shown.status == 200, shown.body
         suggestion = shown.body["suggestion"]
