@@ -176,3 +176,27 @@ def test_hostile_texts_are_read_only_to_their_cut(text: str) -> None:
 def test_a_value_past_the_cut_is_not_read() -> None:
     text = "x" * MAX_TEXT_CHARS + " 123.456.789-09"
     assert find_values(text) == []
+
+
+BUSINESS_FACTS = [
+    # (a fact of the business the team writes to two customers, its kind)
+    ("Estamos na Rua Augusta, 1500, perto do metrô.", Kind.ADDRESS),
+    ("Nosso WhatsApp de vendas é (11) 3222-4444.", Kind.PHONE),
+    ("Manda o comprovante pra vendas@loja.com.br", Kind.EMAIL),
+    (f"O pix copia e cola da loja é {PIX_CODE}", Kind.PIX_CODE),
+    ("Catálogo: https://loja.com.br/catalogo?utm=zap", Kind.URL),
+    ("O CNPJ da loja é 12.345.678/0001-90.", Kind.CPF_CNPJ),
+]
+
+
+@pytest.mark.parametrize(("fact", "kind"), BUSINESS_FACTS)
+def test_a_business_fact_written_to_two_customers_stays_and_to_one_goes(
+    fact: str, kind: Kind
+) -> None:
+    two = redact_answers(_answers(("c1", fact), ("c2", fact)), ["oi?", "tem?"])
+    assert two.texts == [fact, fact] and [k.kind for k in two.kept] == [kind]
+    one = redact_answers(_answers(("c1", fact), ("c1", fact)), ["oi?"])
+    assert all(REMOVED in t for t in one.texts) and [r.kind for r in one.removed] == [kind]
+    # ...and goes whenever a customer wrote that same value.
+    theirs = redact_answers(_answers(("c1", fact), ("c2", fact)), [fact])
+    assert theirs.kept == [] and all(REMOVED in t for t in theirs.texts)
