@@ -293,9 +293,15 @@ async def test_what_is_no_lesson_dismissal_until_a_new_lesson_paging_and_restori
         joined = next(g for g in back if g["id"] == delivery["id"])
         assert joined["conversations"] == 2
         # Taught, the phone number one customer got is removed; the reviewer puts it back.
+        # Whatever the org lets its agent publish, a suggestion waits for a person.
+        await db.execute("update organizations set agent_authoring = 'auto' where id = $1", org)
         made = await client.call("POST", f"/v1/suggestions/{delivery['id']}/draft", editor)
         assert made.status == 201, made.body
         name = made.body["draft"]
+        assert await db.fetchval("select status from skill_drafts where name = $1", name) == (
+            "pending"
+        )
+        assert await db.fetchval("select count(*) from skill_pointers where name = $1", name) == 0
         shown = (await client.get(f"/v1/drafts/{name}", editor)).body
         assert "97777-6666" not in shown["body"] and "R$ 10,00" in shown["body"]
         [phone] = [r for r in shown["suggestion"]["removed"] if r["kind"] == "phone"]
