@@ -32,6 +32,7 @@ from skills.draft_queries import (
 from skills.drafts import Decision, approve_draft, reject_draft, set_agent_authoring, show_draft
 from skills.models import SkillMatcher
 from skills.queries import list_installed_skills
+from suggestions.queries import fetch_draft_suggestion
 
 
 def _str(value: uuid.UUID | None) -> str | None:
@@ -91,7 +92,9 @@ async def show_draft_route(request: web.Request, principal: Principal) -> Reply:
     async with org_db(request, principal) as conn:
         draft, diff = await show_draft(conn, principal.organization_id, request.match_info["name"])
         [hints] = await _close_to(conn, principal.organization_id, [draft])
+        suggestion = await fetch_draft_suggestion(conn, principal.organization_id, draft.name)
     return {
+        "suggestion": None if suggestion is None else suggestion[1],
         **draft.to_json(),
         "body": draft.version.body,
         "diff": diff.to_json(),

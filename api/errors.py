@@ -31,6 +31,8 @@ _STATUS_BY_CODE = {
     "skill_already_installed": 409,
     "draft_base_moved": 409,
     "proposal_not_found": 404,
+    "suggestion_not_found": 404,
+    "suggestion_value_not_found": 404,
     "proposal_decided": 409,
     "proposal_base_moved": 409,
     "events_url_refused": 422,

@@ -14,6 +14,7 @@ from api import hours_routes as hours
 from api import media_routes as media
 from api import proposal_routes as proposals
 from api import skill_routes as skills
+from api import suggestion_routes as suggestions
 from api import template_routes as templates
 from api import usage_routes as usage
 from api.keys import Role
@@ -145,6 +146,45 @@ ROUTES: tuple[Route, ...] = (
         action="draft.reject",
         refusals_audited_by_callee=DECIDED,
         tags=("drafts",),
+    ),
+    Route(
+        "GET",
+        "/v1/suggestions",
+        suggestions.list_suggestions_route,
+        V,
+        "respostas de pessoas da equipe agrupadas pela pergunta dos clientes",
+        query=PAGED,
+        tags=("suggestions",),
+    ),
+    Route(
+        "POST",
+        "/v1/suggestions/{id}/dismiss",
+        suggestions.dismiss_suggestion_route,
+        E,
+        "esconde a sugestão até que uma nova resposta entre no grupo",
+        action="suggestion.dismiss",
+        tags=("suggestions",),
+    ),
+    Route(
+        "POST",
+        "/v1/suggestions/{id}/draft",
+        suggestions.draft_suggestion_route,
+        E,
+        "Ensinar o agente: um rascunho de skill com as respostas do grupo ({id}: a sugestão, "
+        "ou uma mensagem de uma pessoa dentro dela)",
+        action="suggestion.draft",
+        status=201,
+        tags=("suggestions",),
+    ),
+    Route(
+        "POST",
+        "/v1/drafts/{name}/restore",
+        suggestions.restore_suggestion_value_route,
+        E,
+        "devolve ao rascunho de uma sugestão um valor que a privacidade removeu",
+        action="suggestion.restore",
+        body="json",
+        tags=("suggestions",),
     ),
     Route(
         "GET",

@@ -120,6 +120,10 @@ def _nothing(form: Form) -> dict[str, Any]:
     return {}
 
 
+def _restored(form: Form) -> dict[str, Any]:
+    return {"key": form.get("key")}
+
+
 def _filled(form: Form, fields: tuple[str, ...]) -> dict[str, Any]:
     return {f: v.strip() for f in fields if isinstance(v := form.get(f), str) and v.strip()}
 
@@ -142,6 +146,8 @@ class Action:
     done: str  # where a success leads; its {id} is the path's
     body: Body | None = None
     carries_key: bool = False  # the reply's `key` goes to the next page, once
+    # A field of the reply that names where a success leads ({draft} in `done`).
+    reply_field: str | None = None
 
 
 P = CONSOLE_PREFIX
@@ -152,6 +158,28 @@ ACTIONS: tuple[Action, ...] = (
     Action(f"{P}/skills/{{name}}/desafixar", "unpin_skill", pages.installed, "/skills"),
     Action(f"{P}/skills/{{name}}/restaurar", "restore_skill", pages.installed, "/skills"),
     Action(f"{P}/skills/{{name}}/desinstalar", "uninstall", pages.installed, "/skills"),
+    Action(
+        f"{P}/sugestoes/{{id}}/ensinar",
+        "draft_suggestion_route",
+        pages.suggestions,
+        "/rascunhos/{draft}",
+        _nothing,
+        reply_field="draft",
+    ),
+    Action(
+        f"{P}/sugestoes/{{id}}/descartar",
+        "dismiss_suggestion_route",
+        pages.suggestions,
+        "/sugestoes",
+        _nothing,
+    ),
+    Action(
+        f"{P}/rascunhos/{{name}}/restaurar",
+        "restore_suggestion_value_route",
+        pages.draft,
+        "/rascunhos/{name}",
+        _restored,
+    ),
     Action(f"{P}/rascunhos/{{name}}/aprovar", "approve_draft_route", pages.draft, "/rascunhos"),
     Action(f"{P}/rascunhos/{{name}}/rejeitar", "reject_draft_route", pages.draft, "/rascunhos"),
     Action(f"{P}/propostas/{{id}}/aprovar", "approve_proposal_route", pages.proposal, "/propostas"),
@@ -227,7 +255,10 @@ def handler(action: Action) -> Callable[[web.Request, Visit], Any]:
             reply = await run_route(route, request, visit.principal)
         except SkilletError as exc:
             return await pages.show(request, visit, action.on_page, error=exc)
-        done = action.done.format_map({k: segment(v) for k, v in request.match_info.items()})
+        names = {k: segment(v) for k, v in request.match_info.items()}
+        if action.reply_field is not None:
+            names[action.reply_field] = segment(str(reply[action.reply_field]))
+        done = action.done.format_map(names)
         response = see_other(f"{CONSOLE_PREFIX}{done}?ok={action.operation}")
         if action.carries_key:
             set_cookie(

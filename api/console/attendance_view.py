@@ -159,6 +159,8 @@ def message_item(message: dict[str, Any], conversation_id: str | None = None) ->
         else DELIVERY.get(delivery["status"], delivery["status"])
         + (f" ({delivery['error']})" if delivery.get("error") else ""),
         "unanswered": author == "customer" and not message.get("answered_by"),
+        # A person's text can become a suggestion's draft ("Ensinar o agente").
+        "teach": author in ("person", "phone") and message["kind"] == "text",
         "skills": [f"{s['name']} · {str(s['version_id'])[:VERSION_ID_CHARS]}" for s in skills],
         "media": media_item(message, conversation_id),
         "files": sent_files(message),

@@ -22,6 +22,7 @@ from api.guard import may, run_route
 from api.keys import Role, parse_key
 from api.route_table import ROUTES
 from api.routing import Reply, Route, deps_of
+from api.suggestion_routes import count_suggestions
 from conversation.handoff.texts import HANDOFF_ACK_DEFAULT, HANDOFF_WAIT_NOTICE_DEFAULT
 from core.errors import SkilletError
 from turn.model_choice import PROVIDERS
@@ -37,6 +38,7 @@ NAV = (
     ("/marketplace", "Marketplace", "list_catalog"),
     ("/skills", "Skills", "list_installed"),
     ("/enviar", "Enviar .zip", "upload_skill"),
+    ("/sugestoes", "Sugestões", "list_suggestions_route"),
     ("/rascunhos", "Rascunhos", "list_drafts_route"),
     ("/propostas", "Propostas", "list_proposals_route"),
     ("/agente", "Agente", "list_agents_route"),
@@ -72,6 +74,11 @@ NOTICES = {
     "takeover_route": "Conversa assumida: o agente não responde até você devolver.",
     "release_route": "Conversa devolvida ao agente.",
     "reply_route": "Resposta na fila de envio: o cliente a recebe em instantes.",
+    "draft_suggestion_route": "Rascunho criado com as respostas da equipe: revise o texto, os "
+    "dados removidos e as palavras-chave antes de aprovar. Nada muda até alguém aprovar.",
+    "dismiss_suggestion_route": "Sugestão descartada: ela volta se uma nova resposta entrar "
+    "no grupo.",
+    "restore_suggestion_value_route": "Valor devolvido ao texto do rascunho.",
 }
 # Refusals whose API message names the JSON body: the console says which button to use.
 CONSOLE_MESSAGES = {
@@ -98,14 +105,22 @@ def _error_view(error: SkilletError | None) -> dict[str, str] | None:
     return {"code": error.code, "message": message}
 
 
-def base_context(request: web.Request, visit: Visit) -> dict[str, Any]:
+def base_context(
+    request: web.Request, visit: Visit, counts: dict[str, int] | None = None
+) -> dict[str, Any]:
+    """`counts`: a number shown beside a link of the navigation, by its API read."""
     can = {op: may(visit.principal, route) for op, route in API.items()}
     return {
         "visit": visit,
         "role_name": ROLE_NAMES[visit.principal.role],
         "can": can,
         "nav": [
-            (CONSOLE_PREFIX + path, label, request.path.startswith(CONSOLE_PREFIX + path))
+            (
+                CONSOLE_PREFIX + path,
+                label,
+                request.path.startswith(CONSOLE_PREFIX + path),
+                (counts or {}).get(op),
+            )
             for path, label, op in NAV
             if can[op]
         ],
@@ -133,11 +148,14 @@ async def show(
         error = error or exc
         status = status_of(error)
     notice = NOTICES.get(request.query.get("ok", "")) if error is None else None
+    counts = {}
+    if may(visit.principal, API["list_suggestions_route"]):
+        counts["list_suggestions_route"] = await count_suggestions(request, visit.principal)
     return html(
         request,
         template,
         {
-            **base_context(request, visit),
+            **base_context(request, visit, counts),
             **context,
             **(extra or {}),
             "notice": notice,
@@ -188,6 +206,11 @@ async def drafts(request: web.Request, visit: Visit) -> PageData:
     }
 
 
+async def suggestions(request: web.Request, visit: Visit) -> PageData:
+    reply = await read(request, visit, "list_suggestions_route")
+    return "suggestions.html", {"items": reply["items"], "next": reply["next"]}
+
+
 async def draft(request: web.Request, visit: Visit) -> PageData:
     reply = await read(request, visit, "show_draft_route")
     lines = diff_lines(reply["diff"]["skill_md"])
@@ -198,8 +221,22 @@ async def draft(request: web.Request, visit: Visit) -> PageData:
         "added": added,
         "removed": removed,
         "files": reply["diff"]["files"],
+        "kinds": VALUE_KINDS,
         "next": None,
     }
+
+
+# suggestions.privacy's kinds of value, as a reviewer reads them.
+VALUE_KINDS = {
+    "pix_code": "código Pix",
+    "url": "link com parâmetros",
+    "email": "e-mail",
+    "cpf_cnpj": "CPF/CNPJ",
+    "phone": "telefone",
+    "address": "endereço",
+    "number": "número (4+ dígitos)",
+    "name": "nome",
+}
 
 
 PROPOSAL_STATUSES = (

@@ -35,6 +35,7 @@ PAGES = (
     ("/marketplace", pages.marketplace),
     ("/skills", pages.installed),
     ("/enviar", pages.upload),
+    ("/sugestoes", pages.suggestions),
     ("/rascunhos", pages.drafts),
     ("/rascunhos/{name}", pages.draft),
     ("/propostas", pages.proposals),

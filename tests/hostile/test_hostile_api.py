@@ -52,6 +52,7 @@ LIST_TAGS = {
     "/v1/agents": "agents",
     "/v1/channels": "channels",
     "/v1/api-keys": "api_keys",
+    "/v1/suggestions": "suggestions",
 }
 PAGED_PATHS = sorted(r.path for r in ROUTES if "cursor" in r.query)
 SOME_ID = str(uuid.uuid4())
@@ -173,7 +174,33 @@ async def full_org(db: asyncpg.Connection, resources: Resources) -> Org:
             f"wamid.{n}",
         )
     await _two_of_each(db, resources, made.id)
+    await _two_lessons(db, made)
     return made
+
+
+PERSON_REPLY = """
+insert into messages (organization_id, conversation_id, direction, channel, body, author,
+                      author_key_prefix, created_at)
+values ($1, $2, 'outbound', 'whatsapp', $3, 'person', 'skt_person', clock_timestamp())
+"""
+
+
+async def _two_lessons(db: asyncpg.Connection, made: Org) -> None:
+    """Two people's answers to unrelated questions: two suggestion groups."""
+    other = await db.fetchval(
+        "select id from conversations where organization_id = $1 and id <> $2",
+        made.id,
+        made.conversation_id,
+    )
+    await db.execute(
+        "insert into messages (organization_id, conversation_id, direction, channel, "
+        "external_id, body) values ($1, $2, 'inbound', 'whatsapp', 'wamid.3', $3)",
+        made.id,
+        other,
+        "vocês entregam no centro?",
+    )
+    await db.execute(PERSON_REPLY, made.id, made.conversation_id, "Olá! Em que posso ajudar?")
+    await db.execute(PERSON_REPLY, made.id, other, "Entregamos sim, a taxa é R$ 10.")
 
 
 def _list_url(path: str, org: Org) -> str:

@@ -175,6 +175,20 @@ def _walk(a: OrgA) -> dict[tuple[str, str], tuple[Call, int]]:
         ("GET", "/v1/drafts/{name}"): (Call(f"/v1/drafts/{a.draft}"), 404),
         ("POST", "/v1/drafts/{name}/approve"): (Call(f"/v1/drafts/{a.draft}/approve"), 404),
         ("POST", "/v1/drafts/{name}/reject"): (Call(f"/v1/drafts/{a.draft}/reject"), 404),
+        ("POST", "/v1/drafts/{name}/restore"): (
+            Call(f"/v1/drafts/{a.draft}/restore", {"key": "phone:11987654321"}),
+            404,
+        ),
+        # Another org's suggestions, by a group's id or a person's message in it: absent.
+        ("GET", "/v1/suggestions"): (Call("/v1/suggestions"), 200),
+        ("POST", "/v1/suggestions/{id}/draft"): (
+            Call(f"/v1/suggestions/{a.message_id}/draft"),
+            404,
+        ),
+        ("POST", "/v1/suggestions/{id}/dismiss"): (
+            Call(f"/v1/suggestions/{a.message_id}/dismiss"),
+            404,
+        ),
         # A proposal of another org is as absent as one that never existed.
         ("GET", "/v1/proposals"): (Call("/v1/proposals?status=all"), 200),
         ("GET", "/v1/proposals/{id}"): (Call(f"/v1/proposals/{NO_PROPOSAL}"), 404),

@@ -110,6 +110,22 @@
       m.skills.forEach(function (s) { skills.appendChild(el("li", null, s)); });
       li.appendChild(skills);
     }
+    var teach = root.querySelector("[data-teach]");
+    var csrf = root.querySelector('input[name="csrf"]');
+    if (m.teach && teach && csrf) {
+      var form = el("form", "botao ensinar");
+      form.method = "post";
+      form.action = teach.getAttribute("data-teach") + encodeURIComponent(m.id) + "/ensinar";
+      var token = el("input");
+      token.type = "hidden";
+      token.name = "csrf";
+      token.value = csrf.value;
+      form.appendChild(token);
+      var go = el("button", "link", "Ensinar o agente");
+      go.type = "submit";
+      form.appendChild(go);
+      li.appendChild(form);
+    }
     return li;
   }
 
