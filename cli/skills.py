@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cli import curator as cli_curator
+from cli import skill_editor as cli_skill_editor
 from cli.args import CliError, org_command
 from core.db import connection
 from skills.catalog_seed import DEFAULT_CATALOG_DIR
@@ -33,6 +34,9 @@ async def _store(settings: Settings) -> AsyncIterator[S3ObjectStore]:
         store = S3ObjectStore(client, settings.s3_bucket)
         await store.ensure_bucket()
         yield store
+
+
+store_of = _store  # the object store of a command (cli.skill_editor's too)
 
 
 def _read_upload(path: Path, max_bytes: int) -> bytes:
@@ -169,6 +173,7 @@ def register(
         handler=cmd_list
     )
     cli_curator.add_usage_commands(skills, common)
+    cli_skill_editor.register(skills, common)
 
     catalog = sub.add_parser("catalog", help="the platform catalog").add_subparsers(
         dest="catalog_command", required=True

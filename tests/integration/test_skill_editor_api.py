@@ -154,7 +154,7 @@ async def test_files_carry_over_download_as_attachments_and_refuse_like_a_zip(
         "PUT",
         f"/v1/skills/pix/files/references/chave.md?base_version_id={v2}",
         key,
-        data="Chave Pix: loja@example.com".encode(),
+        data=b"Chave Pix: loja@example.com",
         headers=RAW,
     )
     v3 = ref.body["version_id"]
