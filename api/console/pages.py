@@ -72,6 +72,10 @@ NOTICES = {
     "takeover_route": "Conversa assumida: o agente não responde até você devolver.",
     "release_route": "Conversa devolvida ao agente.",
     "reply_route": "Resposta na fila de envio: o cliente a recebe em instantes.",
+    "put_skill_route": "Versão publicada: o agente a usa a partir da próxima mensagem.",
+    "put_file_route": "Arquivo salvo numa versão nova da skill.",
+    "delete_file_route": "Arquivo removido numa versão nova da skill.",
+    "rollback_route": "A skill voltou para a versão escolhida.",
 }
 # Refusals whose API message names the JSON body: the console says which button to use.
 CONSOLE_MESSAGES = {

@@ -1,0 +1,63 @@
+"""A skill's text as the console shows it, pure: its Markdown body rendered safely, and bidi
+control characters made visible.
+
+The body is a business's or an agent's text (the agent's is model output: hostile). Rendered
+by markdown-it-py's CommonMark preset with raw HTML off (an HTML tag shows as its text), the
+image rule off (`![x](y)` is at most a link) and links only to `https:` and `mailto:` (any
+other link, `javascript:` and `data:` included, is left as text). Whatever markdown-it
+writes has every text escaped; the one place a page takes it unescaped is this module's
+Markup. Work is bounded: at most MAX_RENDERED_CHARS are rendered (the rest shown as plain
+text), and the preset's nesting cap keeps a crafted pile of `>` or `[` shallow.
+
+Bidi controls (U+202A-U+202E, U+2066-U+2069) can make a text read differently from what it
+is (a diff line, a keyword): they are shown as `⟦U+202E⟧`, never applied.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from markdown_it import MarkdownIt
+from markupsafe import Markup, escape
+
+# A skill with keywords is at most 100,000 characters (skills.package.limits); an index-only
+# one may be longer, and past this its body shows as plain text.
+MAX_RENDERED_CHARS: Final = 120_000
+_SAFE_SCHEMES: Final = ("https://", "mailto:")
+_BIDI: Final = re.compile("[\u202a-\u202e\u2066-\u2069]")
+
+
+def visible_bidi(text: str) -> str:
+    """`text` with each bidi control written out as ⟦U+XXXX⟧."""
+    return _BIDI.sub(lambda m: f"⟦U+{ord(m.group()):04X}⟧", text)
+
+
+def _safe_link(url: str) -> bool:
+    return url.strip().lower().startswith(_SAFE_SCHEMES)
+
+
+def _renderer() -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    md.disable("image")
+    md.validateLink = _safe_link  # type: ignore[method-assign]
+    return md
+
+
+_MD: Final = _renderer()
+
+
+def render_markdown(text: str) -> Markup:
+    """The body as safe HTML (module docstring)."""
+    shown = visible_bidi(text)
+    if len(shown) > MAX_RENDERED_CHARS:
+        return Markup('<pre class="corpo-texto">{}</pre>').format(shown)
+    rendered = _MD.render(shown)
+    # Links leave the console: no referrer, no access to this page.
+    rendered = rendered.replace("<a href=", '<a rel="noopener noreferrer nofollow" href=')
+    return Markup(rendered)
+
+
+def bidi_escaped(text: str) -> Markup:
+    """A plain text for a template, escaped, its bidi controls visible (the `bidi` filter)."""
+    return escape(visible_bidi(text))
