@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import io
 import unicodedata
+import warnings
 import zipfile
 from collections.abc import Sequence
 
@@ -102,7 +103,13 @@ def package_of(
     for path, _ in files:
         check_file_path(path)
     buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_STORED) as archive:
+    with (
+        zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_STORED) as archive,
+        warnings.catch_warnings(),
+    ):
+        # A second SKILL.md (or any repeated path) is written as given: the parser refuses it
+        # as it refuses a .zip that has one (`skill_duplicate_entry`).
+        warnings.simplefilter("ignore", UserWarning)
         for path, data in [(SKILL_MD, skill_md), *files]:
             archive.writestr(path, data)
     return parse_skill_package(buffer.getvalue(), limits=limits)

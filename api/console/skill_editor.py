@@ -20,6 +20,7 @@ from aiohttp import web
 from aiohttp.web_request import FileField
 
 from api.bodies import PRELOADED_BODY
+from api.errors import ApiError
 from api.console import pages
 from api.console.auth import Form, Visit, signed_in
 from api.console.diff_lines import counts, diff_lines
@@ -220,7 +221,8 @@ async def _form_again(
     context = _form_context(
         name=name, base=base, values=values, new=new, catalog=_text(visit.form, "catalog") == "1"
     )
-    field = getattr(error, "field", None)
+    # The API's 422 names the form field its package rule is about (api.skill_editor_routes).
+    field = error.extra.get("field") if isinstance(error, ApiError) else None
     if field is not None:
         context["field_errors"] = {str(field): error.message}
     elif error.code in ("skill_already_installed", "skill_name_reserved") and new:
