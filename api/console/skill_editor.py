@@ -20,12 +20,12 @@ from aiohttp import web
 from aiohttp.web_request import FileField
 
 from api.bodies import PRELOADED_BODY
-from api.errors import ApiError
 from api.console import pages
 from api.console.auth import Form, Visit, signed_in
 from api.console.diff_lines import counts, diff_lines
 from api.console.render import CONSOLE_PREFIX, see_other, segment
 from api.console.skill_text import render_markdown, visible_bidi
+from api.errors import ApiError
 from api.guard import run_answer, run_route
 from api.routing import deps_of
 from core.errors import SkilletError
