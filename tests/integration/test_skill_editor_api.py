@@ -12,6 +12,7 @@ import asyncpg
 import pytest_asyncio
 
 from api.keys import Role
+from skills.curator.run import run_curator
 from tests.integration.api_support import (
     Answer,
     ApiClient,
@@ -20,6 +21,7 @@ from tests.integration.api_support import (
     org_snapshot,
     running_api,
 )
+from tests.integration.curator_support import days_ago, install, options, states
 from tests.integration.support import create_org, publish
 from tests.package_builders import skill_zip
 from worker.resources import Resources
@@ -365,3 +367,21 @@ async def test_a_viewer_reads_and_is_refused_every_write(
         answer = await api.call(method, path, viewer, **kwargs)
         assert (answer.status, answer.code) == (403, "forbidden")
     assert await org_snapshot(db, org) == before
+
+
+async def test_an_agent_skill_edited_by_the_business_is_no_longer_the_curators(
+    api: ApiClient, db: asyncpg.Connection
+) -> None:
+    org = await create_org(db)
+    key = await create_key(db, org, Role.EDITOR)
+    await install(db, org, "ocioso", last_activity_at=days_ago(120))  # the agent's
+    await install(db, org, "tambem-ocioso", last_activity_at=days_ago(120))
+    current = (await api.get("/v1/skills/ocioso", key)).body
+    assert current["source"] == "agent" and current["created_via"] == "agent"
+    edited = await _put(api, key, "ocioso", _edit(current["version_id"], keywords="ocioso"))
+    assert edited.status == 200
+
+    report = (await run_curator(db, org, options())).to_json()
+    assert {"name": "ocioso", "reason": "not-agent-created"} in report["skipped"]
+    assert report["transitioned"] == [{"name": "tambem-ocioso", "from": "active", "to": "archived"}]
+    assert (await states(db, org))["ocioso"] == "active"
