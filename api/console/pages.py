@@ -17,6 +17,7 @@ from api.console.attendance_view import reopens
 from api.console.auth import SIGN_OUT_PATH, Visit, forget
 from api.console.diff_lines import counts, diff_lines
 from api.console.render import CONSOLE_PREFIX, html
+from api.console.skill_text import render_markdown
 from api.errors import public_message, status_of
 from api.guard import may, run_route
 from api.keys import Role, parse_key
@@ -198,6 +199,7 @@ async def draft(request: web.Request, visit: Visit) -> PageData:
     added, removed = counts(lines)
     return "draft.html", {
         "draft": reply,
+        "body_html": render_markdown(reply["body"]),
         "lines": lines,
         "added": added,
         "removed": removed,
