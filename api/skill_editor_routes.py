@@ -20,6 +20,7 @@ from api.guard import json_reply
 from api.media_routes import FILE_HEADERS, attachment
 from api.pagination import page_of, parse_limit, read_cursor, time_id_keyset
 from api.routing import Principal, Reply, deps_of, org_db
+from api.skill_detail import show_skill
 from inbox.file_names import safe_file_name
 from skills.editing import (
     Editor,
@@ -38,7 +39,6 @@ from skills.skill_view import (
     diff_records,
     locate_file,
     read_file,
-    show_skill,
     show_version,
     version_json,
 )

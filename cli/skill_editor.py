@@ -38,7 +38,7 @@ def _read_skill_md(path: Path, max_bytes: int) -> bytes:
 
 
 async def cmd_show(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
-    from skills.skill_view import show_skill
+    from api.skill_detail import show_skill
 
     async with connection(settings.owner_url) as conn:
         view = await show_skill(conn, args.org, args.name)
