@@ -21,6 +21,7 @@ from api.media_routes import FILE_HEADERS, attachment
 from api.pagination import page_of, parse_limit, read_cursor, time_id_keyset
 from api.routing import Principal, Reply, deps_of, org_db
 from api.skill_detail import show_skill
+from api.skill_routes import key_author
 from inbox.file_names import safe_file_name
 from skills.editing import (
     Editor,
@@ -32,8 +33,7 @@ from skills.editing import (
     rollback_skill,
 )
 from skills.editing_errors import EditRefused, SkillBaseMoved
-from skills.editing_queries import fetch_api_key_name, fetch_pointed_record, list_skill_versions
-from skills.models import VersionAuthor
+from skills.editing_queries import fetch_pointed_record, list_skill_versions
 from skills.publisher import content_type_of
 from skills.skill_view import (
     diff_records,
@@ -59,9 +59,7 @@ def editor_errors() -> Iterator[None]:
 async def editor_of(request: web.Request, principal: Principal) -> Editor:
     """The key that writes: its prefix audits the change, its prefix and name sign the
     version (until people have accounts)."""
-    async with org_db(request, principal) as conn:
-        key_name = await fetch_api_key_name(conn, principal.organization_id, principal.key_id)
-    return Editor(principal.prefix, VersionAuthor(principal.prefix, key_name))
+    return Editor(principal.prefix, await key_author(request, principal))
 
 
 def _uuid(text: str | None, what: str) -> uuid.UUID | None:

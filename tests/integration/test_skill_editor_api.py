@@ -337,10 +337,19 @@ async def test_catalog_names_fork_on_edit_and_an_uninstalled_name_keeps_its_hist
     assert (await api.call("DELETE", "/v1/skills/reuso", key)).status == 200
     again = await _put(api, key, "reuso", _edit(None))
     assert again.status == 201
-    vias = [
-        v["created_via"] for v in (await api.get("/v1/skills/reuso/versions", key)).body["items"]
-    ]
-    assert vias == ["editor", "upload"]
+    history = (await api.get("/v1/skills/reuso/versions", key)).body["items"]
+    assert [v["created_via"] for v in history] == ["editor", "upload"]
+    # An upload and an install through the API are signed by the key too.
+    assert history[1]["author"] == {"key_prefix": key[:12], "key_name": None}
+    other = f"{name}-b"
+    await publish(db, resources.store, None, other, keywords=["b"], created_by="platform")
+    installed = await api.call("POST", f"/v1/catalog/{other}/install", key)
+    assert installed.status == 201
+    shown = (await api.get(f"/v1/skills/{other}", key)).body
+    assert (shown["created_via"], shown["author"]) == (
+        "catalog",
+        {"key_prefix": key[:12], "key_name": None},
+    )
 
 
 async def test_a_viewer_reads_and_is_refused_every_write(
