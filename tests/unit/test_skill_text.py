@@ -7,7 +7,12 @@ import re
 
 import pytest
 
-from api.console.skill_text import MAX_RENDERED_CHARS, render_markdown, visible_bidi
+from api.console.skill_text import (
+    MAX_MARKUP_CHARS,
+    MAX_RENDERED_CHARS,
+    render_markdown,
+    visible_bidi,
+)
 
 HOSTILE = """# Trocas
 
@@ -48,13 +53,28 @@ def test_bidi_controls_are_shown_not_applied(control: str) -> None:
 @pytest.mark.timeout(10)
 @pytest.mark.parametrize(
     "pile",
-    [">" * 50_000, "[" * 50_000, "*a" * 30_000, "`" * 50_000, "- " * 30_000, "<" * 50_000],
+    [
+        ">" * 50_000,
+        "[" * 50_000,
+        "*a" * 30_000,
+        "`" * 50_000,
+        "- " * 30_000,
+        "<" * 50_000,
+        "[" * MAX_MARKUP_CHARS + "a" * (MAX_RENDERED_CHARS - MAX_MARKUP_CHARS),
+        "*a" * (MAX_MARKUP_CHARS // 2) + "b" * (MAX_RENDERED_CHARS - MAX_MARKUP_CHARS),
+        ">" * MAX_RENDERED_CHARS,
+    ],
 )
 def test_a_hostile_pile_renders_bounded(pile: str) -> None:
     html = str(render_markdown(pile))
     assert html.count("<blockquote>") <= 100 and html.count("<ul>") <= 100
+    assert "<script" not in html
 
 
-def test_past_the_cap_the_body_is_plain_escaped_text() -> None:
-    html = str(render_markdown("<b>x</b>" + "a" * MAX_RENDERED_CHARS))
-    assert html.startswith('<pre class="corpo-texto">&lt;b&gt;')
+def test_past_a_cap_the_body_is_plain_escaped_text() -> None:
+    long_text = str(render_markdown("<b>x</b>" + "a" * MAX_RENDERED_CHARS))
+    assert long_text.startswith('<pre class="corpo-texto">&lt;b&gt;')
+    piled = str(render_markdown("[x](https://a.b) " + "*" * (MAX_MARKUP_CHARS + 1)))
+    assert piled.startswith('<pre class="corpo-texto">[x](https://a.b)') and "<a " not in piled
+    within = str(render_markdown("[x](https://a.b) " + "*" * (MAX_MARKUP_CHARS - 10)))
+    assert '<a rel="noopener noreferrer nofollow" href="https://a.b">x</a>' in within
