@@ -52,6 +52,8 @@ _BODIES: dict[str, dict[str, Any]] = {
 def _responses(route: Route) -> dict[str, Any]:
     error = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
     responses: dict[str, Any] = {str(route.status): {"description": "ok"}}
+    if route.method == "PUT" and route.status == 201:
+        responses["200"] = {"description": "uma versão nova do que já existia"}
     if route.produces is not None:
         responses[str(route.status)] = {
             "description": "os bytes; Content-Type: o tipo lido nos bytes; "
