@@ -55,7 +55,11 @@ from skills.editing_errors import (
     SkillNameReserved,
     SkillVersionNotFound,
 )
-from skills.editing_queries import fetch_skill_version, lock_skill_pointer
+from skills.editing_queries import (
+    fetch_just_before_now,
+    fetch_skill_version,
+    lock_skill_pointer,
+)
 from skills.export.archive import render_spec_skill_md
 from skills.models import DEFAULT_FRONTMATTER, CreatedVia, VersionAuthor
 from skills.package import SkillPackage, SkillPackageError
@@ -376,8 +380,11 @@ async def _insert_fork_row(
     fork_id: uuid.UUID,
     editor: Editor,
 ) -> None:
+    """The install's row, a millisecond before the edit's (both are written in one
+    transaction, whose time they would otherwise share): the history lists it first."""
     await insert_skill_version(
         conn,
+        created_at=await fetch_just_before_now(conn),
         version_id=fork_id,
         organization_id=organization_id,
         name=platform.name,

@@ -147,3 +147,13 @@ async def fetch_api_key_name(
     """The name a key was created with (None: unnamed, or not the org's)."""
     value = await conn.fetchval(FETCH_API_KEY_NAME, organization_id, key_id)
     return None if value is None else str(value)
+
+
+FETCH_JUST_BEFORE_NOW = "select now() - interval '1 millisecond'"
+
+
+async def fetch_just_before_now(conn: asyncpg.Connection) -> datetime:
+    """A millisecond before the transaction's time: a row written first in a transaction
+    that writes two versions sorts before the second in the history."""
+    value: datetime = await conn.fetchval(FETCH_JUST_BEFORE_NOW)
+    return value

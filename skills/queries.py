@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 import asyncpg
@@ -65,8 +66,9 @@ INSERT_SKILL_VERSION = """
 insert into skill_versions
     (id, organization_id, name, description, body, matcher, manifest,
      forked_from_version_id, created_by, content_sha256, frontmatter, skill_md,
-     created_via, author_key_prefix, author_key_name)
-values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+     created_via, author_key_prefix, author_key_name, created_at)
+values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
+        coalesce($16::timestamptz, now()))
 """
 
 
@@ -87,13 +89,15 @@ async def insert_skill_version(
     skill_md: bytes | None = None,
     created_via: str | None = None,
     author: VersionAuthor | None = None,
+    created_at: datetime | None = None,
 ) -> None:
     """A new immutable version row (id chosen by the caller, who stored its files under it).
 
     `skill_md`: the SKILL.md bytes as uploaded (None when the version was not uploaded as a
     package: the agent's own skills are rendered from their fields). `created_via` (a
     CreatedVia value) defaults to what `created_by` and a fork say (default_created_via);
-    `author`: the API key that made it, when one did."""
+    `author`: the API key that made it, when one did. `created_at` defaults to the
+    transaction's time."""
     via = created_via or default_created_via(created_by, forked_from_version_id)
     await conn.execute(
         INSERT_SKILL_VERSION,
@@ -112,6 +116,7 @@ async def insert_skill_version(
         str(CreatedVia(via)),
         None if author is None else author.key_prefix,
         None if author is None else author.key_name,
+        created_at,
     )
 
 
