@@ -39,12 +39,17 @@ from skills.audit_queries import AuditEntry, insert_audit
 from skills.catalog import draft_of, reactivate_installed_skill, require_organization
 from skills.catalog_errors import SkillAlreadyInstalled, SkillNotInstalled
 from skills.catalog_queries import (
-    PointedVersion,
-    fetch_org_pointed_version,
-    fetch_platform_pointed_version,
     insert_skill_pointer,
 )
 from skills.curator.queries import lock_curator_orgs
+from skills.edit_base import (
+    EditBase,
+    base_files,
+    base_of,
+    copy_fork,
+    insert_fork_row,
+    skill_md_of,
+)
 from skills.edit_errors_fields import field_of
 from skills.edit_package import package_of, render_edit_skill_md
 from skills.editing_errors import (
@@ -52,21 +57,18 @@ from skills.editing_errors import (
     SkillBaseMoved,
     SkillFileNotFound,
     SkillNameMismatch,
-    SkillNameReserved,
     SkillVersionNotFound,
 )
 from skills.editing_queries import (
-    fetch_just_before_now,
     fetch_skill_version,
     lock_skill_pointer,
 )
-from skills.export.archive import render_spec_skill_md
 from skills.models import DEFAULT_FRONTMATTER, CreatedVia, VersionAuthor
 from skills.package import SkillPackage, SkillPackageError
 from skills.package.limits import DEFAULT_LIMITS, PackageLimits
 from skills.publisher import store_skill_files
 from skills.queries import insert_skill_version, upsert_skill_pointer
-from skills.storage import ObjectStore, object_key
+from skills.storage import ObjectStore
 
 
 @dataclass(frozen=True)
@@ -112,66 +114,6 @@ def _str(value: uuid.UUID | None) -> str | None:
     return None if value is None else str(value)
 
 
-@dataclass(frozen=True)
-class _Base:
-    """What an edit starts from: `version` (the org's, or the catalog's for a fork; None for
-    a new skill) and what the org's pointer must still name when it is moved."""
-
-    version: PointedVersion | None
-    pointer: uuid.UUID | None
-    fork: bool = False
-
-    @property
-    def owner_is_catalog(self) -> bool:
-        return self.fork
-
-
-async def _base_of(
-    conn: asyncpg.Connection,
-    organization_id: uuid.UUID,
-    name: str,
-    base_version_id: uuid.UUID | None,
-    *,
-    allow_fork: bool,
-) -> _Base:
-    current = await fetch_org_pointed_version(conn, organization_id, name)
-    if base_version_id is None:
-        if current is not None:
-            raise SkillAlreadyInstalled(name)
-        if await fetch_platform_pointed_version(conn, name) is not None:
-            raise SkillNameReserved(name)
-        return _Base(None, None)
-    if current is not None:
-        if current.version_id != base_version_id:
-            raise SkillBaseMoved(name, current.version_id)
-        return _Base(current, current.version_id)
-    platform = await fetch_platform_pointed_version(conn, name) if allow_fork else None
-    if platform is None:
-        raise SkillNotInstalled(name)
-    if platform.version_id != base_version_id:
-        raise SkillBaseMoved(name, platform.version_id)
-    return _Base(platform, None, fork=True)
-
-
-async def _base_files(
-    store: ObjectStore,
-    organization_id: uuid.UUID,
-    base: _Base,
-    limits: PackageLimits,
-) -> list[tuple[str, bytes]]:
-    """The base version's files as bytes (one byte past the file cap at most, so a file a
-    lowered limit no longer allows is refused by the parser, not cut)."""
-    if base.version is None:
-        return []
-    owner = None if base.owner_is_catalog else organization_id
-    files = []
-    for entry in base.version.manifest:
-        key = object_key(owner, base.version.name, base.version.version_id, entry.path)
-        found = await store.get(key, max_bytes=limits.max_file_bytes + 1)
-        files.append((entry.path, found.data))
-    return files
-
-
 def _package(
     skill_md: bytes, files: Sequence[tuple[str, bytes]], limits: PackageLimits
 ) -> SkillPackage:
@@ -179,20 +121,6 @@ def _package(
         return package_of(skill_md, files, limits=limits)
     except SkillPackageError as exc:
         raise EditRefused(exc, field_of(exc)) from exc
-
-
-def _skill_md_of(version: PointedVersion) -> bytes:
-    """The SKILL.md a file change keeps: as stored, else rendered from the fields."""
-    if version.skill_md is not None:
-        return version.skill_md
-    text = render_spec_skill_md(
-        name=version.name,
-        description=version.description,
-        matcher=version.matcher,
-        body=version.body,
-        frontmatter=version.frontmatter,
-    )
-    return text.encode()
 
 
 async def publish_edit(
@@ -209,7 +137,7 @@ async def publish_edit(
     """A new version of `name` from the form's fields, the base's files and its other
     frontmatter fields carried over; a new skill when `base_version_id` is None."""
     await require_organization(conn, organization_id)
-    base = await _base_of(conn, organization_id, name, base_version_id, allow_fork=True)
+    base = await base_of(conn, organization_id, name, base_version_id, allow_fork=True)
     frontmatter = base.version.frontmatter if base.version is not None else None
     skill_md = render_edit_skill_md(
         name=name,
@@ -219,7 +147,7 @@ async def publish_edit(
         body=edit.body,
         frontmatter=frontmatter or DEFAULT_FRONTMATTER,
     )
-    files = await _base_files(store, organization_id, base, limits)
+    files = await base_files(store, organization_id, base, limits)
     package = _package(skill_md, files, limits)
     return await _publish(conn, store, organization_id, base, package, editor, "skill.edit", {})
 
@@ -238,8 +166,8 @@ async def publish_skill_md(
     """A new version of `name` from a whole SKILL.md (`skillet skills edit`), the base's
     files carried over; its frontmatter's name must be `name`."""
     await require_organization(conn, organization_id)
-    base = await _base_of(conn, organization_id, name, base_version_id, allow_fork=True)
-    files = await _base_files(store, organization_id, base, limits)
+    base = await base_of(conn, organization_id, name, base_version_id, allow_fork=True)
+    files = await base_files(store, organization_id, base, limits)
     package = _package(skill_md, files, limits)
     if package.name != name:
         raise SkillNameMismatch(name, package.name)
@@ -261,11 +189,11 @@ async def put_skill_file(
     """A new version with the file at `path` added or replaced (its kind decided by the
     package rules: folder first, then content)."""
     await require_organization(conn, organization_id)
-    base = await _base_of(conn, organization_id, name, base_version_id, allow_fork=False)
+    base = await base_of(conn, organization_id, name, base_version_id, allow_fork=False)
     assert base.version is not None
-    files = [f for f in await _base_files(store, organization_id, base, limits) if f[0] != path]
+    files = [f for f in await base_files(store, organization_id, base, limits) if f[0] != path]
     replaced = len(files) < len(base.version.manifest)
-    package = _package(_skill_md_of(base.version), [*files, (path, data)], limits)
+    package = _package(skill_md_of(base.version), [*files, (path, data)], limits)
     detail = {"path": path, "size": len(data), "replaced": replaced}
     return await _publish(
         conn, store, organization_id, base, package, editor, "skill.file_put", detail
@@ -285,12 +213,12 @@ async def delete_skill_file(
 ) -> EditResult:
     """A new version without the file at `path`."""
     await require_organization(conn, organization_id)
-    base = await _base_of(conn, organization_id, name, base_version_id, allow_fork=False)
+    base = await base_of(conn, organization_id, name, base_version_id, allow_fork=False)
     assert base.version is not None
     if path not in {e.path for e in base.version.manifest}:
         raise SkillFileNotFound(name, path)
-    files = [f for f in await _base_files(store, organization_id, base, limits) if f[0] != path]
-    package = _package(_skill_md_of(base.version), files, limits)
+    files = [f for f in await base_files(store, organization_id, base, limits) if f[0] != path]
+    package = _package(skill_md_of(base.version), files, limits)
     return await _publish(
         conn, store, organization_id, base, package, editor, "skill.file_delete", {"path": path}
     )
@@ -300,7 +228,7 @@ async def _publish(
     conn: asyncpg.Connection,
     store: ObjectStore,
     organization_id: uuid.UUID,
-    base: _Base,
+    base: EditBase,
     package: SkillPackage,
     editor: Editor,
     action: str,
@@ -309,7 +237,7 @@ async def _publish(
     """Objects, then (pointer locked and checked) version rows, pointer, usage and audit."""
     draft = draft_of(package)
     version_id = await store_skill_files(store, organization_id=organization_id, draft=draft)
-    fork_id = await _copy_fork(store, organization_id, base)
+    fork_id = await copy_fork(store, organization_id, base)
     name = package.name
     async with conn.transaction():
         await lock_curator_orgs(conn, [organization_id])
@@ -319,7 +247,7 @@ async def _publish(
                 raise SkillAlreadyInstalled(name)
             raise SkillBaseMoved(name, pointed)
         if fork_id is not None and base.version is not None:
-            await _insert_fork_row(conn, organization_id, base.version, fork_id, editor)
+            await insert_fork_row(conn, organization_id, base.version, fork_id, editor.author)
         await insert_skill_version(
             conn,
             version_id=version_id,
@@ -355,51 +283,6 @@ async def _publish(
             audit_detail["forked_from_version_id"] = str(result.forked_from_version_id)
         await _audit(conn, organization_id, editor, action, name, pointed, version_id, audit_detail)
     return result
-
-
-async def _copy_fork(
-    store: ObjectStore, organization_id: uuid.UUID, base: _Base
-) -> uuid.UUID | None:
-    """For a catalog skill edited before it was installed: its files copied server-side to
-    the org's prefix under the install's own version id."""
-    if not base.fork or base.version is None:
-        return None
-    fork_id = uuid.uuid4()
-    for entry in base.version.manifest:
-        await store.copy(
-            object_key(None, base.version.name, base.version.version_id, entry.path),
-            object_key(organization_id, base.version.name, fork_id, entry.path),
-        )
-    return fork_id
-
-
-async def _insert_fork_row(
-    conn: asyncpg.Connection,
-    organization_id: uuid.UUID,
-    platform: PointedVersion,
-    fork_id: uuid.UUID,
-    editor: Editor,
-) -> None:
-    """The install's row, a millisecond before the edit's (both are written in one
-    transaction, whose time they would otherwise share): the history lists it first."""
-    await insert_skill_version(
-        conn,
-        created_at=await fetch_just_before_now(conn),
-        version_id=fork_id,
-        organization_id=organization_id,
-        name=platform.name,
-        description=platform.description,
-        body=platform.body,
-        matcher=platform.matcher,
-        manifest=platform.manifest,
-        created_by="user",
-        forked_from_version_id=platform.version_id,
-        content_sha256=platform.content_sha256,
-        frontmatter=platform.frontmatter,
-        skill_md=platform.skill_md,
-        created_via=CreatedVia.CATALOG,
-        author=editor.author,
-    )
 
 
 async def rollback_skill(
