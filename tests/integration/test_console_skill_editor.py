@@ -239,6 +239,19 @@ async def test_a_new_skill_and_a_viewer_who_only_reads(
     context = await browser.new_context(locale="pt-BR")
     page = await context.new_page()
     await sign_in(page, api.base_url, viewer)
+    # The keyword preview reads the matcher's own refusal of a malformed keyword, and bounds
+    # what it is given.
+    preview = f"{api.base_url}/console/palavras-chave"
+    answer = await page.request.get(preview, params={"keywords": "pix +", "teste": "pix"})
+    assert answer.status == 200 and (await answer.json())["error"]
+    huge = await page.request.get(preview, params={"keywords": "a," * 1_500, "teste": "b" * 1_000})
+    body = await huge.json()
+    assert huge.status == 200 and len(body["samples"][-1]["text"]) == 500
+    hit = await page.request.get(preview, params={"keywords": "sábado", "probe_keywords": "loja"})
+    marks = {s["text"]: s["match"] for s in (await hit.json())["samples"]}
+    assert marks["Qual o horário de funcionamento no sábado?"] == "skill"
+    assert marks["Onde fica a loja?"] == "probe"
+    assert marks["Meu pedido ainda não chegou"] is None
     await page.goto(f"{api.base_url}/console/skills/horario-loja")
     assert "Abrimos às 9h." in await page.locator("article.corpo-skill").inner_text()
     assert await page.locator("a:has-text('Editar'), button:has-text('Voltar')").count() == 0
