@@ -12,7 +12,7 @@ from typing import Any
 from api.routing import Route
 from core.http_metrics import METRICS_PATH
 
-_PARAM_RE = re.compile(r"{([a-z_]+)}")
+_PARAM_RE = re.compile(r"{([a-z_]+)(?::[^{}]*)?}")  # `{name}`, or `{path:.+}` (aiohttp's)
 OPENAPI_PATH = "/openapi.json"
 HEALTH_PATH = "/healthz"
 
@@ -28,11 +28,15 @@ _QUERY = {
     "days": ("integer", "dias UTC até hoje, hoje incluído (1-90, padrão 30)"),
     "agent_id": ("string", "só os de um agente (o id de `GET /v1/agents`)"),
     "mode": ("string", "só as de um modo: agent, waiting (mais antigas primeiro) ou human"),
+    "base_version_id": ("string", "a versão de que a alteração parte (409 se mudou)"),
+    "version_id": ("string", "uma versão anterior (padrão: a atual)"),
+    "against": ("string", "a versão comparada no diff (padrão: a atual)"),
 }
 # Query parameters a read refuses with 422 (writes document 422 anyway).
 _REFUSED_QUERY = {"days", "agent_id"}
 _BODIES: dict[str, dict[str, Any]] = {
     "json": {"application/json": {"schema": {"type": "object"}}},
+    "bytes": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}},
     "zip": {
         "application/zip": {"schema": {"type": "string", "format": "binary"}},
         "multipart/form-data": {
@@ -48,6 +52,8 @@ _BODIES: dict[str, dict[str, Any]] = {
 def _responses(route: Route) -> dict[str, Any]:
     error = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
     responses: dict[str, Any] = {str(route.status): {"description": "ok"}}
+    if route.method == "PUT" and route.status == 201:
+        responses["200"] = {"description": "uma versão nova do que já existia"}
     if route.produces is not None:
         responses[str(route.status)] = {
             "description": "os bytes; Content-Type: o tipo lido nos bytes; "
@@ -119,7 +125,8 @@ def build_openapi(routes: Sequence[Route]) -> dict[str, Any]:
         METRICS_PATH: _public("métricas no formato de texto do Prometheus"),
     }
     for route in routes:
-        paths.setdefault(route.path, {})[route.method.lower()] = _operation(route)
+        path = _PARAM_RE.sub(r"{\1}", route.path)  # OpenAPI names a parameter, no pattern
+        paths.setdefault(path, {})[route.method.lower()] = _operation(route)
     return {
         "openapi": "3.1.0",
         "info": {

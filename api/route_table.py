@@ -13,6 +13,7 @@ from api import history_routes as history
 from api import hours_routes as hours
 from api import media_routes as media
 from api import proposal_routes as proposals
+from api import skill_editor_routes as editor
 from api import skill_routes as skills
 from api import suggestion_routes as suggestions
 from api import template_routes as templates
@@ -108,6 +109,84 @@ ROUTES: tuple[Route, ...] = (
         skills.skill_activations,
         V,
         "ativações por dia (UTC): 7 e 30 dias",
+        tags=("skills",),
+    ),
+    Route(
+        "GET",
+        "/v1/skills/{name}",
+        editor.show_skill_route,
+        V,
+        "a versão atual: texto, palavras-chave, arquivos com leituras, quem fez, parecidas",
+        tags=("skills",),
+    ),
+    Route(
+        "PUT",
+        "/v1/skills/{name}",
+        editor.put_skill_route,
+        E,
+        "publica uma versão nova (201 skill nova; 409 skill_base_moved; 422 regras do pacote)",
+        action="skill.edit",
+        status=201,
+        body="json",
+        tags=("skills",),
+    ),
+    Route(
+        "GET",
+        "/v1/skills/{name}/versions",
+        editor.list_versions_route,
+        V,
+        "as versões publicadas, mais novas primeiro: quando, quem, como",
+        query=PAGED,
+        tags=("skills",),
+    ),
+    Route(
+        "GET",
+        "/v1/skills/{name}/versions/{version_id}",
+        editor.show_version_route,
+        V,
+        "uma versão, com o diff a partir de `against` (padrão: a atual)",
+        query=("against",),
+        tags=("skills",),
+    ),
+    Route(
+        "GET",
+        "/v1/skills/{name}/files/{path:.+}",
+        editor.download_file_route,
+        V,
+        "os bytes de um arquivo da skill, como anexo (nosniff)",
+        query=("version_id",),
+        tags=("skills",),
+        produces="application/octet-stream",
+    ),
+    Route(
+        "PUT",
+        "/v1/skills/{name}/files/{path:.+}",
+        editor.put_file_route,
+        E,
+        "adiciona ou troca um arquivo (bytes no corpo): uma versão nova",
+        action="skill.file_put",
+        query=("base_version_id",),
+        body="bytes",
+        tags=("skills",),
+    ),
+    Route(
+        "DELETE",
+        "/v1/skills/{name}/files/{path:.+}",
+        editor.delete_file_route,
+        E,
+        "remove um arquivo: uma versão nova",
+        action="skill.file_delete",
+        query=("base_version_id",),
+        tags=("skills",),
+    ),
+    Route(
+        "POST",
+        "/v1/skills/{name}/rollback",
+        editor.rollback_route,
+        E,
+        "volta o ponteiro para uma versão anterior da mesma skill",
+        action="skill.rollback",
+        body="json",
         tags=("skills",),
     ),
     Route(

@@ -33,6 +33,8 @@ from skills.catalog import (
 )
 from skills.catalog_models import ImportStatus
 from skills.catalog_queries import fetch_org_pointed_version
+from skills.editing_queries import fetch_api_key_name
+from skills.models import VersionAuthor
 
 
 async def list_catalog(request: web.Request, principal: Principal) -> Reply:
@@ -101,9 +103,18 @@ async def list_installed(request: web.Request, principal: Principal) -> Reply:
     return {"items": items, "next": page.next}
 
 
+async def key_author(request: web.Request, principal: Principal) -> VersionAuthor:
+    """The key that writes a version: its prefix and name sign it (until people have
+    accounts)."""
+    async with org_db(request, principal) as conn:
+        key_name = await fetch_api_key_name(conn, principal.organization_id, principal.key_id)
+    return VersionAuthor(principal.prefix, key_name)
+
+
 async def upload_skill(request: web.Request, principal: Principal) -> Reply:
     deps = deps_of(request)
     data = await read_upload(request, deps.package_limits.max_upload_bytes)
+    author = await key_author(request, principal)
     async with org_db(request, principal) as conn:
         result = await import_skill_package(
             conn,
@@ -112,12 +123,14 @@ async def upload_skill(request: web.Request, principal: Principal) -> Reply:
             data=data,
             actor=principal.prefix,
             limits=deps.package_limits,
+            author=author,
         )
     return {**result.to_json(), "created": result.status is ImportStatus.IMPORTED}
 
 
 async def install_skill(request: web.Request, principal: Principal) -> Reply:
     deps = deps_of(request)
+    author = await key_author(request, principal)
     async with org_db(request, principal) as conn:
         result = await install_catalog_skill(
             conn,
@@ -125,6 +138,7 @@ async def install_skill(request: web.Request, principal: Principal) -> Reply:
             organization_id=principal.organization_id,
             name=request.match_info["name"],
             actor=principal.prefix,
+            author=author,
         )
     return {
         "name": result.name,

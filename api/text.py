@@ -17,7 +17,8 @@ from typing import Any
 from api.errors import ApiError
 from core.text import first_unstorable, storable, unstorable, what_unstorable
 
-_PARAMETER = re.compile(r"\{(\w+)\}")
+# `{name}`, or `{path:.+}` (a parameter with aiohttp's pattern).
+_PARAMETER = re.compile(r"\{(\w+)(?::[^{}]*)?\}")
 
 
 def check_path(template: str, params: Mapping[str, str]) -> None:

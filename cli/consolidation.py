@@ -7,32 +7,19 @@ audited with the actor `cli`, like drafts.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
-from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from cli.args import org_command, uuid_arg
+from cli.object_store import command_store
 from core.clock import system_clock
 from core.db import connection
 from worker.settings import Settings
 
 if TYPE_CHECKING:
     from consolidation.proposal_queries import Proposal
-    from core.object_store import S3ObjectStore
 
 CLI_ACTOR = "cli"
-
-
-@contextlib.asynccontextmanager
-async def _store(settings: Settings) -> AsyncIterator[S3ObjectStore]:
-    from core.object_store import S3ObjectStore
-    from worker.resources import s3_client
-
-    async with s3_client(settings) as client:
-        store = S3ObjectStore(client, settings.s3_bucket)
-        await store.ensure_bucket()
-        yield store
 
 
 async def cmd_consolidate(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
@@ -43,7 +30,7 @@ async def cmd_consolidate(args: argparse.Namespace, settings: Settings) -> dict[
     async with (
         model_http(settings) as http,
         connection(settings.owner_url) as conn,
-        _store(settings) as store,
+        command_store(settings) as store,
     ):
         # The agents' models, as the tick has them: a real one may rewrite umbrella bodies.
         models = build_model_registry(settings, http)

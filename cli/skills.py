@@ -7,32 +7,19 @@ The curator's `skills pin|unpin|restore` join the same `skills` group through
 from __future__ import annotations
 
 import argparse
-import contextlib
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cli import curator as cli_curator
+from cli import skill_editor as cli_skill_editor
 from cli.args import CliError, org_command
+from cli.object_store import command_store
 from core.db import connection
 from skills.catalog_seed import DEFAULT_CATALOG_DIR
 from worker.settings import Settings
 
 if TYPE_CHECKING:
-    from core.object_store import S3ObjectStore
     from skills.catalog import SkillListing
-
-
-@contextlib.asynccontextmanager
-async def _store(settings: Settings) -> AsyncIterator[S3ObjectStore]:
-    # Imported here, like the other commands' heavy modules: `skillet --help` stays fast.
-    from core.object_store import S3ObjectStore
-    from worker.resources import s3_client
-
-    async with s3_client(settings) as client:
-        store = S3ObjectStore(client, settings.s3_bucket)
-        await store.ensure_bucket()
-        yield store
 
 
 def _read_upload(path: Path, max_bytes: int) -> bytes:
@@ -58,7 +45,7 @@ async def cmd_import(args: argparse.Namespace, settings: Settings) -> dict[str, 
 
     limits = settings.package_limits()
     data = _read_upload(args.file, limits.max_upload_bytes)
-    async with connection(settings.owner_url) as conn, _store(settings) as store:
+    async with connection(settings.owner_url) as conn, command_store(settings) as store:
         result = await import_skill_package(
             conn, store, organization_id=args.org, data=data, limits=limits
         )
@@ -74,7 +61,7 @@ async def cmd_import(args: argparse.Namespace, settings: Settings) -> dict[str, 
 async def cmd_install(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     from skills.catalog import install_catalog_skill
 
-    async with connection(settings.owner_url) as conn, _store(settings) as store:
+    async with connection(settings.owner_url) as conn, command_store(settings) as store:
         result = await install_catalog_skill(conn, store, organization_id=args.org, name=args.name)
     message = f"{result.name}: installed from the catalog as version {result.version_id}"
     if result.reactivated_from:
@@ -107,7 +94,7 @@ def _write_export(path: Path, data: bytes) -> None:
 async def cmd_export(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     from skills.export.installed import export_skill
 
-    async with connection(settings.owner_url) as conn, _store(settings) as store:
+    async with connection(settings.owner_url) as conn, command_store(settings) as store:
         data = await export_skill(conn, store, organization_id=args.org, name=args.name)
     _write_export(args.out, data)
     return {
@@ -139,7 +126,7 @@ async def cmd_list(args: argparse.Namespace, settings: Settings) -> dict[str, An
 async def cmd_catalog_seed(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     from skills.catalog_seed import seed_catalog
 
-    async with connection(settings.owner_url) as conn, _store(settings) as store:
+    async with connection(settings.owner_url) as conn, command_store(settings) as store:
         seeded = await seed_catalog(conn, store, args.dir, settings.package_limits())
     lines = [f"{r.name}: {r.status} ({r.version_id})" for r in seeded.results]
     return {"seeded": [r.to_json() for r in seeded.results], "message": "\n".join(lines)}
@@ -169,6 +156,7 @@ def register(
         handler=cmd_list
     )
     cli_curator.add_usage_commands(skills, common)
+    cli_skill_editor.register(skills, common)
 
     catalog = sub.add_parser("catalog", help="the platform catalog").add_subparsers(
         dest="catalog_command", required=True

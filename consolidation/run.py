@@ -255,6 +255,7 @@ async def _cycle(
                 manifest=plan.manifest,
                 created_by="agent",  # still the agent's: the curator keeps judging it
                 frontmatter=plan.skill.frontmatter,
+                created_via="consolidation",
             )
             await insert_proposal(conn, organization_id, proposal)
             written.append(dataclasses.replace(item.summary, id=proposal.id))

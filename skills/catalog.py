@@ -52,6 +52,7 @@ from skills.catalog_queries import (
 )
 from skills.curator.queries import lock_curator_orgs
 from skills.export.archive import exported_verbatim
+from skills.models import VersionAuthor
 from skills.package import PackageLimits, SkillPackage, parse_skill_package
 from skills.package.limits import DEFAULT_LIMITS
 from skills.publisher import SkillDraft, SkillFile, insert_version_and_pointer, store_skill_files
@@ -165,6 +166,7 @@ async def publish_package(
     package: SkillPackage,
     created_by: str,
     actor: str | None = None,
+    author: VersionAuthor | None = None,
 ) -> ImportResult:
     """A new version + pointer, unless the owner's current version has the same content.
 
@@ -193,6 +195,7 @@ async def publish_package(
                 organization_id=organization_id,
                 draft=draft,
                 created_by=created_by,
+                author=author,
             )
             previous = await _reactivate(conn, organization_id, package.name)
             result = ImportResult(package.name, version_id, ImportStatus.IMPORTED, previous)
@@ -274,6 +277,7 @@ async def import_skill_package(
     data: bytes,
     actor: str | None = None,
     limits: PackageLimits = DEFAULT_LIMITS,
+    author: VersionAuthor | None = None,
 ) -> ImportResult:
     """Parse an uploaded .zip and publish it as the org's `name` (a customize if installed).
 
@@ -289,6 +293,7 @@ async def import_skill_package(
         package=package,
         created_by="user",
         actor=actor,
+        author=author,
     )
 
 
@@ -299,6 +304,7 @@ async def install_catalog_skill(
     organization_id: uuid.UUID,
     name: str,
     actor: str | None = None,
+    author: VersionAuthor | None = None,
 ) -> InstallResult:
     """Fork-on-install: a new org version copied from the catalog's, objects copied server-side
     to the org's prefix, then version + pointer in one transaction. Refused if the org already
@@ -317,7 +323,7 @@ async def install_catalog_skill(
                 object_key(None, name, platform.version_id, entry.path),
                 object_key(organization_id, name, version_id, entry.path),
             )
-        previous = await _insert_fork(conn, organization_id, platform, version_id, actor)
+        previous = await _insert_fork(conn, organization_id, platform, version_id, actor, author)
     return InstallResult(name, version_id, platform.version_id, previous)
 
 
@@ -327,6 +333,7 @@ async def _insert_fork(
     platform: PointedVersion,
     version_id: uuid.UUID,
     actor: str | None,
+    author: VersionAuthor | None = None,
 ) -> str | None:
     """Version, pointer, usage state and audit row in one transaction; the state the usage
     left."""
@@ -346,6 +353,7 @@ async def _insert_fork(
             content_sha256=platform.content_sha256,
             frontmatter=platform.frontmatter,
             skill_md=platform.skill_md,
+            author=author,
         )
         # Insert-only: a pointer that appeared anyway (a writer that skipped the lock) wins,
         # and this transaction, version row included, rolls back.

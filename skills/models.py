@@ -15,6 +15,36 @@ class SkillState(StrEnum):
     ARCHIVED = "archived"
 
 
+class CreatedVia(StrEnum):
+    """How a version was made (skill_versions.created_via); who made it is `created_by`
+    ('user' for every way a person of the business writes, so the curator and consolidation
+    treat editor and suggestion versions as the business's) and the author key."""
+
+    UPLOAD = "upload"  # a .zip imported (API, console, CLI)
+    EDITOR = "editor"  # the skill editor (API PUT, console form, `skills edit`), a rollback
+    AGENT = "agent"  # the agent's own skill_manage
+    CATALOG = "catalog"  # the platform catalog, or an org's fork of it
+    CONSOLIDATION = "consolidation"  # a distillation's umbrella
+    SUGGESTION = "suggestion"  # taught from a person's answers (Sugestões)
+
+
+def default_created_via(created_by: str, forked_from_version_id: uuid.UUID | None) -> CreatedVia:
+    """What a writer that does not say means: a fork or a platform row is the catalog's."""
+    if created_by == "platform" or forked_from_version_id is not None:
+        return CreatedVia.CATALOG
+    if created_by == "agent":
+        return CreatedVia.AGENT
+    return CreatedVia.UPLOAD
+
+
+@dataclass(frozen=True)
+class VersionAuthor:
+    """The API key that made a version (until people have accounts): prefix and name."""
+
+    key_prefix: str
+    key_name: str | None = None
+
+
 class FileKind(StrEnum):
     """What a stored file is to the model (skills.package.parser decides it for uploads)."""
 

@@ -17,6 +17,7 @@ from skills.models import (
     ManifestEntry,
     SkillFrontmatter,
     SkillMatcher,
+    VersionAuthor,
 )
 from skills.queries import insert_skill_version, upsert_skill_pointer
 
@@ -89,9 +90,11 @@ async def insert_version_and_pointer(
     draft: SkillDraft,
     created_by: str,
     forked_from_version_id: uuid.UUID | None = None,
+    author: VersionAuthor | None = None,
 ) -> None:
     """The immutable version row, then the pointer moved to it; the caller owns the
-    transaction and has stored every file under `version_id` already."""
+    transaction and has stored every file under `version_id` already. `author`: the API key
+    that made it, when one did."""
     await insert_skill_version(
         conn,
         version_id=version_id,
@@ -106,6 +109,7 @@ async def insert_version_and_pointer(
         content_sha256=draft.content_sha256,
         frontmatter=draft.frontmatter,
         skill_md=draft.skill_md,
+        author=author,
     )
     await upsert_skill_pointer(conn, organization_id, draft.name, version_id)
 

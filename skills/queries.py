@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 import asyncpg
 
 from skills.models import (
     DEFAULT_FRONTMATTER,
+    CreatedVia,
     LoadedSkill,
     ManifestEntry,
     SkillFrontmatter,
     SkillMatcher,
+    VersionAuthor,
+    default_created_via,
 )
 
 LIST_INSTALLED_SKILLS = """
@@ -61,8 +65,10 @@ async def fetch_catalog_revision(conn: asyncpg.Connection, organization_id: uuid
 INSERT_SKILL_VERSION = """
 insert into skill_versions
     (id, organization_id, name, description, body, matcher, manifest,
-     forked_from_version_id, created_by, content_sha256, frontmatter, skill_md)
-values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+     forked_from_version_id, created_by, content_sha256, frontmatter, skill_md,
+     created_via, author_key_prefix, author_key_name, created_at)
+values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
+        coalesce($16::timestamptz, now()))
 """
 
 
@@ -81,11 +87,18 @@ async def insert_skill_version(
     content_sha256: str | None = None,
     frontmatter: SkillFrontmatter = DEFAULT_FRONTMATTER,
     skill_md: bytes | None = None,
+    created_via: str | None = None,
+    author: VersionAuthor | None = None,
+    created_at: datetime | None = None,
 ) -> None:
     """A new immutable version row (id chosen by the caller, who stored its files under it).
 
     `skill_md`: the SKILL.md bytes as uploaded (None when the version was not uploaded as a
-    package: the agent's own skills are rendered from their fields)."""
+    package: the agent's own skills are rendered from their fields). `created_via` (a
+    CreatedVia value) defaults to what `created_by` and a fork say (default_created_via);
+    `author`: the API key that made it, when one did. `created_at` defaults to the
+    transaction's time."""
+    via = created_via or default_created_via(created_by, forked_from_version_id)
     await conn.execute(
         INSERT_SKILL_VERSION,
         version_id,
@@ -100,6 +113,10 @@ async def insert_skill_version(
         content_sha256,
         frontmatter.to_json(),
         skill_md,
+        str(CreatedVia(via)),
+        None if author is None else author.key_prefix,
+        None if author is None else author.key_name,
+        created_at,
     )
 
 

@@ -17,6 +17,7 @@ from api.console.attendance_view import reopens
 from api.console.auth import SIGN_OUT_PATH, Visit, forget
 from api.console.diff_lines import counts, diff_lines
 from api.console.render import CONSOLE_PREFIX, html
+from api.console.skill_text import render_markdown
 from api.errors import public_message, status_of
 from api.guard import may, run_route
 from api.keys import Role, parse_key
@@ -79,6 +80,10 @@ NOTICES = {
     "dismiss_suggestion_route": "Sugestão descartada: ela volta se uma nova resposta entrar "
     "no grupo.",
     "restore_suggestion_value_route": "Valor devolvido ao texto do rascunho.",
+    "put_skill_route": "Versão publicada: o agente a usa a partir da próxima mensagem.",
+    "put_file_route": "Arquivo salvo numa versão nova da skill.",
+    "delete_file_route": "Arquivo removido numa versão nova da skill.",
+    "rollback_route": "A skill voltou para a versão escolhida.",
 }
 # Refusals whose API message names the JSON body: the console says which button to use.
 CONSOLE_MESSAGES = {
@@ -217,6 +222,7 @@ async def draft(request: web.Request, visit: Visit) -> PageData:
     added, removed = counts(lines)
     return "draft.html", {
         "draft": reply,
+        "body_html": render_markdown(reply["body"]),
         "lines": lines,
         "added": added,
         "removed": removed,

@@ -16,6 +16,8 @@ from typing import Any
 import jinja2
 from aiohttp import web
 
+from api.console.diff_lines import visible
+
 CONSOLE_PREFIX = "/console"
 TEMPLATES = web.AppKey("console_templates", jinja2.Environment)
 SECURITY_HEADERS = {
@@ -75,6 +77,7 @@ def build_templates() -> jinja2.Environment:
     env.filters["day"] = day
     env.filters["number"] = number
     env.filters["share"] = share
+    env.filters["bidi"] = visible  # bidi controls shown as <U+202E>, never applied
     return env
 
 

@@ -12,7 +12,7 @@ import structlog
 from aiohttp import web
 from aiohttp.typedefs import Handler as AiohttpHandler
 
-from api.console import actions, attendance, media, pages
+from api.console import actions, attendance, media, pages, skill_editor
 from api.console.auth import (
     HOME_PATH,
     SIGN_IN_PATH,
@@ -98,6 +98,7 @@ def add_console(app: web.Application) -> None:
     app.router.add_get(SIGN_IN_PATH, sign_in_form)
     app.router.add_post(SIGN_IN_PATH, sign_in)
     app.router.add_post(SIGN_OUT_PATH, sign_out)
+    skill_editor.add_routes(app)
     for path, reader in PAGES:
         app.router.add_get(P + path, signed_in(pages.page(reader)))
     app.router.add_get(P + "/chaves", signed_in(pages.keys_page))

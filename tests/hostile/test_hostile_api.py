@@ -53,6 +53,7 @@ LIST_TAGS = {
     "/v1/channels": "channels",
     "/v1/api-keys": "api_keys",
     "/v1/suggestions": "suggestions",
+    "/v1/skills/{name}/versions": "skill_versions",
 }
 PAGED_PATHS = sorted(r.path for r in ROUTES if "cursor" in r.query)
 SOME_ID = str(uuid.uuid4())
@@ -101,6 +102,8 @@ async def api(settings: Settings, resources: Resources) -> AsyncIterator[ApiClie
 
 async def _two_of_each(db: asyncpg.Connection, resources: Resources, org: uuid.UUID) -> None:
     """Two rows in every list, so each one has a second page to reach by its cursor."""
+    # A second version of instalada-1: its history is a list of two.
+    await publish(db, resources.store, org, "instalada-1", keywords=["k0"])
     for n in (1, 2):
         await publish(db, resources.store, org, f"instalada-{n}", keywords=[f"k{n}"])
         await publish(
@@ -204,7 +207,7 @@ async def _two_lessons(db: asyncpg.Connection, made: Org) -> None:
 
 
 def _list_url(path: str, org: Org) -> str:
-    url = path.replace("{id}", str(org.conversation_id))
+    url = path.replace("{id}", str(org.conversation_id)).replace("{name}", "instalada-1")
     return url + ("?status=all" if path == "/v1/drafts" else "")
 
 

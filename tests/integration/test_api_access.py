@@ -36,6 +36,7 @@ from worker.settings import Settings
 
 NO_FOLLOWUP = "00000000-0000-4000-8000-0000000000f1"
 NO_PROPOSAL = "00000000-0000-4000-8000-000000000027"  # no org has it
+NO_VERSION = "00000000-0000-4000-8000-000000000044"  # no skill version has it
 
 
 @pytest_asyncio.fixture(loop_scope="session")
@@ -169,6 +170,42 @@ def _walk(a: OrgA) -> dict[tuple[str, str], tuple[Call, int]]:
         ("POST", "/v1/skills/{name}/restore"): (Call(f"/v1/skills/{a.skill}/restore"), 404),
         ("GET", "/v1/skills/{name}/activations"): (
             Call(f"/v1/skills/{a.skill}/activations"),
+            404,
+        ),
+        # The editor's routes on A's skill: B has no such skill, so none of it exists.
+        ("GET", "/v1/skills/{name}"): (Call(f"/v1/skills/{a.skill}"), 404),
+        ("PUT", "/v1/skills/{name}"): (
+            Call(
+                f"/v1/skills/{a.skill}",
+                {"base_version_id": NO_VERSION, "description": "d", "body": "b"},
+            ),
+            404,
+        ),
+        ("GET", "/v1/skills/{name}/versions"): (Call(f"/v1/skills/{a.skill}/versions"), 404),
+        ("GET", "/v1/skills/{name}/versions/{version_id}"): (
+            Call(f"/v1/skills/{a.skill}/versions/{NO_VERSION}"),
+            404,
+        ),
+        ("GET", "/v1/skills/{name}/files/{path:.+}"): (
+            Call(f"/v1/skills/{a.skill}/files/references/a.md"),
+            404,
+        ),
+        ("PUT", "/v1/skills/{name}/files/{path:.+}"): (
+            Call(
+                f"/v1/skills/{a.skill}/files/references/a.md?base_version_id={NO_VERSION}",
+                data=b"texto",
+            ),
+            404,
+        ),
+        ("DELETE", "/v1/skills/{name}/files/{path:.+}"): (
+            Call(f"/v1/skills/{a.skill}/files/references/a.md?base_version_id={NO_VERSION}"),
+            404,
+        ),
+        ("POST", "/v1/skills/{name}/rollback"): (
+            Call(
+                f"/v1/skills/{a.skill}/rollback",
+                {"version_id": NO_VERSION, "base_version_id": NO_VERSION},
+            ),
             404,
         ),
         ("GET", "/v1/drafts"): (Call("/v1/drafts?status=all"), 200),
