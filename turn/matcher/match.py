@@ -365,6 +365,17 @@ class CompiledMatcher:
     def match(self, text: str, max_matched: int | None = None) -> MatchResult:
         return _match(self._index, self._skills, text, max_matched)
 
+    def starts_keyword(self, word: str) -> bool:
+        """Whether a message word (as ``words_of`` reads it) starts a keyword or probe phrase
+        of these skills: when no word of a text does, `match` finds no keyword or probe in it
+        (only an intent model can still match; see `has_intent_models`)."""
+        return self._index.automaton.starts(word)
+
+    @property
+    def has_intent_models(self) -> bool:
+        """Whether an intent model applies to one of these skills."""
+        return bool(self._index.intent_models)
+
     def scan_work(self, text: str) -> ScanWork:
         """The work `match(text)` does, counted (for tests and benches; not on the turn path)."""
         return self._index.read(text).work
