@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cli import curator as cli_curator
+from cli import rehearsals as cli_rehearsals
 from cli.args import CliError, org_command
 from core.db import connection
 from skills.catalog_seed import DEFAULT_CATALOG_DIR
@@ -169,6 +170,7 @@ def register(
         handler=cmd_list
     )
     cli_curator.add_usage_commands(skills, common)
+    cli_rehearsals.add_rehearse_command(skills, common)
 
     catalog = sub.add_parser("catalog", help="the platform catalog").add_subparsers(
         dest="catalog_command", required=True
