@@ -9,7 +9,7 @@ from typing import Any
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
-from api.bodies import read_json
+from api.bodies import PRELOADED_BODY, read_json
 from api.errors import ApiError
 from api.routing import Principal, Reply, deps_of
 from rehearsal.changes import ChangeOf, requested_change, typed_skill
@@ -90,7 +90,7 @@ class Confirmation(BaseModel):
 
 async def read_confirmation(request: web.Request) -> Any:
     """The approve body's `confirm` (None when absent or empty)."""
-    if not request.can_read_body and not isinstance(request.get("preloaded_body"), dict):
+    if not request.can_read_body and not isinstance(request.get(PRELOADED_BODY), dict):
         return None
     return (await read_json(request, Confirmation)).confirm
 

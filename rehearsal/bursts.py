@@ -29,23 +29,27 @@ class CustomerMessage:
 
 
 def group_bursts(messages: Sequence[CustomerMessage]) -> list[Burst]:
-    """`messages` (any order) as bursts, newest first (module docstring)."""
-    ordered = sorted(messages, key=lambda m: (m.conversation_id, m.at, m.id))
+    """`messages`, ordered by conversation then arrival (as rehearsal.queries reads them), as
+    bursts, newest first (module docstring)."""
     groups: dict[object, list[CustomerMessage]] = {}
     run = 0
     previous: CustomerMessage | None = None
-    for message in ordered:
+    for message in messages:
         if message.answered_by is not None:
             key: object = message.answered_by
         else:
             same_run = (
                 previous is not None
-                and previous.conversation_id == message.conversation_id
                 and previous.answered_by is None
+                and previous.conversation_id == message.conversation_id
             )
             run += not same_run
-            key = (message.conversation_id, run)
-        groups.setdefault(key, []).append(message)
+            key = run
+        group = groups.get(key)
+        if group is None:
+            groups[key] = [message]
+        else:
+            group.append(message)
         previous = message
-    bursts = sorted(groups.values(), key=lambda g: (g[-1].at, g[-1].id), reverse=True)
+    bursts = sorted(groups.values(), key=lambda g: g[-1].at, reverse=True)
     return [Burst(str(g[-1].id), burst_text([m.body for m in g])) for g in bursts]

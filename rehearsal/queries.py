@@ -35,15 +35,19 @@ async def unlock_rehearsal(conn: asyncpg.Connection, organization_id: uuid.UUID)
     await conn.execute(UNLOCK_REHEARSAL, rehearsal_lock_key(organization_id))
 
 
-# Newest first through messages_org_inbound_created_idx; each body cut to the characters the
-# matcher can read of it (8 KiB of UTF-8 is at most 8,192 characters).
+# The newest through messages_org_inbound_created_idx, then in conversation and arrival order
+# (how rehearsal.bursts groups them); each body cut to the characters the matcher can read of
+# it (8 KiB of UTF-8 is at most 8,192 characters).
 LIST_CUSTOMER_MESSAGES = """
-select id, conversation_id, answered_by, left(body, $4) as body,
-       coalesce(received_at, created_at) as at
-from messages
-where organization_id = $1 and direction = 'inbound' and created_at >= $2 and body <> ''
-order by created_at desc, id desc
-limit $3
+select id, conversation_id, answered_by, body, at from (
+    select id, conversation_id, answered_by, left(body, $4) as body,
+           coalesce(received_at, created_at) as at
+    from messages
+    where organization_id = $1 and direction = 'inbound' and created_at >= $2 and body <> ''
+    order by created_at desc, id desc
+    limit $3
+) m
+order by conversation_id, at, id
 """
 
 
@@ -54,7 +58,8 @@ async def list_customer_messages(
     limit: int,
     max_chars: int,
 ) -> list[CustomerMessage]:
-    """The org's customer messages received since `since`, the newest `limit` of them."""
+    """The org's customer messages received since `since`, the newest `limit` of them, in
+    conversation and arrival order."""
     rows = await conn.fetch(LIST_CUSTOMER_MESSAGES, organization_id, since, limit, max_chars)
     return [CustomerMessage(r[0], r[1], r[2], r[3], r[4]) for r in rows]
 

@@ -16,8 +16,11 @@ differ, i.e. when a skill whose matcher changed (removed, added, or new keywords
 - each distinct word is asked once whether it starts a keyword phrase of the changed skills
   (`CompiledMatcher.starts_keyword`: the phrase automaton's own first-word look-up); only
   bursts holding such a word are candidates;
+- each candidate is then matched against the changed skills alone (a small matcher), and
+  only the bursts they match, by keyword, probe or intent, are matched against the union;
 - when an intent model applies to a changed skill (a catalog skill as shipped), it can match
-  any burst: every other burst is asked through a matcher of the changed skills alone.
+  any burst: every burst is asked through that small matcher (the slow case: the model reads
+  each burst's features).
 A burst no changed skill can match has the same result before and after: every other skill's
 hits, their order and the cap are the same in both sets.
 
@@ -199,13 +202,17 @@ def _renamed_models(models: IntentModels, renamed_from: Iterable[LoadedSkill]) -
 
 
 def _candidates(bursts: Sequence[Burst], union: _Union) -> list[int]:
-    """Indexes of the bursts whose result can differ, in order (module docstring)."""
-    flat, starts = _words(bursts)
-    starting = {w for w in set(flat) if union.changed.starts_keyword(w)}
-    found = {bisect_right(starts, i) - 1 for i, word in enumerate(flat) if word in starting}
+    """Indexes of the bursts whose result can differ, in order (module docstring): those
+    holding a word that starts a changed skill's phrase (every burst, when a changed skill
+    has an intent model), kept when the changed skills alone match them."""
     if union.changed.has_intent_models:
-        found.update(i for i, b in enumerate(bursts) if i not in found and union.may_differ(b.text))
-    return sorted(found)
+        maybe: Iterable[int] = range(len(bursts))
+    else:
+        flat, starts = _words(bursts)
+        starting = {w for w in set(flat) if union.changed.starts_keyword(w)}
+        hits = {bisect_right(starts, i) - 1 for i, word in enumerate(flat) if word in starting}
+        maybe = sorted(hits)
+    return [i for i in maybe if union.may_differ(bursts[i].text)]
 
 
 def _words(bursts: Sequence[Burst]) -> tuple[list[str], list[int]]:
