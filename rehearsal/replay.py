@@ -206,13 +206,13 @@ def _candidates(bursts: Sequence[Burst], union: _Union) -> list[int]:
     holding a word that starts a changed skill's phrase (every burst, when a changed skill
     has an intent model), kept when the changed skills alone match them."""
     if union.changed.has_intent_models:
-        maybe: Iterable[int] = range(len(bursts))
-    else:
-        flat, starts = _words(bursts)
-        starting = {w for w in set(flat) if union.changed.starts_keyword(w)}
-        hits = {bisect_right(starts, i) - 1 for i, word in enumerate(flat) if word in starting}
-        maybe = sorted(hits)
-    return [i for i in maybe if union.may_differ(bursts[i].text)]
+        return [i for i in range(len(bursts)) if union.may_differ(bursts[i].text)]
+    flat, starts = _words(bursts)
+    starting = {w for w in set(flat) if union.changed.starts_keyword(w)}
+    hits = {bisect_right(starts, i) - 1 for i, word in enumerate(flat) if word in starting}
+    ends = [*starts[1:], len(flat)]
+    finds = union.changed.finds_keyword
+    return [i for i in sorted(hits) if finds(flat[starts[i] : ends[i]])]
 
 
 def _words(bursts: Sequence[Burst]) -> tuple[list[str], list[int]]:

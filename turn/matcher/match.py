@@ -371,6 +371,12 @@ class CompiledMatcher:
         (only an intent model can still match; see `has_intent_models`)."""
         return self._index.automaton.starts(word)
 
+    def finds_keyword(self, words: Sequence[str]) -> bool:
+        """Whether a keyword or probe phrase of these skills occurs in `words` (a text's
+        matched part as ``words_of`` reads it): what `match` finds besides intent models."""
+        found, _ = self._index._scan(words)  # same module: the index's own scan
+        return bool(found)
+
     @property
     def has_intent_models(self) -> bool:
         """Whether an intent model applies to one of these skills."""
