@@ -183,3 +183,15 @@ def test_only_bursts_a_changed_skill_can_match_are_replayed() -> None:
     bursts.append(Burst("x", "aceita pix?"))
     outcome = rehearse(bursts, [FRETE, PIX], [FRETE], max_matched=3)
     assert (outcome.lost, outcome.replayed) == (1, 1)
+
+
+def test_a_long_text_is_normalized_like_a_short_one() -> None:
+    # normalize_text drops marks in one regex pass above a size: the same words either way.
+    from keywords.words import normalize_text
+
+    rng = random.Random(7)
+    alphabet = "aeiouçãõáéíóúâêô PIX Ação ñ ü ﬁ ² ẞ İ 😊\u0301\u0327\n"
+    for size in (10, 5_000, 50_000):
+        text = "".join(rng.choice(alphabet) for _ in range(size))
+        per_char = "".join(normalize_text(text[i : i + 100]) for i in range(0, len(text), 100))
+        assert normalize_text(text) == per_char
