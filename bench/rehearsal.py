@@ -254,14 +254,18 @@ async def _bench(url: str) -> int:
                   f"{outcome.probes_served}")  # fmt: skip
             if label == "new version of one skill":
                 edit_s, edit_outcome, edit_change = median_s, outcome, change
+            if label.startswith("uninstall a catalog"):
+                intent_outcome, intent_change = outcome, change
         started = time.perf_counter()
         naive = await _naive(pool, org, edit_change)
         naive_s = time.perf_counter() - started
+        naive_intent = await _naive(pool, org, intent_change)
     finally:
         await pool.close()
-    same = naive == _counts(edit_outcome)
+    same = naive == _counts(edit_outcome) and naive_intent == _counts(intent_outcome)
     ok = same and edit_s <= FLOOR_S
-    print(f"naive replay of the edit: {naive_s:.2f} s; same counts: {same} {naive}")
+    print(f"naive replay of the edit: {naive_s:.2f} s; same counts (edit and catalog "
+          f"uninstall): {same} {naive} {naive_intent}")  # fmt: skip
     print(f"rehearsal of the edit: {edit_s:.2f} s (floor {FLOOR_S:.1f} s); "
           f"speedup {naive_s / edit_s:.1f}x")  # fmt: skip
     return 0 if ok else 1

@@ -19,8 +19,8 @@ differ, i.e. when a skill whose matcher changed (removed, added, or new keywords
 - each candidate is then matched against the changed skills alone (a small matcher), and
   only the bursts they match, by keyword, probe or intent, are matched against the union;
 - when an intent model applies to a changed skill (a catalog skill as shipped), it can match
-  any burst: every burst is asked through that small matcher (the slow case: the model reads
-  each burst's features).
+  a burst without a keyword: every other burst's words are asked to the model (once per
+  distinct word list); the slow case, as the model reads each burst's features.
 A burst no changed skill can match has the same result before and after: every other skill's
 hits, their order and the cap are the same in both sets.
 
@@ -205,14 +205,26 @@ def _candidates(bursts: Sequence[Burst], union: _Union) -> list[int]:
     """Indexes of the bursts whose result can differ, in order (module docstring): those
     holding a word that starts a changed skill's phrase (every burst, when a changed skill
     has an intent model), kept when the changed skills alone match them."""
-    if union.changed.has_intent_models:
-        return [i for i in range(len(bursts)) if union.may_differ(bursts[i].text)]
     flat, starts = _words(bursts)
     starting = {w for w in set(flat) if union.changed.starts_keyword(w)}
     hits = {bisect_right(starts, i) - 1 for i, word in enumerate(flat) if word in starting}
     ends = [*starts[1:], len(flat)]
     finds = union.changed.finds_keyword
-    return [i for i in sorted(hits) if finds(flat[starts[i] : ends[i]])]
+    found = {i for i in hits if finds(flat[starts[i] : ends[i]])}
+    if union.changed.has_intent_models:
+        # The models read only the words: bursts of the same words share one answer.
+        accepts = union.changed.intent_accepts
+        verdicts: dict[tuple[str, ...], bool] = {}
+        for i in range(len(bursts)):
+            if i in found:
+                continue
+            words = tuple(flat[starts[i] : ends[i]])
+            verdict = verdicts.get(words)
+            if verdict is None:
+                verdict = verdicts[words] = accepts(words)
+            if verdict:
+                found.add(i)
+    return sorted(found)
 
 
 def _words(bursts: Sequence[Burst]) -> tuple[list[str], list[int]]:

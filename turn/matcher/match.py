@@ -377,6 +377,12 @@ class CompiledMatcher:
         found, _ = self._index._scan(words)  # same module: the index's own scan
         return bool(found)
 
+    def intent_accepts(self, words: Sequence[str]) -> bool:
+        """Whether an intent model of these skills accepts a text of `words` (its matched
+        part as ``words_of`` reads it), whether or not the skill's keywords also match."""
+        features = features_of_words(words)
+        return any(model.accepts(features) for _, model in self._index.intent_models)
+
     @property
     def has_intent_models(self) -> bool:
         """Whether an intent model applies to one of these skills."""
