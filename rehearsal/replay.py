@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from skills.models import LoadedSkill
-from turn.matcher import MatchResult, compile_matcher, matched_text, words_of
+from turn.matcher import compile_matcher, matched_text, words_of
 from turn.matcher.intent_model import IntentModels, keywords_sha256, shipped_intent_models
 from turn.skill_index import render_skill_index
 
@@ -182,11 +182,6 @@ class _Union:
         probes_before = tuple(n for n in union.probes if n not in self.new_names)
         cut = len(ranked) if max_matched is None else max_matched
         return tuple(matched_before[:cut]), tuple(matched_after[:cut]), probes_before
-
-    def may_differ(self, text: str) -> bool:
-        """Whether a changed skill matches `text` (keywords, probes or intent)."""
-        result: MatchResult = self.changed.match(text)
-        return bool(result.matched or result.probes)
 
 
 def _renamed_models(models: IntentModels, renamed_from: Iterable[LoadedSkill]) -> IntentModels:
