@@ -200,10 +200,9 @@ def _candidates(bursts: Sequence[Burst], union: _Union) -> list[int]:
     """Indexes of the bursts whose result can differ, in order (module docstring): those
     holding a word that starts a changed skill's phrase (every burst, when a changed skill
     has an intent model), kept when the changed skills alone match them."""
-    flat, starts = _words(bursts)
+    flat, starts, ends = _words(bursts)
     starting = {w for w in set(flat) if union.changed.starts_keyword(w)}
     hits = {bisect_right(starts, i) - 1 for i, word in enumerate(flat) if word in starting}
-    ends = [*starts[1:], len(flat)]
     finds = union.changed.finds_keyword
     found = {i for i in hits if finds(flat[starts[i] : ends[i]])}
     if union.changed.has_intent_models:
@@ -222,20 +221,21 @@ def _candidates(bursts: Sequence[Burst], union: _Union) -> list[int]:
     return sorted(found)
 
 
-def _words(bursts: Sequence[Burst]) -> tuple[list[str], list[int]]:
-    """Every burst's matched words in one list, and where each burst's words start."""
+def _words(bursts: Sequence[Burst]) -> tuple[list[str], list[int], list[int]]:
+    """Every burst's matched words in one list, and where each burst's words start and end
+    (burst i's words are ``flat[starts[i]:ends[i]]``; a separator word lies between)."""
     joined = f"\n{_SEPARATOR_WORD}\n".join(matched_text(b.text) for b in bursts)
     flat = words_of(joined)
-    starts = [0]
-    starts += [i + 1 for i, word in enumerate(flat) if word == _SEPARATOR_WORD]
-    if len(starts) == len(bursts) or not bursts:
-        return flat, starts
+    cuts = [i for i, word in enumerate(flat) if word == _SEPARATOR_WORD]
+    if len(cuts) == len(bursts) - 1 or not bursts:
+        return flat, [0, *(c + 1 for c in cuts)], [*cuts, len(flat)]
     # A burst held the separator word: read them one by one (same words, slower).
-    flat, starts = [], []
+    flat, starts, ends = [], [], []
     for burst in bursts:
         starts.append(len(flat))
         flat.extend(words_of(matched_text(burst.text)))
-    return flat, starts
+        ends.append(len(flat))
+    return flat, starts, ends
 
 
 @dataclass

@@ -195,3 +195,25 @@ def test_a_long_text_is_normalized_like_a_short_one() -> None:
         text = "".join(rng.choice(alphabet) for _ in range(size))
         per_char = "".join(normalize_text(text[i : i + 100]) for i in range(0, len(text), 100))
         assert normalize_text(text) == per_char
+
+
+def test_each_bursts_words_are_its_own() -> None:
+    # The words read together are each burst's words_of(matched_text(...)), no more: a
+    # separator counted in a burst would change what an intent model reads.
+    from rehearsal.replay import _words
+    from turn.matcher import matched_text, words_of
+
+    texts = ["faz 3x?", "", "Muitooo CARO!!", "x" * 9000 + " pix", "0skilletrehearsalsep0"]
+    for chosen in (texts[:4], texts):
+        bursts = [Burst(str(i), t) for i, t in enumerate(chosen)]
+        flat, starts, ends = _words(bursts)
+        got = [flat[s:e] for s, e in zip(starts, ends, strict=True)]
+        assert got == [words_of(matched_text(t)) for t in chosen]
+
+
+def test_intent_only_bursts_among_many_are_all_counted() -> None:
+    price = _catalog("objecao-preco")
+    texts = ["faz 3x?", "é muito pra mim", "bom dia", "ok"] * 50
+    bursts = [Burst(str(i), t) for i, t in enumerate(texts)]
+    outcome = rehearse(bursts, [price, PIX], [PIX], max_matched=3)
+    assert _counts(outcome) == _naive(bursts, [price, PIX], [PIX], 3) == (0, 100, 0, 0)
