@@ -1,5 +1,5 @@
 """Routes of a person in the conversation: the list and one conversation with its mode, a
-takeover, a release back to the agent, and a person's reply (api.conversation_actions).
+takeover, a release back to the agent, and a person's reply (conversation.person_actions).
 
 A person's reply is committed like the agent's (an outbound message and its outbox row, in
 one transaction with the takeover it implies) and delivered by a job enqueued at once: the
@@ -11,63 +11,37 @@ conversation sweep wakes conversations with a reply never handed to its channel.
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated
 
+import asyncpg
 import structlog
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from api import conversation_actions as actions
+from api import reply_keys
 from api.bodies import read_json
 from api.conversation_metrics import CONVERSATION_METRICS
-from api.conversation_queries import (
-    ConversationView,
-    fetch_conversation_view,
-    list_conversation_views,
-)
 from api.errors import ApiError
 from api.keys import Role
 from api.pagination import page_of, parse_limit, read_cursor, time_id_keyset
 from api.routing import Principal, Reply, deps_of, org_db
 from channels.templates import MAX_PARAM_CHARS, MAX_PLACEHOLDERS
+from conversation import person_actions as actions
+from conversation.mode import ConversationMode
+from conversation.person_queries import (
+    ConversationView,
+    ModeLock,
+    PersonReply,
+    fetch_conversation_view,
+    list_conversation_views,
+)
 from jobs.payloads import HANDLE_INBOUND_MESSAGE, ConversationPayload
 
 log = structlog.get_logger(__name__)
 
-MODES = ("agent", "waiting", "human")
-
-
-def _stamp(value: datetime | None) -> str | None:
-    return None if value is None else value.isoformat()
-
-
-def conversation_json(view: ConversationView) -> dict[str, Any]:
-    last = None
-    if view.last_message_at is not None:
-        last = {
-            "body": view.last_body,
-            "author": view.last_author,
-            "at": _stamp(view.last_message_at),
-        }
-    return {
-        "id": str(view.id),
-        "channel": view.channel,
-        "contact_id": view.contact_id,
-        "created_at": view.created_at.isoformat(),
-        "last_message_at": _stamp(view.last_message_at),
-        "mode": view.mode,
-        "held_by": view.held_by,
-        "mode_since": _stamp(view.mode_since),
-        "mode_reason": view.mode_reason,
-        "mode_cause": view.mode_cause,
-        "last_message": last,
-        "unanswered": view.unanswered,
-        "opted_out": view.opted_out_at is not None,
-        "opted_out_at": _stamp(view.opted_out_at),
-    }
+MODES = tuple(ConversationMode)
 
 
 def _mode_filter(request: web.Request) -> str | None:
@@ -80,7 +54,7 @@ def _mode_filter(request: web.Request) -> str | None:
 async def list_conversations_route(request: web.Request, principal: Principal) -> Reply:
     limit = parse_limit(request.query)
     mode = _mode_filter(request)
-    kind = "waiting" if mode == "waiting" else "conversations"
+    kind = "waiting" if mode == ConversationMode.WAITING else "conversations"
     after = read_cursor(kind, request.query, time_id_keyset)
     async with org_db(request, principal) as conn:
         rows = await list_conversation_views(
@@ -88,11 +62,11 @@ async def list_conversations_route(request: web.Request, principal: Principal) -
         )
 
     def keyset(view: ConversationView) -> list[str]:
-        at = view.mode_since if mode == "waiting" else view.created_at
-        return [_stamp(at) or "", str(view.id)]
+        at = view.mode_since if mode == ConversationMode.WAITING else view.created_at
+        return [at.isoformat() if at is not None else "", str(view.id)]
 
     page = page_of(rows, limit, kind, keyset)
-    return {"items": [conversation_json(r) for r in page.items], "next": page.next}
+    return {"items": [r.as_json() for r in page.items], "next": page.next}
 
 
 def _conversation_id(request: web.Request) -> uuid.UUID:
@@ -112,7 +86,7 @@ async def show_conversation_route(request: web.Request, principal: Principal) ->
         view = await fetch_conversation_view(conn, principal.organization_id, conversation_id)
     if view is None:
         raise actions.missing()
-    return conversation_json(view)
+    return view.as_json()
 
 
 class TakeoverBody(BaseModel):
@@ -154,9 +128,9 @@ async def takeover_route(request: web.Request, principal: Principal) -> Reply:
     body = await read_json(request, TakeoverBody)
     async with org_db(request, principal) as conn:
         change = await actions.take_over(conn, _actor(principal), conversation_id, force=body.force)
-    if change.before.mode == "agent":
+    if change.before.mode == ConversationMode.AGENT:
         request.app[CONVERSATION_METRICS].handed_off()
-    return conversation_json(change.view)
+    return change.view.as_json()
 
 
 async def release_route(request: web.Request, principal: Principal) -> Reply:
@@ -170,37 +144,65 @@ async def release_route(request: web.Request, principal: Principal) -> Reply:
         await _wake(
             request, principal, conversation_id, actions.wake_job_id("release", conversation_id)
         )
-    return conversation_json(change.view)
+    return change.view.as_json()
 
 
 async def reply_route(request: web.Request, principal: Principal) -> Reply:
     conversation_id = _conversation_id(request)
+    key = reply_keys.idempotency_key(request.headers.get(reply_keys.HEADER))
     body = await read_json(request, ReplyBody)
+    async with org_db(request, principal) as conn:
+        if key is None:
+            before, sent, answer = await _reply(request, principal, conn, conversation_id, body)
+        else:
+            wanted = reply_keys.ReplyKeyClaim(
+                principal.organization_id,
+                principal.prefix,
+                key,
+                reply_keys.request_sha256(conversation_id, body.model_dump_json()),
+                conversation_id,
+            )
+            async with conn.transaction():  # the key and the reply commit together
+                first = await reply_keys.claim(conn, wanted)
+                if first is not None:
+                    return first  # answered already: nothing is sent again
+                before, sent, answer = await _reply(request, principal, conn, conversation_id, body)
+                await reply_keys.record(conn, wanted, answer, sent.message_id)
+    await _wake(request, principal, conversation_id, actions.wake_job_id("person", sent.message_id))
+    metrics = request.app[CONVERSATION_METRICS]
+    if before.mode == ConversationMode.AGENT:
+        metrics.handed_off()
+    waited_s = actions.waited_for_first_reply_s(before, sent)
+    if waited_s is not None:
+        metrics.first_replied(waited_s)
+    return answer
+
+
+async def _reply(
+    request: web.Request,
+    principal: Principal,
+    conn: asyncpg.Connection,
+    conversation_id: uuid.UUID,
+    body: ReplyBody,
+) -> tuple[ModeLock, PersonReply, Reply]:
+    """The reply committed (a savepoint inside a caller's transaction), and its answer."""
     kind = "text"
     if body.template is not None:
         call = actions.TemplateCall(
             body.template.name, body.template.language, tuple(body.template.params)
         )
-        async with org_db(request, principal) as conn:
-            before, sent, text = await actions.reply_template(
-                conn, _actor(principal), conversation_id, call
-            )
+        before, sent, text = await actions.reply_template(
+            conn, _actor(principal), conversation_id, call
+        )
         kind = "template"
     else:
         text = actions.reply_text(body.text or "")
         now = deps_of(request).clock()
-        async with org_db(request, principal) as conn:
-            before, sent = await actions.reply(conn, _actor(principal), conversation_id, text, now)
-    await _wake(request, principal, conversation_id, actions.wake_job_id("person", sent.message_id))
-    metrics = request.app[CONVERSATION_METRICS]
-    if before.mode == "agent":
-        metrics.handed_off()
-    waited_s = actions.waited_for_first_reply_s(before, sent)
-    if waited_s is not None:
-        metrics.first_replied(waited_s)
-    return actions.person_message_json(
+        before, sent = await actions.reply(conn, _actor(principal), conversation_id, text, now)
+    answer = actions.person_message_json(
         sent.message_id, text, sent.created_at, principal.prefix, kind=kind
     )
+    return before, sent, answer
 
 
 async def _wake(

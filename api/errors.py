@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from conversation.errors import ConversationConflict, ConversationNotFound, ConversationRefused
 from core.errors import SkilletError
 from skills.package import SkillPackageError
 
@@ -69,6 +70,12 @@ class ApiError(SkilletError):
 def status_of(exc: SkilletError) -> int:
     if isinstance(exc, ApiError):
         return exc.status
+    if isinstance(exc, ConversationNotFound):
+        return 404
+    if isinstance(exc, ConversationConflict):
+        return 409
+    if isinstance(exc, ConversationRefused):
+        return 422
     if isinstance(exc, SkillPackageError):
         return 422
     if exc.retryable:

@@ -27,6 +27,7 @@ from api.keys import parse_bearer, parse_key, role_allows
 from api.rate_limit import LIMITER, RateLimited
 from api.routing import DEPS, Answer, Principal, Reply, Route
 from api.text import check_path
+from conversation.errors import ConversationConflict
 from core.audit import AuditEntry, insert_audit
 from core.db_errors import DATABASE_ERRORS, db_errors
 from core.errors import SkilletError
@@ -185,7 +186,7 @@ def _error(exc: SkilletError) -> web.Response:
         log.error("api.failed", code=exc.code, error=exc.message[:300])
     else:
         log.info("api.refused", status=status, code=exc.code)
-    extra = exc.extra if isinstance(exc, ApiError) else None
+    extra = exc.extra if isinstance(exc, ApiError | ConversationConflict) else None
     response = error_reply(status, exc.code, public_message(exc), extra)
     if isinstance(exc, RateLimited):
         response.headers["Retry-After"] = str(exc.retry_after_s)

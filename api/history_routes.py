@@ -11,6 +11,7 @@ from typing import Any
 from aiohttp import web
 from pydantic import ValidationError
 
+from api.audit_masking import masked_detail
 from api.dead_letter_queries import (
     list_dead_letters,
     lock_dead_letter,
@@ -23,6 +24,7 @@ from api.history_queries import (
     list_curator_runs,
     list_messages,
 )
+from api.keys import Role
 from api.pagination import id_keyset, page_of, parse_limit, read_cursor, time_id_keyset
 from api.routing import Principal, Reply, deps_of, org_db
 from core.audit import AuditEntry, AuditRow, insert_audit, list_audit
@@ -122,7 +124,9 @@ async def list_curator_runs_route(request: web.Request, principal: Principal) ->
     return {"items": items, "next": page.next}
 
 
-def _audit_json(row: AuditRow) -> dict[str, Any]:
+def _audit_json(row: AuditRow, *, admin: bool) -> dict[str, Any]:
+    """An audit row; for anyone but an admin, the URLs in its detail cut to their origin
+    (api.audit_masking)."""
     return {
         "id": row.id,
         "actor": row.entry.actor,
@@ -131,7 +135,7 @@ def _audit_json(row: AuditRow) -> dict[str, Any]:
         "skill": row.entry.skill_name,
         "before_version_id": _str(row.entry.before_version_id),
         "after_version_id": _str(row.entry.after_version_id),
-        "detail": row.entry.detail,
+        "detail": row.entry.detail if admin else masked_detail(row.entry.detail),
         "created_at": row.created_at.isoformat(),
     }
 
@@ -142,7 +146,8 @@ async def list_audit_route(request: web.Request, principal: Principal) -> Reply:
     async with org_db(request, principal) as conn:
         rows = await list_audit(conn, principal.organization_id, limit=limit + 1, before_id=before)
     page = page_of(rows, limit, "audit", lambda r: [r.id])
-    return {"items": [_audit_json(r) for r in page.items], "next": page.next}
+    admin = principal.role is Role.ADMIN
+    return {"items": [_audit_json(r, admin=admin) for r in page.items], "next": page.next}
 
 
 async def list_dead_letters_route(request: web.Request, principal: Principal) -> Reply:

@@ -8,17 +8,17 @@ import uuid
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict
 
-from api import conversation_actions as actions
 from api.bodies import read_json
-from api.conversation_queries import fetch_last_inbound, lock_conversation
 from api.errors import ApiError, not_found
 from api.routing import Principal, Reply, deps_of, org_db
 from channels.dispatch import CUSTOMER_SERVICE_WINDOW, outside_window
 from channels.queries import fetch_channel_by_address
 from channels.template_queries import fetch_conversation_channel, list_templates
 from channels.templates import APPROVED
+from conversation import person_actions as actions
 from conversation.followup_queries import cancel_followup, list_followups
 from conversation.opt_out_queries import fetch_opted_out
+from conversation.person_queries import fetch_last_inbound, lock_conversation
 from core.channel_kind import ChannelKind
 
 

@@ -18,6 +18,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
+import _script  # noqa: F401  (first: keeps bench/ off sys.path)
 import asyncpg
 
 from api.skill_queries import LIST_ACTIVATION_DAYS, LIST_ACTIVATION_TOTALS

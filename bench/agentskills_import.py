@@ -20,6 +20,8 @@ import argparse
 import sys
 from pathlib import Path
 
+import _script  # noqa: F401  (first: keeps bench/ off sys.path)
+
 # Runnable as a script from the repo root without installing: put the repo on the path.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 

@@ -20,6 +20,7 @@ import time
 import uuid
 from datetime import UTC, datetime
 
+import _script  # noqa: F401  (first: keeps bench/ off sys.path)
 import aiohttp
 import asyncpg
 

@@ -46,6 +46,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import _script  # noqa: F401  (first: keeps bench/ off sys.path)
 import asyncpg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))

@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import _script  # noqa: F401  (first: keeps bench/ off sys.path)
 import asyncpg
 from redis.asyncio import Redis
 

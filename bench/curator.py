@@ -23,6 +23,7 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import _script  # noqa: F401  (first: keeps bench/ off sys.path)
 import asyncpg
 
 # Runnable as a script from the repo root without installing: put the repo on the path.

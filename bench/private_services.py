@@ -20,6 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import _script  # noqa: F401  (first: keeps bench/ off sys.path)
+
 from dev.processes import free_port
 
 POSTGRES_BIN_GLOB = "/usr/lib/postgresql/*/bin"

@@ -25,6 +25,7 @@ import time
 import uuid
 from pathlib import Path
 
+import _script  # noqa: F401  (first: keeps bench/ off sys.path)
 import asyncpg
 
 from core.db import connect, with_database

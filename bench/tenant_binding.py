@@ -1,5 +1,5 @@
 """Statements/s of a tenant read under the old org binding (a setting anyone may write) and
-under the proof-checked one of migration 0025, side by side, and their ratio.
+under the proof-checked one (skillet_bind_org with a proof), side by side, and their ratio.
 
 Run: .venv/bin/python bench/tenant_binding.py [--statements N] [--rounds R]
 The read: one conversation's last 20 messages, `select id, body from ... where
@@ -23,6 +23,7 @@ import statistics
 import time
 import uuid
 
+import _script  # noqa: F401  (first: keeps bench/ off sys.path)
 import asyncpg
 
 from core.db import connect, create_pool, with_database

@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import _script  # noqa: F401  (first: keeps bench/ off sys.path)
 import asyncpg
 from arq import func
 from arq.connections import ArqRedis, RedisSettings

@@ -35,6 +35,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import _script  # noqa: F401  (first: keeps bench/ off sys.path)
 import aiohttp
 import asyncpg
 from aiohttp import web

@@ -11,7 +11,7 @@ connects those.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import aiohttp
 import asyncpg
@@ -85,7 +85,8 @@ class Prover:
                         f"A URL do servidor WAHA foi recusada: {exc.message}. Use o endereço "
                         "público (https://) do seu servidor WAHA."
                     ) from exc
-            return await verify_waha(self._http, given.waha_base_url, address, given.waha_api_key)
+            proven = await verify_waha(self._http, given.waha_base_url, address, given.waha_api_key)
+            return replace(proven, waha_server_vouched=operator)
         if not operator:
             raise ChannelNotVerified(
                 "Uma sessão do servidor WAHA compartilhado não prova de quem é o número: só o "
@@ -120,6 +121,7 @@ async def insert_proven_channel(
         reply_to_non_text=wanted.reply_to_non_text,
         waba_id=given.waba_id,
         waha_base_url=given.waha_base_url,
+        waha_server_vouched=proven.waha_server_vouched,
     )
     if channel is None:
         # The API's connection sees its own org's channels only: whose else stays unsaid.

@@ -1,5 +1,5 @@
 """SQL of a number's own credentials: its WABA id and WAHA server (channels), its access token
-and WAHA API key (channel_secrets, migration 0034), and its `needs_token` status.
+and WAHA API key (channel_secrets), and its `needs_token` status.
 
 The secrets are read only through `skillet_channel_secrets` (one number of the bound org: the
 worker's send path, the API's verification) and written by the API through
@@ -88,6 +88,7 @@ UPDATE_CHANNEL_CREDENTIALS = f"""
 update channels set
     waba_id = case when $3 then $2 else waba_id end,
     waha_base_url = case when $5 then $4 else waha_base_url end,
+    waha_server_vouched = case when $5 then $9 else waha_server_vouched end,
     access_token_last4 = coalesce($6, access_token_last4),
     waha_api_key_last4 = coalesce($7, waha_api_key_last4),
     status = coalesce($8, status)
@@ -104,9 +105,12 @@ async def update_channel_credentials(
     waha_base_url: str | Unchanged | None = UNCHANGED,
     access_token: str | None = None,
     waha_api_key: str | None = None,
+    waha_server_vouched: bool = False,
 ) -> Channel | None:
     """Record on the channel's row what may be shown of new credentials (a new token puts a
-    `needs_token` channel back to active); the secrets themselves are stored apart."""
+    `needs_token` channel back to active); the secrets themselves are stored apart. A new
+    `waha_base_url` is vouched for only by an operator (`waha_server_vouched`); else it is
+    resolved and checked at every call to it."""
     row = await conn.fetchrow(
         UPDATE_CHANNEL_CREDENTIALS,
         channel_id,
@@ -117,6 +121,7 @@ async def update_channel_credentials(
         None if access_token is None else last4(access_token),
         None if waha_api_key is None else last4(waha_api_key),
         None if access_token is None else ChannelStatus.ACTIVE.value,
+        waha_server_vouched,
     )
     return None if row is None else channel_from_row(row)
 
@@ -182,6 +187,9 @@ class SendCredentials:
     waha_base_url: str | None = None
     access_token: str | None = field(default=None, repr=False)
     waha_api_key: str | None = field(default=None, repr=False)
+    # An operator gave `waha_base_url` (CLI): used as given. Else an org's admin did (API):
+    # resolved, every address checked public, at every call.
+    waha_server_vouched: bool = False
 
 
 NO_SEND_CREDENTIALS = SendCredentials()
@@ -189,7 +197,7 @@ NO_SEND_CREDENTIALS = SendCredentials()
 # On a connection bound to the number's org: RLS shows that org's channel only, and the
 # function its secrets only.
 FETCH_SEND_CREDENTIALS = """
-select c.status, c.waha_base_url, s.access_token, s.waha_api_key
+select c.status, c.waha_base_url, s.access_token, s.waha_api_key, c.waha_server_vouched
 from channels c
 left join lateral skillet_channel_secrets(c.kind, c.address) s on true
 where c.kind = $1 and c.address = $2
@@ -204,5 +212,9 @@ async def fetch_send_credentials(
     if row is None:
         return None
     return SendCredentials(
-        ChannelStatus(row["status"]), row["waha_base_url"], row["access_token"], row["waha_api_key"]
+        ChannelStatus(row["status"]),
+        row["waha_base_url"],
+        row["access_token"],
+        row["waha_api_key"],
+        row["waha_server_vouched"],
     )

@@ -199,9 +199,11 @@ class PartsSender(Generic[ConfigT]):
         *,
         headers: Mapping[str, str],
         classify: Classifier,
+        http: aiohttp.ClientSession | None = None,
     ) -> list[Any]:
+        """`http`: a session of the call's own (pinned to checked addresses), else ours."""
         return await post_parts(
-            self._http,
+            http or self._http,
             url,
             payloads,
             headers=headers,

@@ -44,6 +44,7 @@ class Verified:
     """What the provider said of the number it proved."""
 
     display_phone: str | None = None
+    waha_server_vouched: bool = False  # an operator gave the number's own WAHA server
 
 
 async def verify_cloud_api(

@@ -36,8 +36,8 @@ def channel_from_row(row: asyncpg.Record) -> Channel:
 
 INSERT_CHANNEL = f"""
 insert into channels (organization_id, agent_id, kind, address, display_phone, reply_to_non_text,
-                      waba_id, waha_base_url)
-values ($1, $2, $3, $4, $5, $6, $7, $8)
+                      waba_id, waha_base_url, waha_server_vouched)
+values ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 on conflict (kind, address) do nothing
 returning {CHANNEL_COLUMNS}
 """
@@ -54,8 +54,10 @@ async def insert_channel(
     reply_to_non_text: bool = False,
     waba_id: str | None = None,
     waha_base_url: str | None = None,
+    waha_server_vouched: bool = False,
 ) -> Channel | None:
-    """A new channel; None when that number (kind + address) is already connected."""
+    """A new channel; None when that number (kind + address) is already connected.
+    `waha_server_vouched`: an operator gave `waha_base_url` (else it is checked at each call)."""
     row = await conn.fetchrow(
         INSERT_CHANNEL,
         organization_id,
@@ -66,6 +68,7 @@ async def insert_channel(
         reply_to_non_text,
         waba_id,
         waha_base_url,
+        waha_server_vouched and waha_base_url is not None,
     )
     return None if row is None else channel_from_row(row)
 

@@ -1,19 +1,33 @@
 """Sending a reply through WAHA (self-hosted WhatsApp HTTP API): POST /api/sendText, and a
-reply's files through /api/sendFile and /api/sendImage."""
+reply's files through /api/sendFile and /api/sendImage.
+
+A number with a WAHA server of its own is sent through it with its own key only (the
+deployment's SKILLET_WAHA_API_KEY goes to the deployment's server only). An org's admin gave
+that server (the API) unless an operator vouched for it (the CLI): then it is resolved at every
+send, refused unless every address is public (core.addresses), and connected to the addresses
+checked only (core.pinned), so a name re-pointed inside after it was connected is refused then.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import base64
-from collections.abc import Sequence
+import contextlib
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import aiohttp
 import structlog
+from yarl import URL
 
 from channels.credential_queries import NO_SEND_CREDENTIALS, SendCredentials
 from channels.errors import SendFailure, send_failed
-from channels.http import PartsSender, Verdict
+from channels.http import PartsSender, RetryPolicy, Sleep, Verdict
 from channels.text import split_text
+from core.address_guard import AddressGuard, Resolve, system_resolve
+from core.addresses import EventsUrlRefused
+from core.pinned import pinned_session
 from delivery.contract import Recipient
 from delivery.outbound_file import FileMessage
 from delivery.outbox_queries import OutboxRow
@@ -31,10 +45,32 @@ class WahaConfig:
     api_key: str | None = field(repr=False)
     reply_context: bool = False  # quote the customer's message in the first part
     max_text_chars: int = TEXT_MAX_CHARS
+    allow_private: bool = False  # development: a number's own server is not checked
+
+
+@dataclass(frozen=True)
+class WahaServer:
+    """Where one send goes: the server, its key, and whether it is checked at this call."""
+
+    base_url: str
+    api_key: str | None = field(repr=False)
+    checked: bool  # an org-given server: resolved now, every address public, pinned
 
 
 class WahaSender(PartsSender[WahaConfig]):
     """One reply = one or more sendText calls on the channel's session."""
+
+    def __init__(
+        self,
+        http: aiohttp.ClientSession,
+        config: WahaConfig,
+        policy: RetryPolicy,
+        *,
+        sleep: Sleep = asyncio.sleep,
+        resolve: Resolve = system_resolve,
+    ) -> None:
+        super().__init__(http, config, policy, sleep=sleep)
+        self._guard = AddressGuard(resolve)
 
     async def send(
         self,
@@ -47,17 +83,19 @@ class WahaSender(PartsSender[WahaConfig]):
             raise send_failed(SendFailure.NO_CHANNEL, "reply has no WAHA channel")
         if row.template is not None:  # refused before the outbox too (api, schedule_followup)
             raise send_failed(SendFailure.REJECTED, "WAHA has no WhatsApp templates")
-        base_url, api_key = self._server(credentials)
+        server = self.server(credentials)
         parts = split_text(row.body, self._config.max_text_chars)
-        bodies = await self._post_parts(
-            f"{base_url}/api/sendText",
-            [
-                self._payload(recipient.route.address, recipient, part, first=i == 0)
-                for i, part in enumerate(parts)
-            ],
-            headers={"X-Api-Key": api_key} if api_key else {},
-            classify=classify_waha_answer,
-        )
+        async with self._session(server) as http:
+            bodies = await self._post_parts(
+                f"{server.base_url}/api/sendText",
+                [
+                    self._payload(recipient.route.address, recipient, part, first=i == 0)
+                    for i, part in enumerate(parts)
+                ],
+                headers=_key_header(server),
+                classify=classify_waha_answer,
+                http=http,
+            )
         provider_ids = [i for i in map(waha_message_id, bodies) if i is not None]
         log.info("outbox.sent_waha", outbox_id=str(row.id), parts=len(parts))
         # Kept as receipts: the `message.any` echo of each part carries the same id, and is
@@ -77,7 +115,7 @@ class WahaSender(PartsSender[WahaConfig]):
         assert file is not None
         if recipient.route is None:
             raise send_failed(SendFailure.NO_CHANNEL, "reply has no WAHA channel")
-        base_url, api_key = self._server(credentials)
+        server = self.server(credentials)
         endpoint = "sendImage" if file.kind is FileMessage.IMAGE else "sendFile"
         payload: dict[str, Any] = {
             "session": recipient.route.address,
@@ -90,22 +128,51 @@ class WahaSender(PartsSender[WahaConfig]):
         }
         if file.caption and file.kind is not FileMessage.AUDIO:
             payload["caption"] = file.caption
-        [body] = await self._post_parts(
-            f"{base_url}/api/{endpoint}",
-            [payload],
-            headers={"X-Api-Key": api_key} if api_key else {},
-            classify=classify_waha_answer,
-        )
+        async with self._session(server) as http:
+            [body] = await self._post_parts(
+                f"{server.base_url}/api/{endpoint}",
+                [payload],
+                headers=_key_header(server),
+                classify=classify_waha_answer,
+                http=http,
+            )
         provider_ids = [i for i in [waha_message_id(body)] if i is not None]
         log.info("outbox.sent_waha_file", outbox_id=str(row.id), kind=file.kind.value)
         return provider_ids
 
-    def _server(self, credentials: SendCredentials) -> tuple[str, str | None]:
-        """The session's own WAHA server and key when it has one, else the shared."""
-        if credentials.waha_base_url is not None:
-            return credentials.waha_base_url.rstrip("/"), credentials.waha_api_key
+    def server(self, credentials: SendCredentials) -> WahaServer:
+        """The session's own WAHA server and its own key (never the deployment's) when it
+        has one, checked at this call unless an operator vouched for it; else the shared."""
+        own = credentials.waha_base_url
+        if own is not None:
+            checked = not (
+                credentials.waha_server_vouched
+                or self._config.allow_private
+                or _origin(own) == _origin(self._config.base_url)
+            )
+            return WahaServer(own.rstrip("/"), credentials.waha_api_key, checked)
         api_key = credentials.waha_api_key or self._config.api_key
-        return self._config.base_url.rstrip("/"), api_key
+        return WahaServer(self._config.base_url.rstrip("/"), api_key, checked=False)
+
+    @contextlib.asynccontextmanager
+    async def _session(self, server: WahaServer) -> AsyncIterator[aiohttp.ClientSession | None]:
+        """None (the shared session) for a server used as given; for a checked one, a session
+        pinned to its addresses resolved now, or send_rejected when one is not public."""
+        if not server.checked:
+            yield None
+            return
+        origin = _origin(server.base_url)
+        if origin is None:
+            raise send_failed(SendFailure.REJECTED, "the WAHA server's URL is no http(s) URL")
+        try:
+            addresses = await self._guard.addresses(*origin)
+        except EventsUrlRefused as exc:
+            log.warning("outbox.waha_server_refused", host=origin[0][:200], reason=exc.message)
+            raise send_failed(
+                SendFailure.REJECTED, f"the WAHA server was refused: {exc.message}"[:500]
+            ) from exc
+        async with pinned_session(origin[0], addresses) as http:
+            yield http
 
     def _payload(
         self, session: str, recipient: Recipient, part: str, *, first: bool
@@ -119,6 +186,21 @@ class WahaSender(PartsSender[WahaConfig]):
         if first and self._config.reply_context and recipient.reply_to_external_id:
             payload["reply_to"] = recipient.reply_to_external_id
         return payload
+
+
+def _key_header(server: WahaServer) -> Mapping[str, str]:
+    return {"X-Api-Key": server.api_key} if server.api_key else {}
+
+
+def _origin(url: str) -> tuple[str, int] | None:
+    """(host, port) an http(s) URL connects to, parsed as aiohttp parses it (yarl)."""
+    try:
+        parsed = URL(url)
+    except ValueError:
+        return None
+    if parsed.scheme not in ("http", "https") or not parsed.raw_host or parsed.port is None:
+        return None
+    return parsed.raw_host.lower(), parsed.port
 
 
 def waha_message_id(body: Any) -> str | None:

@@ -134,6 +134,7 @@ async def apply_credentials(
         waha_base_url=UNCHANGED if given.waha_base_url is None else given.waha_base_url,
         access_token=given.access_token,
         waha_api_key=given.waha_api_key,
+        waha_server_vouched=True,  # an operator's server is used as given
     )
     assert updated is not None  # the caller's transaction holds it
     await store_secrets(conn, updated, given)

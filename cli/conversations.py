@@ -1,5 +1,5 @@
 """`skillet conversations list|show|takeover|release|reply`: a person in the conversation from
-the shell. The same actions as the API (api.conversation_actions), audited with the actor
+the shell. The same actions as the API (conversation.person_actions), audited with the actor
 `cli`, which is also who holds a conversation the CLI takes over or replies in."""
 
 from __future__ import annotations
@@ -9,14 +9,15 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from cli.args import org_command, uuid_arg
+from conversation.mode import ConversationMode
 from worker.settings import Settings
 
 if TYPE_CHECKING:
-    from api.conversation_queries import ConversationView
+    from conversation.person_queries import ConversationView
 
 CLI_ACTOR = "cli"
 DEFAULT_LIMIT = 50
-MODES = ("agent", "waiting", "human")
+MODES = tuple(ConversationMode)
 
 
 def _line(view: ConversationView) -> str:
@@ -32,7 +33,7 @@ def _line(view: ConversationView) -> str:
 
 
 def _actor(args: argparse.Namespace) -> Any:
-    from api.conversation_actions import Actor
+    from conversation.person_actions import Actor
 
     # An operator with the owner's database URL: --force takes it from anyone.
     return Actor(args.org, CLI_ACTOR, may_force=True)
@@ -56,8 +57,7 @@ async def _wake(
 
 
 async def cmd_list(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
-    from api.conversation_queries import list_conversation_views
-    from api.conversation_routes import conversation_json
+    from conversation.person_queries import list_conversation_views
     from core.db import connection
 
     async with connection(settings.owner_url) as conn:
@@ -65,37 +65,34 @@ async def cmd_list(args: argparse.Namespace, settings: Settings) -> dict[str, An
             conn, args.org, mode=args.mode, after=None, limit=args.limit
         )
     return {
-        "conversations": [conversation_json(v) for v in views],
+        "conversations": [v.as_json() for v in views],
         "message": "\n".join(_line(v) for v in views) or "no conversations",
     }
 
 
 async def cmd_show(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
-    from api.conversation_actions import missing
-    from api.conversation_queries import fetch_conversation_view
-    from api.conversation_routes import conversation_json
+    from conversation.person_actions import missing
+    from conversation.person_queries import fetch_conversation_view
     from core.db import connection
 
     async with connection(settings.owner_url) as conn:
         view = await fetch_conversation_view(conn, args.org, args.id)
     if view is None:
         raise missing()
-    return {**conversation_json(view), "message": _line(view)}
+    return {**view.as_json(), "message": _line(view)}
 
 
 async def cmd_takeover(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
-    from api.conversation_actions import take_over
-    from api.conversation_routes import conversation_json
+    from conversation.person_actions import take_over
     from core.db import connection
 
     async with connection(settings.owner_url) as conn:
         change = await take_over(conn, _actor(args), args.id, force=args.force)
-    return {**conversation_json(change.view), "message": f"taken over: {_line(change.view)}"}
+    return {**change.view.as_json(), "message": f"taken over: {_line(change.view)}"}
 
 
 async def cmd_release(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
-    from api.conversation_actions import release, wake_job_id
-    from api.conversation_routes import conversation_json
+    from conversation.person_actions import release, wake_job_id
     from core.db import connection
 
     async with connection(settings.owner_url) as conn:
@@ -105,13 +102,13 @@ async def cmd_release(args: argparse.Namespace, settings: Settings) -> dict[str,
     message = f"back to the agent: {_line(change.view)}"
     if change.pending:
         message += f" (it answers {change.pending} pending message(s))"
-    return {**conversation_json(change.view), "message": message}
+    return {**change.view.as_json(), "message": message}
 
 
 async def cmd_reply(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     from datetime import UTC, datetime
 
-    from api.conversation_actions import person_message_json, reply, reply_text, wake_job_id
+    from conversation.person_actions import person_message_json, reply, reply_text, wake_job_id
     from core.db import connection
 
     text = reply_text(args.text)

@@ -13,7 +13,10 @@ merged package. Otherwise the deterministic body stands and `rewrite` says why:
 - `rejected: <reason>`          the model answered and failed a rule, or failed to answer
                                 (`timeout`, `model_error <code>`, `empty`, `truncated`,
                                 `too_long`, `frontmatter`, `dropped_keyword <kw>`,
-                                `unknown_file <path>`, `too_large <rule>`).
+                                `unknown_file <path>`, `too_large <rule>`,
+                                `new_fact <kind>:<value>`: a number of 3+ digits, a URL,
+                                an e-mail or a phone no merged skill states, by
+                                skills.new_facts).
 
 `check_rewrite` is pure; `ask_model` is the one awaited call, bounded by its timeout.
 """
@@ -28,6 +31,7 @@ from dataclasses import dataclass
 
 from consolidation.distill import Limits, TooLarge, UmbrellaPlan, plan_umbrella
 from skills.catalog_queries import PointedVersion
+from skills.new_facts import new_facts
 from skills.package.limits import MAX_BODY_LINES
 from turn.model import Model, ModelMessage, ModelRequest
 
@@ -121,6 +125,9 @@ def check_rewrite(
         if _squeezed(keyword) not in folded:
             raise RewriteRejected(f"dropped_keyword {keyword[:60]}")
     paths = {e.path for e in plan.manifest}
+    added = new_facts(body, _sources(umbrella, absorbed, plan))
+    if added:
+        raise RewriteRejected(f"new_fact {added[0][:120]}")
     for cited in _PATH_RE.findall(body):
         path = cited.rstrip(".:!?")
         if path not in paths:
@@ -129,6 +136,15 @@ def check_rewrite(
         return plan_umbrella(umbrella, absorbed, limits, body=body)
     except TooLarge as exc:
         raise RewriteRejected(f"too_large {exc.rule}") from exc
+
+
+def _sources(
+    umbrella: PointedVersion, absorbed: Sequence[PointedVersion], plan: UmbrellaPlan
+) -> list[str]:
+    """What the model was given to merge: each skill's name, description and body, the
+    keywords and the package's paths."""
+    texts = [t for m in (umbrella, *absorbed) for t in (m.name, m.description, m.body)]
+    return [*texts, *plan.skill.matcher.any_keywords, *(e.path for e in plan.manifest)]
 
 
 async def ask_model(

@@ -1,5 +1,5 @@
 """SQL of a turn while its org is closed: with after-hours `away`, the away message once per
-closed period, then the burst kept as context (skillet_commit_away, migration 0036); after a
+closed period, then the burst kept as context (skillet_commit_away); after a
 handoff, the wait notice skipped (the acknowledgement said when someone will be there)."""
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from datetime import datetime
 
 import asyncpg
 
+from conversation.mode import Transition
+from conversation.mode_queries import change_mode
 from conversation.queries import CommittedTurn, committed_turn
 from core.tenancy import org_proof
 
@@ -55,13 +57,7 @@ async def commit_away(conn: asyncpg.Connection, commit: AwayCommit) -> Committed
     return committed_turn(row)
 
 
-SKIP_WAIT_NOTICE = """
-update conversations set wait_notice_at = now()
-where id = $1 and mode = 'waiting' and wait_notice_at is null
-"""
-
-
 async def skip_wait_notice(conn: asyncpg.Connection, conversation_id: uuid.UUID) -> None:
     """A handoff acknowledged after hours said when a person will be there: the "still
     calling someone" notice (jobs.handoff_tick) would contradict it, so none is sent."""
-    await conn.execute(SKIP_WAIT_NOTICE, conversation_id)
+    await change_mode(conn, conversation_id, Transition.WAIT_NOTICE)

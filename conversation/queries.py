@@ -263,15 +263,6 @@ async def continue_conversation(
 
 COMMIT_TURN = """
 select outcome, outbox_id, reply_id, deliverable,
-       reply_to_external_id, last_inbound_at, route_kind, route_address
-from skillet_commit_turn($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
-                         $16, $17, $18, $19)
-"""
-
-# A turn that sends files (rare) commits through the form that also writes their rows; every
-# other turn keeps the form without that extra layer (the turn's cost, docs/scaling.md).
-COMMIT_TURN_WITH_FILES = """
-select outcome, outbox_id, reply_id, deliverable,
        reply_to_external_id, last_inbound_at, route_kind, route_address, file_outbox_ids
 from skillet_commit_turn($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
                          $16, $17, $18, $19, $20)
@@ -290,11 +281,8 @@ async def commit_turn(conn: asyncpg.Connection, commit: ReplyCommit) -> Committe
     """The fenced reply commit (refused as lease_lost, taken_over, overtaken or answered) and
     its outbox row's delivery claim, in one statement."""
     org, *rest = commit.args()
-    if commit.files:
-        files = [f.as_json() for f in commit.files]
-        row = await conn.fetchrow(COMMIT_TURN_WITH_FILES, org, org_proof(conn, org), *rest, files)
-    else:
-        row = await conn.fetchrow(COMMIT_TURN, org, org_proof(conn, org), *rest)
+    files = [f.as_json() for f in commit.files] if commit.files else None
+    row = await conn.fetchrow(COMMIT_TURN, org, org_proof(conn, org), *rest, files)
     assert row is not None  # the function always returns its one row
     return committed_turn(row)
 
@@ -302,7 +290,7 @@ async def commit_turn(conn: asyncpg.Connection, commit: ReplyCommit) -> Committe
 def committed_turn(row: Any) -> CommittedTurn:
     """A commit's row (skillet_commit_turn's columns) as its outcome and delivery claim."""
     reply = CommittedReply(CommitOutcome(row["outcome"]), row["outbox_id"], row["reply_id"])
-    file_ids = tuple(row.get("file_outbox_ids") or ())  # COMMIT_TURN_WITH_FILES only
+    file_ids = tuple(row.get("file_outbox_ids") or ())  # skillet_commit_away has none
     if reply.outcome is not CommitOutcome.REPLIED or not row["deliverable"]:
         return CommittedTurn(reply, None, file_ids)
     claim = DeliveryClaim(

@@ -1,9 +1,10 @@
 """Where an events URL may point: an https URL whose host is a global unicast address.
 
 Pure: `parse_events_url` checks the URL's shape (scheme, host, port, no credentials) and
-`refusal` says why an address is not public (None when it is). An IPv6 address that embeds
-an IPv4 one (IPv4-mapped, IPv4-compatible, 6to4, NAT64's well-known prefix, Teredo) is judged
-by the IPv4 address too, so `::ffff:127.0.0.1` is loopback. With `allow_private` (development
+`refusal` (core.special_addresses: IANA's special-purpose registries, kept as a table in
+skillet_data) says why an address is not public (None when it is). An IPv6 address that
+embeds an IPv4 one (IPv4-mapped, NAT64, 6to4) is judged by the IPv4 address, so
+`::ffff:127.0.0.1` is loopback. With `allow_private` (development
 and tests) http is accepted and no address is refused.
 """
 
@@ -14,10 +15,11 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from core.errors import SkilletError
+from core.special_addresses import IPAddress, refusal
+
+__all__ = ["IPAddress", "refusal"]  # the one public test, from IANA's registries (a table)
 
 MAX_URL_CHARS = 2048
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
-NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
 ALLOW_HINT = "use um endereço público (em desenvolvimento: SKILLET_EVENTS_ALLOW_PRIVATE_URLS=true)"
 
 
@@ -67,40 +69,6 @@ def _literal(host: str) -> IPAddress | None:
         return ipaddress.ip_address(host)
     except ValueError:
         return None
-
-
-def refusal(address: IPAddress) -> str | None:
-    """Why `address` is no place to send events to (a word), or None for a global one."""
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        return refusal(address.ipv4_mapped)  # what a socket to it reaches
-    for reason, applies in (
-        ("loopback", address.is_loopback),
-        ("link-local", address.is_link_local),
-        ("multicast", address.is_multicast),
-        ("unspecified", address.is_unspecified),
-    ):
-        if applies:
-            return reason
-    if isinstance(address, ipaddress.IPv6Address):
-        embedded = _embedded_ipv4(address)
-        inside = None if embedded is None else refusal(embedded)
-        if inside is not None:
-            return inside
-    if address.is_private:
-        return "privado"
-    if address.is_reserved:
-        return "reservado"
-    return None if address.is_global else "não global"
-
-
-def _embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
-    if address.sixtofour is not None:
-        return address.sixtofour
-    if address.teredo is not None:
-        return address.teredo[1]  # the client's
-    if address in NAT64 or int(address) >> 32 == 0:  # NAT64, or IPv4-compatible ::a.b.c.d
-        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
-    return None
 
 
 def refused_address(host: str, address: IPAddress, reason: str) -> EventsUrlRefused:

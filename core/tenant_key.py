@@ -1,4 +1,5 @@
-"""The secret behind a tenant binding (migration 0025): what makes an org binding unforgeable.
+"""The secret behind a tenant binding: what makes an org binding unforgeable
+(skillet_org_proof_valid checks it).
 
 A session sees an org's rows only when `skillet.organization_proof` holds the hex
 HMAC-SHA256 of the org id under the tenant secret, which Postgres keeps where no login role

@@ -122,7 +122,7 @@ class DeliveryClaim:
     route_address: str | None  # its phone_number_id / WAHA session
 
 
-# The claim and its route live in skillet_claim_outbox (migration 0021), which the holder's
+# The claim and its route live in skillet_claim_outbox, which the holder's
 # reply commit also runs (conversation.queries.commit_turn).
 CLAIM_OUTBOX_DELIVERY = """
 select reply_to_external_id, last_inbound_at, route_kind, route_address
@@ -174,7 +174,7 @@ async def update_outbox_failed(conn: asyncpg.Connection, outbox_id: uuid.UUID, r
 
 # A claim older than any send can last (its job was cancelled, or its worker died): the
 # reply may or may not have reached the customer, so it is failed, not re-sent (one narrow
-# function across orgs, migration 0020).
+# function across orgs).
 FAIL_ABANDONED_CLAIMS = "select id, organization_id from skillet_fail_abandoned_claims($1)"
 
 

@@ -1,4 +1,4 @@
-"""SQL of an org's business hours (org_business_hours, migration 0036); the caller owns the
+"""SQL of an org's business hours (org_business_hours); the caller owns the
 transaction."""
 
 from __future__ import annotations

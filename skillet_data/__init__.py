@@ -23,3 +23,5 @@ INTENT_MODELS_DIR = _HERE / "intent_models"
 # Every function the migrated schema defines, for reading (tools/dump_functions.py writes it;
 # the migrations above stay what `skillet migrate` applies).
 FUNCTIONS_SQL = _HERE / "functions.sql"
+# IANA's special-purpose address blocks (core.special_addresses reads it: the address guard).
+SPECIAL_ADDRESSES_CSV = _HERE / "special_addresses.csv"

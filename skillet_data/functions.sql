@@ -723,16 +723,7 @@ begin
     where m.conversation_id = v_echo.conversation_id and m.direction = 'inbound'
       and m.answered_by is null and m.context_at is null;
     -- A person who holds it from the console keeps it; otherwise the phone holds it.
-    update conversations c set
-        mode_since = case when c.mode = 'human' then c.mode_since else now() end,
-        mode_cause = case when c.mode = 'agent' then 'phone' else c.mode_cause end,
-        mode_reason = case when c.mode = 'agent' then 'respondida pelo celular da empresa'
-                           else c.mode_reason end,
-        held_by = case when c.mode = 'human' then c.held_by else 'phone' end,
-        handoff_at = coalesce(c.handoff_at, now()),
-        person_replied_at = now(),
-        mode = 'human'
-    where c.id = v_echo.conversation_id;
+    perform skillet_change_mode(v_echo.conversation_id, 'phone_reply');
     update message_echoes set status = 'phone', message_id = v_message, decided_at = now()
     where id = p_echo;
     outcome := 'phone';
@@ -896,57 +887,26 @@ begin
 end;
 $function$;
 
-COMMENT ON FUNCTION public.skillet_commit_turn(uuid, text, uuid, text, uuid[], timestamp with time zone, text, text[], text[], text[], text[], timestamp with time zone, uuid, jsonb, boolean) IS
-$$The reply commit of workers of an earlier release, with the org's proof: the nineteen-argument
-skillet_commit_turn with no handoff and no skills recorded, same outcomes.$$;
-CREATE OR REPLACE FUNCTION public.skillet_commit_turn(p_org uuid, p_proof text, p_conversation uuid, p_channel text, p_batch uuid[], p_first_received timestamp with time zone, p_body text, p_used text[], p_viewed text[], p_names text[], p_triggers text[], p_at timestamp with time zone, p_lease uuid, p_usage jsonb, p_claim boolean)
- RETURNS TABLE(outcome text, outbox_id uuid, reply_id uuid, deliverable boolean, reply_to_external_id text, last_inbound_at timestamp with time zone, route_kind text, route_address text)
- LANGUAGE plpgsql
- SET plan_cache_mode TO 'force_generic_plan'
-AS $function$
-begin
-    return query
-    select * from skillet_commit_turn(p_org, p_proof, p_conversation, p_channel, p_batch,
-                                      p_first_received, p_body, p_used, p_viewed, p_names,
-                                      p_triggers, p_at, p_lease, p_usage, p_claim,
-                                      null::text, null::text, null::jsonb, null::jsonb);
-end;
-$function$;
-
-COMMENT ON FUNCTION public.skillet_commit_turn(uuid, text, uuid, text, uuid[], timestamp with time zone, text, text[], text[], text[], text[], timestamp with time zone, uuid, jsonb, boolean, text, text, jsonb) IS
-$$The reply commit of workers of an earlier release, with the org's proof, a handoff and the
-skills used: the nineteen-argument skillet_commit_turn with no file reads.$$;
-CREATE OR REPLACE FUNCTION public.skillet_commit_turn(p_org uuid, p_proof text, p_conversation uuid, p_channel text, p_batch uuid[], p_first_received timestamp with time zone, p_body text, p_used text[], p_viewed text[], p_names text[], p_triggers text[], p_at timestamp with time zone, p_lease uuid, p_usage jsonb, p_claim boolean, p_handoff_cause text, p_handoff_reason text, p_skills jsonb)
- RETURNS TABLE(outcome text, outbox_id uuid, reply_id uuid, deliverable boolean, reply_to_external_id text, last_inbound_at timestamp with time zone, route_kind text, route_address text)
- LANGUAGE plpgsql
- SET plan_cache_mode TO 'force_generic_plan'
-AS $function$
-begin
-    return query
-    select * from skillet_commit_turn(
-        p_org, p_proof, p_conversation, p_channel, p_batch, p_first_received, p_body, p_used,
-        p_viewed, p_names, p_triggers, p_at, p_lease, p_usage, p_claim, p_handoff_cause,
-        p_handoff_reason, p_skills, null::jsonb);
-end;
-$function$;
-
-COMMENT ON FUNCTION public.skillet_commit_turn(uuid, text, uuid, text, uuid[], timestamp with time zone, text, text[], text[], text[], text[], timestamp with time zone, uuid, jsonb, boolean, text, text, jsonb, jsonb) IS
-$$Step two of a turn: bind the org with its proof, then the fenced reply commit. Serialized on the
-conversation row (as is every change of its mode); refused with outcome 'lease_lost' (p_lease is
-not the live lease), 'taken_over' (the conversation's mode is no longer 'agent': a person holds
-it or was asked for), 'overtaken' (an older message that expects a reply is still open, not kept
-as context: read again) or 'answered' (part of the burst was answered first); else 'replied':
-the reply (author 'agent', p_skills: the skills the turn used), its outbox row, the 'answered'
-marks, with p_handoff_cause ('tool' | 'customer') the conversation put in 'waiting' for
-p_handoff_reason, the turn's counts (skillet_bump_usage, skillet_bump_activation_daily,
-skillet_bump_token_usage; p_reads, [{"skill", "path"}]: skillet_bump_file_reads) and, with
-p_claim, the delivery claim of its outbox row (skillet_claim_outbox), so the sender needs no
-statement before the send. The claim comes before the increments: those rows are shared by every
-turn of an org, so they are locked last, for the shortest time. A crash between this commit and
-the send leaves a claimed row, which skillet_fail_abandoned_claims fails as `delivery_unknown`;
-a row without a route is not claimed, and the next holder delivers it.$$;
-CREATE OR REPLACE FUNCTION public.skillet_commit_turn(p_org uuid, p_proof text, p_conversation uuid, p_channel text, p_batch uuid[], p_first_received timestamp with time zone, p_body text, p_used text[], p_viewed text[], p_names text[], p_triggers text[], p_at timestamp with time zone, p_lease uuid, p_usage jsonb, p_claim boolean, p_handoff_cause text, p_handoff_reason text, p_skills jsonb, p_reads jsonb)
- RETURNS TABLE(outcome text, outbox_id uuid, reply_id uuid, deliverable boolean, reply_to_external_id text, last_inbound_at timestamp with time zone, route_kind text, route_address text)
+COMMENT ON FUNCTION public.skillet_commit_turn(uuid, text, uuid, text, uuid[], timestamp with time zone, text, text[], text[], text[], text[], timestamp with time zone, uuid, jsonb, boolean, text, text, jsonb, jsonb, jsonb) IS
+$$The reply commit, step two of a turn: bind the org with its proof, then the fenced commit.
+Serialized on the conversation row (as is every change of its mode); refused with outcome
+'lease_lost' (p_lease is not the live lease), 'taken_over' (the conversation's mode is no longer
+'agent': a person holds it or was asked for), 'overtaken' (an older message that expects a reply
+is still open, not kept as context: read again) or 'answered' (part of the burst was answered
+first); else 'replied': the reply (author 'agent', p_skills: the skills the turn used), its
+outbox row, the 'answered' marks, the reply's files (p_files, a jsonb array from
+send_skill_file: one pending, unclaimed outbox row per file after the text, part 1, 2, ...;
+file_outbox_ids lists them in order), with p_handoff_cause ('tool' | 'customer') the
+conversation put in 'waiting' for p_handoff_reason, the turn's counts (skillet_bump_usage,
+skillet_bump_activation_daily, skillet_bump_token_usage; p_reads, [{"skill", "path"}]:
+skillet_bump_file_reads) and, with p_claim, the delivery claim of its text row
+(skillet_claim_outbox), so the sender needs no statement before the send. The claim comes before
+the increments: those rows are shared by every turn of an org, so they are locked last, for the
+shortest time. A crash between this commit and the send leaves a claimed row, which
+skillet_fail_abandoned_claims fails as `delivery_unknown`; a row without a route is not claimed,
+and the next holder delivers it.$$;
+CREATE OR REPLACE FUNCTION public.skillet_commit_turn(p_org uuid, p_proof text, p_conversation uuid, p_channel text, p_batch uuid[], p_first_received timestamp with time zone, p_body text, p_used text[], p_viewed text[], p_names text[], p_triggers text[], p_at timestamp with time zone, p_lease uuid, p_usage jsonb, p_claim boolean, p_handoff_cause text, p_handoff_reason text, p_skills jsonb, p_reads jsonb, p_files jsonb)
+ RETURNS TABLE(outcome text, outbox_id uuid, reply_id uuid, deliverable boolean, reply_to_external_id text, last_inbound_at timestamp with time zone, route_kind text, route_address text, file_outbox_ids uuid[])
  LANGUAGE plpgsql
  SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
@@ -960,6 +920,7 @@ declare
 begin
     perform skillet_bind_org(p_org, p_proof);
     deliverable := false;
+    file_outbox_ids := '{}';
     select c.mode,
            p_lease is null or (c.lease_token = p_lease and c.lease_until > now())
     into v_mode, v_held
@@ -1001,11 +962,22 @@ begin
     insert into outbox (organization_id, conversation_id, message_id, body)
     values (p_org, p_conversation, reply_id, p_body)
     returning id into outbox_id;
+    if jsonb_typeof(p_files) = 'array' and jsonb_array_length(p_files) > 0 then
+        -- The reply's files (send_skill_file): a row per file after the text (part 1, 2, ...;
+        -- body its caption), pending and never claimed here: the holder claims and sends each
+        -- after the text, in order.
+        with inserted as (
+            insert into outbox (organization_id, conversation_id, message_id, body, part, file)
+            select p_org, p_conversation, reply_id, coalesce(f.value ->> 'caption', ''),
+                   f.ordinality, f.value
+            from jsonb_array_elements(p_files) with ordinality as f(value, ordinality)
+            returning id, part
+        )
+        select array_agg(id order by part) into file_outbox_ids from inserted;
+    end if;
     if p_handoff_cause is not null then
-        update conversations set mode = 'waiting', held_by = null, mode_since = now(),
-            mode_reason = left(p_handoff_reason, 500), mode_cause = p_handoff_cause,
-            handoff_at = now(), person_replied_at = null, wait_notice_at = null
-        where id = p_conversation;
+        perform skillet_change_mode(p_conversation, 'handoff', p_cause => p_handoff_cause,
+                                    p_reason => p_handoff_reason);
     end if;
     if p_claim then
         select true, k.reply_to_external_id, k.last_inbound_at, k.route_kind, k.route_address
@@ -1039,87 +1011,6 @@ begin
 end;
 $function$;
 
-COMMENT ON FUNCTION public.skillet_commit_turn(uuid, text, uuid, text, uuid[], timestamp with time zone, text, text[], text[], text[], text[], timestamp with time zone, uuid, jsonb, boolean, text, text, jsonb, jsonb, jsonb) IS
-$$The reply commit with the files the turn sends (p_files: a jsonb array, send_skill_file): the
-nineteen-argument skillet_commit_turn, then, when it replied, one outbox row per file after the
-text row (part 1, 2, ...; body its caption), pending and never claimed: the holder claims and
-sends each after the text, in order. file_outbox_ids: those rows, in part order.$$;
-CREATE OR REPLACE FUNCTION public.skillet_commit_turn(p_org uuid, p_proof text, p_conversation uuid, p_channel text, p_batch uuid[], p_first_received timestamp with time zone, p_body text, p_used text[], p_viewed text[], p_names text[], p_triggers text[], p_at timestamp with time zone, p_lease uuid, p_usage jsonb, p_claim boolean, p_handoff_cause text, p_handoff_reason text, p_skills jsonb, p_reads jsonb, p_files jsonb)
- RETURNS TABLE(outcome text, outbox_id uuid, reply_id uuid, deliverable boolean, reply_to_external_id text, last_inbound_at timestamp with time zone, route_kind text, route_address text, file_outbox_ids uuid[])
- LANGUAGE plpgsql
- SET plan_cache_mode TO 'force_generic_plan'
-AS $function$
-#variable_conflict use_column
-begin
-    select c.outcome, c.outbox_id, c.reply_id, c.deliverable, c.reply_to_external_id,
-           c.last_inbound_at, c.route_kind, c.route_address
-    into outcome, outbox_id, reply_id, deliverable, reply_to_external_id, last_inbound_at,
-         route_kind, route_address
-    from skillet_commit_turn(
-        p_org, p_proof, p_conversation, p_channel, p_batch, p_first_received, p_body, p_used,
-        p_viewed, p_names, p_triggers, p_at, p_lease, p_usage, p_claim, p_handoff_cause,
-        p_handoff_reason, p_skills, p_reads) c;
-    file_outbox_ids := '{}';
-    if outcome = 'replied' and jsonb_typeof(p_files) = 'array'
-       and jsonb_array_length(p_files) > 0 then
-        with inserted as (
-            insert into outbox (organization_id, conversation_id, message_id, body, part, file)
-            select p_org, p_conversation, reply_id, coalesce(f.value ->> 'caption', ''),
-                   f.ordinality, f.value
-            from jsonb_array_elements(p_files) with ordinality as f(value, ordinality)
-            returning id, part
-        )
-        select array_agg(id order by part) into file_outbox_ids from inserted;
-    end if;
-    return next;
-end;
-$function$;
-
-COMMENT ON FUNCTION public.skillet_commit_turn(uuid, uuid, text, uuid[], timestamp with time zone, text, text[], text[], text[], text[], timestamp with time zone, uuid, jsonb, boolean) IS
-$$The reply commit of workers of an earlier release (and of skillet_commit_reply), without a proof
-argument: the nineteen-argument skillet_commit_turn with no handoff and no skills recorded.$$;
-CREATE OR REPLACE FUNCTION public.skillet_commit_turn(p_org uuid, p_conversation uuid, p_channel text, p_batch uuid[], p_first_received timestamp with time zone, p_body text, p_used text[], p_viewed text[], p_names text[], p_triggers text[], p_at timestamp with time zone, p_lease uuid, p_usage jsonb, p_claim boolean DEFAULT true)
- RETURNS TABLE(outcome text, outbox_id uuid, reply_id uuid, deliverable boolean, reply_to_external_id text, last_inbound_at timestamp with time zone, route_kind text, route_address text)
- LANGUAGE sql
- SET plan_cache_mode TO 'force_generic_plan'
-AS $function$
-    select * from skillet_commit_turn(p_org, current_setting('skillet.organization_proof', true),
-                                      p_conversation, p_channel, p_batch, p_first_received,
-                                      p_body, p_used, p_viewed, p_names, p_triggers, p_at,
-                                      p_lease, p_usage, p_claim, null::text, null::text,
-                                      null::jsonb, null::jsonb)
-$function$;
-
-COMMENT ON FUNCTION public.skillet_commit_turn(uuid, uuid, text, uuid[], timestamp with time zone, text, text[], text[], text[], text[], timestamp with time zone, uuid, jsonb, boolean, text, text, jsonb) IS
-$$The reply commit without a proof argument (the transaction's proof, or the operator's role): as
-skillet_commit_turn(uuid, text, ...) with a handoff and the skills used.$$;
-CREATE OR REPLACE FUNCTION public.skillet_commit_turn(p_org uuid, p_conversation uuid, p_channel text, p_batch uuid[], p_first_received timestamp with time zone, p_body text, p_used text[], p_viewed text[], p_names text[], p_triggers text[], p_at timestamp with time zone, p_lease uuid, p_usage jsonb, p_claim boolean, p_handoff_cause text, p_handoff_reason text, p_skills jsonb)
- RETURNS TABLE(outcome text, outbox_id uuid, reply_id uuid, deliverable boolean, reply_to_external_id text, last_inbound_at timestamp with time zone, route_kind text, route_address text)
- LANGUAGE plpgsql
- SET plan_cache_mode TO 'force_generic_plan'
-AS $function$
-begin
-    return query
-    select * from skillet_commit_turn(
-        p_org, current_setting('skillet.organization_proof', true), p_conversation, p_channel,
-        p_batch, p_first_received, p_body, p_used, p_viewed, p_names, p_triggers, p_at, p_lease,
-        p_usage, p_claim, p_handoff_cause, p_handoff_reason, p_skills, null::jsonb);
-end;
-$function$;
-
-COMMENT ON FUNCTION public.skillet_commit_reply(uuid, uuid, text, uuid[], timestamp with time zone, text, text[], text[], text[], text[], timestamp with time zone, uuid, jsonb) IS
-$$The commit of workers of the previous release during a rolling deploy (and its six-argument
-form, by the defaults): skillet_commit_turn without the claim (they claim apart), same outcomes.$$;
-CREATE OR REPLACE FUNCTION public.skillet_commit_reply(p_org uuid, p_conversation uuid, p_channel text, p_batch uuid[], p_first_received timestamp with time zone, p_body text, p_used text[] DEFAULT '{}'::text[], p_viewed text[] DEFAULT '{}'::text[], p_names text[] DEFAULT '{}'::text[], p_triggers text[] DEFAULT '{}'::text[], p_at timestamp with time zone DEFAULT now(), p_lease uuid DEFAULT NULL::uuid, p_usage jsonb DEFAULT NULL::jsonb)
- RETURNS TABLE(outcome text, outbox_id uuid, reply_id uuid)
- LANGUAGE sql
-AS $function$
-    select c.outcome, c.outbox_id, c.reply_id
-    from skillet_commit_turn(p_org, p_conversation, p_channel, p_batch, p_first_received,
-                             p_body, p_used, p_viewed, p_names, p_triggers, p_at, p_lease,
-                             p_usage, false) c
-$function$;
-
 COMMENT ON FUNCTION public.skillet_commit_away(uuid, text, uuid, text, uuid[], timestamp with time zone, text, timestamp with time zone, uuid, timestamp with time zone) IS
 $$A turn's commit while its org is closed and chose after-hours 'away', with the org's proof.
 Serialized on the conversation row. The first burst of the closed period p_period (named by its
@@ -1143,11 +1034,13 @@ begin
     from conversations c where c.id = p_conversation for update;
     if v_period is distinct from p_period then
         -- The period's first burst: the away message is its reply (fenced, claimed).
-        select * into outcome, outbox_id, reply_id, deliverable, reply_to_external_id,
-                      last_inbound_at, route_kind, route_address
-        from skillet_commit_turn(p_org, p_conversation, p_channel, p_batch, p_first_received,
-                                 p_body, '{}', '{}', '{}', '{}', p_at, p_lease, null, true,
-                                 null, null, '[]'::jsonb);
+        select c.outcome, c.outbox_id, c.reply_id, c.deliverable, c.reply_to_external_id,
+               c.last_inbound_at, c.route_kind, c.route_address
+        into outcome, outbox_id, reply_id, deliverable, reply_to_external_id,
+             last_inbound_at, route_kind, route_address
+        from skillet_commit_turn(p_org, p_proof, p_conversation, p_channel, p_batch,
+                                 p_first_received, p_body, '{}', '{}', '{}', '{}', p_at, p_lease,
+                                 null, true, null, null, '[]'::jsonb, null, null) c;
         if outcome = 'replied' then
             update conversations set away_period = p_period where id = p_conversation;
         end if;
@@ -1174,6 +1067,90 @@ end;
 $function$;
 REVOKE ALL ON FUNCTION public.skillet_commit_away(uuid, text, uuid, text, uuid[], timestamp with time zone, text, timestamp with time zone, uuid, timestamp with time zone) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION public.skillet_commit_away(uuid, text, uuid, text, uuid[], timestamp with time zone, text, timestamp with time zone, uuid, timestamp with time zone) TO skillet_worker;
+
+COMMENT ON FUNCTION public.skillet_change_mode(uuid, text, text, text, text, boolean, boolean) IS
+$$Every change of a conversation's mode, under its row lock; returns the mode after, or null when
+p_transition does not apply to the current mode (nothing changed). Transitions
+(conversation.mode is the readable twin, held equal by a test): 'handoff' agent -> waiting
+(p_cause, p_reason: the turn's commit); 'take' any -> human held by p_held_by (p_cause, p_reason
+when it came from the agent; p_replied: a person's reply); 'phone_reply' any -> human (the
+owner's phone: a person holding it keeps it, else 'phone'); both end the agent holder's lease,
+so a reply it was still thinking about is refused at its commit (lease_lost), even after a
+release; 'release' any -> agent (p_keep_pending: the unanswered customer messages are kept as
+context, never answered later); 'idle_return' human -> agent (they are always kept);
+'wait_notice' waiting -> waiting (the "still calling someone" notice is sent, or skipped, once).
+The events trigger (skillet_conversation_mode_event) reports each change.$$;
+CREATE OR REPLACE FUNCTION public.skillet_change_mode(p_conversation uuid, p_transition text, p_held_by text DEFAULT NULL::text, p_cause text DEFAULT NULL::text, p_reason text DEFAULT NULL::text, p_replied boolean DEFAULT false, p_keep_pending boolean DEFAULT true)
+ RETURNS text
+ LANGUAGE plpgsql
+AS $function$
+#variable_conflict use_column
+declare
+    v_mode text;
+    v_held text;
+begin
+    select c.mode, c.held_by into v_mode, v_held
+    from public.conversations c where c.id = p_conversation for update;
+    if not found then
+        return null;
+    end if;
+    if p_transition = 'handoff' and v_mode = 'agent' then
+        update public.conversations set mode = 'waiting', held_by = null, mode_since = now(),
+            mode_reason = left(p_reason, 500), mode_cause = p_cause, handoff_at = now(),
+            person_replied_at = null, wait_notice_at = null
+        where id = p_conversation;
+        return 'waiting';
+    elsif p_transition = 'take' then
+        -- mode_since kept when the same person already held it; from the agent it counts as a
+        -- handoff with the taker's cause.
+        update public.conversations set
+            mode_since = case when mode = 'human' and held_by = p_held_by then mode_since
+                              else now() end,
+            mode_cause = case when mode = 'agent' then p_cause else mode_cause end,
+            mode_reason = case when mode = 'agent' then p_reason else mode_reason end,
+            handoff_at = coalesce(handoff_at, now()),
+            person_replied_at = case when p_replied then now() else person_replied_at end,
+            mode = 'human', held_by = p_held_by,
+            -- The agent's holder loses its lease: a reply it is still thinking about is refused
+            -- at its commit (lease_lost) even if the conversation is back with the agent by then.
+            lease_token = null, lease_until = null
+        where id = p_conversation;
+        return 'human';
+    elsif p_transition = 'phone_reply' then
+        -- A person who holds it from the console keeps it; otherwise the phone holds it.
+        update public.conversations set
+            mode_since = case when mode = 'human' then mode_since else now() end,
+            mode_cause = case when mode = 'agent' then 'phone' else mode_cause end,
+            mode_reason = case when mode = 'agent' then 'respondida pelo celular da empresa'
+                               else mode_reason end,
+            held_by = case when mode = 'human' then held_by else 'phone' end,
+            handoff_at = coalesce(handoff_at, now()),
+            person_replied_at = now(),
+            mode = 'human', lease_token = null, lease_until = null
+        where id = p_conversation;
+        return 'human';
+    elsif p_transition = 'release' or (p_transition = 'idle_return' and v_mode = 'human') then
+        update public.conversations set mode = 'agent', held_by = null, mode_since = now(),
+            mode_reason = case when p_transition = 'idle_return' then 'idle'
+                               else coalesce(p_reason, 'devolvida ao agente') end,
+            mode_cause = null, handoff_at = null, person_replied_at = null,
+            wait_notice_at = null
+        where id = p_conversation;
+        if p_keep_pending or p_transition = 'idle_return' then
+            -- What no person answered stays as context for the agent, never a later reply.
+            update public.messages set context_at = now()
+            where conversation_id = p_conversation and direction = 'inbound'
+              and answered_by is null and context_at is null;
+        end if;
+        return 'agent';
+    elsif p_transition = 'wait_notice' and v_mode = 'waiting' then
+        update public.conversations c set wait_notice_at = now()
+        where c.id = p_conversation and c.wait_notice_at is null;
+        return 'waiting';
+    end if;
+    return null;  -- a transition that does not apply to the current mode: nothing changed
+end;
+$function$;
 
 COMMENT ON FUNCTION public.skillet_continue_conversation(uuid, text, uuid, uuid, uuid, text[], integer, integer) IS
 $$Step three of a turn, after the send (`p_sent`: the outbox row, with the provider's message ids;
@@ -1311,31 +1288,33 @@ reply with its outbox row; at most p_limit of each; 0 s: never. Returns (org, co
 SECURITY DEFINER, for skillet_worker.$$;
 CREATE OR REPLACE FUNCTION public.skillet_conversation_mode_tick(p_idle_s double precision, p_wait_s double precision, p_default_notice text, p_limit integer)
  RETURNS TABLE(organization_id uuid, conversation_id uuid, change text)
- LANGUAGE sql
+ LANGUAGE plpgsql
  SECURITY DEFINER
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
-    with idle as (
-        select c.id from public.conversations c
+#variable_conflict use_column
+declare
+    r record;
+    v_message uuid;
+    v_body text;
+begin
+    for r in
+        select c.id, c.organization_id from public.conversations c
         where p_idle_s > 0 and c.mode = 'human'
           and coalesce(greatest(c.person_replied_at, c.mode_since), c.handoff_at)
               < now() - make_interval(secs => p_idle_s)
         order by c.mode_since
         limit p_limit
         for update skip locked
-    ), returned as (
-        update public.conversations c
-        set mode = 'agent', held_by = null, mode_since = now(), mode_reason = 'idle',
-            mode_cause = null, handoff_at = null, person_replied_at = null,
-            wait_notice_at = null
-        from idle where c.id = idle.id
-        returning c.organization_id, c.id
-    ), kept as (
-        update public.messages m set context_at = now()
-        from returned r
-        where m.conversation_id = r.id and m.direction = 'inbound'
-          and m.answered_by is null and m.context_at is null
-    ), overdue as (
+    loop
+        if public.skillet_change_mode(r.id, 'idle_return') is not null then
+            organization_id := r.organization_id;
+            conversation_id := r.id;
+            change := 'returned';
+            return next;
+        end if;
+    end loop;
+    for r in
         select c.id, c.organization_id, c.channel,
                (select i.id from public.messages i
                 where i.conversation_id = c.id and i.direction = 'inbound'
@@ -1347,35 +1326,28 @@ AS $function$
         order by c.mode_since
         limit p_limit
         for update skip locked
-    ), noticed as (
-        update public.conversations c set wait_notice_at = now()
-        from overdue o where c.id = o.id
-        returning c.id
-    ), notice as (
-        select o.id, o.organization_id, o.channel, o.last_inbound,
-               coalesce((select a.handoff_wait_notice from public.agents a
-                         where a.organization_id = o.organization_id
+    loop
+        perform public.skillet_change_mode(r.id, 'wait_notice');
+        select coalesce((select a.handoff_wait_notice from public.agents a
+                         where a.organization_id = r.organization_id
                          order by (a.id = (select i.agent_id from public.messages i
-                                           where i.id = o.last_inbound)) desc nulls last,
+                                           where i.id = r.last_inbound)) desc nulls last,
                                   a.created_at, a.id
-                         limit 1), p_default_notice) as body,
-               gen_random_uuid() as message_id
-        from overdue o join noticed n on n.id = o.id
-    ), notice_messages as (
-        insert into public.messages (id, organization_id, conversation_id, direction, channel,
-                                     body, author, route_via_id, created_at)
-        select n.message_id, n.organization_id, n.id, 'outbound', n.channel, n.body, 'agent',
-               n.last_inbound, clock_timestamp()
-        from notice n
-        returning id
-    ), notice_outbox as (
+                         limit 1), p_default_notice)
+        into v_body;
+        insert into public.messages (organization_id, conversation_id, direction, channel, body,
+                                     author, route_via_id, created_at)
+        values (r.organization_id, r.id, 'outbound', r.channel, v_body, 'agent', r.last_inbound,
+                clock_timestamp())
+        returning id into v_message;
         insert into public.outbox (organization_id, conversation_id, message_id, body)
-        select n.organization_id, n.id, nm.id, n.body
-        from notice n join notice_messages nm on nm.id = n.message_id
-    )
-    select r.organization_id, r.id, 'returned' from returned r
-    union all
-    select n.organization_id, n.id, 'notice' from notice n
+        values (r.organization_id, r.id, v_message, v_body);
+        organization_id := r.organization_id;
+        conversation_id := r.id;
+        change := 'notice';
+        return next;
+    end loop;
+end;
 $function$;
 REVOKE ALL ON FUNCTION public.skillet_conversation_mode_tick(double precision, double precision, text, integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION public.skillet_conversation_mode_tick(double precision, double precision, text, integer) TO skillet_worker;

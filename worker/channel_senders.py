@@ -60,6 +60,7 @@ def build_sender(
             base_url=settings.waha_base_url,
             api_key=_secret(settings.waha_api_key),
             reply_context=settings.reply_with_context,
+            allow_private=settings.events_allow_private_urls,
         ),
         policy,
     )

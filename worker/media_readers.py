@@ -26,6 +26,7 @@ def build_media_reader(
             timeout_s=settings.media_fetch_timeout_s,
             access_token=_secret(settings.whatsapp_access_token),
             waha_api_key=_secret(settings.waha_api_key),
+            allow_private=settings.events_allow_private_urls,
         ),
     )
     transcriber = None

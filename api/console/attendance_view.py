@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from api.console.render import segment, when
+from conversation.mode import ConversationMode
 from hours.opening import opening_phrase
 from hours.schedule import load_zone
 from inbox.kind_labels import KIND_LABELS
@@ -28,7 +29,11 @@ AUTHORS = {
     "person": "Atendente",
     "phone": "Celular da empresa",
 }
-MODES = {"agent": "Com o agente", "waiting": "Esperando uma pessoa", "human": "Com uma pessoa"}
+MODES = {
+    ConversationMode.AGENT: "Com o agente",
+    ConversationMode.WAITING: "Esperando uma pessoa",
+    ConversationMode.HUMAN: "Com uma pessoa",
+}
 DELIVERY = {"pending": "pendente", "sent": "enviada", "failed": "falhou"}
 PHONE_HOLDER = "phone"
 VERSION_ID_CHARS = 8  # enough to tell two versions of one skill apart on a page
@@ -165,12 +170,15 @@ def offers(
 ) -> dict[str, bool]:
     """Which of the page's forms apply now: the API's gate decides the role (`can`); this
     only hides what the conversation's state would refuse."""
-    mine = conversation["mode"] == "human" and conversation["held_by"] == me
-    other = conversation["mode"] == "human" and conversation["held_by"] not in (None, me)
+    mine = conversation["mode"] == ConversationMode.HUMAN and conversation["held_by"] == me
+    other = conversation["mode"] == ConversationMode.HUMAN and conversation["held_by"] not in (
+        None,
+        me,
+    )
     return {
         "takeover": can["takeover_route"] and not mine and not other,
         "force": can["takeover_route"] and other and admin,
-        "release": can["release_route"] and conversation["mode"] != "agent",
+        "release": can["release_route"] and conversation["mode"] != ConversationMode.AGENT,
         "reply": can["reply_route"] and not other,
     }
 

@@ -2,12 +2,26 @@
 
 The text is the draft's unified diff of SKILL.md (skills.draft_diff); each line keeps its
 leading marker so the page reads like the CLI's `drafts show`, and the page escapes it.
+Bidirectional controls (embeddings, overrides and isolates, U+202A-U+202E and U+2066-U+2069,
+and the invisible marks U+200E, U+200F, U+061C) are shown as `<U+202E>`, never applied: a
+model's or an author's text cannot make a line read differently from what it holds.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+
+BIDI_CONTROLS = frozenset(
+    [
+        *map(chr, range(0x202A, 0x202F)),
+        *map(chr, range(0x2066, 0x206A)),
+        "\u200e",
+        "\u200f",
+        "\u061c",
+    ]
+)
+_VISIBLE = {ord(ch): f"<U+{ord(ch):04X}>" for ch in BIDI_CONTROLS}
 
 
 class LineKind(StrEnum):
@@ -47,8 +61,13 @@ def diff_lines(diff: str) -> list[DiffLine]:
         kind = _kind(raw, in_header)
         if kind is LineKind.HUNK:
             in_header = False
-        lines.append(DiffLine(kind, raw))
+        lines.append(DiffLine(kind, visible(raw)))
     return lines
+
+
+def visible(text: str) -> str:
+    """`text` with each bidirectional control written out (`<U+202E>`), not applied."""
+    return text.translate(_VISIBLE)
 
 
 def counts(lines: list[DiffLine]) -> tuple[int, int]:

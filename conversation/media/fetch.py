@@ -3,10 +3,14 @@
 Cloud API: `GET {graph}/{media_id}` with the number's token answers the file's URL; that URL
 gets the same token only when its host is one of `media_hosts` (Meta's) or the Graph API
 base's own host, else it is refused (a token never leaves for a host we did not name).
-WAHA: the event's URL, with the API key only when it is on the WAHA server's host and port
-(the number's own server, else the global one); a URL anywhere else gets no key, and its host
-must resolve to public addresses only (conversation.media.pinned: checked once, connected to exactly
-those), so an event cannot make the worker fetch from inside our network.
+WAHA: the event's URL, with an API key only when it is on the WAHA server's host and port: a
+number with a server of its own sends that server its own key (never the deployment's
+SKILLET_WAHA_API_KEY), a number without one the deployment's server the global key. A URL
+anywhere else gets no key. A host the deployment did not name (any other URL, and a number's
+own server unless an operator vouched for it) must resolve, at this fetch, to public
+addresses only (conversation.media.pinned: checked, then connected to exactly those), so neither an
+event nor an org's server that re-points its name can make the worker fetch from inside our
+network.
 The body is counted while it is read: past `max_bytes` the download stops (MediaTooLarge).
 429/5xx, unreachable and timeouts are MediaTransient (the turn retries); other answers are
 MediaUnavailable.
@@ -40,6 +44,7 @@ class FetchConfig:
     timeout_s: float
     access_token: str | None = field(default=None, repr=False)  # the global fallbacks
     waha_api_key: str | None = field(default=None, repr=False)
+    allow_private: bool = False  # development: a number's own WAHA server is not checked
 
 
 @dataclass(frozen=True)
@@ -52,6 +57,7 @@ class MediaSource:
     waha_base_url: str | None = None
     access_token: str | None = field(default=None, repr=False)
     waha_api_key: str | None = field(default=None, repr=False)
+    waha_server_vouched: bool = False  # an operator gave waha_base_url: used as given
 
 
 def host_of(url: str) -> str:
@@ -113,17 +119,28 @@ class MediaFetcher:
 
     async def _fetch_waha(self, source: MediaSource) -> bytes:
         url = source.url or ""
-        server = source.waha_base_url or self._config.waha_base_url
-        if on_server(url, server):
-            key = source.waha_api_key or self._config.waha_api_key
+        own = source.waha_base_url
+        if own is not None and on_server(url, own):
+            # The number's own server: its own key only, never the deployment's. Unless an
+            # operator vouched for it, it is resolved and checked now, and pinned.
+            headers = {"X-Api-Key": source.waha_api_key} if source.waha_api_key else {}
+            if source.waha_server_vouched or self._config.allow_private:
+                return await self._get(url, headers, self._config.max_bytes)
+            return await self._get_checked(url, headers)
+        if own is None and on_server(url, self._config.waha_base_url):
+            key = source.waha_api_key or self._config.waha_api_key  # the deployment's server
             return await self._get(url, {"X-Api-Key": key} if key else {}, self._config.max_bytes)
+        # Not the WAHA server: no key, and only to a public address (checked now, pinned).
+        return await self._get_checked(url, {})
+
+    async def _get_checked(self, url: str, headers: Mapping[str, str]) -> bytes:
+        """`url` fetched from its host's addresses resolved now, every one public."""
         origin = origin_of(url)
         if origin is None:
             raise MediaUnavailable(f"the media URL {url[:100]!r} is no http(s) URL")
-        # Not the WAHA server: no key, and only to a public address (checked once, pinned).
         addresses = await public_addresses(*origin, resolve=self._resolve)
         async with pinned_session(origin[0], addresses) as http:
-            return await self._get(url, {}, self._config.max_bytes, http=http)
+            return await self._get(url, headers, self._config.max_bytes, http=http)
 
     async def _get(
         self,

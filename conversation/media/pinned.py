@@ -8,21 +8,19 @@ resolver is injected (`Resolve`): unit tests answer what they like.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import ipaddress
-import socket
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 
-import aiohttp
 import structlog
-from aiohttp.abc import AbstractResolver, ResolveResult
 
 from conversation.media.errors import MediaTransient, MediaUnavailable
-from core.address_guard import resolved, system_resolve
+from core.address_guard import system_resolve
 from core.addresses import IPAddress, refusal
+from core.pinned import PinnedResolver, pinned_session
 
 log = structlog.get_logger(__name__)
+
+__all__ = ["PinnedResolver", "Resolve", "pinned_session", "public_addresses"]
 
 Resolve = Callable[[str, int], Awaitable[list[str]]]
 
@@ -45,36 +43,6 @@ async def public_addresses(
             )
             raise MediaUnavailable(
                 f"the media URL's host {host!r} resolves to {address} ({reason}), not a public "
-                "address, and is not the WAHA server"
+                "address"
             )
     return addresses
-
-
-class PinnedResolver(AbstractResolver):
-    """aiohttp's resolver answering the addresses checked already, for their host only."""
-
-    def __init__(self, host: str, addresses: Sequence[IPAddress]) -> None:
-        self._host = host
-        self._addresses = tuple(addresses)
-
-    async def resolve(
-        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
-    ) -> list[ResolveResult]:
-        if host != self._host:  # never: one session per checked URL, no redirects
-            raise OSError(f"{host} was not checked")
-        return resolved(host, port, self._addresses)
-
-    async def close(self) -> None:
-        return None
-
-
-@contextlib.asynccontextmanager
-async def pinned_session(
-    host: str, addresses: Sequence[IPAddress]
-) -> AsyncIterator[aiohttp.ClientSession]:
-    """A session that connects `host` to `addresses` only; no proxy from the environment
-    (it would connect where we did not look)."""
-    connector = aiohttp.TCPConnector(resolver=PinnedResolver(host, addresses), use_dns_cache=False)
-    async with aiohttp.ClientSession(connector=connector, trust_env=False) as session:
-        yield session
-    await asyncio.sleep(0)  # let the connector's transports close before the loop moves on

@@ -19,7 +19,8 @@ from conversation.queries import InboundRow
 # skillet_channel_secrets show the bound org's only).
 LIST_MEDIA_TO_READ = """
 select m.id, m.kind, m.media, m.media_state, m.media_attempts, m.media_refusal,
-       ch.kind as route_kind, ch.waha_base_url, s.access_token, s.waha_api_key,
+       ch.kind as route_kind, ch.waha_base_url, ch.waha_server_vouched, s.access_token,
+       s.waha_api_key,
        coalesce((select a.vision from agents a where a.id = $2), false) as vision
 from messages m
 left join inbound_routes r
@@ -43,6 +44,7 @@ class MediaRow:
     access_token: str | None = field(default=None, repr=False)
     waha_api_key: str | None = field(default=None, repr=False)
     vision: bool = False  # the answering agent's model takes images
+    waha_server_vouched: bool = False  # an operator gave waha_base_url (else checked each fetch)
 
 
 async def list_media_to_read(
@@ -64,6 +66,7 @@ async def list_media_to_read(
             r["access_token"],
             r["waha_api_key"],
             r["vision"],
+            bool(r["waha_server_vouched"]),
         )
         for r in rows
     }

@@ -325,6 +325,7 @@ def _source(media: MediaRow) -> MediaSource:
         media_id=_str(info.get("id")),
         url=_str(info.get("url")),
         waha_base_url=media.waha_base_url,
+        waha_server_vouched=media.waha_server_vouched,
         access_token=media.access_token,
         waha_api_key=media.waha_api_key,
     )

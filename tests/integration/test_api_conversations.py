@@ -94,6 +94,10 @@ async def test_a_person_takes_over_replies_and_gives_the_conversation_back(
         assert (refused.status, refused.code) == (409, "held_by_other")
         replied = await api.call("POST", f"{path}/messages", other, json_body={"text": "oi"})
         assert (replied.status, replied.code) == (409, "held_by_other")
+        # Nor release it to take it next, around the admin-only force.
+        refused = await api.call("POST", f"{path}/release", other, json_body={})
+        assert (refused.status, refused.code) == (409, "held_by_other")
+        assert (await api.get(path, editor)).body["held_by"] == held_by
 
         for text in ("", "   ", "x" * 4097):
             bad = await api.call("POST", f"{path}/messages", editor, json_body={"text": text})
@@ -247,6 +251,32 @@ async def test_a_takeover_through_the_api_while_the_model_thinks_stops_the_agent
         assert fake_graph.delivered == []  # the agent's reply was never committed nor sent
         shown = await api.get(path, editor)
         assert (shown.body["mode"], shown.body["unanswered"]) == ("human", 1)
+        messages = (await api.get(f"{path}/messages", editor)).body["items"]
+        assert [m["author"] for m in messages] == ["customer"]
+    assert await db.fetchval("select count(*) from outbox") == 0
+
+
+async def test_a_takeover_and_release_while_the_model_thinks_still_drops_the_agents_reply(
+    whatsapp_settings: Settings,
+    db: asyncpg.Connection,
+    fake_graph: FakeGraphApi,
+    resources: Resources,
+) -> None:
+    # Back with the agent before the model answers: the reply was thought before a person
+    # stepped in, so it must not go out (the person chose to keep the message as context).
+    _, editor, _, _ = await _setup(db)
+    model = SlowModel()
+    await _customer_says(whatsapp_settings, "Quanto custa?")
+    async with running_api(whatsapp_settings, resources.store) as api:
+        worker = asyncio.create_task(run_burst(whatsapp_settings, model=model))
+        await asyncio.wait_for(model.thinking.wait(), 10)
+        path = f"/v1/conversations/{(await _conversation(api, editor))['id']}"
+        assert (await api.call("POST", f"{path}/takeover", editor, json_body={})).status == 200
+        released = await api.call("POST", f"{path}/release", editor, json_body={})
+        assert released.status == 200 and released.body["mode"] == "agent"
+        model.answer.set()
+        await asyncio.wait_for(worker, 30)
+        assert fake_graph.delivered == []
         messages = (await api.get(f"{path}/messages", editor)).body["items"]
         assert [m["author"] for m in messages] == ["customer"]
     assert await db.fetchval("select count(*) from outbox") == 0

@@ -241,6 +241,8 @@ async def test_waha_sessions_are_proven_on_their_own_server_or_connected_by_the_
         added.body["waha_api_key"] == "****ja-b" and added.body["waha_base_url"] == waha_b.base_url
     )
     assert WAHA_KEY_B not in str(added.body)
+    # An org's admin gave this server: nobody vouched for it, the worker checks it each call.
+    assert await db.fetchval("select waha_server_vouched from channels") is False
 
 
 async def _inbound(settings: Settings, text: str, wamid: str) -> None:
@@ -361,7 +363,9 @@ async def test_a_session_of_its_own_waha_is_answered_there_with_its_key(
     )
     async with running_webhook(proving) as hook:
         assert (await hook.post_waha(event)).body["enqueued"] == 1
-    worker = await run_burst(proving)
+    # The org gave a server on loopback (the API's guard allows it here): the worker checks
+    # it at every send, so it is let through the same way.
+    worker = await run_burst(proving.model_copy(update={"events_allow_private_urls": True}))
     assert worker.jobs_failed == 0
     [(session, chat_id, text)] = waha_b.delivered
     assert (session, chat_id) == ("loja-b", "5511912345678@c.us") and text.strip()
@@ -395,3 +399,31 @@ async def test_a_hostile_graph_answer_proves_nothing() -> None:
                     await verify_cloud_api(http, base, "1", "EAAG-um-token-qualquer-1")
     finally:
         await runner.cleanup()
+
+
+async def test_only_an_operator_vouches_for_a_numbers_own_waha_server(
+    db: asyncpg.Connection, waha_b: FakeWaha, proving: Settings
+) -> None:
+    from channels.connect import Credentials, NewChannel, Prover, insert_proven_channel
+    from channels.credential_queries import update_channel_credentials
+    from core.channel_kind import ChannelKind
+    from worker.channel_senders import proof_config
+
+    org = await create_org(db, "Loja B")
+    given = Credentials(waha_base_url=waha_b.base_url, waha_api_key=WAHA_KEY_B)
+    async with aiohttp.ClientSession() as http:
+        prover = Prover(http, proof_config(proving))
+        by_org = await prover.prove(ChannelKind.WAHA, "loja-b", given, operator=False)
+        by_operator = await prover.prove(ChannelKind.WAHA, "loja-b", given, operator=True)
+    assert (by_org.waha_server_vouched, by_operator.waha_server_vouched) == (False, True)
+    wanted = NewChannel(org, ChannelKind.WAHA, "loja-b")
+    channel = await insert_proven_channel(db, wanted, given, by_operator)
+    vouched = "select waha_server_vouched from channels where id = $1"
+    assert await db.fetchval(vouched, channel.id) is True
+    # A new URL from the API (an org's admin) drops the vouch; the CLI's sets it again.
+    await update_channel_credentials(db, channel.id, waha_base_url="https://waha.loja-b.example")
+    assert await db.fetchval(vouched, channel.id) is False
+    await update_channel_credentials(
+        db, channel.id, waha_base_url=waha_b.base_url, waha_server_vouched=True
+    )
+    assert await db.fetchval(vouched, channel.id) is True

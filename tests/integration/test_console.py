@@ -361,7 +361,9 @@ async def test_a_viewer_reads_a_draft_but_cannot_approve_it(
     context: BrowserContext,
 ) -> None:
     org = await create_org(db)
-    await _author(db, resources, org).create("troca", "Trocas", "Peça o pedido.", ["troca"])
+    # An override that would show "Troca em 7 dias" for a line holding "Troca em said 7".
+    body = "Peça o pedido.\nTroca em \u202esaid 7\u202c dias."
+    await _author(db, resources, org).create("troca", "Trocas", body, ["troca"])
     viewer = await create_key(db, org, Role.VIEWER)
     page = await context.new_page()
     await sign_in(page, api.base_url, viewer)
@@ -369,7 +371,10 @@ async def test_a_viewer_reads_a_draft_but_cannot_approve_it(
     assert "Rascunhos" in nav and "Chaves" not in nav and "Enviar" not in nav
 
     await page.goto(f"{api.base_url}/console/rascunhos/troca")
-    assert "+Peça o pedido." in await page.locator("pre.diff").inner_text()
+    shown = await page.locator("pre.diff").inner_text()
+    assert "+Peça o pedido." in shown
+    assert "+Troca em <U+202E>said 7<U+202C> dias." in shown  # written out, not applied
+    assert "\u202e" not in await page.content()
     assert await page.locator("button:has-text('Aprovar')").count() == 0
     assert await page.locator("button:has-text('Recusar')").count() == 0
     await shot(page, "09-rascunho-leitura")

@@ -1,200 +1,75 @@
-"""The conversation's mode in the turn: a takeover fences a running turn's reply, nothing is
-answered while a person holds it or is asked for, the sweep leaves it, and a turn hands off
-by the model's tool or the customer's request."""
+"""Every change of a conversation's mode goes through skillet_change_mode, and its transitions
+are conversation.mode's: for each mode and transition, the SQL and the readable rules agree."""
 
 from __future__ import annotations
 
-import asyncio
-import dataclasses
+import itertools
 import uuid
-from typing import Any
 
 import asyncpg
+import pytest
 
-from conversation.handoff.texts import HANDOFF_ACK_DEFAULT, HANDOFF_WAIT_NOTICE_DEFAULT
-from conversation.holder import ConversationWakeup, run_conversation
-from jobs.context import JobContext
-from jobs.conversation_sweep import LIST_WAITING
-from jobs.handoff_tick import handoff_tick
-from jobs.queue import open_queue
-from tests.integration.mode_support import (
-    AGENT_REPLY,
-    HANDOFF_ACK,
-    CountingModel,
-    HandingOffModel,
-    RecordingSender,
-    SlowModel,
-)
-from tests.integration.support import create_org, enqueue, payload, run_burst
+from conversation.mode import ConversationMode, Transition, next_mode
+from conversation.mode_queries import change_mode
+from core.tenancy import org_connection
+from tests.integration.support import create_org, store_inbound
 from worker.resources import Resources
-from worker.settings import Settings
 
-CONTACT = "5511966660000"
-OUTBOUND = "select body from messages where direction = 'outbound' order by created_at"
-MODE = "select mode, held_by, mode_cause, mode_reason from conversations"
-UNANSWERED = """
-select count(*) from messages
-where direction = 'inbound' and answered_by is null and context_at is null
-"""
+pytestmark = pytest.mark.integration
 
-TAKE_OVER = """
-update conversations set mode = 'human', held_by = $1, mode_since = now(),
-    mode_cause = 'console', handoff_at = now()
-"""
+PAIRS = list(itertools.product(ConversationMode, Transition))
 
 
-async def _say(settings: Settings, org: uuid.UUID, message_id: str, text: str = "oi") -> None:
-    await enqueue(settings, payload(org, message_id, text, CONTACT))
-
-
-async def test_a_takeover_while_the_model_thinks_keeps_the_agents_reply_from_the_customer(
-    db: asyncpg.Connection, settings: Settings
-) -> None:
+async def _conversation_in(
+    db: asyncpg.Connection, resources: Resources, mode: ConversationMode
+) -> tuple[uuid.UUID, uuid.UUID]:
     org = await create_org(db)
-    model, sender = SlowModel(), RecordingSender()
-    await _say(settings, org, "m1", "qual o preço?")
-    worker = asyncio.create_task(run_burst(settings, model=model, sender=sender))
-    await asyncio.wait_for(model.thinking.wait(), 10)
-    await db.execute(TAKE_OVER, "sk_abc")  # a person takes it while the model thinks
-    model.answer.set()
-    await asyncio.wait_for(worker, 20)
-    assert sender.sent == []
-    assert await db.fetch(OUTBOUND) == []
-    assert await db.fetchval("select count(*) from outbox") == 0
-    assert await db.fetchval(UNANSWERED) == 1  # unanswered by anyone, for the person
-    assert await db.fetchval("select lease_token from conversations") is None  # let go
-
-
-async def test_nothing_is_answered_or_swept_while_a_person_holds_it(
-    db: asyncpg.Connection, settings: Settings, resources: Resources
-) -> None:
-    org = await create_org(db)
-    model, sender = CountingModel(), RecordingSender()
-    await _say(settings, org, "m1")
-    await run_burst(settings, model=model, sender=sender)
-    assert sender.sent == [AGENT_REPLY]
-    await db.execute(TAKE_OVER, "sk_abc")
-    await _say(settings, org, "m2", "e agora?")
-    await run_burst(settings, model=model, sender=sender)
-    assert sender.sent == [AGENT_REPLY] and len(model.requests) == 1
-    assert await db.fetchval(UNANSWERED) == 1
-    await db.execute("update messages set received_at = now() - interval '1 hour'")
-    assert await resources.pool.fetch(LIST_WAITING, 0.0, 100) == []
-    await db.execute("update conversations set mode = 'agent'")
-    assert len(await resources.pool.fetch(LIST_WAITING, 0.0, 100)) == 1  # the agent's again
-
-
-async def test_the_models_handoff_sends_its_reply_and_leaves_the_conversation_waiting(
-    db: asyncpg.Connection, settings: Settings
-) -> None:
-    org = await create_org(db)
-    sender = RecordingSender()
-    await _say(settings, org, "m1", "quero um desconto")
-    worker = await run_burst(settings, model=HandingOffModel(), sender=sender)
-    assert sender.sent == [HANDOFF_ACK]  # the acknowledgement is still sent
-    metrics = worker.ctx["metrics"]
-    assert metrics.handoffs.labels(cause="tool")._value.get() == 1
-    assert tuple(await db.fetchrow(MODE)) == ("waiting", None, "tool", "quer negociar desconto")
-    silent = CountingModel()
-    await _say(settings, org, "m2", "alô?")
-    await run_burst(settings, model=silent, sender=sender)
-    assert sender.sent == [HANDOFF_ACK] and silent.requests == []
-    assert await db.fetchval(UNANSWERED) == 1
-
-
-async def test_a_customer_asking_for_a_person_gets_the_agents_acknowledgement_and_waits(
-    db: asyncpg.Connection, settings: Settings, resources: Resources
-) -> None:
-    org = await create_org(db)
-    model, sender = CountingModel(), RecordingSender()
-    deps = dataclasses.replace(
-        resources.turn_deps,
-        models=_only(model),
-        sender=sender,
-        asks_for_person=lambda text: "atendente" in text,
-    )
-    await _say(settings, org, "m1", "quero falar com um atendente")
-    conversation = await db.fetchval("select id from conversations")
-    wakeup = ConversationWakeup(org, conversation)
-    await run_conversation(deps, wakeup, job_id="j1")
-    assert sender.sent == [HANDOFF_ACK_DEFAULT] and model.requests == []  # no model call
-    assert tuple(await db.fetchrow(MODE))[:3] == ("waiting", None, "customer")
-    await _say(settings, org, "m2", "oi?")
-    await run_conversation(deps, wakeup, job_id="j2")
-    assert sender.sent == [HANDOFF_ACK_DEFAULT] and model.requests == []
-    # The agent's own acknowledgement, when it has one.
-    await db.execute("update conversations set mode = 'agent'")
-    await db.execute("update messages set context_at = now() where direction = 'inbound'")
+    conversation, _ = await store_inbound(resources.pool, org, "wamid.m1", "5511999990001")
+    held_by = "skt_someone" if mode is ConversationMode.HUMAN else None
     await db.execute(
-        "insert into agents (organization_id, name, system_prompt, handoff_ack) "
-        "values ($1, 'a', 'p', 'Um instante, chamando a equipe.')",
-        org,
+        "update conversations set mode = $2, held_by = $3, mode_since = now() where id = $1",
+        conversation,
+        mode.value,
+        held_by,
     )
-    await _say(settings, org, "m3", "atendente por favor")
-    await run_conversation(deps, wakeup, job_id="j3")
-    assert sender.sent[-1] == "Um instante, chamando a equipe."
+    return org, conversation
 
 
-def _only(model: Any) -> Any:
-    """A model registry whose every agent gets `model`."""
-
-    class Only:
-        def resolve(self, provider: str | None, name: str | None) -> Any:
-            return model
-
-    return Only()
-
-
-async def _tick(resources: Resources, settings: Settings, idle_s: int, wait_s: int) -> Any:
-    redis = await open_queue(settings.redis_url, settings.queue_name)
-    try:
-        ctx: JobContext = {
-            "pool": resources.pool,
-            "redis": redis,
-            "handoff_idle_s": idle_s,
-            "handoff_wait_s": wait_s,
-        }
-        return await handoff_tick(ctx)
-    finally:
-        await redis.aclose()
-
-
-async def test_a_customer_left_waiting_gets_one_notice_and_stays_waiting(
-    db: asyncpg.Connection, settings: Settings, resources: Resources
+@pytest.mark.parametrize(("mode", "transition"), PAIRS, ids=[f"{m}-{t}" for m, t in PAIRS])
+async def test_the_sql_changes_mode_as_the_rules_say(
+    db: asyncpg.Connection, resources: Resources, mode: ConversationMode, transition: Transition
 ) -> None:
-    org = await create_org(db)
-    sender = RecordingSender()
-    await _say(settings, org, "m1", "quero um desconto")
-    await run_burst(settings, model=HandingOffModel(), sender=sender)
-    assert (await _tick(resources, settings, 0, 900))["noticed"] == 0  # not yet overdue
-    await db.execute("update conversations set mode_since = now() - interval '16 minutes'")
-    assert (await _tick(resources, settings, 0, 900))["noticed"] == 1
-    assert (await _tick(resources, settings, 0, 900))["noticed"] == 0  # once per handoff
-    await run_burst(settings, model=CountingModel(), sender=sender)  # the job enqueued at once
-    assert sender.sent == [HANDOFF_ACK, HANDOFF_WAIT_NOTICE_DEFAULT]
-    assert await db.fetchval("select mode from conversations") == "waiting"
-    assert await db.fetchval("select count(*) from outbox where status = 'sent'") == 2
-    assert (await _tick(resources, settings, 0, 0))["modes"] == {"waiting": 1}
+    org, conversation = await _conversation_in(db, resources, mode)
+    async with org_connection(resources.pool, org) as conn, conn.transaction():
+        after = await change_mode(conn, conversation, transition, held_by="skt_person")
+    expected = next_mode(mode, transition)
+    assert after == expected
+    stored = await db.fetchval("select mode from conversations where id = $1", conversation)
+    assert stored == (expected or mode)
 
 
-async def test_a_conversation_a_person_left_idle_goes_back_to_the_agent_answering_nothing(
-    db: asyncpg.Connection, settings: Settings, resources: Resources
+async def test_a_release_keeps_what_nobody_answered_as_context_unless_asked_to_answer(
+    db: asyncpg.Connection, resources: Resources
 ) -> None:
-    org = await create_org(db)
-    model, sender = CountingModel(), RecordingSender()
-    await _say(settings, org, "m1")
-    await run_burst(settings, model=model, sender=sender)
-    await db.execute(TAKE_OVER, "sk_abc")
-    await _say(settings, org, "m2", "ainda aí?")
-    await run_burst(settings, model=model, sender=sender)
-    assert (await _tick(resources, settings, 14_400, 0))["returned"] == 0
-    await db.execute("update conversations set mode_since = now() - interval '5 hours'")
-    assert (await _tick(resources, settings, 0, 900))["returned"] == 0  # 0: never
-    assert (await _tick(resources, settings, 14_400, 0))["returned"] == 1
-    assert tuple(await db.fetchrow(MODE))[:2] == ("agent", None)
-    await run_burst(settings, model=model, sender=sender)
-    assert len(model.requests) == 1 and await db.fetchval(UNANSWERED) == 0  # m2: context
-    await _say(settings, org, "m3", "oi de novo")
-    await run_burst(settings, model=model, sender=sender)
-    assert len(model.requests) == 2 and sender.sent == [AGENT_REPLY, AGENT_REPLY]
-    assert "ainda aí?" in [m.content for m in model.requests[-1].messages]
+    org, conversation = await _conversation_in(db, resources, ConversationMode.HUMAN)
+    pending = "select count(*) from messages where conversation_id = $1 and context_at is null"
+    async with org_connection(resources.pool, org) as conn, conn.transaction():
+        await change_mode(conn, conversation, Transition.RELEASE, keep_pending=False)
+    assert await db.fetchval(pending, conversation) == 1
+    await db.execute("update conversations set mode = 'human' where id = $1", conversation)
+    async with org_connection(resources.pool, org) as conn, conn.transaction():
+        await change_mode(conn, conversation, Transition.RELEASE)
+    assert await db.fetchval(pending, conversation) == 0
+
+
+# An assignment to the mode column: `set mode = ...` or `..., mode = 'human'` in a SET list.
+WRITES_MODE = r"set\s+mode\s*=|,\s*mode\s*=\s*'(agent|waiting|human)'"
+
+
+async def test_no_other_function_changes_a_mode(db: asyncpg.Connection) -> None:
+    # The one home: no function but skillet_change_mode writes conversations.mode.
+    rows = await db.fetch(
+        "select proname from pg_proc where prosrc ~* $1 and proname <> 'skillet_change_mode'",
+        WRITES_MODE,
+    )
+    assert [r["proname"] for r in rows] == []

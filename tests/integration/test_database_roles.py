@@ -1,4 +1,4 @@
-"""Least privilege (migration 0020): the processes log in as users who own nothing and are
+"""Least privilege: the processes log in as users who own nothing and are
 members of one group role each; neither a session setting nor RESET ROLE opens other orgs."""
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ async def test_neither_the_system_setting_nor_reset_role_opens_other_orgs(
     assert await _orgs_seen(conn) == set()  # no org bound: nothing
     await conn.execute("select set_config('skillet.system', 'on', false)")
     assert await _orgs_seen(conn) == set()
-    # The org alone, set by hand, opens nothing (migration 0026): it takes the org's proof.
+    # The org alone, set by hand, opens nothing (skillet_org_proof_valid): it takes the org's proof.
     await conn.execute("select set_config('skillet.organization_id', $1, false)", str(org_a))
     assert await _orgs_seen(conn) == set()
     await conn.execute(

@@ -9,6 +9,7 @@ import json
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 import pytest
@@ -195,6 +196,17 @@ async def test_the_api_sets_clears_and_audits_the_events_webhook(
         (prefix, "settings.events_url", "ok", {"from": None, "to": PUBLIC_URL}),
         (prefix, "settings.events_url", "ok", {"from": PUBLIC_URL, "to": None}),
     ]
+
+    # The audit log is every role's; the URL (its path may carry a token) only an admin's.
+    async def url_details(key: str) -> list[Any]:
+        audit = await api.get("/v1/audit", key)
+        assert audit.status == 200, audit.body
+        return [i["detail"] for i in audit.body["items"] if i["action"] == "settings.events_url"]
+
+    shown_to_editor = await url_details(editor)
+    assert PUBLIC_URL not in json.dumps(shown_to_editor)
+    assert {"from": None, "to": "https://93.184.215.14/…"} in shown_to_editor
+    assert {"from": None, "to": PUBLIC_URL} in await url_details(admin)
 
 
 @pytest.mark.parametrize("url", INSIDE)

@@ -43,8 +43,8 @@ async def test_the_commit_returns_exactly_the_outcomes_python_knows(database_url
         functions = await fetch_functions(conn)
     finally:
         await conn.close()
-    # Its overloads: the one that decides, and the one that sets the proof and calls it; and
-    # the after-hours commit, which returns skillet_commit_turn's outcomes or its own.
+    # The one reply commit, and the after-hours commit, which returns skillet_commit_turn's
+    # outcomes or its own.
     commits = [f for f in functions if f.name == "skillet_commit_turn"]
     returned = {o for f in commits for o in re.findall(r"outcome := '(\w+)'", f.definition)}
     [away] = [f for f in functions if f.name == "skillet_commit_away"]

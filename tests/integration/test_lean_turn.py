@@ -1,4 +1,4 @@
-"""The lean turn (migration 0021): three statements a message, each binding its org itself,
+"""The lean turn: three statements a message, each binding its org itself,
 on pooled connections that carry no org to their next user."""
 
 from __future__ import annotations
@@ -135,18 +135,16 @@ async def test_the_commit_claims_a_routed_reply_and_the_old_signature_does_not(
     assert await db.fetchval("select use_count from skill_usage where organization_id = $1", org)
     assert await db.fetchval("select turns from token_usage_daily where organization_id = $1", org)
 
-    # A worker of the previous release commits with six arguments and claims apart.
-    _, second = await store_inbound(resources.pool, org, "wamid.2", CONTACT)
-    async with org_connection(resources.pool, org) as conn:
-        row = await conn.fetchrow(
-            "select * from skillet_commit_reply($1, $2, 'whatsapp', $3, $4, 'r2')",
-            org,
-            conversation,
-            [second],
-            datetime.now(UTC),
-        )
-    assert row["outcome"] == CommitOutcome.REPLIED  # the SQL returns the same text
-    assert not await db.fetchval(claimed_at, row["outbox_id"])
+
+async def test_the_reply_commit_has_one_signature(db: asyncpg.Connection) -> None:
+    # Every caller (the turn, the after-hours commit) goes through the one form: no overload of
+    # an earlier release is left to drift from it.
+    rows = await db.fetch(
+        "select p.proname, pg_get_function_identity_arguments(p.oid) as args from pg_proc p "
+        "where p.proname in ('skillet_commit_turn', 'skillet_commit_reply')"
+    )
+    assert [r["proname"] for r in rows] == ["skillet_commit_turn"]
+    assert rows[0]["args"].count(",") == 19 and "p_proof text" in rows[0]["args"]
 
 
 async def test_continuing_marks_sent_then_lets_go_or_reads_what_came_in(
@@ -241,8 +239,8 @@ async def test_the_turns_functions_keep_their_plans_for_the_session(
         """,
         list(TURN_FUNCTIONS),
     )
-    # The three statements have overloads with the org's proof (what the worker calls) and
-    # without (an earlier release's workers, the operator's role): the worker's are judged.
+    # Take and continue have overloads with the org's proof (what the worker calls) and
+    # without (the operator's role): the worker's are judged.
     called = [r for r in rows if r["proname"] not in PLANNED_ONCE or "p_proof" in r["args"]]
     assert {r["proname"] for r in called} == set(TURN_FUNCTIONS)
     assert {r["lanname"] for r in called} == {"plpgsql"}, [

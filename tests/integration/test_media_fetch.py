@@ -15,7 +15,7 @@ from structlog.testing import capture_logs
 
 from conversation.media.errors import MediaTooLarge, MediaTransient, MediaUnavailable
 from conversation.media.fetch import FetchConfig, MediaFetcher, MediaSource, on_server
-from conversation.media.pinned import pinned_session, public_addresses
+from conversation.media.pinned import Resolve, pinned_session, public_addresses
 from webhook.server import start_site
 
 MAX_BYTES = 64 * 1024
@@ -173,3 +173,66 @@ async def test_a_name_is_resolved_once_and_connected_to_the_checked_address(
     ):
         assert await answer.read() == b"OggS-bytes"
     assert hostile.keys == [None]
+
+
+def _org_fetcher(http: aiohttp.ClientSession, resolve: Resolve | None = None) -> MediaFetcher:
+    """The deployment's WAHA is elsewhere: the org's own server is the hostile one."""
+    config = FetchConfig(
+        graph_api_base_url="http://graph.invalid/v23.0",
+        media_hosts=frozenset(),
+        waha_base_url="http://waha-global.invalid:3000",
+        max_bytes=MAX_BYTES,
+        timeout_s=5.0,
+        waha_api_key="chave-global-do-deployment",
+    )
+    if resolve is None:
+        return MediaFetcher(http, config)
+    return MediaFetcher(http, config, resolve=resolve)
+
+
+async def test_an_orgs_own_waha_server_never_gets_the_global_key(hostile: Hostile) -> None:
+    url = f"{hostile.base_url}/file"
+    async with aiohttp.ClientSession() as http:
+        fetcher = _org_fetcher(http)
+        # An operator vouched for this server (private, as given); the number has no key of
+        # its own: the download goes without a key, never with SKILLET_WAHA_API_KEY.
+        source = MediaSource("waha", None, url, hostile.base_url, waha_server_vouched=True)
+        assert await fetcher.fetch(source) == b"OggS-bytes"
+        own = MediaSource(
+            "waha",
+            None,
+            url,
+            hostile.base_url,
+            waha_api_key="chave-propria",
+            waha_server_vouched=True,
+        )
+        assert await fetcher.fetch(own) == b"OggS-bytes"
+    assert hostile.keys == [None, "chave-propria"]
+
+
+async def test_an_org_given_waha_server_is_checked_at_every_fetch(hostile: Hostile) -> None:
+    port = int(hostile.base_url.rsplit(":", 1)[1])
+    asked: list[str] = []
+
+    async def rebound(host: str, p: int) -> list[str]:
+        asked.append(host)  # public when it was connected; loopback now
+        return ["127.0.0.1"]
+
+    server = f"http://org-waha.example:{port}"
+    async with aiohttp.ClientSession() as http:
+        fetcher = _org_fetcher(http, rebound)
+        for _ in range(2):
+            with capture_logs() as logs, pytest.raises(MediaUnavailable, match="loopback"):
+                await fetcher.fetch(
+                    MediaSource("waha", None, f"{server}/file", server, waha_api_key="chave-org")
+                )
+            assert [e["reason"] for e in logs if e["event"] == "turn.media_url_refused"] == [
+                "loopback"
+            ]
+        # A literal private address given by an org is refused the same way.
+        with pytest.raises(MediaUnavailable, match="loopback"):
+            await fetcher.fetch(
+                MediaSource("waha", None, f"{hostile.base_url}/file", hostile.base_url)
+            )
+    assert asked[:2] == ["org-waha.example", "org-waha.example"]  # resolved at each fetch
+    assert hostile.keys == []  # nothing fetched, no key sent

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 import asyncpg
 import pytest_asyncio
 
-from api.conversation_actions import Actor, release, take_over
+from conversation.person_actions import Actor, release, take_over
 from core.db import create_pool
 from core.tenancy import org_connection
 from tests.integration.events_support import deliver, events_receiver, org_with_conversation

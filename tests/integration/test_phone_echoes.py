@@ -11,8 +11,8 @@ from typing import Any
 import asyncpg
 from arq.constants import job_key_prefix, result_key_prefix
 
-from api.conversation_actions import Actor, release
 from conversation.handoff.texts import PHONE_MARK
+from conversation.person_actions import Actor, release
 from core.channel_kind import ChannelKind
 from jobs.conversation_sweep import conversation_sweep
 from jobs.payloads import echo_job_id

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncpg
 import pytest
 
-from api.conversation_actions import Actor, release, take_over
+from conversation.person_actions import Actor, release, take_over
 from tests.integration.support import create_org
 from tests.soak import mode_audit
 from tests.soak.run import SoakPlan, run_soak

@@ -1,6 +1,7 @@
-"""An org binding an injected statement cannot forge (migration 0026): as each process's real
-login, setting another org by hand, or calling the turn's binding functions with its id, opens
-none of its rows; the processes' own bindings (with the org's proof) still do."""
+"""An org binding an injected statement cannot forge (skillet_bind_org with the org's proof):
+as each process's real login, setting another org by hand, or calling the turn's binding
+functions with its id, opens none of its rows; the processes' own bindings (with the org's
+proof) still do."""
 
 from __future__ import annotations
 
@@ -146,12 +147,8 @@ async def test_the_turns_functions_refuse_another_orgs_id_without_its_proof(
             ),
             (
                 "select * from skillet_commit_turn($1, $2, $3, 'whatsapp', '{}', now(), 'x',"
-                " '{}', '{}', '{}', '{}', now(), null, null, true)",
+                " '{}', '{}', '{}', '{}', now(), null, null, true, null, null, null, null, null)",
                 (victim, KEY.proof(own), conversation),
-            ),
-            (
-                "select * from skillet_commit_reply($1, $2, 'whatsapp', '{}', now(), 'x')",
-                (victim, conversation),
             ),
         )
         for statement, args in calls:

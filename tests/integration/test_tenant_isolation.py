@@ -70,7 +70,7 @@ async def test_an_unbound_connection_sees_nothing_and_bindings_do_not_leak(
     org_a, _ = await _two_orgs_with_history(settings, db, resources)
     async with app_pool.acquire() as conn:
         assert await conn.fetchval("select count(*) from messages") == 0
-        # The setting that opened every org before migration 0020 no longer does.
+        # The setting that opened every org in earlier releases no longer does.
         await conn.execute("select set_config('skillet.system', 'on', false)")
         assert await conn.fetchval("select count(*) from messages") == 0
     async with org_connection(app_pool, org_a) as conn:

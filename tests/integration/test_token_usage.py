@@ -35,7 +35,7 @@ class Metered:
         )
 
 
-# A day's row is the sum of its slots (migration 0022); summed over days too, with the days
+# A day's row is the sum of its slots; summed over days too, with the days
 # they fell on: two turns on either side of midnight are two days' rows.
 USAGE = """
 select agent_id, provider, model, sum(turns) as turns, sum(calls) as calls,
@@ -121,7 +121,7 @@ async def test_status_shows_todays_tokens(
 async def test_concurrent_commits_of_one_org_bump_rows_of_their_own_and_readers_sum_them(
     settings: Settings, db: asyncpg.Connection
 ) -> None:
-    """One busy org's commits must not queue on a single rollup row (migration 0022)."""
+    """One busy org's commits must not queue on a single rollup row (token_usage_daily's slots)."""
     org = await create_org(db)
     conns: dict[int, asyncpg.Connection] = {}
     try:

@@ -113,7 +113,7 @@ async def test_the_webhook_role_reads_no_key_and_asks_only_whether_a_signature_h
             await db.fetch("select * from channel_waha_keys")  # not even its own org's keys
     async with db.transaction():
         await db.execute("set local role skillet_webhook")  # the webhook knows no org yet
-        with pytest.raises(asyncpg.InsufficientPrivilegeError):  # migration 0026
+        with pytest.raises(asyncpg.InsufficientPrivilegeError):  # skillet_org_proof_valid
             await db.fetch("select * from skillet_waha_channel_key('loja-b')")
     body, signature = _signed("loja-b", "m1", KEY_B)
     async with db.transaction():

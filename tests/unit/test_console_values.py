@@ -7,8 +7,8 @@ import difflib
 
 import pytest
 
-from api.console.diff_lines import DiffLine, LineKind, counts, diff_lines
-from api.console.render import day, number, segment, share, when
+from api.console.diff_lines import BIDI_CONTROLS, DiffLine, LineKind, counts, diff_lines
+from api.console.render import build_templates, day, number, segment, share, when
 from api.console.sessions import (
     csrf_token,
     hash_secret,
@@ -95,3 +95,22 @@ def test_a_day_a_count_and_a_share_as_the_usage_page_shows_them() -> None:
         "100%",
     ]
     assert share(0, 0) == share(5, 0) == "—"  # no input: no share, not a division by zero
+
+
+@pytest.mark.parametrize(
+    "control",
+    ["\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068", "\u2069"],
+)
+def test_bidirectional_controls_in_a_diff_are_shown_never_applied(control: str) -> None:
+    # "Troca em 7 dias" that an override would show reversed, hiding what the line holds.
+    after = f"Troca em {control}said 7{chr(0x202C)} dias\n"
+    lines = diff_lines(_unified("Troca em 7 dias\n", after))
+    [added] = [line for line in lines if line.kind is LineKind.ADDED]
+    code = f"<U+{ord(control):04X}>"
+    assert added.text == f"+Troca em {code}said 7<U+202C> dias"
+    assert not any(ch in BIDI_CONTROLS for line in lines for ch in line.text)
+    page = build_templates().from_string(
+        '{% for line in lines %}<span class="l {{ line.kind }}">{{ line.text }}</span>{% endfor %}'
+    )
+    html = page.render(lines=lines)
+    assert control not in html and f"&lt;U+{ord(control):04X}&gt;" in html

@@ -38,11 +38,11 @@ def test_signature_is_hmac_sha256_of_the_raw_body() -> None:
         ("172.16.0.1", "privado"),
         ("192.168.1.1", "privado"),
         ("169.254.169.254", "link-local"),  # cloud metadata
-        ("100.64.0.1", "não global"),  # carrier-grade NAT
+        ("100.64.0.1", "compartilhado"),  # carrier-grade NAT
         ("0.0.0.0", "unspecified"),
         ("224.0.0.1", "multicast"),
         ("239.255.255.250", "multicast"),
-        ("240.0.0.1", "privado"),
+        ("240.0.0.1", "reservado"),
         ("::1", "loopback"),
         ("::", "unspecified"),
         ("fe80::1", "link-local"),
@@ -51,10 +51,10 @@ def test_signature_is_hmac_sha256_of_the_raw_body() -> None:
         ("ff02::1", "multicast"),
         ("::ffff:127.0.0.1", "loopback"),  # IPv4-mapped
         ("::ffff:10.0.0.1", "privado"),
-        ("::127.0.0.1", "loopback"),  # IPv4-compatible
+        ("::127.0.0.1", "reservado"),  # IPv4-compatible: deprecated
         ("2002:7f00:1::", "loopback"),  # 6to4 of 127.0.0.1
         ("64:ff9b::a00:1", "privado"),  # NAT64 of 10.0.0.1
-        ("2001:db8::1", "privado"),  # documentation
+        ("2001:db8::1", "documentação"),
         ("8.8.8.8", None),
         ("93.184.215.14", None),
         ("2606:4700:4700::1111", None),

@@ -39,3 +39,18 @@ def test_every_package_has_a_layer() -> None:
     }
     assert layered == on_disk
     assert set(_contract()["root_packages"]) == on_disk  # type: ignore[arg-type]
+
+
+def test_no_module_imports_itself_back() -> None:
+    # Files too, not only packages: two modules that reach each other (through any chain,
+    # type-checking imports included) are one idea split in two, or one in the wrong place.
+    import grimp  # import-linter's graph
+
+    graph = grimp.build_graph(*_contract()["root_packages"])  # type: ignore[misc]
+    circles = [
+        (module, other)
+        for module in sorted(graph.modules)
+        for other in graph.find_modules_directly_imported_by(module)
+        if graph.chain_exists(importer=other, imported=module)
+    ]
+    assert circles == []

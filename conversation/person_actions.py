@@ -6,7 +6,8 @@ Every change locks the conversation row first, as the turn's reply commit does
 (skillet_commit_turn), so the two are serialized: a takeover either comes after a committed
 agent reply or stops it (outcome taken_over). A reply is committed like the agent's (an
 outbound message and its outbox row); the caller wakes the conversation so a holder hands it
-to the channel once. Refusals are ApiErrors (pt-BR, stable codes).
+to the channel once. Refusals are conversation.errors (pt-BR, stable codes), which the API
+and the CLI each translate.
 """
 
 from __future__ import annotations
@@ -18,7 +19,13 @@ from typing import Any
 
 import asyncpg
 
-from api.conversation_queries import (
+from channels.dispatch import CUSTOMER_SERVICE_WINDOW, outside_window
+from channels.template_queries import fetch_conversation_channel, fetch_template, list_templates
+from channels.templates import APPROVED, Template, filled_body
+from conversation.errors import ConversationConflict, ConversationNotFound, ConversationRefused
+from conversation.mode import ConversationMode
+from conversation.opt_out_queries import fetch_opted_out
+from conversation.person_queries import (
     ConversationView,
     LastInbound,
     ModeLock,
@@ -30,11 +37,6 @@ from api.conversation_queries import (
     update_released,
     update_taken_over,
 )
-from api.errors import ApiError, conflict, invalid, not_found
-from channels.dispatch import CUSTOMER_SERVICE_WINDOW, outside_window
-from channels.template_queries import fetch_conversation_channel, fetch_template, list_templates
-from channels.templates import APPROVED, Template, filled_body
-from conversation.opt_out_queries import fetch_opted_out
 from core.audit import AuditEntry, insert_audit
 from delivery.outbox_queries import OutboxTemplate
 
@@ -56,15 +58,15 @@ class ModeChange:
     pending: int = 0  # customer messages the agent will answer (a release with answer_pending)
 
 
-def missing() -> ApiError:
-    return not_found("conversation_not_found", "A conversa não existe nesta organização.")
+def missing() -> ConversationNotFound:
+    return ConversationNotFound()
 
 
 def reply_text(text: str) -> str:
     """The reply's text, trimmed; 422 unless 1 to MAX_REPLY_CHARS characters."""
     trimmed = text.strip()
     if not 1 <= len(trimmed) <= MAX_REPLY_CHARS:
-        raise invalid(
+        raise ConversationRefused(
             "reply_text_invalid",
             f"O texto da resposta deve ter de 1 a {MAX_REPLY_CHARS} caracteres (sem contar "
             f"espaços nas pontas); este tem {len(trimmed)}.",
@@ -80,12 +82,26 @@ async def _locked(conn: asyncpg.Connection, actor: Actor, conversation_id: uuid.
 
 
 def _refuse_other_holder(locked: ModeLock, actor: Actor, force: bool) -> None:
-    held = locked.mode == "human" and locked.held_by not in (None, actor.name)
+    held = locked.mode == ConversationMode.HUMAN and locked.held_by not in (None, actor.name)
     if held and not (force and actor.may_force):
-        raise conflict(
+        raise ConversationConflict(
             "held_by_other",
             f"A conversa está com {locked.held_by}; peça que ela devolva, ou uma chave admin "
             'pode assumir com {"force": true}.',
+        )
+
+
+def _refuse_release_by_other(locked: ModeLock, actor: Actor) -> None:
+    """Only its holder hands a conversation back, or an admin (the CLI counts as one): else an
+    editor could release what another person holds and take it, around the admin-only force.
+    The owner's phone holds it until an admin releases it or the idle return does."""
+    held = locked.mode == ConversationMode.HUMAN and locked.held_by not in (None, actor.name)
+    if held and not actor.may_force:
+        holder = "o celular da empresa" if locked.held_by == "phone" else locked.held_by
+        raise ConversationConflict(
+            "held_by_other",
+            f"A conversa está com {holder}: só quem a assumiu, ou uma chave admin, pode "
+            "devolvê-la ao agente.",
         )
 
 
@@ -131,7 +147,13 @@ async def take_over(
         await update_taken_over(conn, org, conversation_id, actor.name, replied=False)
         forced = force and locked.held_by not in (None, actor.name)
         await _audit(
-            conn, actor, "conversation.takeover", conversation_id, locked, "human", forced=forced
+            conn,
+            actor,
+            "conversation.takeover",
+            conversation_id,
+            locked,
+            ConversationMode.HUMAN,
+            forced=forced,
         )
         return ModeChange(locked, await _view(conn, actor, conversation_id))
 
@@ -141,6 +163,7 @@ async def release(
 ) -> ModeChange:
     async with conn.transaction():
         locked = await _locked(conn, actor, conversation_id)
+        _refuse_release_by_other(locked, actor)
         pending = await update_released(
             conn, actor.organization_id, conversation_id, answer_pending=answer_pending
         )
@@ -150,7 +173,7 @@ async def release(
             "conversation.release",
             conversation_id,
             locked,
-            "agent",
+            ConversationMode.AGENT,
             answer_pending=answer_pending,
             pending=pending,
         )
@@ -198,7 +221,7 @@ async def _commit_reply(
         "conversation.reply",
         conversation_id,
         locked,
-        "human",
+        ConversationMode.HUMAN,
         message_id=str(sent.message_id),
         **detail,
     )
@@ -218,7 +241,7 @@ async def reply(
             and outside_window(last.sent_at, now, CUSTOMER_SERVICE_WINDOW)
         ):
             offered = await _approved_templates(conn, conversation_id)
-            raise conflict(
+            raise ConversationConflict(
                 "outside_service_window",
                 "O cliente escreveu pela última vez há mais de 24 horas: o WhatsApp só deixa "
                 "responder com texto livre dentro dessa janela. Envie um dos templates "
@@ -255,7 +278,7 @@ async def _template_to_send(
     """The number's synced template `call` names, refused unless it may be sent now."""
     channel = await fetch_conversation_channel(conn, conversation_id)
     if channel is not None and channel.kind != "cloud_api":
-        raise invalid(
+        raise ConversationRefused(
             "templates_unsupported",
             "Este número é WAHA, que não tem templates do WhatsApp (só a Cloud API da Meta "
             "os tem); responda com texto enquanto a janela de 24 horas estiver aberta.",
@@ -264,26 +287,26 @@ async def _template_to_send(
     if channel is not None:
         template = await fetch_template(conn, channel.id, call.name, call.language)
     if template is None:
-        raise invalid(
+        raise ConversationRefused(
             "template_not_found",
             f"O número desta conversa não tem o template {call.name!r}"
             + (f" em {call.language}" if call.language else "")
             + ": confira o nome ou rode `skillet channels templates sync`.",
         )
     if not template.approved:
-        raise invalid(
+        raise ConversationRefused(
             "template_not_approved",
             f"O template {template.name!r} [{template.language}] está {template.status} na "
             "Meta: só templates APPROVED podem ser enviados.",
         )
     if len(call.params) != len(template.placeholders):
-        raise invalid(
+        raise ConversationRefused(
             "template_params_mismatch",
             f"O template {template.name!r} tem {len(template.placeholders)} variáveis no "
             f"corpo e foram enviados {len(call.params)} params.",
         )
     if await fetch_opted_out(conn, org, locked.contact_id):
-        raise conflict(
+        raise ConversationConflict(
             "contact_opted_out",
             "O cliente pediu para não receber mais mensagens automáticas (PARAR): nenhum "
             "template é enviado a ele. Ele pode voltar mandando VOLTAR.",

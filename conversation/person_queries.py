@@ -12,9 +12,12 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import asyncpg
 
+from conversation.mode import Transition
+from conversation.mode_queries import change_mode
 from delivery.outbox_queries import OutboxTemplate
 
 # How much of the last message a list item shows.
@@ -38,6 +41,36 @@ class ConversationView:
     unanswered: int  # customer messages no one answered (nor kept as context)
     # When the contact opted out of templates and follow-ups (PARAR); None: it has not.
     opted_out_at: datetime | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        """The API's and the CLI's shape of a conversation."""
+        last = None
+        if self.last_message_at is not None:
+            last = {
+                "body": self.last_body,
+                "author": self.last_author,
+                "at": _stamp(self.last_message_at),
+            }
+        return {
+            "id": str(self.id),
+            "channel": self.channel,
+            "contact_id": self.contact_id,
+            "created_at": self.created_at.isoformat(),
+            "last_message_at": _stamp(self.last_message_at),
+            "mode": self.mode,
+            "held_by": self.held_by,
+            "mode_since": _stamp(self.mode_since),
+            "mode_reason": self.mode_reason,
+            "mode_cause": self.mode_cause,
+            "last_message": last,
+            "unanswered": self.unanswered,
+            "opted_out": self.opted_out_at is not None,
+            "opted_out_at": _stamp(self.opted_out_at),
+        }
+
+
+def _stamp(value: datetime | None) -> str | None:
+    return None if value is None else value.isoformat()
 
 
 _VIEW = f"""
@@ -134,20 +167,6 @@ async def lock_conversation(
     return None if row is None else ModeLock(**dict(row))
 
 
-# A person holds it from now (mode_since kept when the same person already did); a
-# conversation the agent had counts as a handoff from the console.
-UPDATE_TAKEN_OVER = """
-update conversations set
-    mode_since = case when mode = 'human' and held_by = $3 then mode_since else now() end,
-    mode_cause = case when mode = 'agent' then 'console' else mode_cause end,
-    mode_reason = case when mode = 'agent' then 'assumida por uma pessoa' else mode_reason end,
-    handoff_at = coalesce(handoff_at, now()),
-    person_replied_at = case when $4 then now() else person_replied_at end,
-    mode = 'human', held_by = $3
-where organization_id = $1 and id = $2
-"""
-
-
 async def update_taken_over(
     conn: asyncpg.Connection,
     organization_id: uuid.UUID,
@@ -156,22 +175,19 @@ async def update_taken_over(
     *,
     replied: bool,
 ) -> None:
-    await conn.execute(UPDATE_TAKEN_OVER, organization_id, conversation_id, held_by, replied)
+    """A person holds it from now; a conversation the agent had counts as a handoff from the
+    console (skillet_change_mode's 'take'). The org is the connection's binding."""
+    del organization_id  # bound on the connection; the function reads under it
+    await change_mode(
+        conn,
+        conversation_id,
+        Transition.TAKE,
+        held_by=held_by,
+        cause="console",
+        reason="assumida por uma pessoa",
+        replied=replied,
+    )
 
-
-UPDATE_RELEASED = """
-update conversations set mode = 'agent', held_by = null, mode_since = now(),
-    mode_reason = 'devolvida ao agente', mode_cause = null, handoff_at = null,
-    person_replied_at = null, wait_notice_at = null
-where organization_id = $1 and id = $2
-"""
-
-# What no person answered stays as context for the agent, never a later reply.
-UPDATE_PENDING_KEPT = """
-update messages set context_at = now()
-where organization_id = $1 and conversation_id = $2 and direction = 'inbound'
-  and answered_by is null and context_at is null
-"""
 
 COUNT_PENDING = """
 select count(*) from messages
@@ -187,10 +203,10 @@ async def update_released(
     *,
     answer_pending: bool,
 ) -> int:
-    """Back to the agent; the customer messages it will answer (0 unless `answer_pending`)."""
-    await conn.execute(UPDATE_RELEASED, organization_id, conversation_id)
+    """Back to the agent (skillet_change_mode's 'release'); the customer messages it will
+    answer (0 unless `answer_pending`: else they are kept as context, never answered)."""
+    await change_mode(conn, conversation_id, Transition.RELEASE, keep_pending=not answer_pending)
     if not answer_pending:
-        await conn.execute(UPDATE_PENDING_KEPT, organization_id, conversation_id)
         return 0
     count: int = await conn.fetchval(COUNT_PENDING, organization_id, conversation_id)
     return count
