@@ -22,13 +22,10 @@ import sys
 import time
 import uuid
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
+import _script  # noqa: F401  (first: keeps bench/ off sys.path, where this file would shadow rehearsal)
 import asyncpg
-
-# Runnable as a script from the repo root without installing: put the repo on the path.
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core.db import connect, create_pool, with_database
 from rehearsal.bursts import group_bursts
