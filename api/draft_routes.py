@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict
 from api.bodies import read_json
 from api.errors import ApiError
 from api.pagination import page_of, parse_limit, read_cursor, time_id_keyset
+from api.rehearsal_routes import draft_change, read_confirmation, require_confirmation
 from api.routing import Principal, Reply, deps_of, org_db
 from consolidation.decide import set_consolidation
 from consolidation.gates import ConsolidationMode
@@ -33,6 +34,9 @@ from skills.drafts import Decision, approve_draft, reject_draft, set_agent_autho
 from skills.models import SkillMatcher
 from skills.queries import list_installed_skills
 from suggestions.queries import fetch_draft_suggestion
+
+# What `confirm` a draft's approval takes (the similarity issue's words for "publish anyway").
+DRAFT_CONFIRMATIONS = ("create", "merge")
 
 
 def _str(value: uuid.UUID | None) -> str | None:
@@ -114,6 +118,14 @@ def _decision_json(decision: Decision) -> dict[str, Any]:
 
 
 async def approve_draft_route(request: web.Request, principal: Principal) -> Reply:
+    name = request.match_info["name"]
+    confirm = await read_confirmation(request)
+    await require_confirmation(
+        request,
+        principal,
+        draft_change(principal.organization_id, name),
+        confirmed=confirm in DRAFT_CONFIRMATIONS,
+    )
     async with org_db(request, principal) as conn:
         decision = await approve_draft(
             conn,

@@ -9,6 +9,7 @@ from typing import Any
 from aiohttp import web
 
 from api.errors import ApiError
+from api.rehearsal_routes import proposal_change, read_confirmation, require_confirmation
 from api.routing import Principal, Reply, deps_of, org_db
 from consolidation.decide import (
     approve_proposal,
@@ -65,6 +66,14 @@ def _decided(proposal: Proposal) -> dict[str, Any]:
 
 async def approve_proposal_route(request: web.Request, principal: Principal) -> Reply:
     deps = deps_of(request)
+    proposal_id = _id(request)
+    confirm = await read_confirmation(request)
+    await require_confirmation(
+        request,
+        principal,
+        proposal_change(principal.organization_id, proposal_id),
+        confirmed=confirm is True,
+    )
     async with org_db(request, principal) as conn:
         proposal = await approve_proposal(
             conn,

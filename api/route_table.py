@@ -13,6 +13,7 @@ from api import history_routes as history
 from api import hours_routes as hours
 from api import media_routes as media
 from api import proposal_routes as proposals
+from api import rehearsal_routes as rehearsals
 from api import skill_editor_routes as editor
 from api import skill_routes as skills
 from api import suggestion_routes as suggestions
@@ -225,6 +226,17 @@ ROUTES: tuple[Route, ...] = (
         action="draft.reject",
         refusals_audited_by_callee=DECIDED,
         tags=("drafts",),
+    ),
+    Route(
+        "POST",
+        "/v1/rehearsals",
+        rehearsals.create_rehearsal,
+        V,
+        "ensaia uma mudança de skills nas mensagens de clientes dos últimos dias: o que "
+        "ganharia, perderia ou mudaria (um rascunho, uma proposta, uma skill digitada ou uma "
+        "desinstalação)",
+        body="json",
+        tags=("skills",),
     ),
     Route(
         "GET",

@@ -51,6 +51,10 @@ class ApiDeps:
     # Proves a number's ownership before it is connected (channels.connect); None: the API
     # connects no number (channel_not_verified).
     prover: Prover | None = None
+    # What a rehearsal replays as the turn does: the per-turn cap (SKILLET_MAX_INJECTED_SKILLS)
+    # and its default period (SKILLET_REHEARSAL_DAYS).
+    max_injected_skills: int = 3
+    rehearsal_days: int = 30
 
 
 DEPS = web.AppKey("deps", ApiDeps)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cli import curator as cli_curator
+from cli import rehearsals as cli_rehearsals
 from cli import skill_editor as cli_skill_editor
 from cli.args import CliError, org_command
 from cli.object_store import command_store
@@ -156,6 +157,7 @@ def register(
         handler=cmd_list
     )
     cli_curator.add_usage_commands(skills, common)
+    cli_rehearsals.add_rehearse_command(skills, common)
     cli_skill_editor.register(skills, common)
 
     catalog = sub.add_parser("catalog", help="the platform catalog").add_subparsers(

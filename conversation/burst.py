@@ -48,7 +48,7 @@ from turn.model import (
     ModelUsage,
     ToolCall,
 )
-from turn.model_input import cap_burst, cap_history
+from turn.model_input import burst_text, cap_burst, cap_history
 from turn.prompt import prompt_cache_key, render_skill_context
 from turn.skill_catalog import CatalogSnapshot
 from turn.tools.base import ToolContext, ToolResult, TurnLedger
@@ -93,7 +93,7 @@ async def answer_batch(
     batch = await _without_opt_choices(deps, conversation, batch)
     if not batch:  # only PARAR / VOLTAR: confirmed, the holder delivers it and reads on
         return BatchResult(outcome=None, refused=CommitOutcome.ANSWERED)
-    text = "\n".join(row.body for row in batch)
+    text = burst_text([row.body for row in batch])
     closed = await deps.hours.closed_now(deps.pool, conversation.organization_id, deps.clock())
     if deps.asks_for_person(text):
         return await _hand_off_at_once(deps, conversation, batch, closed)

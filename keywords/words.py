@@ -18,6 +18,9 @@ from core.units import BYTES_PER_KIB
 MAX_MATCHED_TEXT_BYTES = 8 * BYTES_PER_KIB
 
 _WORD_RE = re.compile(r"\w+")
+# Below this many characters, marks are dropped character by character (a message); above,
+# by one regex of the marks the text holds (many bursts read together).
+_SHORT_TEXT_CHARS = 4096
 # A letter written three or more times in a row ("muitooo", "siiim", "kkkk"): one is kept.
 # Digits are left alone (1000), and doubled letters (carro, voo) are real spelling.
 _STRETCHED_RE = re.compile(r"([^\W\d_])\1{2,}")
@@ -88,7 +91,14 @@ def normalize_text(text: str) -> str:
     decomposed = unicodedata.normalize("NFKD", text.casefold())
     if decomposed.isascii():
         return decomposed
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    if len(decomposed) < _SHORT_TEXT_CHARS:
+        return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    # A long text (a rehearsal reads many bursts at once): each distinct character asked
+    # once, then one regex pass, instead of one call per character.
+    marks = sorted(ch for ch in set(decomposed) if unicodedata.combining(ch))
+    if not marks:
+        return decomposed
+    return re.sub(f"[{''.join(marks)}]", "", decomposed)
 
 
 def unstretched(word: str) -> str:

@@ -31,6 +31,11 @@ def cap_message(text: str, max_chars: int) -> str:
     return text[:max_chars] + CUT_NOTICE.format(cut=len(text) - max_chars)
 
 
+def burst_text(bodies: Sequence[str]) -> str:
+    """The one text a burst's messages are matched as (arrival order, one per line)."""
+    return "\n".join(bodies)
+
+
 def cap_burst(texts: Sequence[str], caps: InputCaps) -> list[str]:
     """Each message capped, then the newest kept whole while they fit; never empty for a
     non-empty burst (the newest message always stays)."""

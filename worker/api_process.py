@@ -80,6 +80,8 @@ async def serve_api(settings: Settings, host: str, port: int, stop: asyncio.Even
             rate_limits=limits,
             events_allow_private_urls=settings.events_allow_private_urls,
             prover=prover,
+            max_injected_skills=settings.max_injected_skills,
+            rehearsal_days=settings.rehearsal_days,
         )
         runner, bound = await start_site(build_app(deps), host, port)
         stack.push_async_callback(runner.cleanup)

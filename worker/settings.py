@@ -114,6 +114,8 @@ class Settings(BaseSettings):
     local_model_latency_ms: int = Field(default=0, ge=0, le=600_000)
     model_max_steps: int = Field(default=4, ge=1, le=32)
     max_injected_skills: int = Field(default=3, ge=0)
+    # A rehearsal's default period, in days (rehearsal.run; a request may ask for another).
+    rehearsal_days: int = Field(default=30, ge=1, le=90)
     reference_max_bytes: int = Field(default=16_384, ge=256)
     # Skill file pages kept in memory per worker (immutable per version; 0: none).
     reference_cache_bytes: int = Field(default=32 * 1024 * 1024, ge=0)

@@ -116,6 +116,16 @@ def _template(form: Form) -> dict[str, Any]:
     return {"template": body}
 
 
+def _draft_confirmation(form: Form) -> dict[str, Any]:
+    """The approve form's checkbox, when the rehearsal asked for one ("create" or "merge")."""
+    confirm = form.get("confirm")
+    return {"confirm": confirm} if isinstance(confirm, str) and confirm else {}
+
+
+def _proposal_confirmation(form: Form) -> dict[str, Any]:
+    return {"confirm": True} if form.get("confirm") == "1" else {}
+
+
 def _nothing(form: Form) -> dict[str, Any]:
     return {}
 
@@ -157,7 +167,7 @@ ACTIONS: tuple[Action, ...] = (
     Action(f"{P}/skills/{{name}}/fixar", "pin_skill", pages.installed, "/skills"),
     Action(f"{P}/skills/{{name}}/desafixar", "unpin_skill", pages.installed, "/skills"),
     Action(f"{P}/skills/{{name}}/restaurar", "restore_skill", pages.installed, "/skills"),
-    Action(f"{P}/skills/{{name}}/desinstalar", "uninstall", pages.installed, "/skills"),
+    Action(f"{P}/skills/{{name}}/desinstalar", "uninstall", pages.uninstall, "/skills"),
     Action(
         f"{P}/sugestoes/{{id}}/ensinar",
         "draft_suggestion_route",
@@ -180,9 +190,21 @@ ACTIONS: tuple[Action, ...] = (
         "/rascunhos/{name}",
         _restored,
     ),
-    Action(f"{P}/rascunhos/{{name}}/aprovar", "approve_draft_route", pages.draft, "/rascunhos"),
+    Action(
+        f"{P}/rascunhos/{{name}}/aprovar",
+        "approve_draft_route",
+        pages.draft,
+        "/rascunhos",
+        _draft_confirmation,
+    ),
     Action(f"{P}/rascunhos/{{name}}/rejeitar", "reject_draft_route", pages.draft, "/rascunhos"),
-    Action(f"{P}/propostas/{{id}}/aprovar", "approve_proposal_route", pages.proposal, "/propostas"),
+    Action(
+        f"{P}/propostas/{{id}}/aprovar",
+        "approve_proposal_route",
+        pages.proposal,
+        "/propostas",
+        _proposal_confirmation,
+    ),
     Action(f"{P}/propostas/{{id}}/rejeitar", "reject_proposal_route", pages.proposal, "/propostas"),
     Action(f"{P}/agente/autoria", "update_settings", pages.agent, "/agente", _authoring),
     Action(f"{P}/agente/horario", "update_hours_settings", pages.agent, "/agente", _hours),

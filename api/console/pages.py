@@ -13,6 +13,7 @@ from typing import Any
 
 from aiohttp import web
 
+from api.bodies import PRELOADED_BODY
 from api.console.attendance_view import reopens
 from api.console.auth import SIGN_OUT_PATH, Visit, forget
 from api.console.diff_lines import counts, diff_lines
@@ -216,13 +217,26 @@ async def suggestions(request: web.Request, visit: Visit) -> PageData:
     return "suggestions.html", {"items": reply["items"], "next": reply["next"]}
 
 
+async def rehearsal_of(request: web.Request, visit: Visit, body: dict[str, Any]) -> Reply:
+    """The rehearsal of a change (POST /v1/rehearsals through its gate), or why it did not
+    run now (busy, nothing to rehearse): a page shows either, it never fails for it."""
+    request[PRELOADED_BODY] = body
+    try:
+        return await read(request, visit, "create_rehearsal")
+    except SkilletError as exc:
+        return {"error": CONSOLE_MESSAGES.get(exc.code) or public_message(exc)}
+
+
 async def draft(request: web.Request, visit: Visit) -> PageData:
     reply = await read(request, visit, "show_draft_route")
+    pending = reply["status"] == "pending"
+    rehearsal = await rehearsal_of(request, visit, {"draft": reply["name"]}) if pending else None
     lines = diff_lines(reply["diff"]["skill_md"])
     added, removed = counts(lines)
     return "draft.html", {
         "draft": reply,
         "body_html": render_markdown(reply["body"]),
+        "rehearsal": rehearsal,
         "lines": lines,
         "added": added,
         "removed": removed,
@@ -266,16 +280,26 @@ async def proposals(request: web.Request, visit: Visit) -> PageData:
 
 async def proposal(request: web.Request, visit: Visit) -> PageData:
     reply = await read(request, visit, "show_proposal_route")
+    pending = reply["status"] == "pending"
+    rehearsal = await rehearsal_of(request, visit, {"proposal": reply["id"]}) if pending else None
     lines = diff_lines(reply["diff"]["skill_md"])
     added, removed = counts(lines)
     return "proposal.html", {
         "proposal": reply,
+        "rehearsal": rehearsal,
         "lines": lines,
         "added": added,
         "removed": removed,
         "files": reply["diff"]["files"],
         "next": None,
     }
+
+
+async def uninstall(request: web.Request, visit: Visit) -> PageData:
+    """Before an uninstall: what it would stop recognizing, and the button."""
+    name = request.match_info["name"]
+    rehearsal = await rehearsal_of(request, visit, {"uninstall": name})
+    return "uninstall.html", {"name": name, "rehearsal": rehearsal, "next": None}
 
 
 async def agent(request: web.Request, visit: Visit) -> PageData:

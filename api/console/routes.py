@@ -34,6 +34,7 @@ PAGES = (
     ("/atendimento", attendance.queue_page),
     ("/marketplace", pages.marketplace),
     ("/skills", pages.installed),
+    ("/skills/{name}/desinstalar", pages.uninstall),
     ("/enviar", pages.upload),
     ("/sugestoes", pages.suggestions),
     ("/rascunhos", pages.drafts),

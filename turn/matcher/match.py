@@ -365,6 +365,29 @@ class CompiledMatcher:
     def match(self, text: str, max_matched: int | None = None) -> MatchResult:
         return _match(self._index, self._skills, text, max_matched)
 
+    def starts_keyword(self, word: str) -> bool:
+        """Whether a message word (as ``words_of`` reads it) starts a keyword or probe phrase
+        of these skills: when no word of a text does, `match` finds no keyword or probe in it
+        (only an intent model can still match; see `has_intent_models`)."""
+        return self._index.automaton.starts(word)
+
+    def finds_keyword(self, words: Sequence[str]) -> bool:
+        """Whether a keyword or probe phrase of these skills occurs in `words` (a text's
+        matched part as ``words_of`` reads it): what `match` finds besides intent models."""
+        found, _ = self._index._scan(words)  # same module: the index's own scan
+        return bool(found)
+
+    def intent_accepts(self, words: Sequence[str]) -> bool:
+        """Whether an intent model of these skills accepts a text of `words` (its matched
+        part as ``words_of`` reads it), whether or not the skill's keywords also match."""
+        features = features_of_words(words)
+        return any(model.accepts(features) for _, model in self._index.intent_models)
+
+    @property
+    def has_intent_models(self) -> bool:
+        """Whether an intent model applies to one of these skills."""
+        return bool(self._index.intent_models)
+
     def scan_work(self, text: str) -> ScanWork:
         """The work `match(text)` does, counted (for tests and benches; not on the turn path)."""
         return self._index.read(text).work

@@ -160,6 +160,11 @@ class PhraseAutomaton:
             started.extend(groups)
         return started
 
+    def starts(self, word: str) -> bool:
+        """Whether message word `word` (as words_of reads it) starts a phrase of this index:
+        a text none of whose words starts one has no phrase found in it."""
+        return bool(self._started(word, self._keys(word)))
+
     def scan(self, words: Sequence[str]) -> tuple[set[Phrase], int]:
         """Phrases occurring in `words` (rules in the module docstring), and the steps taken."""
         live: dict[_Group, tuple[int, int]] = {}  # group -> (exact, gapped) after the last word
