@@ -125,17 +125,19 @@ def check_rewrite(
         if _squeezed(keyword) not in folded:
             raise RewriteRejected(f"dropped_keyword {keyword[:60]}")
     paths = {e.path for e in plan.manifest}
-    added = new_facts(body, _sources(umbrella, absorbed, plan))
-    if added:
-        raise RewriteRejected(f"new_fact {added[0][:120]}")
     for cited in _PATH_RE.findall(body):
         path = cited.rstrip(".:!?")
         if path not in paths:
             raise RewriteRejected(f"unknown_file {path[:100]}")
     try:
-        return plan_umbrella(umbrella, absorbed, limits, body=body)
+        rewritten = plan_umbrella(umbrella, absorbed, limits, body=body)
     except TooLarge as exc:
         raise RewriteRejected(f"too_large {exc.rule}") from exc
+    # Last: the package rules bound the body it reads.
+    added = new_facts(body, _sources(umbrella, absorbed, plan))
+    if added:
+        raise RewriteRejected(f"new_fact {added[0][:120]}")
+    return rewritten
 
 
 def _sources(
