@@ -162,6 +162,12 @@ async def test_three_customers_taught_become_a_skill_the_agent_answers_with(
             await db.fetchval("select status from skill_drafts where name = $1", name) == "pending"
         )
         assert group["closest"] is None  # nothing installed yet
+        # Tried on the org's own traffic first: the three questions matched nothing before.
+        rehearsed = await client.call("POST", "/v1/rehearsals", viewer, json_body={"draft": name})
+        assert rehearsed.status == 200, rehearsed.body
+        assert rehearsed.body["gained"] >= 3 and rehearsed.body["lost"] == 0
+        gained = " ".join(sample["text"] for sample in rehearsed.body["samples"]["gained"])
+        assert all(question[:40] in gained for question in QUESTIONS.values())
         approved = await client.call("POST", f"/v1/drafts/{name}/approve", editor)
         assert approved.status == 200, approved.body
         # The group now names the skill it became as its closest.
