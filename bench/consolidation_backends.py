@@ -32,8 +32,10 @@ from consolidation.lines import LINES, Lines
 from consolidation.measure import text_of
 from consolidation.similarity import Link, SkillText, lexical_scores
 from similarity.backend import Embedder
+from similarity.background import background_for
 from similarity.embedded import EmbeddedEmbedder
 from similarity.remote import RemoteEmbedder
+from similarity.scoring import score_matrix
 from skills.catalog_queries import PointedVersion
 from skills.models import SkillMatcher
 from tests.similarity_corpus import load
@@ -71,8 +73,7 @@ def scores(backend: str, skills: Sequence[Skill], embedder: Embedder | None) -> 
             matrix[i, j] = matrix[j, i] = min(score, 1.0)
     else:
         vectors = asyncio.run(embedder.embed([text_of(t) for t in texts]))
-        v = np.asarray(vectors)
-        matrix = v @ v.T
+        matrix = score_matrix(vectors, vectors, background_for(embedder.model_id))
     np.fill_diagonal(matrix, 1.0)
     return matrix
 
@@ -109,9 +110,9 @@ def evaluate(
 
 def sweep(skills: Sequence[Skill], matrix: np.ndarray, backend: str) -> Lines:
     """The link and group lines with the best min(precision, recall) on these skills."""
-    upper = np.triu(matrix, k=1)
-    values = upper[upper > 0]
-    grid = np.unique(np.round(np.quantile(values, np.linspace(0.9, 0.9995, 40)), 3))
+    values = matrix[np.triu_indices(len(skills), k=1)]
+    values = values[values > 0]
+    grid = np.unique(np.round(np.quantile(values, np.linspace(0.8, 0.9995, 50)), 3))
     best: tuple[float, Lines] | None = None
     for link in grid:
         for group in grid[grid >= link]:

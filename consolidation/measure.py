@@ -23,6 +23,8 @@ from consolidation.backends import LexicalBackend, SimilarityBackend
 from consolidation.lines import LINES, Lines
 from consolidation.similarity import Link, SkillText
 from similarity.backend import LEXICAL, Embedder, SimilarityFailed
+from similarity.background import background_for
+from similarity.scoring import score_matrix
 from similarity.vector_queries import insert_vectors, list_vectors
 from similarity.vectors import skill_text
 
@@ -40,11 +42,15 @@ class VectorBackend:
         self.lines = lines or LINES[embedder.name]
         self.threshold = self.lines.link
         self.group_threshold = self.lines.group
+        # The model's shipped background, if any (similarity.background): scores are cosines
+        # after it is taken out, on the scale the lines were measured on.
+        self.background = background_for(embedder.model_id)
 
     async def links(self, skills: Sequence[SkillText]) -> list[Link] | None:
         """Without storage (bench, tests): embed them all now."""
         vectors = await self.embedder.embed([text_of(s) for s in skills])
-        return vector_links([s.name for s in skills], vectors, self.threshold, self.name)
+        names = [s.name for s in skills]
+        return vector_links(names, vectors, self.threshold, self.name, self.background)
 
 
 @dataclass(frozen=True)
@@ -105,6 +111,7 @@ async def measure(
                 [vectors[i.version_id] for i in items],
                 backend.threshold,
                 backend.name,
+                backend.background,
             )
             return Measured(tuple(found), backend.name, backend.group_threshold, None, embedded)
         except SimilarityFailed as exc:
@@ -122,13 +129,17 @@ async def measure(
 
 
 def vector_links(
-    names: Sequence[str], vectors: Sequence[Sequence[float]], threshold: float, backend: str
+    names: Sequence[str],
+    vectors: Sequence[Sequence[float]],
+    threshold: float,
+    backend: str,
+    background: Sequence[float] | None = None,
 ) -> list[Link]:
-    """Pairs at or above `threshold` by cosine of unit vectors, sorted by (a, b)."""
+    """Pairs at or above `threshold` (similarity.scoring: cosine after the background is
+    taken out), sorted by (a, b). `threshold` > 0: a link's score is positive."""
     if len(vectors) < 2:
         return []
-    matrix = np.asarray(vectors, dtype=np.float64)
-    scores = matrix @ matrix.T
+    scores = score_matrix(vectors, vectors, background)
     rows, cols = np.nonzero(np.triu(scores >= threshold, k=1))
     links = []
     for i, j in zip(rows.tolist(), cols.tolist(), strict=True):

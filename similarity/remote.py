@@ -54,10 +54,21 @@ class RemoteEmbedder:
             async with session.post(self.url, json=body, headers=headers) as response:
                 if response.status != 200:
                     raise ValueError(f"status {response.status}")
-                raw = await response.content.read(MAX_RESPONSE_BYTES + 1)
-        if len(raw) > MAX_RESPONSE_BYTES:
-            raise ValueError("answer too large")
+                raw = await _read_bounded(response, MAX_RESPONSE_BYTES)
         return parse_vectors(json.loads(raw), len(batch))
+
+
+async def _read_bounded(response: aiohttp.ClientResponse, max_bytes: int) -> bytes:
+    """The whole body, refused past `max_bytes` (one `read(n)` returns what has arrived,
+    which for a large answer is only its first chunks)."""
+    chunks: list[bytes] = []
+    total = 0
+    async for chunk in response.content.iter_chunked(256 * 1024):
+        total += len(chunk)
+        if total > max_bytes:
+            raise ValueError("answer too large")
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def parse_vectors(answer: Any, expected: int) -> list[list[float]]:
