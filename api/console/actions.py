@@ -43,6 +43,12 @@ def _new_key(form: Form) -> dict[str, Any]:
     return body
 
 
+def _approval(form: Form) -> dict[str, Any]:
+    """A draft's approval: the choice ("create" or "merge") when the page asked for one."""
+    confirm = form.get("confirm")
+    return {"confirm": confirm} if isinstance(confirm, str) and confirm else {}
+
+
 def _authoring(form: Form) -> dict[str, Any]:
     return {"agent_authoring": form.get("agent_authoring")}
 
@@ -152,7 +158,13 @@ ACTIONS: tuple[Action, ...] = (
     Action(f"{P}/skills/{{name}}/desafixar", "unpin_skill", pages.installed, "/skills"),
     Action(f"{P}/skills/{{name}}/restaurar", "restore_skill", pages.installed, "/skills"),
     Action(f"{P}/skills/{{name}}/desinstalar", "uninstall", pages.installed, "/skills"),
-    Action(f"{P}/rascunhos/{{name}}/aprovar", "approve_draft_route", pages.draft, "/rascunhos"),
+    Action(
+        f"{P}/rascunhos/{{name}}/aprovar",
+        "approve_draft_route",
+        pages.draft,
+        "/rascunhos",
+        _approval,
+    ),
     Action(f"{P}/rascunhos/{{name}}/rejeitar", "reject_draft_route", pages.draft, "/rascunhos"),
     Action(f"{P}/propostas/{{id}}/aprovar", "approve_proposal_route", pages.proposal, "/propostas"),
     Action(f"{P}/propostas/{{id}}/rejeitar", "reject_proposal_route", pages.proposal, "/propostas"),
