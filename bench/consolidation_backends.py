@@ -35,7 +35,7 @@ from similarity.backend import Embedder
 from similarity.background import background_for
 from similarity.embedded import EmbeddedEmbedder
 from similarity.remote import RemoteEmbedder
-from similarity.scoring import score_matrix
+from similarity.scoring import nearest_pairs, score_matrix
 from skills.catalog_queries import PointedVersion
 from skills.models import SkillMatcher
 from tests.similarity_corpus import load
@@ -79,9 +79,15 @@ def scores(backend: str, skills: Sequence[Skill], embedder: Embedder | None) -> 
 
 
 def links_at(skills: Sequence[Skill], matrix: np.ndarray, line: float, backend: str) -> list[Link]:
+    """The links a cycle would write (vector backends: each skill's nearest, as
+    consolidation.measure.vector_links)."""
     names = [s.name for s in skills]
     found = []
-    for i, j in zip(*np.nonzero(np.triu(matrix >= line, k=1)), strict=True):
+    if backend == "lexical":
+        pairs = list(zip(*np.nonzero(np.triu(matrix >= line, k=1)), strict=True))
+    else:
+        pairs = nearest_pairs(matrix, line)
+    for i, j in pairs:
         a, b = sorted((names[i], names[j]))
         found.append(Link(a, b, float(min(matrix[i, j], 1.0)), backend))
     return found

@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import asyncpg
-import numpy as np
 import structlog
 
 from consolidation.backends import LexicalBackend, SimilarityBackend
@@ -24,7 +23,7 @@ from consolidation.lines import LINES, Lines
 from consolidation.similarity import Link, SkillText
 from similarity.backend import LEXICAL, Embedder, SimilarityFailed
 from similarity.background import background_for
-from similarity.scoring import score_matrix
+from similarity.scoring import nearest_pairs, score_matrix
 from similarity.vector_queries import insert_vectors, list_vectors
 from similarity.vectors import skill_text
 
@@ -140,9 +139,8 @@ def vector_links(
     if len(vectors) < 2:
         return []
     scores = score_matrix(vectors, vectors, background)
-    rows, cols = np.nonzero(np.triu(scores >= threshold, k=1))
     links = []
-    for i, j in zip(rows.tolist(), cols.tolist(), strict=True):
+    for i, j in nearest_pairs(scores, threshold):
         a, b = sorted((names[i], names[j]))
         links.append(Link(a, b, min(float(scores[i, j]), 1.0), backend))
     return sorted(links, key=lambda link: (link.a, link.b))

@@ -58,6 +58,7 @@ from consolidation.rewrite import KEPT, MAX_REWRITES, ask_model
 from consolidation.similarity import Link, SkillText
 from core.object_store import ObjectStore, object_key
 from similarity.backend import SimilarityFailed
+from similarity.vector_queries import list_stored_ids
 from skills.catalog import catalog_lock
 from skills.catalog_queries import (
     fetch_org_pointed_version,
@@ -183,10 +184,16 @@ async def _embed_unlocked(
     left for the cycle to meet again and fall back from (consolidation.measure)."""
     if not isinstance(config.backend, VectorBackend):
         return
+    embedder = config.backend.embedder
     skills = await list_cycle_skills(conn, organization_id, now.date())
-    live = [s for s in skills if s.state != "archived"]
+    live = version_texts([s for s in skills if s.state != "archived"])
+    ids = [v.version_id for v in live]
+    stored = await list_stored_ids(conn, ids, embedder.name, embedder.model_id)
+    missing = [v for v in live if v.version_id not in stored]
+    if not missing:
+        return  # a warm cycle: nothing to embed, no vector read twice
     try:
-        await ensure_vectors(conn, organization_id, version_texts(live), config.backend.embedder)
+        await ensure_vectors(conn, organization_id, missing, embedder)
     except SimilarityFailed:
         return
 

@@ -29,13 +29,20 @@ class RemoteEmbedder:
     name = EMBEDDINGS
 
     def __init__(
-        self, base_url: str, model: str, *, api_key: str | None = None, timeout_s: float = 20.0
+        self,
+        base_url: str,
+        model: str,
+        *,
+        api_key: str | None = None,
+        timeout_s: float = 20.0,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
     ) -> None:
         self.url = base_url.rstrip("/") + "/v1/embeddings"
         self.model = model
         self.model_id = model or "default"
         self.api_key = api_key
         self.timeout_s = timeout_s
+        self.max_response_bytes = max_response_bytes
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         try:
@@ -54,7 +61,7 @@ class RemoteEmbedder:
             async with session.post(self.url, json=body, headers=headers) as response:
                 if response.status != 200:
                     raise ValueError(f"status {response.status}")
-                raw = await _read_bounded(response, MAX_RESPONSE_BYTES)
+                raw = await _read_bounded(response, self.max_response_bytes)
         return parse_vectors(json.loads(raw), len(batch))
 
 

@@ -1,5 +1,15 @@
 """Scores between stored vectors, pure: cosine after the model's background is taken out
-(similarity.background), or plain cosine when the model has none."""
+(similarity.background), or plain cosine when the model has none; and which pairs are links.
+
+Links join each skill only to its NEAREST_PER_SKILL closest others (either side's choice),
+at or above the line: an embedding model scores skills about one aspect of different
+products ("troca de geladeira", "troca de fogão") alike, and in an org of many such skills
+every pair would pass a line. Measured on bench/consolidation.py (embedded, background
+removed, lines 0.18 / 0.24): all pairs, generated corpus precision 0.43 / 0.45 (seeds 1, 2),
+hand-written held-out 0.909 / 0.909; 4 nearest, 0.67 / 0.68 for recall 0.94 / 0.95 and the
+hand-written half unchanged (3: 0.73 but recall 0.85; 5: 0.65). It also bounds a cycle's
+links to 4 per skill, so grouping 300 skills costs milliseconds, not 45k links.
+"""
 
 from __future__ import annotations
 
@@ -32,3 +42,25 @@ def score_matrix(
     if not left or not right:
         return np.zeros((len(left), len(right)))
     return centered(left, background) @ centered(right, background).T
+
+
+NEAREST_PER_SKILL = 4
+
+
+def nearest_pairs(
+    scores: npt.NDArray[np.float64], threshold: float, nearest: int = NEAREST_PER_SKILL
+) -> list[tuple[int, int]]:
+    """(i, j), i < j, of a square score matrix: j among i's `nearest` best or i among j's,
+    and the score at or above `threshold`."""
+    n = scores.shape[0]
+    if n < 2:
+        return []
+    others = scores.copy()
+    np.fill_diagonal(others, -np.inf)
+    take = min(nearest, n - 1)
+    best = np.argpartition(-others, take - 1, axis=1)[:, :take]
+    chosen = np.zeros((n, n), dtype=bool)
+    chosen[np.repeat(np.arange(n), take), best.ravel()] = True
+    chosen |= chosen.T
+    rows, cols = np.nonzero(np.triu(chosen & (scores >= threshold), k=1))
+    return list(zip(rows.tolist(), cols.tolist(), strict=True))

@@ -23,6 +23,20 @@ async def list_vectors(
     return {row["version_id"]: list(row["vector"]) for row in rows}
 
 
+LIST_STORED_IDS = """
+select version_id from skill_vectors
+where version_id = any($1::uuid[]) and backend = $2 and model_id = $3
+"""
+
+
+async def list_stored_ids(
+    conn: asyncpg.Connection, version_ids: Sequence[uuid.UUID], backend: str, model_id: str
+) -> set[uuid.UUID]:
+    """Which of these versions have a stored vector (without reading the vectors)."""
+    rows = await conn.fetch(LIST_STORED_IDS, list(version_ids), backend, model_id)
+    return {row["version_id"] for row in rows}
+
+
 INSERT_VECTORS = """
 insert into skill_vectors (organization_id, version_id, backend, model_id, vector)
 select $1, v.version_id, $3, $4, v.vector

@@ -15,8 +15,8 @@ import operator
 from collections.abc import Sequence
 
 # Measured on the hand-written corpus (bench/consolidation.py --body-chars): see docs/skills.md.
-SKILL_BODY_CHARS = 300
-SKILL_TEXT_CHARS = 800  # name + description + body opening, whatever a package allows
+SKILL_BODY_CHARS = 200
+SKILL_TEXT_CHARS = 600  # name + description + body opening, whatever a package allows
 QUESTION_CHARS = 300
 MAX_DIMENSIONS = 8_192
 

@@ -23,7 +23,8 @@ from consolidation.gates import Pressure
 from consolidation.lines import Lines
 from consolidation.measure import VectorBackend
 from consolidation.run import ConsolidationConfig, consolidate_org
-from similarity.backend import EMBEDDED, EMBEDDINGS, LEXICAL
+from similarity.backend import EMBEDDED, EMBEDDINGS, LEXICAL, SimilarityFailed
+from similarity.remote import RemoteEmbedder
 from tests.integration.curator_support import NOW
 from tests.integration.test_consolidation import _org
 from worker.resources import Resources
@@ -187,3 +188,13 @@ print(json.dumps({"auto": auto, "failed": failed}))
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
     )
     assert json.loads(done.stdout) == {"auto": LEXICAL, "failed": EMBEDDED}
+
+
+async def test_an_embeddings_answer_is_bounded_in_size(broken: tuple[dict[str, str], str]) -> None:
+    state, url = broken
+    state["mode"] = "ok"
+    small = RemoteEmbedder(url, "m", timeout_s=5, max_response_bytes=2_000)
+    with pytest.raises(SimilarityFailed):
+        await small.embed([f"texto {i}" for i in range(40)])  # ~4 KB of answer
+    roomy = RemoteEmbedder(url, "m", timeout_s=5)
+    assert len(await roomy.embed([f"texto {i}" for i in range(40)])) == 40
