@@ -35,7 +35,7 @@ from similarity.backend import Embedder
 from similarity.background import background_for
 from similarity.embedded import EmbeddedEmbedder
 from similarity.remote import RemoteEmbedder
-from similarity.scoring import nearest_pairs, score_matrix
+from similarity.scoring import nearest_pairs, score_matrix, set_background
 from skills.catalog_queries import PointedVersion
 from skills.models import SkillMatcher
 from tests.similarity_corpus import load
@@ -73,7 +73,8 @@ def scores(backend: str, skills: Sequence[Skill], embedder: Embedder | None) -> 
             matrix[i, j] = matrix[j, i] = min(score, 1.0)
     else:
         vectors = asyncio.run(embedder.embed([text_of(t) for t in texts]))
-        matrix = score_matrix(vectors, vectors, background_for(embedder.model_id))
+        background = set_background(vectors, background_for(embedder.model_id))
+        matrix = score_matrix(vectors, vectors, background)
     np.fill_diagonal(matrix, 1.0)
     return matrix
 

@@ -23,7 +23,7 @@ from consolidation.lines import LINES, Lines
 from consolidation.similarity import Link, SkillText
 from similarity.backend import LEXICAL, Embedder, SimilarityFailed
 from similarity.background import background_for
-from similarity.scoring import nearest_pairs, score_matrix
+from similarity.scoring import nearest_pairs, score_matrix, set_background
 from similarity.vector_queries import insert_vectors, list_vectors
 from similarity.vectors import skill_text
 
@@ -138,7 +138,7 @@ def vector_links(
     taken out), sorted by (a, b). `threshold` > 0: a link's score is positive."""
     if len(vectors) < 2:
         return []
-    scores = score_matrix(vectors, vectors, background)
+    scores = score_matrix(vectors, vectors, set_background(vectors, background))
     links = []
     for i, j in nearest_pairs(scores, threshold):
         a, b = sorted((names[i], names[j]))

@@ -24,7 +24,7 @@ from consolidation.lines import LINES
 from consolidation.measure import VectorBackend, VersionText, text_of
 from consolidation.similarity import LEXICAL, SkillText, lexical_scores
 from similarity.backend import SimilarityFailed
-from similarity.scoring import score_matrix
+from similarity.scoring import score_matrix, set_background
 from similarity.vector_queries import insert_vectors, list_vectors
 
 log = structlog.get_logger(__name__)
@@ -124,11 +124,10 @@ async def _by_vectors(
         stored.update(new)
     ready = [i for i in installed if i.version_id in stored]
     complete = len(ready) == len(installed)
-    scores = score_matrix(
-        [stored[d.version_id] for d in drafts if d.version_id in stored],
-        [stored[i.version_id] for i in ready],
-        backend.background,
-    )
+    drafted = [stored[d.version_id] for d in drafts if d.version_id in stored]
+    skills = [stored[i.version_id] for i in ready]
+    # The org's installed skills set the background, as a cycle's do (similarity.scoring).
+    scores = score_matrix(drafted, skills, set_background(skills, backend.background))
     out: list[list[Neighbour] | None] = []
     row = 0
     for draft in drafts:
