@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal, Protocol
 
 import asyncpg
 from aiohttp import web
@@ -16,13 +16,16 @@ from pydantic import BaseModel, ConfigDict
 from api.bodies import read_json
 from api.errors import ApiError
 from api.pagination import page_of, parse_limit, read_cursor, time_id_keyset
-from api.rehearsal_routes import draft_change, read_confirmation, require_confirmation
+from api.rehearsal_routes import draft_change, losses
 from api.routing import Principal, Reply, deps_of, org_db
 from consolidation.decide import set_consolidation
 from consolidation.gates import ConsolidationMode
-from consolidation.neighbours import close_to
+from consolidation.measure import VersionText
+from consolidation.neighbours import Measured, Neighbour, measured_close_to
 from consolidation.queries import fetch_consolidation_mode
 from consolidation.similarity import SkillText
+from rehearsal.confirmation import loss_message
+from skills.draft_merge import merge_draft
 from skills.draft_queries import (
     AuthoringMode,
     Draft,
@@ -30,13 +33,19 @@ from skills.draft_queries import (
     fetch_agent_authoring,
     list_drafts,
 )
-from skills.drafts import Decision, approve_draft, reject_draft, set_agent_authoring, show_draft
+from skills.drafts import (
+    Decision,
+    DraftError,
+    approve_draft,
+    reject_draft,
+    set_agent_authoring,
+    show_draft,
+)
 from skills.models import SkillMatcher
 from skills.queries import list_installed_skills
 from suggestions.queries import fetch_draft_suggestion
 
 # What `confirm` a draft's approval takes (the similarity issue's words for "publish anyway").
-DRAFT_CONFIRMATIONS = ("create", "merge")
 
 
 def _str(value: uuid.UUID | None) -> str | None:
@@ -64,45 +73,77 @@ async def list_drafts_route(request: web.Request, principal: Principal) -> Reply
             conn, principal.organization_id, status=status, limit=limit + 1, before=before
         )
         page = page_of(drafts, limit, "drafts", lambda d: [d.updated_at.isoformat(), str(d.id)])
-        hints = await _close_to(conn, principal.organization_id, page.items)
+        hints = await _close_to(request, conn, principal.organization_id, page.items)
     items = [{**d.to_json(), "close_to": h} for d, h in zip(page.items, hints, strict=True)]
     return {"items": items, "next": page.next}
 
 
+async def _measure(
+    request: web.Request,
+    conn: asyncpg.Connection,
+    organization_id: uuid.UUID,
+    drafts: Sequence[Draft],
+) -> Measured:
+    """The installed skills each draft is close to, by the backend in use."""
+    installed = await list_installed_skills(conn, organization_id)
+    return await measured_close_to(
+        conn,
+        organization_id,
+        [_text(d.version.version_id, d.version) for d in drafts],
+        [_text(s.version_id, s) for s in installed],
+        deps_of(request).similarity,
+    )
+
+
 async def _close_to(
-    conn: asyncpg.Connection, organization_id: uuid.UUID, drafts: Sequence[Draft]
-) -> list[list[dict[str, object]]]:
-    """Per draft, the installed skills it is close to (none for a decided draft)."""
+    request: web.Request,
+    conn: asyncpg.Connection,
+    organization_id: uuid.UUID,
+    drafts: Sequence[Draft],
+) -> list[list[dict[str, object]] | None]:
+    """Per draft, the installed skills it is close to (none for a decided draft; None while
+    its vectors are not there yet)."""
     pending = [d for d in drafts if d.status is DraftStatus.PENDING]
     if not pending:
         return [[] for _ in drafts]
-    installed = await list_installed_skills(conn, organization_id)
-    found = close_to(
-        [
-            _text(d.version.name, d.version.description, d.version.body, d.version.matcher)
-            for d in pending
-        ],
-        [_text(s.name, s.description, s.body, s.matcher) for s in installed],
-    )
-    by_id = {d.id: [n.to_json() for n in near] for d, near in zip(pending, found, strict=True)}
+    found = (await _measure(request, conn, organization_id, pending)).neighbours
+    by_id = {
+        d.id: None if near is None else [n.to_json() for n in near]
+        for d, near in zip(pending, found, strict=True)
+    }
     return [by_id.get(d.id, []) for d in drafts]
 
 
-def _text(name: str, description: str, body: str, matcher: SkillMatcher) -> SkillText:
-    return SkillText(name, description, body, matcher.any_keywords)
+class _Texted(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def body(self) -> str: ...
+    @property
+    def matcher(self) -> SkillMatcher: ...
+
+
+def _text(version_id: uuid.UUID, skill: _Texted) -> VersionText:
+    text = SkillText(skill.name, skill.description, skill.body, skill.matcher.any_keywords)
+    return VersionText(version_id, text)
 
 
 async def show_draft_route(request: web.Request, principal: Principal) -> Reply:
     async with org_db(request, principal) as conn:
         draft, diff = await show_draft(conn, principal.organization_id, request.match_info["name"])
-        [hints] = await _close_to(conn, principal.organization_id, [draft])
+        [hints] = await _close_to(request, conn, principal.organization_id, [draft])
         suggestion = await fetch_draft_suggestion(conn, principal.organization_id, draft.name)
+        same = await _closest(request, conn, principal.organization_id, draft.name)
     return {
         "suggestion": None if suggestion is None else suggestion[1],
         **draft.to_json(),
         "body": draft.version.body,
         "diff": diff.to_json(),
         "close_to": hints,
+        # The installed skill approving must choose about (create anyway or merge), or None.
+        "same_as": None if same is None else same.to_json(),
     }
 
 
@@ -117,24 +158,93 @@ def _decision_json(decision: Decision) -> dict[str, Any]:
     }
 
 
+class Approval(BaseModel):
+    """`confirm`: the choice a draft close to an installed skill needs (see approve)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    confirm: Literal["create", "merge"] | None = None
+
+
 async def approve_draft_route(request: web.Request, principal: Principal) -> Reply:
+    """Approve a pending draft. When its closest installed skill scores at or above the
+    backend's "same thing" line, a choice is required: `{"confirm": "create"}` installs it
+    anyway, `{"confirm": "merge"}` makes a new version of that skill with the draft's text
+    and keywords added (skills.draft_merge). So does a draft whose rehearsal on the org's
+    recent customer messages loses some (either choice confirms it). Without one, 409
+    `confirmation_required`, whose `reasons` list names each reason ("similar": `similar_to`
+    says which skill; "loses_messages": `lost` says how many)."""
+    approval = await read_json(request, Approval)  # no body: {}
     name = request.match_info["name"]
-    confirm = await read_confirmation(request)
-    await require_confirmation(
-        request,
-        principal,
-        draft_change(principal.organization_id, name),
-        confirmed=confirm in DRAFT_CONFIRMATIONS,
-    )
+    org = principal.organization_id
+    # Tried on the org's recent customer messages first (no connection held while it runs).
+    reasons: list[str] = []
+    lost = 0
+    if approval.confirm is None:
+        reasons, lost = await losses(request, principal, draft_change(org, name))
     async with org_db(request, principal) as conn:
+        closest = await _closest(request, conn, org, name)
+        if approval.confirm is None and (closest is not None or reasons):
+            raise _confirmation_required(name, closest, reasons, lost)
+        if approval.confirm == "merge":
+            if closest is None:
+                await show_draft(conn, org, name)  # no such draft: draft_not_found
+                raise ApiError(
+                    409,
+                    "nothing_to_merge",
+                    f"O rascunho {name} não se parece com nenhuma skill instalada; aprove-o "
+                    "sem juntar.",
+                )
+            decision = await merge_draft(
+                conn,
+                deps_of(request).store,
+                organization_id=org,
+                name=name,
+                into=closest.name,
+                actor=principal.prefix,
+            )
+            return {**_decision_json(decision), "merged_into": closest.name}
         decision = await approve_draft(
-            conn,
-            deps_of(request).usage,
-            organization_id=principal.organization_id,
-            name=request.match_info["name"],
-            actor=principal.prefix,
+            conn, deps_of(request).usage, organization_id=org, name=name, actor=principal.prefix
         )
     return _decision_json(decision)
+
+
+def _confirmation_required(
+    name: str, closest: Neighbour | None, reasons: list[str], lost: int
+) -> ApiError:
+    """409 `confirmation_required`: each reason in `reasons` ("similar" with `similar_to`,
+    "loses_messages" with `lost`), each said in the message."""
+    said: list[str] = []
+    extra: dict[str, Any] = {}
+    if closest is not None:
+        said.append(
+            f"O rascunho {name} parece ser a mesma coisa que a skill {closest.name} "
+            f'(semelhança {closest.score:.2f}): criar mesmo assim ({{"confirm": "create"}}) '
+            'ou juntar à skill existente ({"confirm": "merge"}).'
+        )
+        extra["similar_to"] = closest.to_json()
+    if reasons:
+        said.append(loss_message(lost))
+        extra["lost"] = lost
+    every = (["similar"] if closest is not None else []) + reasons
+    return ApiError(409, "confirmation_required", " ".join(said), {"reasons": every, **extra})
+
+
+async def _closest(
+    request: web.Request, conn: asyncpg.Connection, organization_id: uuid.UUID, name: str
+) -> Neighbour | None:
+    """The installed skill the pending draft is the same thing as, if any (at or above the
+    backend's "same thing" line); not measured yet counts as none."""
+    try:
+        draft, _ = await show_draft(conn, organization_id, name)
+    except DraftError:
+        return None  # no such pending draft: approving it refuses (and audits) as before
+    measured = await _measure(request, conn, organization_id, [draft])
+    [near] = measured.neighbours
+    if not near or near[0].score < measured.same_line:
+        return None
+    return near[0]
 
 
 async def reject_draft_route(request: web.Request, principal: Principal) -> Reply:

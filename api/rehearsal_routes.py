@@ -95,16 +95,15 @@ async def read_confirmation(request: web.Request) -> Any:
     return (await read_json(request, Confirmation)).confirm
 
 
-async def require_confirmation(
-    request: web.Request, principal: Principal, change_of: ChangeOf, confirmed: bool
-) -> None:
-    """409 `confirmation_required` (reasons `loses_messages`) when the change loses messages
-    and the body did not confirm it."""
-    if confirmed:
-        return
+async def losses(
+    request: web.Request, principal: Principal, change_of: ChangeOf
+) -> tuple[list[str], int]:
+    """The confirmation reasons a change's rehearsal gives (`loses_messages`, or none) and the
+    messages it would stop recognising; none for a draft or proposal that is not pending (the
+    approval itself says why)."""
     deps = deps_of(request)
     try:
-        reasons, lost = await loss_reasons(
+        return await loss_reasons(
             deps.pool,
             principal.organization_id,
             change_of,
@@ -114,8 +113,18 @@ async def require_confirmation(
         )
     except RehearsalError as exc:
         if exc.code in NOT_PENDING:
-            return  # the approval itself says why (not found, already decided)
+            return [], 0
         raise
+
+
+async def require_confirmation(
+    request: web.Request, principal: Principal, change_of: ChangeOf, confirmed: bool
+) -> None:
+    """409 `confirmation_required` (reasons `loses_messages`) when the change loses messages
+    and the body did not confirm it."""
+    if confirmed:
+        return
+    reasons, lost = await losses(request, principal, change_of)
     if reasons:
         raise ApiError(
             409, "confirmation_required", loss_message(lost), {"reasons": reasons, "lost": lost}

@@ -16,6 +16,7 @@ from aiohttp import web
 from api.keys import Role
 from api.rate_limit import DEFAULT_RATE_LIMITS, Counters, RateLimits
 from channels.connect import Prover
+from consolidation.backends import LexicalBackend, SimilarityBackend
 from core.clock import Clock
 from core.errors import SkilletError
 from core.object_store import ObjectStore
@@ -55,6 +56,9 @@ class ApiDeps:
     # and its default period (SKILLET_REHEARSAL_DAYS).
     max_injected_skills: int = 3
     rehearsal_days: int = 30
+    # What `close_to`, `neighbours` and a draft's approval measure with (similarity.choice;
+    # the worker's SKILLET_SIMILARITY_* settings). Lexical unless the process says otherwise.
+    similarity: SimilarityBackend = field(default_factory=LexicalBackend)
 
 
 DEPS = web.AppKey("deps", ApiDeps)

@@ -70,7 +70,8 @@ def _installed_json(
             "probe": totals.probe,
             "capped": totals.capped,
         },
-        "neighbours": neighbours,  # close skills (consolidation's links), best first
+        # Close skills (consolidation's links by the backend in use), best first.
+        "neighbours": neighbours,
         # Its files with read_skill_reference's count and last read (moved ones keep theirs).
         "files": [f.to_json() for f in files],
     }
@@ -92,7 +93,8 @@ async def list_installed(request: web.Request, principal: Principal) -> Reply:
             conn, principal.organization_id, [r.name for r in page.items], today, SERIES_DAYS
         )
         names = [r.name for r in page.items]
-        neighbours = await list_neighbours(conn, principal.organization_id, names)
+        backend = deps_of(request).similarity.name
+        neighbours = await list_neighbours(conn, principal.organization_id, names, backend)
         files = await list_skill_files(conn, principal.organization_id, names)
     items = [
         _installed_json(

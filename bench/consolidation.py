@@ -54,7 +54,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from consolidation.distill import TooLarge, plan_umbrella
 from consolidation.grouping import Candidate, Group, average_groups
 from consolidation.run import ConsolidationConfig, consolidate_org
-from consolidation.similarity import DEFAULT_THRESHOLD, GROUP_THRESHOLD, SkillText, lexical_links
+from consolidation.similarity import (
+    DEFAULT_THRESHOLD,
+    GROUP_THRESHOLD,
+    Link,
+    SkillText,
+    lexical_links,
+)
 from core.db import connect, with_database
 from core.organizations import insert_organization
 from skills.catalog_queries import PointedVersion
@@ -200,10 +206,15 @@ def _texts(skills: Sequence[Skill]) -> list[SkillText]:
 
 
 def cycle(
-    skills: Sequence[Skill], threshold: float, group_threshold: float = GROUP_THRESHOLD
+    skills: Sequence[Skill],
+    threshold: float,
+    group_threshold: float = GROUP_THRESHOLD,
+    links: Sequence[Link] | None = None,
 ) -> tuple[list[Group], dict[str, PointedVersion]]:
-    """What a cycle computes: links, groups, each umbrella's plan (too-large ones out)."""
-    links = lexical_links(_texts(skills), threshold)
+    """What a cycle computes: links (lexical unless given), groups, each umbrella's plan
+    (too-large ones out)."""
+    if links is None:
+        links = lexical_links(_texts(skills), threshold)
     rng = random.Random(1)
     candidates = [Candidate(s.name, rng.randrange(50)) for s in skills]
     by_name = {s.name: s.version for s in skills}
@@ -239,7 +250,6 @@ def measure(
     corpus: str = "standard",
 ) -> dict[str, object]:
     skills = build_org(seed, corpus)
-    topic = {s.name: s.topic for s in skills}
     started = time.perf_counter()
     groups, umbrellas = cycle(skills, threshold, group_threshold)
     cycle_s = time.perf_counter() - started
@@ -247,6 +257,22 @@ def measure(
     started = time.perf_counter()
     cycle(tenth, threshold, group_threshold)
     tenth_s = time.perf_counter() - started
+    return {
+        "seed": seed,
+        "corpus": corpus,
+        "threshold": threshold,
+        "group_threshold": group_threshold,
+        **metrics(skills, groups, umbrellas),
+        "cycle_s": round(cycle_s, 3),
+        "cycle_s_tenth_of_skills": round(tenth_s, 3),
+    }
+
+
+def metrics(
+    skills: Sequence[Skill], groups: Sequence[Group], umbrellas: dict[str, PointedVersion]
+) -> dict[str, Any]:
+    """Pairwise precision and recall of the groups against the piles, index bytes, matcher."""
+    topic = {s.name: s.topic for s in skills}
 
     joined = set().union(*(_pairs([g.umbrella, *g.absorbs]) for g in groups))
     right = {p for p in joined if len({topic[n] for n in p}) == 1}
@@ -277,11 +303,7 @@ def measure(
             hits_before += 1
             hits_after += umbrella in {m.name for m in match_after.match(text).matched}
     return {
-        "seed": seed,
-        "corpus": corpus,
         "skills": len(skills),
-        "threshold": threshold,
-        "group_threshold": group_threshold,
         "proposals": len(groups),
         "absorbed": len(absorbed_into),
         "precision": round(len(right) / len(joined), 4) if joined else 1.0,
@@ -293,8 +315,6 @@ def measure(
         "matcher_messages": messages,
         "matcher_recall_before": round(hits_before / messages, 4) if messages else None,
         "matcher_recall_after": round(hits_after / messages, 4) if messages else None,
-        "cycle_s": round(cycle_s, 3),
-        "cycle_s_tenth_of_skills": round(tenth_s, 3),
     }
 
 
@@ -392,11 +412,28 @@ def main() -> int:
     parser.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD, help="a link")
     parser.add_argument("--group-threshold", type=float, default=GROUP_THRESHOLD)
     parser.add_argument(
-        "--corpus", choices=("standard", "paraphrased-keywords"), default="standard"
+        "--corpus",
+        choices=("standard", "generated", "paraphrased-keywords", "handwritten"),
+        default="standard",
+        help="generated = standard; handwritten: tests/data/similarity_corpus.txt",
     )
+    parser.add_argument(
+        "--backend",
+        action="append",
+        choices=("lexical", "embedded", "embeddings"),
+        help="compare backends side by side (repeat it); each with its own lines",
+    )
+    parser.add_argument("--sweep", action="store_true", help="with --backend: tune the lines")
     parser.add_argument("--no-database", action="store_true", help="skip the real cycle")
     args = parser.parse_args()
     configure_logging(log_format="console", level="WARNING", log_bodies=False)
+    if args.corpus == "generated":
+        args.corpus = "standard"
+    if args.backend or args.corpus == "handwritten":
+        from bench.consolidation_backends import compare
+
+        seeds = _seeds(args.seeds) if args.seeds else [args.seed]
+        return compare(args.backend or ["lexical"], args.corpus, seeds, sweep_lines=args.sweep)
     if args.seeds:
         rows = [
             measure(seed, args.threshold, args.group_threshold, args.corpus)

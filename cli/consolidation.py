@@ -49,9 +49,10 @@ async def cmd_consolidate(args: argparse.Namespace, settings: Settings) -> dict[
         message = f"skipped: {report.skipped_reason} (index {report.index_bytes} bytes)"
     else:
         verb = "would propose" if args.dry_run else "proposed"
+        fallback = f", fallback from {report.fallback_from}" if report.fallback_from else ""
         lines = [
-            f"{len(report.links)} link(s), {verb} {len(report.proposals)} merge(s); "
-            f"index {report.index_bytes} bytes"
+            f"{len(report.links)} link(s) ({report.backend}{fallback}), {verb} "
+            f"{len(report.proposals)} merge(s); index {report.index_bytes} bytes"
         ]
         lines += [
             f"  {p.umbrella} <- {', '.join(p.absorbs)}  "

@@ -157,7 +157,7 @@ def _status_text(
         drain = ", draining" if w.draining else ""
         lines.append(
             f"  {w.worker_id}  up {int(now - w.started_at)} s  jobs {w.jobs_in_progress}  "
-            f"{health}{drain}"
+            f"{health}{drain}  similarity {w.similarity or 'unknown'}"
         )
     codes = ", ".join(f"{c} {n}" for c, n in counts.by_code.items())
     lines.append(

@@ -77,12 +77,15 @@ async def delete_links(
         )
 
 
-# Each named skill's linked neighbours that are installed and not archived, best first.
+# Each named skill's linked neighbours that are installed and not archived, best first, as
+# measured by one backend (the one in use).
 LIST_NEIGHBOURS = """
-select l.name, l.other, l.score, l.backend
-from (select a as name, b as other, score, backend from skill_links where organization_id = $1
+select l.name, l.other, l.score, l.backend, p.version_id
+from (select a as name, b as other, score, backend from skill_links
+      where organization_id = $1 and backend = $3
       union all
-      select b, a, score, backend from skill_links where organization_id = $1) as l
+      select b, a, score, backend from skill_links
+      where organization_id = $1 and backend = $3) as l
 join skill_pointers p on p.organization_id = $1 and p.name = l.other
 left join skill_usage u on u.organization_id = $1 and u.skill_name = l.other
 where l.name = any($2::text[]) and coalesce(u.state, 'active') <> 'archived'
@@ -91,12 +94,18 @@ order by l.name collate "C", l.score desc, l.other collate "C"
 
 
 async def list_neighbours(
-    conn: asyncpg.Connection, organization_id: uuid.UUID, names: Sequence[str]
+    conn: asyncpg.Connection, organization_id: uuid.UUID, names: Sequence[str], backend: str
 ) -> dict[str, list[dict[str, Any]]]:
-    """name -> [{"name", "score", "backend"}] (skills without links are absent)."""
+    """name -> [{"name", "version_id", "score", "backend"}] (skills without links are absent);
+    `version_id` is the neighbour's installed version."""
     found: dict[str, list[dict[str, Any]]] = {}
-    for r in await conn.fetch(LIST_NEIGHBOURS, organization_id, list(names)):
+    for r in await conn.fetch(LIST_NEIGHBOURS, organization_id, list(names), backend):
         found.setdefault(r["name"], []).append(
-            {"name": r["other"], "score": round(float(r["score"]), 2), "backend": r["backend"]}
+            {
+                "name": r["other"],
+                "version_id": str(r["version_id"]),
+                "score": round(float(r["score"]), 2),
+                "backend": r["backend"],
+            }
         )
     return found

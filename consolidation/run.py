@@ -37,6 +37,7 @@ from consolidation.distill import Limits, TooLarge, UmbrellaPlan, plan_umbrella
 from consolidation.gates import Pressure, skip_reason
 from consolidation.grouping import Candidate, Group, average_groups
 from consolidation.link_queries import StoredLink, delete_links, list_links, upsert_links
+from consolidation.measure import VectorBackend, VersionText, ensure_vectors, measure
 from consolidation.proposal_queries import (
     Member,
     Proposal,
@@ -56,6 +57,8 @@ from consolidation.queries import (
 from consolidation.rewrite import KEPT, MAX_REWRITES, ask_model
 from consolidation.similarity import Link, SkillText
 from core.object_store import ObjectStore, object_key
+from similarity.backend import SimilarityFailed
+from similarity.vector_queries import list_stored_ids
 from skills.catalog import catalog_lock
 from skills.catalog_queries import (
     fetch_org_pointed_version,
@@ -127,6 +130,7 @@ class ConsolidationReport:
     expired: int = 0
     backend: str | None = None
     dry_run: bool = False
+    fallback_from: str | None = None  # the backend that failed, when `backend` is lexical
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -139,6 +143,7 @@ class ConsolidationReport:
             "not_proposed": list(self.not_proposed),
             "expired": self.expired,
             "backend": self.backend,
+            "fallback_from": self.fallback_from,
             "dry_run": self.dry_run,
         }
 
@@ -163,6 +168,36 @@ def skill_text(skill: CycleSkill) -> SkillText:
     return SkillText(v.name, v.description, v.body, v.matcher.any_keywords)
 
 
+def version_texts(skills: Sequence[CycleSkill]) -> list[VersionText]:
+    return [VersionText(s.version.version_id, skill_text(s)) for s in skills]
+
+
+async def _embed_unlocked(
+    conn: asyncpg.Connection,
+    organization_id: uuid.UUID,
+    config: ConsolidationConfig,
+    now: datetime,
+) -> None:
+    """A vector backend's missing vectors, before the catalog lock: a cold cycle (hundreds of
+    skills to embed, seconds to a minute) holds no lock an author or a turn waits on. A
+    version written meanwhile is embedded under the lock (one or two texts). A failure is
+    left for the cycle to meet again and fall back from (consolidation.measure)."""
+    if not isinstance(config.backend, VectorBackend):
+        return
+    embedder = config.backend.embedder
+    skills = await list_cycle_skills(conn, organization_id, now.date())
+    live = version_texts([s for s in skills if s.state != "archived"])
+    ids = [v.version_id for v in live]
+    stored = await list_stored_ids(conn, ids, embedder.name, embedder.model_id)
+    missing = [v for v in live if v.version_id not in stored]
+    if not missing:
+        return  # a warm cycle: nothing to embed, no vector read twice
+    try:
+        await ensure_vectors(conn, organization_id, missing, embedder)
+    except SimilarityFailed:
+        return
+
+
 async def consolidate_org(
     conn: asyncpg.Connection,
     store: ObjectStore,
@@ -177,6 +212,7 @@ async def consolidate_org(
     mode = await fetch_consolidation_mode(conn, organization_id)
     if mode is None:
         raise OrganizationNotFound(f"organization {organization_id} does not exist")
+    await _embed_unlocked(conn, organization_id, config, now)
     async with catalog_lock(conn, organization_id):
         expired = 0
         if not dry_run:
@@ -215,16 +251,14 @@ async def _cycle(
     *,
     dry_run: bool,
 ) -> ConsolidationReport:
-    backend = config.backend
-    measured = await backend.links([skill_text(s) for s in live])
-    links = tuple(measured or ())
-    report = dataclasses.replace(base, ran=True, links=links, backend=backend.name)
-    if measured is None:
-        # A stub or an unreachable server measured nothing: no links, no proposals.
-        log.warning("consolidation.no_backend", org=str(organization_id), backend=backend.name)
-        return dataclasses.replace(report, skipped_reason="no_backend")
+    measured = await measure(conn, organization_id, version_texts(live), config.backend)
+    links = measured.links
+    backend_name = measured.backend
+    report = dataclasses.replace(
+        base, ran=True, links=links, backend=backend_name, fallback_from=measured.fallback_from
+    )
     pending = await list_pending_member_names(conn, organization_id)
-    planned, refused = _plan(live, links, pending, config)
+    planned, refused = _plan(live, links, pending, config, measured.group_threshold)
     report = dataclasses.replace(report, not_proposed=tuple(refused))
     if dry_run:
         return dataclasses.replace(report, proposals=tuple(p.summary for p in planned))
@@ -237,12 +271,12 @@ async def _cycle(
     by_name = {s.version.name: s for s in live}
     async with conn.transaction():
         await lock_curator_orgs(conn, [organization_id])
-        await _write_links(conn, organization_id, links, by_name, backend.name)
+        await _write_links(conn, organization_id, links, by_name, backend_name)
         written = []
         for item in planned:
             if not await _members_unchanged(conn, organization_id, item.group, by_name):
                 continue
-            proposal = _proposal(item, versions[item.group.umbrella], by_name, backend.name)
+            proposal = _proposal(item, versions[item.group.umbrella], by_name, backend_name)
             plan = item.plan
             await insert_skill_version(
                 conn,
@@ -265,6 +299,9 @@ async def _cycle(
         "consolidation.ran",
         org=str(organization_id),
         links=len(links),
+        backend=backend_name,
+        fallback_from=measured.fallback_from,
+        embedded=measured.embedded,
         proposals=len(report.proposals),
         not_proposed=len(report.not_proposed),
     )
@@ -276,6 +313,7 @@ def _plan(
     links: Sequence[Link],
     pending: set[str],
     config: ConsolidationConfig,
+    group_threshold: float,
 ) -> tuple[list[_Planned], list[dict[str, Any]]]:
     candidates = [
         Candidate(s.version.name, s.uses_30d, s.last_activity_at)
@@ -286,7 +324,7 @@ def _plan(
     before = index_bytes(live)
     planned: list[_Planned] = []
     refused: list[dict[str, Any]] = []
-    for group in average_groups(candidates, links, config.backend.group_threshold):
+    for group in average_groups(candidates, links, group_threshold):
         if len(planned) >= config.max_proposals:
             break
         absorbed = [by_name[n].version for n in group.absorbs]

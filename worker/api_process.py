@@ -23,6 +23,7 @@ from jobs.queue import open_queue
 from skills.usage import UsageStore
 from webhook.server import start_site
 from worker.channel_senders import proof_config
+from worker.crons import similarity_backend
 from worker.resources import s3_client
 from worker.settings import Settings
 
@@ -82,9 +83,10 @@ async def serve_api(settings: Settings, host: str, port: int, stop: asyncio.Even
             prover=prover,
             max_injected_skills=settings.max_injected_skills,
             rehearsal_days=settings.rehearsal_days,
+            similarity=similarity_backend(settings),
         )
         runner, bound = await start_site(build_app(deps), host, port)
         stack.push_async_callback(runner.cleanup)
-        log.info("api.started", host=host, port=bound)
+        log.info("api.started", host=host, port=bound, similarity=deps.similarity.name)
         await stop.wait()
         log.info("api.stopping")

@@ -16,6 +16,7 @@ from jobs.message_echo import handle_message_echo
 from jobs.payloads import HANDLE_INBOUND_MESSAGE, HANDLE_MESSAGE_ECHO
 from jobs.queue import redis_settings
 from jobs.serialization import UNDECODABLE_JOB
+from similarity.choice import backend_name
 from turn.model import Model
 from worker.crons import (
     abandoned_after_s,
@@ -75,7 +76,12 @@ async def startup(ctx: dict[str, Any]) -> None:
     ctx["media_objects"] = resources.store
     ctx["media_retention_days"] = settings.media_retention_days
     ctx["events_retention_days"] = settings.events_retention_days
-    log.info("worker.started", queue=settings.queue_name, max_jobs=settings.max_jobs)
+    log.info(
+        "worker.started",
+        queue=settings.queue_name,
+        max_jobs=settings.max_jobs,
+        similarity=backend_name(settings.similarity_config()),
+    )
 
 
 async def shutdown(ctx: dict[str, Any]) -> None:

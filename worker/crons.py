@@ -26,6 +26,7 @@ from consolidation.backends import LexicalBackend, SimilarityBackend
 from consolidation.distill import Limits
 from consolidation.embeddings import EmbeddingsBackend
 from consolidation.gates import Pressure
+from consolidation.measure import VectorBackend
 from consolidation.run import ConsolidationConfig
 from events.backoff import RetryPolicy
 from events.delivery import DeliveryConfig
@@ -39,6 +40,8 @@ from jobs.handoff_tick import HANDOFF_TICK, handoff_tick
 from jobs.media_retention import MEDIA_RETENTION, media_retention
 from jobs.outbox_sweep import OUTBOX_SWEEP, outbox_sweep
 from jobs.template_sync import TEMPLATE_SYNC, TemplateSyncConfig, template_sync
+from similarity import choice
+from similarity.backend import EMBEDDINGS
 from skills.curator import CuratorPolicy
 from skills.curator.schedule import SchedulePolicy
 from worker.settings import Settings
@@ -240,16 +243,20 @@ def consolidation_config(settings: Settings) -> ConsolidationConfig:
 
 
 def similarity_backend(settings: Settings) -> SimilarityBackend:
-    """The embeddings server when one is configured (SKILLET_EMBEDDINGS_*), else lexical."""
-    if not settings.embeddings_base_url:
+    """The backend SKILLET_SIMILARITY_BACKEND chooses (similarity.choice): the embeddings
+    server, the embedded model (loaded at its first use, in a thread), or lexical."""
+    embedder = choice.embedder(settings.similarity_config())
+    if embedder is None:
         return LexicalBackend()
-    key = settings.embeddings_api_key
-    return EmbeddingsBackend(
-        settings.embeddings_base_url,
-        settings.embeddings_model or "",
-        api_key=None if key is None else key.get_secret_value(),
-        timeout_s=settings.embeddings_timeout_s,
-    )
+    if embedder.name == EMBEDDINGS:
+        key = settings.embeddings_api_key
+        return EmbeddingsBackend(
+            settings.embeddings_base_url or "http://127.0.0.1:9",
+            settings.embeddings_model or "",
+            api_key=None if key is None else key.get_secret_value(),
+            timeout_s=settings.embeddings_timeout_s,
+        )
+    return VectorBackend(embedder)
 
 
 def curator_policy(settings: Settings) -> CuratorPolicy:

@@ -54,6 +54,8 @@ class WorkerBeat:
     # in-progress key of a job lives (None: a worker that does not say; see job_owners).
     job_ids: tuple[str, ...] = ()
     in_progress_ttl_s: float | None = None
+    # The similarity backend it measures skills with (similarity.choice; None: not said).
+    similarity: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "job_ids": list(self.job_ids)}

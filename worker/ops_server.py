@@ -23,6 +23,7 @@ import structlog
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from similarity.choice import backend_name
 from webhook.server import start_site
 from worker.health import HealthReport, postgres_check, redis_check, run_checks, s3_check
 from worker.heartbeat import Heartbeat, WorkerBeat, new_worker_id
@@ -60,6 +61,7 @@ class Operations:
         self._last_up: bool | None = None  # all dependencies answered at the last check
         self._runner: web.AppRunner | None = None
         self.port: int | None = None
+        self.similarity = backend_name(settings.similarity_config())
         self._heartbeat = Heartbeat(
             resources.redis,
             settings.queue_name,
@@ -103,6 +105,7 @@ class Operations:
             draining=self._state.draining(),
             healthy=report.healthy,
             metrics_port=self.port,
+            similarity=self.similarity,
         )
 
     async def start(self) -> None:

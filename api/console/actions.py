@@ -43,6 +43,13 @@ def _new_key(form: Form) -> dict[str, Any]:
     return body
 
 
+def _approval(form: Form) -> dict[str, Any]:
+    """A draft's approval: the choice ("create" or "merge") when the page asked for one (a
+    skill like it is installed, or its rehearsal loses messages)."""
+    confirm = form.get("confirm")
+    return {"confirm": confirm} if isinstance(confirm, str) and confirm else {}
+
+
 def _authoring(form: Form) -> dict[str, Any]:
     return {"agent_authoring": form.get("agent_authoring")}
 
@@ -114,12 +121,6 @@ def _template(form: Form) -> dict[str, Any]:
     if language:
         body["language"] = language
     return {"template": body}
-
-
-def _draft_confirmation(form: Form) -> dict[str, Any]:
-    """The approve form's checkbox, when the rehearsal asked for one ("create" or "merge")."""
-    confirm = form.get("confirm")
-    return {"confirm": confirm} if isinstance(confirm, str) and confirm else {}
 
 
 def _proposal_confirmation(form: Form) -> dict[str, Any]:
@@ -195,7 +196,7 @@ ACTIONS: tuple[Action, ...] = (
         "approve_draft_route",
         pages.draft,
         "/rascunhos",
-        _draft_confirmation,
+        _approval,
     ),
     Action(f"{P}/rascunhos/{{name}}/rejeitar", "reject_draft_route", pages.draft, "/rascunhos"),
     Action(

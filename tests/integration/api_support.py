@@ -19,6 +19,7 @@ from api.keys import Role, mint_key
 from api.rate_limit import RateLimits, RedisCounters, open_counter_redis
 from api.routing import ApiDeps
 from channels.connect import Prover
+from consolidation.backends import LexicalBackend, SimilarityBackend
 from core.address_guard import AddressGuard
 from core.db import create_pool
 from core.object_store import ObjectStore
@@ -99,6 +100,7 @@ async def running_api(
     limiter_redis_url: str | None = None,
     package_limits: PackageLimits = DEFAULT_LIMITS,
     prove_with: Settings | None = None,
+    similarity: SimilarityBackend | None = None,
 ) -> AsyncIterator[ApiClient]:
     """The real application, as `skillet api` builds it (pool as skillet_api), on 127.0.0.1.
 
@@ -133,6 +135,7 @@ async def running_api(
             rate_limits=limits or RateLimits(),
             package_limits=package_limits,
             prover=prover,
+            similarity=similarity or LexicalBackend(),
         )
         runner, port = await start_site(build_app(deps), "127.0.0.1", 0)
         stack.push_async_callback(runner.cleanup)

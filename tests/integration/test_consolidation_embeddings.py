@@ -1,6 +1,8 @@
 """The embeddings backend against a fake OpenAI `/v1/embeddings` server on 127.0.0.1: batches
-of at most 64, the meaning probe (random vectors write no links), timeouts, unreachable and
-malformed servers, and a real cycle marking its links `embeddings`."""
+of at most 64, the meaning probe (random vectors are refused), timeouts, unreachable and
+malformed servers (SimilarityFailed; a cycle then measures with lexical and says so), a real
+cycle marking its links `embeddings` and storing one vector per version, and a warm cycle
+that embeds nothing."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 import asyncpg
+import pytest
 import pytest_asyncio
 from aiohttp import web
 
@@ -20,6 +23,7 @@ from consolidation.embeddings import EMBEDDINGS, EmbeddingsBackend
 from consolidation.gates import Pressure
 from consolidation.run import ConsolidationConfig, consolidate_org
 from consolidation.similarity import SkillText
+from similarity.backend import SimilarityFailed
 from tests.integration.curator_support import NOW
 from tests.integration.test_consolidation import _org
 from worker.resources import Resources
@@ -123,21 +127,23 @@ async def test_batches_of_at_most_64_and_links_of_one_meaning(
     assert set(server.auth) == {"Bearer segredo"}
 
 
-async def test_random_vectors_slow_malformed_or_absent_servers_write_no_links(
+async def test_random_vectors_slow_malformed_or_absent_servers_fail(
     fake: tuple[FakeEmbeddings, str],
 ) -> None:
     server, url = fake
     for mode in ("random", "malformed", "slow"):
         server.mode = mode
         backend = EmbeddingsBackend(url, "fake-embed", timeout_s=0.3)
-        assert await backend.links(_skills(6)) is None, mode
+        with pytest.raises(SimilarityFailed):
+            await backend.links(_skills(6))
     with socket.socket() as free:
         free.bind(("127.0.0.1", 0))
         closed = free.getsockname()[1]
-    assert await EmbeddingsBackend(f"http://127.0.0.1:{closed}", "m").links(_skills(6)) is None
+    with pytest.raises(SimilarityFailed):
+        await EmbeddingsBackend(f"http://127.0.0.1:{closed}", "m").links(_skills(6))
 
 
-async def test_a_cycle_with_embeddings_marks_its_links_and_an_unreachable_one_writes_none(
+async def test_a_cycle_with_embeddings_marks_its_links_and_an_unreachable_one_falls_back(
     fake: tuple[FakeEmbeddings, str], db: asyncpg.Connection, resources: Resources
 ) -> None:
     server, url = fake
@@ -153,14 +159,34 @@ async def test_a_cycle_with_embeddings_marks_its_links_and_an_unreachable_one_wr
     )
     assert [r["backend"] for r in backends] == [EMBEDDINGS]
     assert report.proposals and report.proposals[0].umbrella == "trocar-produto"
+    assert (report.backend, report.fallback_from) == (EMBEDDINGS, None)
+    stored = await db.fetchval(
+        "select count(*) from skill_vectors where organization_id = $1 and backend = $2",
+        org,
+        EMBEDDINGS,
+    )
+    installed = await db.fetchval(
+        "select count(*) from skill_pointers where organization_id = $1", org
+    )
+    assert stored == installed  # one vector per installed version, none for the proposals
+    calls = len(server.batches)
+    warm = await consolidate_org(db, resources.store, org, config, now=NOW, force=True)
+    assert (
+        warm.backend == EMBEDDINGS and len(server.batches) == calls
+    )  # a warm cycle embeds nothing
 
     other = await _org(db, resources.store)
     unreachable = ConsolidationConfig(
         pressure=Pressure(min_skills=0),
         backend=EmbeddingsBackend("http://127.0.0.1:9", "m", timeout_s=0.5),
     )
-    none = await consolidate_org(db, resources.store, other, unreachable, now=NOW)
-    assert (none.links, none.proposals, none.skipped_reason) == ((), (), "no_backend")
-    assert (
-        await db.fetchval("select count(*) from skill_links where organization_id = $1", other) == 0
+    fell = await consolidate_org(db, resources.store, other, unreachable, now=NOW)
+    assert fell.ran and fell.skipped_reason is None
+    assert (fell.backend, fell.fallback_from) == ("lexical", EMBEDDINGS)
+    assert fell.to_json()["backend"] == "lexical"
+    assert fell.to_json()["fallback_from"] == EMBEDDINGS
+    assert {x.backend for x in fell.links} <= {"lexical"}
+    written = await db.fetch(
+        "select distinct backend from skill_links where organization_id = $1", other
     )
+    assert [r["backend"] for r in written] in ([], ["lexical"])

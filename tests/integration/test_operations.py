@@ -19,6 +19,7 @@ from cli.main import main
 from dev.processes import free_port
 from jobs.curator_tick import CURATOR_TICK
 from jobs.queue import open_queue
+from similarity.choice import backend_name
 from tests.integration.curator_support import install
 from tests.integration.ops_support import (
     Samples,
@@ -243,6 +244,9 @@ async def test_status_shows_queue_workers_dead_letters_and_curator_runs(
         await eventually(busy, timeout_s=10)
         during = await _status(capsys)
         assert worker.ctx["operations"].worker_id == during["workers"][0]["worker_id"]
+        # Each live worker says which similarity backend it measures skills with.
+        assert during["workers"][0]["similarity"] == backend_name(ops.similarity_config())
+        assert during["workers"][0]["similarity"] in {"embedded", "embeddings", "lexical"}
 
         async def answered() -> bool:
             return bool(await db.fetchval(SENT, org) == 1)

@@ -1,0 +1,146 @@
+"""What a cycle measures with: the backend in use, its stored vectors, and lexical when it fails.
+
+A vector backend (`embedded`, `embeddings`) reads each live skill version's vector from
+skill_vectors and embeds only the versions that have none (so a warm cycle embeds nothing),
+storing them before it compares. Any failure of the backend (package missing, model
+unreadable, server down or slow, a wrong count, dimension or NaN, a stub that does not
+measure meaning) never fails the cycle: it is measured with the lexical rules instead, and
+the result says `fallback_from`. Embedding happens with no transaction open and, in a cycle,
+before the org's catalog lock is taken (consolidation.run), so an author never waits on it.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import asyncpg
+import structlog
+
+from consolidation.backends import LexicalBackend, SimilarityBackend
+from consolidation.lines import LINES, Lines
+from consolidation.similarity import Link, SkillText
+from similarity.backend import LEXICAL, Embedder, SimilarityFailed
+from similarity.background import background_for
+from similarity.scoring import nearest_pairs, score_matrix, set_background
+from similarity.vector_queries import insert_vectors, list_vectors
+from similarity.vectors import skill_text
+
+log = structlog.get_logger(__name__)
+
+MAX_VECTOR_SKILLS = 1_000  # as many as a cycle reads (consolidation.queries.MAX_CYCLE_SKILLS)
+
+
+class VectorBackend:
+    """A backend of stored vectors: cosine between skill versions' vectors, its own lines."""
+
+    def __init__(self, embedder: Embedder, lines: Lines | None = None) -> None:
+        self.embedder = embedder
+        self.name = embedder.name
+        self.lines = lines or LINES[embedder.name]
+        self.threshold = self.lines.link
+        self.group_threshold = self.lines.group
+        # The model's shipped background, if any (similarity.background): scores are cosines
+        # after it is taken out, on the scale the lines were measured on.
+        self.background = background_for(embedder.model_id)
+
+    async def links(self, skills: Sequence[SkillText]) -> list[Link] | None:
+        """Without storage (bench, tests): embed them all now."""
+        vectors = await self.embedder.embed([text_of(s) for s in skills])
+        names = [s.name for s in skills]
+        return vector_links(names, vectors, self.threshold, self.name, self.background)
+
+
+@dataclass(frozen=True)
+class VersionText:
+    version_id: uuid.UUID
+    text: SkillText
+
+
+@dataclass(frozen=True)
+class Measured:
+    links: tuple[Link, ...]
+    backend: str
+    group_threshold: float
+    fallback_from: str | None = None
+    embedded: int = 0  # texts embedded for this measure (0 when every vector was stored)
+
+
+def text_of(skill: SkillText) -> str:
+    return skill_text(skill.name, skill.description, skill.body)
+
+
+async def ensure_vectors(
+    conn: asyncpg.Connection,
+    organization_id: uuid.UUID,
+    items: Sequence[VersionText],
+    embedder: Embedder,
+) -> tuple[dict[uuid.UUID, list[float]], int]:
+    """Each version's vector, embedding and storing the missing ones; and how many were.
+    Raises SimilarityFailed. Call it with no transaction open: embedding takes seconds."""
+    ids = [i.version_id for i in items]
+    stored = await list_vectors(conn, ids, embedder.name, embedder.model_id)
+    missing = [i for i in items if i.version_id not in stored]
+    if missing:
+        fresh = await embedder.embed([text_of(i.text) for i in missing])
+        new = {i.version_id: v for i, v in zip(missing, fresh, strict=True)}
+        if stored and len(next(iter(stored.values()))) != len(fresh[0]):
+            raise SimilarityFailed(embedder.name, "stored vectors of another dimension")
+        await insert_vectors(conn, organization_id, new, embedder.name, embedder.model_id)
+        stored.update(new)
+    return stored, len(missing)
+
+
+async def measure(
+    conn: asyncpg.Connection,
+    organization_id: uuid.UUID,
+    items: Sequence[VersionText],
+    backend: SimilarityBackend,
+) -> Measured:
+    """The links of these skills by `backend`, or by lexical when it fails (see above)."""
+    texts = [i.text for i in items]
+    if isinstance(backend, VectorBackend):
+        try:
+            if len(items) > MAX_VECTOR_SKILLS:
+                raise SimilarityFailed(backend.name, f"{len(items)} skills, more than allowed")
+            vectors, embedded = await ensure_vectors(conn, organization_id, items, backend.embedder)
+            found = vector_links(
+                [t.name for t in texts],
+                [vectors[i.version_id] for i in items],
+                backend.threshold,
+                backend.name,
+                backend.background,
+            )
+            return Measured(tuple(found), backend.name, backend.group_threshold, None, embedded)
+        except SimilarityFailed as exc:
+            log.warning("similarity.fallback", backend=backend.name, error=str(exc)[:300])
+    else:
+        measured = await backend.links(texts)
+        if measured is not None:
+            return Measured(tuple(measured), backend.name, backend.group_threshold)
+        if backend.name == LEXICAL:
+            return Measured((), LEXICAL, backend.group_threshold)
+        log.warning("similarity.fallback", backend=backend.name, error="no links")
+    lexical = LexicalBackend()
+    found_lexical = await lexical.links(texts)
+    return Measured(tuple(found_lexical or ()), LEXICAL, lexical.group_threshold, backend.name)
+
+
+def vector_links(
+    names: Sequence[str],
+    vectors: Sequence[Sequence[float]],
+    threshold: float,
+    backend: str,
+    background: Sequence[float] | None = None,
+) -> list[Link]:
+    """Pairs at or above `threshold` (similarity.scoring: cosine after the background is
+    taken out), sorted by (a, b). `threshold` > 0: a link's score is positive."""
+    if len(vectors) < 2:
+        return []
+    scores = score_matrix(vectors, vectors, set_background(vectors, background))
+    links = []
+    for i, j in nearest_pairs(scores, threshold):
+        a, b = sorted((names[i], names[j]))
+        links.append(Link(a, b, min(float(scores[i, j]), 1.0), backend))
+    return sorted(links, key=lambda link: (link.a, link.b))

@@ -1,0 +1,96 @@
+"""The similarity package's pure rules: what of a skill or a question is embedded (bounded),
+checking a backend's answer, scores after the background, the nearest pairs, the choice."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from consolidation.lines import LINES
+from similarity.backend import BACKENDS, EMBEDDED, EMBEDDINGS, LEXICAL
+from similarity.background import background_for
+from similarity.choice import SimilarityConfig, backend_name
+from similarity.remote import parse_vectors
+from similarity.scoring import nearest_pairs, score_matrix
+from similarity.vectors import (
+    QUESTION_CHARS,
+    SKILL_BODY_CHARS,
+    SKILL_TEXT_CHARS,
+    checked,
+    question_text,
+    skill_text,
+)
+
+
+def test_what_is_embedded_is_bounded_whatever_the_skill() -> None:
+    text = skill_text("troca-de-produto", "Troca " * 10_000, "corpo " * 100_000)
+    assert len(text) <= SKILL_TEXT_CHARS
+    assert text.startswith("troca de produto: Troca")
+    short = skill_text("pix", "Pagamento", "linha um\n\nlinha   dois " + "x" * 1_000)
+    assert short.split("\n", 1)[1].startswith("linha um linha dois")
+    assert len(short.split("\n", 1)[1]) == SKILL_BODY_CHARS
+    assert len(question_text("oi " * 10_000)) == QUESTION_CHARS
+    assert question_text("  quero   trocar\n o tênis ") == "quero trocar o tênis"
+
+
+def test_an_answer_must_be_one_finite_vector_per_text_of_one_dimension() -> None:
+    [unit] = checked([[3.0, 4.0]], 1)
+    assert unit == pytest.approx([0.6, 0.8])
+    for bad, expected in (
+        ([[1.0, math.nan]], 1),
+        ([[1.0, math.inf]], 1),
+        ([[1.0, 0.0]], 2),
+        ([[1.0, 0.0], [1.0]], 2),
+        ([[0.0, 0.0]], 1),
+        ([[]], 1),
+    ):
+        with pytest.raises(ValueError):
+            checked(bad, expected)
+
+
+def test_the_openai_answer_is_read_strictly() -> None:
+    answer = {"data": [{"index": 1, "embedding": [0, 2]}, {"index": 0, "embedding": [1, 0]}]}
+    assert parse_vectors(answer, 2) == [[1.0, 0.0], [0.0, 1.0]]
+    for bad in (
+        {"data": [{"index": 0, "embedding": [True, 1]}]},
+        {"data": [{"index": 3, "embedding": [1, 0]}]},
+        {"data": [{"index": 0, "embedding": [1] * 9_000}]},
+        {"data": [{"index": 0, "embedding": "AAAA"}]},
+        {"error": "nope"},
+        [],
+    ):
+        with pytest.raises(ValueError):
+            parse_vectors(bad, 1)
+
+
+def test_scores_after_the_background_and_each_skills_nearest() -> None:
+    vectors = [[1.0, 0.1, 0.0], [1.0, 0.0, 0.1], [1.0, -0.1, 0.0]]
+    plain = score_matrix(vectors, vectors, None)
+    assert plain[0, 1] > 0.98  # alike once normalised: what they share dominates
+    centered = score_matrix(vectors, vectors, [1.0, 0.0, 0.0])
+    assert centered[0, 1] == pytest.approx(0.0, abs=1e-9)
+    assert centered[0, 2] == pytest.approx(-1.0)
+    assert score_matrix([], vectors, None).shape == (0, 3)
+    # Five alike skills: each keeps its nearest, so no more than n * nearest pairs.
+    scores = np.full((6, 6), 0.9)
+    np.fill_diagonal(scores, 1.0)
+    assert len(nearest_pairs(scores, 0.5, nearest=1)) <= 6
+    assert nearest_pairs(scores, 0.95) == []
+    assert nearest_pairs(np.ones((1, 1)), 0.0) == []
+
+
+def test_the_shipped_background_belongs_to_its_model_only() -> None:
+    assert background_for("enpt@0.0.0-other") is None
+    assert background_for("../../etc/passwd@1") is None
+    assert background_for("text-embedding-3-small") is None
+
+
+def test_auto_prefers_the_configured_server_then_the_package_then_lexical() -> None:
+    assert backend_name(SimilarityConfig(embeddings_base_url="http://x")) == EMBEDDINGS
+    assert backend_name(SimilarityConfig(backend=LEXICAL, embeddings_base_url="x")) == LEXICAL
+    assert backend_name(SimilarityConfig()) in {EMBEDDED, LEXICAL}
+    for name in BACKENDS:
+        lines = LINES[name]
+        assert lines.link <= lines.group < lines.same
