@@ -139,6 +139,7 @@ def _form_context(
         "moved": None,
         "samples": SAMPLE_MESSAGES,
         "next": None,
+        "rehearsal": None,  # "Ensaiar": the typed version tried on customers' messages
     }
 
 
@@ -197,6 +198,8 @@ async def publish(request: web.Request, visit: Visit) -> web.StreamResponse:
     name = _text(form, "name").strip() if new else request.match_info["name"]
     if new:
         request.match_info["name"] = name  # the new-skill form names it in a field
+    if _text(form, "acao") == "ensaiar":
+        return await _rehearsed(request, visit, name, base, values, new)
     request[PRELOADED_BODY] = {"base_version_id": base, **values}
     try:
         answer = _answer_json(
@@ -205,6 +208,29 @@ async def publish(request: web.Request, visit: Visit) -> web.StreamResponse:
     except SkilletError as exc:
         return await _form_again(request, visit, name, base, values, new, exc)
     return see_other(f"{P}/skills/{segment(answer['name'])}?ok=put_skill_route")
+
+
+async def _rehearsed(
+    request: web.Request,
+    visit: Visit,
+    name: str,
+    base: str | None,
+    values: dict[str, str],
+    new: bool,
+) -> web.Response:
+    """ "Ensaiar": the form again, with everything typed, and what the typed version would have
+    done to the org's recent customer messages (POST /v1/rehearsals); nothing is published."""
+    context = _form_context(
+        name=name, base=base, values=values, new=new, catalog=_text(visit.form, "catalog") == "1"
+    )
+    context["rehearsal"] = await pages.rehearsal_of(
+        request, visit, {"skill": {"name": name, **values}}
+    )
+
+    async def again(_: web.Request, __: Visit) -> pages.PageData:
+        return "skill_form.html", context
+
+    return await pages.show(request, visit, again)
 
 
 async def _form_again(

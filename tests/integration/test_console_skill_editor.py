@@ -7,6 +7,7 @@ and a viewer who only reads."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
 
 import asyncpg
 import pytest_asyncio
@@ -15,6 +16,7 @@ from playwright.async_api import Browser, BrowserContext, Page
 from api.keys import Role
 from tests.integration.api_support import ApiClient, create_key, running_api
 from tests.integration.console_support import launched_chromium, shot, sign_in
+from tests.integration.rehearsal_support import conversation, customer_messages
 from tests.integration.support import create_org, publish
 from worker.resources import Resources
 from worker.settings import Settings
@@ -101,6 +103,17 @@ async def test_edit_publish_compare_and_roll_back_a_skill(
     await page.fill("[data-preview='teste']", "posso devolver?")
     await page.locator("[data-preview-list] li", has_text="posso devolver?").wait_for()
     await shot(page, "41-editar-previa")
+
+    # Rehearsed before it goes live: a customer's real question about pix would now be read.
+    asked = await conversation(db, org, "5511988887777")
+    yesterday = datetime.now(UTC) - timedelta(days=1)
+    await customer_messages(db, org, asked, ["Oi, vocês aceitam pix?"], yesterday)
+    await page.click("button:has-text('Ensaiar')")
+    box = page.locator("section.ensaio")
+    assert "reconheceria 1 mensagem nova" in await box.inner_text()
+    assert "Oi, vocês aceitam pix?" in await box.locator("table").inner_text()
+    assert await page.input_value("#keywords") == "troca, trocar, pix"  # nothing typed lost
+    await shot(page, "41b-editar-ensaio")
 
     # A refusal shows beside its field; everything typed is still there.
     new_body = "## Trocas\n\nAté **30 dias** com a nota fiscal."
