@@ -29,7 +29,7 @@ from core.errors import SkilletError
 from skills.catalog import catalog_lock
 from skills.catalog_queries import fetch_platform_pointed_version
 from skills.draft_queries import fetch_pending_draft, insert_draft, update_draft_version
-from skills.models import SkillMatcher
+from skills.models import CreatedVia, SkillMatcher
 from skills.queries import insert_skill_version, list_installed_skills
 from suggestions.draft_content import DraftContent, body_of, draft_content
 from suggestions.grouping import LessonGroup, group_lessons
@@ -232,6 +232,7 @@ async def _insert_version(
         body=content.body,
         matcher=SkillMatcher(content.keywords),
         created_by="user",
+        created_via=CreatedVia.SUGGESTION,
     )
 
 
@@ -292,6 +293,7 @@ async def restore_value(
             body=body,
             matcher=draft.version.matcher,
             created_by="user",
+            created_via=CreatedVia.SUGGESTION,
         )
         await update_draft_version(conn, organization_id, draft_id, version_id)
         record = {

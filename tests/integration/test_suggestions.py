@@ -170,6 +170,8 @@ async def test_three_customers_taught_become_a_skill_the_agent_answers_with(
         assert all(question[:40] in gained for question in QUESTIONS.values())
         approved = await client.call("POST", f"/v1/drafts/{name}/approve", editor)
         assert approved.status == 200, approved.body
+        via = "select created_via from skill_versions where id = $1"
+        assert await db.fetchval(via, uuid.UUID(approved.body["after_version_id"])) == "suggestion"
         # The group now names the skill it became as its closest.
         [taught] = (await client.get("/v1/suggestions", viewer)).body["items"]
         assert taught["closest"]["name"] == name and taught["closest"]["score"] > 0.3
