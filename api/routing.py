@@ -30,8 +30,9 @@ class Principal:
 
     organization_id: uuid.UUID
     role: Role
-    key_id: uuid.UUID
-    prefix: str
+    key_id: uuid.UUID  # a person's id when `person_id` is set
+    prefix: str  # a person: `person:<uuid>`
+    person_id: uuid.UUID | None = None  # signed in with an e-mail and password
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,8 @@ class ApiDeps:
     # Proves a number's ownership before it is connected (channels.connect); None: the API
     # connects no number (channel_not_verified).
     prover: Prover | None = None
+    # SKILLET_CONSOLE_PUBLIC_URL: invitation links are absolute with it.
+    console_public_url: str | None = None
 
 
 DEPS = web.AppKey("deps", ApiDeps)

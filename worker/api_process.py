@@ -80,6 +80,7 @@ async def serve_api(settings: Settings, host: str, port: int, stop: asyncio.Even
             rate_limits=limits,
             events_allow_private_urls=settings.events_allow_private_urls,
             prover=prover,
+            console_public_url=settings.console_public_url,
         )
         runner, bound = await start_site(build_app(deps), host, port)
         stack.push_async_callback(runner.cleanup)

@@ -99,6 +99,7 @@ async def running_api(
     limiter_redis_url: str | None = None,
     package_limits: PackageLimits = DEFAULT_LIMITS,
     prove_with: Settings | None = None,
+    console_public_url: str | None = None,
 ) -> AsyncIterator[ApiClient]:
     """The real application, as `skillet api` builds it (pool as skillet_api), on 127.0.0.1.
 
@@ -133,6 +134,7 @@ async def running_api(
             rate_limits=limits or RateLimits(),
             package_limits=package_limits,
             prover=prover,
+            console_public_url=console_public_url,
         )
         runner, port = await start_site(build_app(deps), "127.0.0.1", 0)
         stack.push_async_callback(runner.cleanup)

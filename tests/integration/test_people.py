@@ -1,0 +1,283 @@
+"""People: invitations, e-mail and password sign-in, roles, deactivation, the last admin.
+Real Postgres and Redis, the real app on a port; hostile cases: a reused, expired or
+replaced link, a wrong or unknown e-mail (the dummy hash runs), ten failures an hour, a
+deactivated person's session refused on its next request."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import uuid
+from collections.abc import AsyncIterator
+
+import aiohttp
+import asyncpg
+import pytest
+import pytest_asyncio
+
+from api import passwords
+from api.keys import Role
+from tests.integration.api_support import ApiClient, create_key, running_api
+from tests.integration.support import create_org, store_inbound
+from worker.resources import Resources
+from worker.settings import Settings
+
+pytestmark = pytest.mark.integration
+
+PASSWORD = "uma frase longa de senha"
+_CSRF = re.compile(r'name="csrf" value="([^"]+)"')
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def api(settings: Settings, resources: Resources) -> AsyncIterator[ApiClient]:
+    async with running_api(
+        settings, resources.store, console_public_url="https://painel.example.com/"
+    ) as client:
+        yield client
+
+
+def _browser() -> aiohttp.ClientSession:
+    return aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True))
+
+
+async def _invite(
+    api: ApiClient, key: str, email: str, name: str = "Ana Souza", role: str = "editor"
+) -> dict[str, str]:
+    answer = await api.call(
+        "POST",
+        "/v1/people/invitations",
+        key,
+        json_body={"email": email, "name": name, "role": role},
+    )
+    assert answer.status == 201, answer.body
+    return answer.body  # type: ignore[no-any-return]
+
+
+def _path_of(url: str) -> str:
+    return url.removeprefix("https://painel.example.com")
+
+
+async def _accept(
+    api: ApiClient, http: aiohttp.ClientSession, url: str, password: str = PASSWORD
+) -> aiohttp.ClientResponse:
+    path = _path_of(url)
+    async with http.get(api.base_url + path) as page:
+        text = await page.text()
+        assert page.status == 200, text
+        assert page.headers["Referrer-Policy"] == "no-referrer"
+    match = _CSRF.search(text)
+    assert match
+    form = {"csrf": match.group(1), "password": password, "password_again": password}
+    async with http.post(api.base_url + path, data=form, allow_redirects=False) as sent:
+        await sent.read()
+        return sent
+
+
+async def _sign_in(
+    api: ApiClient, http: aiohttp.ClientSession, email: str, password: str
+) -> aiohttp.ClientResponse:
+    async with http.get(api.base_url + "/console/entrar") as page:
+        match = _CSRF.search(await page.text())
+    assert match
+    form = {"csrf": match.group(1), "email": email, "password": password}
+    async with http.post(
+        api.base_url + "/console/entrar", data=form, allow_redirects=False
+    ) as sent:
+        await sent.read()
+        return sent
+
+
+async def _home_status(api: ApiClient, http: aiohttp.ClientSession) -> int:
+    async with http.get(api.base_url + "/console/atendimento", allow_redirects=False) as page:
+        return page.status
+
+
+def _email() -> str:
+    return f"pessoa-{uuid.uuid4().hex[:10]}@Loja.example.com"
+
+
+async def test_an_invitation_link_sets_a_password_once_and_signs_in(
+    api: ApiClient, db: asyncpg.Connection
+) -> None:
+    org = await create_org(db)
+    admin = await create_key(db, org, Role.ADMIN)
+    email = _email()
+    made = await _invite(api, admin, email)
+    assert made["url"].startswith("https://painel.example.com/console/convite/")
+    token = made["url"].rsplit("/", 1)[1]
+    assert len(token) >= 43  # 32 random bytes
+    stored = await db.fetchrow(
+        "select token_sha256, expires_at - created_at as ttl from person_invitations where id = $1",
+        uuid.UUID(made["id"]),
+    )
+    assert stored["token_sha256"] == hashlib.sha256(token.encode()).digest()
+    assert stored["ttl"].days == 7
+    audit = await db.fetch(
+        "select detail::text as d from audit_log where organization_id = $1", org
+    )
+    assert audit and all(token not in r["d"] for r in audit)
+
+    async with _browser() as http:
+        sent = await _accept(api, http, made["url"])
+        assert sent.status == 303
+        assert sent.headers["Location"] == "/console/atendimento"
+        assert await _home_status(api, http) == 200
+    hashed = await db.fetchval("select password_hash from people where email = $1", email.lower())
+    assert hashed.startswith("$argon2id$") and PASSWORD not in hashed
+
+    async with _browser() as http:  # the same link again: used
+        async with http.get(api.base_url + _path_of(made["url"])) as page:
+            assert page.status == 404
+            assert "convite_invalido" in await page.text()
+        signed = await _sign_in(api, http, email.upper(), PASSWORD)
+        assert signed.status == 303
+        assert await _home_status(api, http) == 200
+
+    people = await api.get("/v1/people", admin)
+    assert [p["email"] for p in people.body["items"]] == [email.lower()]
+    assert people.body["items"][0]["role"] == "editor"
+
+
+async def test_an_expired_or_replaced_link_opens_nothing_and_a_short_password_is_refused(
+    api: ApiClient, db: asyncpg.Connection
+) -> None:
+    org = await create_org(db)
+    admin = await create_key(db, org, Role.ADMIN)
+    email = _email()
+    first = await _invite(api, admin, email)
+    second = await _invite(api, admin, email)
+    async with _browser() as http:
+        async with http.get(api.base_url + _path_of(first["url"])) as page:
+            assert page.status == 404  # replaced by the newer invitation
+        short = await _accept(api, http, second["url"], password="curta")
+        assert short.status == 422
+    await db.execute(
+        "update person_invitations set expires_at = now() - interval '1 second' where id = $1",
+        uuid.UUID(second["id"]),
+    )
+    async with _browser() as http, http.get(api.base_url + _path_of(second["url"])) as page:
+        assert page.status == 404
+    async with _browser() as http, http.get(api.base_url + "/console/convite/abc") as page:
+        assert page.status == 404  # not a token at all
+
+
+async def test_a_new_invitation_used_replaces_the_password_and_ends_other_sessions(
+    api: ApiClient, db: asyncpg.Connection
+) -> None:
+    org = await create_org(db)
+    admin = await create_key(db, org, Role.ADMIN)
+    email = _email()
+    async with _browser() as old:
+        assert (await _accept(api, old, (await _invite(api, admin, email))["url"])).status == 303
+        assert await _home_status(api, old) == 200
+        async with _browser() as new:
+            again = await _invite(api, admin, email)
+            assert (await _accept(api, new, again["url"], "outra frase de senha")).status == 303
+            assert await _home_status(api, new) == 200
+        assert await _home_status(api, old) == 303  # ended
+    async with _browser() as http:
+        assert (await _sign_in(api, http, email, PASSWORD)).status == 401
+        assert (await _sign_in(api, http, email, "outra frase de senha")).status == 303
+
+
+async def test_an_unknown_email_runs_the_dummy_hash_and_ten_failures_lock_the_email(
+    api: ApiClient, db: asyncpg.Connection
+) -> None:
+    org = await create_org(db)
+    admin = await create_key(db, org, Role.ADMIN)
+    email = _email()
+    async with _browser() as http:
+        assert (await _accept(api, http, (await _invite(api, admin, email))["url"])).status == 303
+    before = passwords._dummy_hash.cache_info().hits + passwords._dummy_hash.cache_info().misses
+    async with _browser() as http:
+        unknown = await _sign_in(api, http, _email(), PASSWORD)
+        assert unknown.status == 401
+    after = passwords._dummy_hash.cache_info().hits + passwords._dummy_hash.cache_info().misses
+    assert after == before + 1  # the unknown e-mail paid for a hash too
+
+    async with _browser() as http:
+        for _ in range(10):
+            assert (await _sign_in(api, http, email, "senha errada demais")).status == 401
+        locked = await _sign_in(api, http, email, PASSWORD)  # even the right one, now
+        assert locked.status == 429
+    stored = await db.fetchval(
+        "select count(*) from person_sign_in_failures where email_sha256 = sha256($1::bytea)",
+        email.lower().encode(),
+    )
+    assert stored == 10
+    await db.execute(
+        "update person_sign_in_failures set failed_at = now() - interval '61 minutes'"
+        " where email_sha256 = sha256($1::bytea)",
+        email.lower().encode(),
+    )
+    async with _browser() as http:
+        assert (await _sign_in(api, http, email, PASSWORD)).status == 303
+
+
+async def test_deactivating_ends_sessions_at_once_and_returns_held_conversations(
+    api: ApiClient, db: asyncpg.Connection, resources: Resources
+) -> None:
+    org = await create_org(db)
+    admin = await create_key(db, org, Role.ADMIN)
+    email = _email()
+    made = await _invite(api, admin, email)
+    person_id = made["person"]["id"]  # type: ignore[index]
+    conversation, _ = await store_inbound(resources.pool, org, "wamid.p1", "5511999990001")
+    await db.execute(
+        "update conversations set mode = 'human', held_by = $2, mode_since = now() where id = $1",
+        conversation,
+        f"person:{person_id}",
+    )
+    async with _browser() as http:
+        assert (await _accept(api, http, made["url"])).status == 303
+        assert await _home_status(api, http) == 200
+        gone = await api.call("POST", f"/v1/people/{person_id}/deactivate", admin)
+        assert gone.status == 200, gone.body
+        assert gone.body["active"] is False
+        assert gone.body["conversations_waiting"] == [str(conversation)]
+        assert await _home_status(api, http) == 303  # the very next request
+        assert (await _sign_in(api, http, email, PASSWORD)).status == 401
+    row = await db.fetchrow("select mode, held_by from conversations where id = $1", conversation)
+    assert (row["mode"], row["held_by"]) == ("waiting", None)
+
+
+async def test_the_last_active_admin_is_neither_demoted_nor_deactivated(
+    api: ApiClient, db: asyncpg.Connection
+) -> None:
+    org = await create_org(db)
+    key = await create_key(db, org, Role.ADMIN)
+    first = await _invite(api, key, _email(), "Bia", "admin")
+    first_id = first["person"]["id"]  # type: ignore[index]
+    demote = await api.call("PATCH", f"/v1/people/{first_id}", key, json_body={"role": "editor"})
+    assert (demote.status, demote.code) == (409, "last_admin")
+    gone = await api.call("POST", f"/v1/people/{first_id}/deactivate", key)
+    assert (gone.status, gone.code) == (409, "last_admin")
+    second = await _invite(api, key, _email(), "Caio", "admin")
+    renamed = await api.call(
+        "PATCH", f"/v1/people/{first_id}", key, json_body={"role": "editor", "name": "Bia S."}
+    )
+    assert renamed.status == 200 and renamed.body["name"] == "Bia S."
+    second_id = second["person"]["id"]  # type: ignore[index]
+    last = await api.call("POST", f"/v1/people/{second_id}/deactivate", key)
+    assert (last.status, last.code) == (409, "last_admin")
+    editor = await create_key(db, org, Role.EDITOR)
+    refused = await api.call(
+        "POST",
+        "/v1/people/invitations",
+        editor,
+        json_body={"email": _email(), "name": "X", "role": "admin"},
+    )
+    assert refused.status == 403
+
+
+async def test_an_email_of_another_org_is_refused(api: ApiClient, db: asyncpg.Connection) -> None:
+    email = _email()
+    one, two = await create_org(db), await create_org(db)
+    await _invite(api, await create_key(db, one, Role.ADMIN), email)
+    taken = await api.call(
+        "POST",
+        "/v1/people/invitations",
+        await create_key(db, two, Role.ADMIN),
+        json_body={"email": email, "name": "Outra", "role": "viewer"},
+    )
+    assert (taken.status, taken.code) == (409, "email_taken")
