@@ -108,7 +108,7 @@ async def invite(
 ) -> Invitation:
     """A new link for the e-mail; older unused links of the same person stop working."""
     email, name = normal_email(email), normal_name(name)
-    person = await fetch_person_by_email(conn, email)  # row-level security: this org's only
+    person = await fetch_person_by_email(conn, organization_id, email)
     if person is None:
         person = await insert_person(conn, organization_id, name, email, role)
         if person is None:

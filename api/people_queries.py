@@ -118,11 +118,13 @@ async def fetch_open_invitation(
     return None if row is None else OpenInvitation(**dict(row))
 
 
-SELECT_PERSON_BY_EMAIL = f"select {_COLUMNS} from people where email = $1"
+SELECT_PERSON_BY_EMAIL = f"select {_COLUMNS} from people where organization_id = $1 and email = $2"
 
 
-async def fetch_person_by_email(conn: asyncpg.Connection, email: str) -> Person | None:
-    row = await conn.fetchrow(SELECT_PERSON_BY_EMAIL, email)
+async def fetch_person_by_email(
+    conn: asyncpg.Connection, organization_id: uuid.UUID, email: str
+) -> Person | None:
+    row = await conn.fetchrow(SELECT_PERSON_BY_EMAIL, organization_id, email)
     return None if row is None else _person(row)
 
 
