@@ -76,7 +76,14 @@ def _author_json(row: MessageRow) -> dict[str, Any]:
         return {"author": "customer", "media": {"type": row.media_type, "stored": row.media_stored}}
     author = row.author or "agent"
     if author == "person":
-        return {"author": author, "author_key_prefix": row.author_key_prefix}
+        person = None
+        if row.author_person_id is not None:
+            person = {"id": str(row.author_person_id), "name": row.author_person_name}
+        return {
+            "author": author,
+            "author_key_prefix": row.author_key_prefix,
+            "author_person": person,
+        }
     if author == "agent":
         agent: dict[str, Any] = {
             "author": author,

@@ -33,6 +33,7 @@ class Principal:
     key_id: uuid.UUID  # a person's id when `person_id` is set
     prefix: str  # a person: `person:<uuid>`
     person_id: uuid.UUID | None = None  # signed in with an e-mail and password
+    name: str | None = None  # the person's name (a console session's), for pages
 
 
 @dataclass(frozen=True)

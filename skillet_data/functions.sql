@@ -185,20 +185,20 @@ GRANT EXECUTE ON FUNCTION public.skillet_api_key_lookup(text, bytea) TO skillet_
 COMMENT ON FUNCTION public.skillet_console_session_lookup(bytea) IS
 $$The one way in for a console session: the org, role, key id and key prefix of a live session
 (not expired) of a live key (not revoked); or, for a person's session, the org, role, the
-person's id (twice) and `person:<id>` while the person is active; or no row. SECURITY DEFINER
-with search_path pinned, like skillet_api_key_lookup.$$;
+person's id (twice), `person:<id>` and their name while the person is active; or no row.
+SECURITY DEFINER with search_path pinned, like skillet_api_key_lookup.$$;
 CREATE OR REPLACE FUNCTION public.skillet_console_session_lookup(p_hash bytea)
- RETURNS TABLE(organization_id uuid, role text, key_id uuid, prefix text, person_id uuid)
+ RETURNS TABLE(organization_id uuid, role text, key_id uuid, prefix text, person_id uuid, person_name text)
  LANGUAGE sql
  STABLE SECURITY DEFINER
  SET search_path TO 'public', 'pg_temp'
 AS $function$
-    select k.organization_id, k.role, k.id, k.prefix, null::uuid
+    select k.organization_id, k.role, k.id, k.prefix, null::uuid, null::text
     from console_sessions s
     join api_keys k on k.id = s.key_id and k.organization_id = s.organization_id
     where s.session_hash = p_hash and s.expires_at > now() and k.revoked_at is null
     union all
-    select p.organization_id, p.role, p.id, 'person:' || p.id::text, p.id
+    select p.organization_id, p.role, p.id, 'person:' || p.id::text, p.id, p.name
     from console_sessions s
     join people p on p.id = s.person_id and p.organization_id = s.organization_id
     where s.session_hash = p_hash and s.expires_at > now() and p.active

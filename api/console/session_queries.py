@@ -15,7 +15,7 @@ from api.keys import Role
 from api.routing import Principal
 
 LOOKUP_SESSION = (
-    "select organization_id, role, key_id, prefix, person_id"
+    "select organization_id, role, key_id, prefix, person_id, person_name"
     " from skillet_console_session_lookup($1)"
 )
 
@@ -33,6 +33,7 @@ async def fetch_session_principal(
         row["key_id"],
         row["prefix"],
         person_id=row["person_id"],
+        name=row["person_name"],
     )
 
 

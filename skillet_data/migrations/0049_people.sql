@@ -140,16 +140,17 @@ grant execute on function skillet_invitation_lookup(bytea) to skillet_api;
 
 drop function skillet_console_session_lookup(bytea);
 create function skillet_console_session_lookup(p_hash bytea)
-returns table (organization_id uuid, role text, key_id uuid, prefix text, person_id uuid)
+returns table (organization_id uuid, role text, key_id uuid, prefix text, person_id uuid,
+               person_name text)
 language sql stable security definer
 set search_path = public, pg_temp
 as $$
-    select k.organization_id, k.role, k.id, k.prefix, null::uuid
+    select k.organization_id, k.role, k.id, k.prefix, null::uuid, null::text
     from console_sessions s
     join api_keys k on k.id = s.key_id and k.organization_id = s.organization_id
     where s.session_hash = p_hash and s.expires_at > now() and k.revoked_at is null
     union all
-    select p.organization_id, p.role, p.id, 'person:' || p.id::text, p.id
+    select p.organization_id, p.role, p.id, 'person:' || p.id::text, p.id, p.name
     from console_sessions s
     join people p on p.id = s.person_id and p.organization_id = s.organization_id
     where s.session_hash = p_hash and s.expires_at > now() and p.active
@@ -157,7 +158,7 @@ $$;
 comment on function skillet_console_session_lookup(bytea) is
 $$The one way in for a console session: the org, role, key id and key prefix of a live session
 (not expired) of a live key (not revoked); or, for a person's session, the org, role, the
-person's id (twice) and `person:<id>` while the person is active; or no row. SECURITY DEFINER
+person's id (twice), `person:<id>` and their name while the person is active; or no row. SECURITY DEFINER
 with search_path pinned, like skillet_api_key_lookup.$$;
 revoke all on function skillet_console_session_lookup(bytea) from public;
 grant execute on function skillet_console_session_lookup(bytea) to skillet_api;

@@ -281,3 +281,36 @@ async def test_an_email_of_another_org_is_refused(api: ApiClient, db: asyncpg.Co
         json_body={"email": email, "name": "Outra", "role": "viewer"},
     )
     assert (taken.status, taken.code) == (409, "email_taken")
+
+
+async def test_conversations_and_replies_name_the_person(
+    api: ApiClient, db: asyncpg.Connection, resources: Resources
+) -> None:
+    org = await create_org(db)
+    admin = await create_key(db, org, Role.ADMIN)
+    made = await _invite(api, admin, _email(), "Ana Lima")
+    person_id = made["person"]["id"]  # type: ignore[index]
+    conversation, _ = await store_inbound(resources.pool, org, "wamid.n1", "5511999990002")
+    await db.execute(
+        "update conversations set mode = 'human', held_by = $2, mode_since = now() where id = $1",
+        conversation,
+        f"person:{person_id}",
+    )
+    await db.execute(
+        "insert into messages (organization_id, conversation_id, direction, channel, body,"
+        " author, author_key_prefix) values ($1, $2, 'outbound', 'whatsapp', 'oi', 'person', $3)",
+        org,
+        conversation,
+        f"person:{person_id}",
+    )
+    one = await api.get(f"/v1/conversations/{conversation}", admin)
+    assert one.body["held_by"] == f"person:{person_id}"
+    assert one.body["held_by_person"] == {"id": person_id, "name": "Ana Lima"}
+    listed = await api.get("/v1/conversations", admin)
+    assert listed.body["items"][0]["held_by_person"]["name"] == "Ana Lima"
+    thread = await api.get(f"/v1/conversations/{conversation}/messages", admin)
+    by_person = [m for m in thread.body["items"] if m["author"] == "person"]
+    assert by_person[0]["author_person"] == {"id": person_id, "name": "Ana Lima"}
+    await db.execute("update conversations set held_by = 'phone' where id = $1", conversation)
+    phone = await api.get(f"/v1/conversations/{conversation}", admin)
+    assert phone.body["held_by_person"] is None
