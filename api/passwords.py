@@ -29,6 +29,10 @@ def password_problem(password: str) -> str | None:
         return f"A senha precisa ter de {MIN_PASSWORD_CHARS} a {MAX_PASSWORD_CHARS} caracteres."
     if "\x00" in password:
         return "A senha não pode ter o caractere nulo."
+    try:
+        password.encode("utf-8")
+    except UnicodeError:
+        return "A senha tem um caractere que não pode ser lido; digite-a de novo."
     return None
 
 
@@ -41,7 +45,7 @@ def _dummy_hash() -> str:
 def _verify(encoded: str, password: str) -> bool:
     try:
         return _HASHER.verify(encoded, password)
-    except (VerificationError, InvalidHashError):
+    except (VerificationError, InvalidHashError, UnicodeError):
         return False
 
 

@@ -314,3 +314,20 @@ async def test_conversations_and_replies_name_the_person(
     await db.execute("update conversations set held_by = 'phone' where id = $1", conversation)
     phone = await api.get(f"/v1/conversations/{conversation}", admin)
     assert phone.body["held_by_person"] is None
+
+
+async def test_bad_invitation_links_and_wrong_passwords_count_against_the_address(
+    settings: Settings, resources: Resources, db: asyncpg.Connection
+) -> None:
+    from api.rate_limit import RateLimits
+
+    limits = RateLimits(auth_failures_per_minute=3, key_prefix=f"{settings.queue_name}:ratelimit")
+    async with running_api(settings, resources.store, limits=limits) as api, _browser() as http:
+        for n in range(2):
+            async with http.get(f"{api.base_url}/console/convite/{'A' * 42}{n}") as page:
+                assert page.status == 404
+        assert (await _sign_in(api, http, _email(), PASSWORD)).status == 401
+        async with http.get(f"{api.base_url}/console/convite/{'B' * 43}") as page:
+            assert page.status == 429  # the address is locked: links and sign-ins alike
+        async with http.get(api.base_url + "/console/entrar") as page:
+            assert page.status == 429
