@@ -314,3 +314,19 @@ async def lock_held_conversations(
     conn: asyncpg.Connection, organization_id: uuid.UUID, held_by: str
 ) -> list[uuid.UUID]:
     return [r["id"] for r in await conn.fetch(HELD_CONVERSATIONS, organization_id, held_by)]
+
+
+# Held for the transfer's transaction: a deactivation waits for it (and then returns what the
+# person holds to waiting), never the other way round.
+LOCK_HOLDER = """
+select role from people
+where organization_id = $1 and id = $2 and active and role in ('editor', 'admin')
+for share
+"""
+
+
+async def lock_possible_holder(
+    conn: asyncpg.Connection, organization_id: uuid.UUID, person_id: uuid.UUID
+) -> bool:
+    """Whether the person is an active editor or admin of the org (row held till commit)."""
+    return await conn.fetchval(LOCK_HOLDER, organization_id, person_id) is not None

@@ -277,6 +277,16 @@ ROUTES: tuple[Route, ...] = (
     ),
     Route(
         "POST",
+        "/v1/conversations/{id}/transfer",
+        conversations.transfer_route,
+        E,
+        'passa a conversa a outra pessoa ({"person_id"}): quem está com ela, ou admin',
+        action="conversation.transfer",
+        body="json",
+        tags=("history",),
+    ),
+    Route(
+        "POST",
         "/v1/conversations/{id}/release",
         conversations.release_route,
         E,

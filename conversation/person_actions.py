@@ -158,6 +158,33 @@ async def take_over(
         return ModeChange(locked, await _view(conn, actor, conversation_id))
 
 
+async def transfer(
+    conn: asyncpg.Connection, actor: Actor, conversation_id: uuid.UUID, *, to: str
+) -> ModeChange:
+    """Its holder (or an admin) passes the conversation to another person, `to` (their
+    held_by), checked by the caller as one who may hold it. The receiver holds it at once."""
+    async with conn.transaction():
+        locked = await _locked(conn, actor, conversation_id)
+        holds = locked.mode == ConversationMode.HUMAN and locked.held_by == actor.name
+        if not (holds or actor.may_force):
+            raise ConversationConflict(
+                "held_by_other",
+                "Só quem está com a conversa, ou uma pessoa administradora, pode passá-la a "
+                "outra pessoa.",
+            )
+        await update_taken_over(conn, actor.organization_id, conversation_id, to, replied=False)
+        await _audit(
+            conn,
+            actor,
+            "conversation.transfer",
+            conversation_id,
+            locked,
+            ConversationMode.HUMAN,
+            to=to,
+        )
+        return ModeChange(locked, await _view(conn, actor, conversation_id))
+
+
 async def release(
     conn: asyncpg.Connection, actor: Actor, conversation_id: uuid.UUID, *, answer_pending: bool
 ) -> ModeChange:

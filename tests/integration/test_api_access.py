@@ -260,6 +260,12 @@ def _walk(a: OrgA) -> dict[tuple[str, str], tuple[Call, int]]:
         ),
         ("GET", "/v1/api-keys"): (Call("/v1/api-keys"), 200),
         ("GET", "/v1/people"): (Call("/v1/people"), 200),
+        ("POST", "/v1/conversations/{id}/transfer"): (
+            Call(
+                f"/v1/conversations/{a.conversation_id}/transfer", {"person_id": str(a.person_id)}
+            ),
+            422,
+        ),
         ("POST", "/v1/people/invitations"): (
             Call(
                 "/v1/people/invitations",

@@ -331,3 +331,42 @@ async def test_bad_invitation_links_and_wrong_passwords_count_against_the_addres
             assert page.status == 429  # the address is locked: links and sign-ins alike
         async with http.get(api.base_url + "/console/entrar") as page:
             assert page.status == 429
+
+
+async def test_a_conversation_is_transferred_by_its_holder_or_an_admin_to_an_active_editor(
+    api: ApiClient, db: asyncpg.Connection, resources: Resources
+) -> None:
+    org = await create_org(db)
+    admin = await create_key(db, org, Role.ADMIN)
+    holder, other = await create_key(db, org, Role.EDITOR), await create_key(db, org, Role.EDITOR)
+    ana = (await _invite(api, admin, _email(), "Ana"))["person"]["id"]  # type: ignore[index]
+    caio = (await _invite(api, admin, _email(), "Caio", "admin"))["person"]["id"]  # type: ignore[index]
+    viewer = (await _invite(api, admin, _email(), "Vera", "viewer"))["person"]["id"]  # type: ignore[index]
+    conversation, _ = await store_inbound(resources.pool, org, "wamid.t1", "5511999990003")
+    path = f"/v1/conversations/{conversation}"
+    assert (await api.call("POST", f"{path}/takeover", holder, json_body={})).status == 200
+
+    stranger = await api.call("POST", f"{path}/transfer", other, json_body={"person_id": ana})
+    assert (stranger.status, stranger.code) == (409, "held_by_other")
+    for refused in (viewer, str(uuid.uuid4())):
+        bad = await api.call("POST", f"{path}/transfer", holder, json_body={"person_id": refused})
+        assert (bad.status, bad.code) == (422, "person_cannot_hold")
+    moved = await api.call("POST", f"{path}/transfer", holder, json_body={"person_id": ana})
+    assert moved.status == 200, moved.body
+    assert moved.body["held_by_person"] == {"id": ana, "name": "Ana"}
+    assert moved.body["mode"] == "human"
+    # The former holder no longer holds it; an admin still may move it.
+    again = await api.call("POST", f"{path}/transfer", holder, json_body={"person_id": caio})
+    assert again.code == "held_by_other"
+    by_admin = await api.call("POST", f"{path}/transfer", admin, json_body={"person_id": caio})
+    assert by_admin.status == 200 and by_admin.body["held_by_person"]["name"] == "Caio"
+    assert (await api.call("POST", f"/v1/people/{ana}/deactivate", admin)).status == 200
+    gone = await api.call("POST", f"{path}/transfer", admin, json_body={"person_id": ana})
+    assert gone.code == "person_cannot_hold"
+    actions = [
+        r["action"]
+        for r in await db.fetch(
+            "select action from audit_log where organization_id = $1 and outcome = 'ok'", org
+        )
+    ]
+    assert actions.count("conversation.transfer") == 2
