@@ -43,6 +43,12 @@ def _new_key(form: Form) -> dict[str, Any]:
     return body
 
 
+def _invitation(form: Form) -> dict[str, Any]:
+    return {
+        f: v.strip() if isinstance(v := form.get(f), str) else v for f in ("email", "name", "role")
+    }
+
+
 def _authoring(form: Form) -> dict[str, Any]:
     return {"agent_authoring": form.get("agent_authoring")}
 
@@ -142,6 +148,7 @@ class Action:
     done: str  # where a success leads; its {id} is the path's
     body: Body | None = None
     carries_key: bool = False  # the reply's `key` goes to the next page, once
+    carries_link: bool = False  # the reply's invitation `url` goes to the next page, once
 
 
 P = CONSOLE_PREFIX
@@ -214,6 +221,10 @@ ACTIONS: tuple[Action, ...] = (
     ),
     Action(f"{P}/chaves", "create_key", pages.keys, "/chaves", _new_key, carries_key=True),
     Action(f"{P}/chaves/{{prefix}}/revogar", "revoke_key", pages.keys, "/chaves"),
+    Action(
+        f"{P}/equipe", "create_invitation", pages.team, "/equipe", _invitation, carries_link=True
+    ),
+    Action(f"{P}/equipe/{{id}}/desativar", "deactivate_person_route", pages.team, "/equipe"),
 )
 
 
@@ -235,6 +246,15 @@ def handler(action: Action) -> Callable[[web.Request, Visit], Any]:
                 response,
                 pages.NEW_KEY_COOKIE,
                 reply["key"],
+                pages.NEW_KEY_TTL_S,
+                path=CONSOLE_PREFIX + action.done,
+            )
+        if action.carries_link:
+            set_cookie(
+                request,
+                response,
+                pages.NEW_INVITATION_COOKIE,
+                reply["url"],
                 pages.NEW_KEY_TTL_S,
                 path=CONSOLE_PREFIX + action.done,
             )

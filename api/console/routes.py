@@ -105,6 +105,7 @@ def add_console(app: web.Application) -> None:
     for path, reader in PAGES:
         app.router.add_get(P + path, signed_in(pages.page(reader)))
     app.router.add_get(P + "/chaves", signed_in(pages.keys_page))
+    app.router.add_get(P + "/equipe", signed_in(pages.team_page))
     # What the Atendimento pages' script polls (static/atendimento.js).
     app.router.add_get(P + "/atendimento/dados", signed_in(attendance.queue_json))
     app.router.add_get(P + "/conversas/{id}/dados", signed_in(attendance.conversation_json))

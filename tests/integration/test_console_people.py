@@ -90,3 +90,40 @@ async def test_an_invited_person_sets_a_password_and_takes_a_conversation_by_nam
         for r in await db.fetch("select actor from audit_log where organization_id = $1", org)
     }
     assert held in actors  # the takeover's audit actor is the person
+
+
+async def test_an_admin_invites_from_the_team_page_and_deactivates(
+    api: ApiClient, db: asyncpg.Connection, browser: Browser
+) -> None:
+    org = await create_org(db)
+    admin = await create_key(db, org, Role.ADMIN)
+    context = await browser.new_context(locale="pt-BR", viewport={"width": 1280, "height": 900})
+    try:
+        page = await context.new_page()
+        await sign_in(page, api.base_url, admin)
+        await page.click(".topo nav a:has-text('Equipe')")
+        await page.fill("#name", "Bruno Dias")
+        await page.fill("#email", "bruno@padaria.example.com")
+        await page.select_option("#role", "editor")
+        await page.click("button:has-text('Convidar')")
+        await page.wait_for_url("**/console/equipe?ok=create_invitation")
+        link = await page.locator("#novo-convite").inner_text()
+        assert link.startswith("/console/convite/")
+        await shot(page, "people-05-equipe")
+        await page.reload()  # the link is shown once
+        await expect(page.locator("#novo-convite")).to_have_count(0)
+        await page.click("button:has-text('Desativar')")
+        await page.wait_for_url("**/console/equipe?ok=deactivate_person_route")
+        assert "desativada em" in await page.locator("table").inner_text()
+        # The same e-mail again, as a refused form: a page, in pt-BR.
+        await page.fill("#name", "X")
+        await page.fill("#email", "nao-e-email")
+        await page.evaluate("document.querySelector('#email').type = 'text'")
+        await page.click("button:has-text('Convidar')")
+        assert "invalid_email" in await page.locator(".aviso.erro").inner_text()
+    finally:
+        await context.close()
+    active = await db.fetchval(
+        "select active from people where email = 'bruno@padaria.example.com'"
+    )
+    assert active is False
