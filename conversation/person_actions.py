@@ -81,13 +81,22 @@ async def _locked(conn: asyncpg.Connection, actor: Actor, conversation_id: uuid.
     return locked
 
 
+def _holder_words(held_by: str | None) -> str:
+    """Who holds it, in a refusal's words (a person by their id would read as a code)."""
+    if held_by == "phone":
+        return "o celular da empresa"
+    if held_by is not None and held_by.startswith("person:"):
+        return "outra pessoa da equipe"
+    return str(held_by)
+
+
 def _refuse_other_holder(locked: ModeLock, actor: Actor, force: bool) -> None:
     held = locked.mode == ConversationMode.HUMAN and locked.held_by not in (None, actor.name)
     if held and not (force and actor.may_force):
         raise ConversationConflict(
             "held_by_other",
-            f"A conversa está com {locked.held_by}; peça que ela devolva, ou uma chave admin "
-            'pode assumir com {"force": true}.',
+            f"A conversa está com {_holder_words(locked.held_by)}; peça que ela devolva, ou "
+            'uma chave admin pode assumir com {"force": true}.',
         )
 
 
@@ -97,7 +106,7 @@ def _refuse_release_by_other(locked: ModeLock, actor: Actor) -> None:
     The owner's phone holds it until an admin releases it or the idle return does."""
     held = locked.mode == ConversationMode.HUMAN and locked.held_by not in (None, actor.name)
     if held and not actor.may_force:
-        holder = "o celular da empresa" if locked.held_by == "phone" else locked.held_by
+        holder = _holder_words(locked.held_by)
         raise ConversationConflict(
             "held_by_other",
             f"A conversa está com {holder}: só quem a assumiu, ou uma chave admin, pode "

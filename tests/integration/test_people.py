@@ -314,6 +314,16 @@ async def test_conversations_and_replies_name_the_person(
     await db.execute("update conversations set held_by = 'phone' where id = $1", conversation)
     phone = await api.get(f"/v1/conversations/{conversation}", admin)
     assert phone.body["held_by_person"] is None
+    await db.execute(
+        "insert into audit_log (organization_id, actor, action, detail)"
+        " values ($1, $2, 'conversation.takeover', '{}')",
+        org,
+        f"person:{person_id}",
+    )
+    audit = (await api.get("/v1/audit", admin)).body["items"]
+    by_actor = {r["actor"]: r["actor_person"] for r in audit}
+    assert by_actor[f"person:{person_id}"] == {"id": person_id, "name": "Ana Lima"}
+    assert all(v is None for k, v in by_actor.items() if not k.startswith("person:"))
 
 
 async def test_bad_invitation_links_and_wrong_passwords_count_against_the_address(
