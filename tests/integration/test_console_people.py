@@ -80,6 +80,8 @@ async def test_an_invited_person_sets_a_password_and_takes_a_conversation_by_nam
 
         # Signed out, the e-mail and password sign in again.
         await page.click("form.sair button")
+        await page.wait_for_url("**/console/entrar?motivo=saiu")
+        await shot(page, "people-00-entrar")
         await sign_in_person(page, api.base_url, email, PASSWORD)
         await shot(page, "people-04-entrou")
     finally:

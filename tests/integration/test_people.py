@@ -5,6 +5,7 @@ deactivated person's session refused on its next request."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import re
 import uuid
@@ -17,6 +18,7 @@ import pytest_asyncio
 
 from api import passwords
 from api.keys import Role
+from api.rate_limit import RateLimits
 from tests.integration.api_support import ApiClient, create_key, running_api
 from tests.integration.support import create_org, store_inbound
 from worker.resources import Resources
@@ -329,8 +331,6 @@ async def test_conversations_and_replies_name_the_person(
 async def test_bad_invitation_links_and_wrong_passwords_count_against_the_address(
     settings: Settings, resources: Resources, db: asyncpg.Connection
 ) -> None:
-    from api.rate_limit import RateLimits
-
     limits = RateLimits(auth_failures_per_minute=3, key_prefix=f"{settings.queue_name}:ratelimit")
     async with running_api(settings, resources.store, limits=limits) as api, _browser() as http:
         for n in range(2):
@@ -380,3 +380,21 @@ async def test_a_conversation_is_transferred_by_its_holder_or_an_admin_to_an_act
         )
     ]
     assert actions.count("conversation.transfer") == 2
+
+
+async def test_one_link_posted_twice_at_once_is_used_once(
+    api: ApiClient, db: asyncpg.Connection
+) -> None:
+    org = await create_org(db)
+    admin = await create_key(db, org, Role.ADMIN)
+    made = await _invite(api, admin, _email())
+    async with _browser() as one, _browser() as two:
+        answers = await asyncio.gather(
+            _accept(api, one, made["url"], "primeira senha longa"),
+            _accept(api, two, made["url"], "segunda senha longa"),
+        )
+    assert sorted(a.status for a in answers) in ([303, 404], [303, 422])
+    sessions = await db.fetchval(
+        "select count(*) from console_sessions where organization_id = $1", org
+    )
+    assert sessions == 1
