@@ -26,6 +26,7 @@ from api.conversation_metrics import CONVERSATION_METRICS
 from api.errors import ApiError
 from api.keys import Role
 from api.pagination import page_of, parse_limit, read_cursor, time_id_keyset
+from api.people_queries import lock_possible_holder, person_actor
 from api.routing import Principal, Reply, deps_of, org_db
 from channels.templates import MAX_PARAM_CHARS, MAX_PLACEHOLDERS
 from conversation import person_actions as actions
@@ -130,6 +131,33 @@ async def takeover_route(request: web.Request, principal: Principal) -> Reply:
         change = await actions.take_over(conn, _actor(principal), conversation_id, force=body.force)
     if change.before.mode == ConversationMode.AGENT:
         request.app[CONVERSATION_METRICS].handed_off()
+    return change.view.as_json()
+
+
+class TransferBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    person_id: uuid.UUID
+
+
+def _cannot_hold() -> ApiError:
+    return ApiError(
+        422,
+        "person_cannot_hold",
+        "Essa pessoa não pode receber a conversa: precisa ser uma pessoa ativa desta "
+        "organização com papel edição ou administração.",
+    )
+
+
+async def transfer_route(request: web.Request, principal: Principal) -> Reply:
+    conversation_id = _conversation_id(request)
+    body = await read_json(request, TransferBody)
+    org = principal.organization_id
+    async with org_db(request, principal) as conn, conn.transaction():
+        if not await lock_possible_holder(conn, org, body.person_id):
+            raise _cannot_hold()
+        change = await actions.transfer(
+            conn, _actor(principal), conversation_id, to=person_actor(body.person_id)
+        )
     return change.view.as_json()
 
 

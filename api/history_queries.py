@@ -42,6 +42,9 @@ class MessageRow:
     media_stored: bool = False  # its bytes are still stored (retention deletes them)
     # An agent reply's skill files (send_skill_file), json text: [{filename, kind, status}].
     files: str | None = None
+    # A person's reply (author_key_prefix `person:<id>`): the person's id and name.
+    author_person_id: uuid.UUID | None = None
+    author_person_name: str | None = None
 
 
 # Oldest first (a conversation reads top to bottom); keyset (created_at, id).
@@ -54,9 +57,12 @@ select m.id, m.direction, m.kind, m.body, m.external_id, m.sent_at, m.received_a
        (select json_agg(json_build_object('filename', f.file ->> 'filename',
                                           'kind', f.file ->> 'kind', 'status', f.status)
                         order by f.part)::text
-        from outbox f where f.message_id = m.id and f.part > 0) as files
+        from outbox f where f.message_id = m.id and f.part > 0) as files,
+       ap.id as author_person_id, ap.name as author_person_name
 from messages m
 left join outbox o on o.message_id = m.id and o.part = 0  -- the text part: one row each
+left join people ap on m.author_key_prefix like 'person:%'
+    and ap.organization_id = m.organization_id and 'person:' || ap.id::text = m.author_key_prefix
 where m.organization_id = $1 and m.conversation_id = $2
   and ($3::timestamptz is null or (m.created_at, m.id) > ($3, $4))
 order by m.created_at, m.id

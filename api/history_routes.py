@@ -26,6 +26,7 @@ from api.history_queries import (
 )
 from api.keys import Role
 from api.pagination import id_keyset, page_of, parse_limit, read_cursor, time_id_keyset
+from api.people_queries import fetch_names, person_of_actor
 from api.routing import Principal, Reply, deps_of, org_db
 from core.audit import AuditEntry, AuditRow, insert_audit, list_audit
 from inbox.message import InboundMessage
@@ -76,7 +77,14 @@ def _author_json(row: MessageRow) -> dict[str, Any]:
         return {"author": "customer", "media": {"type": row.media_type, "stored": row.media_stored}}
     author = row.author or "agent"
     if author == "person":
-        return {"author": author, "author_key_prefix": row.author_key_prefix}
+        person = None
+        if row.author_person_id is not None:
+            person = {"id": str(row.author_person_id), "name": row.author_person_name}
+        return {
+            "author": author,
+            "author_key_prefix": row.author_key_prefix,
+            "author_person": person,
+        }
     if author == "agent":
         agent: dict[str, Any] = {
             "author": author,
@@ -145,9 +153,19 @@ async def list_audit_route(request: web.Request, principal: Principal) -> Reply:
     before = read_cursor("audit", request.query, id_keyset)
     async with org_db(request, principal) as conn:
         rows = await list_audit(conn, principal.organization_id, limit=limit + 1, before_id=before)
-    page = page_of(rows, limit, "audit", lambda r: [r.id])
+        page = page_of(rows, limit, "audit", lambda r: [r.id])
+        people = {p for r in page.items if (p := person_of_actor(r.entry.actor)) is not None}
+        names = await fetch_names(conn, principal.organization_id, sorted(people))
     admin = principal.role is Role.ADMIN
-    return {"items": [_audit_json(r, admin=admin) for r in page.items], "next": page.next}
+
+    def named(row: AuditRow) -> dict[str, Any]:
+        person = person_of_actor(row.entry.actor)
+        actor_person = None
+        if person is not None and person in names:
+            actor_person = {"id": str(person), "name": names[person]}
+        return {**_audit_json(row, admin=admin), "actor_person": actor_person}
+
+    return {"items": [named(r) for r in page.items], "next": page.next}
 
 
 async def list_dead_letters_route(request: web.Request, principal: Principal) -> Reply:

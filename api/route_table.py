@@ -12,6 +12,7 @@ from api import event_routes as events
 from api import history_routes as history
 from api import hours_routes as hours
 from api import media_routes as media
+from api import people_routes as people
 from api import proposal_routes as proposals
 from api import rehearsal_routes as rehearsals
 from api import skill_editor_routes as editor
@@ -407,6 +408,16 @@ ROUTES: tuple[Route, ...] = (
     ),
     Route(
         "POST",
+        "/v1/conversations/{id}/transfer",
+        conversations.transfer_route,
+        E,
+        'passa a conversa a outra pessoa ({"person_id"}): quem está com ela, ou admin',
+        action="conversation.transfer",
+        body="json",
+        tags=("history",),
+    ),
+    Route(
+        "POST",
         "/v1/conversations/{id}/release",
         conversations.release_route,
         E,
@@ -592,6 +603,39 @@ ROUTES: tuple[Route, ...] = (
         A,
         "revoga uma chave (vale na próxima requisição)",
         action="api_key.revoke",
+        tags=("admin",),
+    ),
+    Route(
+        "POST",
+        "/v1/people/invitations",
+        people.create_invitation,
+        A,
+        "convida uma pessoa da equipe (link de uso único, 7 dias)",
+        action="person.invite",
+        status=201,
+        body="json",
+        tags=("admin",),
+    ),
+    Route(
+        "GET", "/v1/people", people.list_people_route, V, "a equipe da organização", tags=("admin",)
+    ),
+    Route(
+        "PATCH",
+        "/v1/people/{id}",
+        people.update_person_route,
+        A,
+        "muda o nome ou o papel de uma pessoa",
+        action="person.update",
+        body="json",
+        tags=("admin",),
+    ),
+    Route(
+        "POST",
+        "/v1/people/{id}/deactivate",
+        people.deactivate_person_route,
+        A,
+        "desativa uma pessoa: sessões encerradas, conversas voltam a aguardar",
+        action="person.deactivate",
         tags=("admin",),
     ),
 )

@@ -31,8 +31,10 @@ class Principal:
 
     organization_id: uuid.UUID
     role: Role
-    key_id: uuid.UUID
-    prefix: str
+    key_id: uuid.UUID  # a person's id when `person_id` is set
+    prefix: str  # a person: `person:<uuid>`
+    person_id: uuid.UUID | None = None  # signed in with an e-mail and password
+    name: str | None = None  # the person's name (a console session's), for pages
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,8 @@ class ApiDeps:
     # What `close_to`, `neighbours` and a draft's approval measure with (similarity.choice;
     # the worker's SKILLET_SIMILARITY_* settings). Lexical unless the process says otherwise.
     similarity: SimilarityBackend = field(default_factory=LexicalBackend)
+    # SKILLET_CONSOLE_PUBLIC_URL: invitation links are absolute with it.
+    console_public_url: str | None = None
 
 
 DEPS = web.AppKey("deps", ApiDeps)

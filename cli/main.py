@@ -21,6 +21,7 @@ from cli import conversations as cli_conversations
 from cli import curator as cli_curator
 from cli import drafts as cli_drafts
 from cli import orgs as cli_orgs
+from cli import people as cli_people
 from cli import pipes as cli_pipes
 from cli import skills as cli_skills
 from cli import status as cli_status
@@ -172,6 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
         cli_channels,
         cli_status,
         cli_api,
+        cli_people,
         cli_conversations,
     )
     for module in modules:

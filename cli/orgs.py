@@ -16,7 +16,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from api.keys import Role
 from cli.args import CliError, org_command, uuid_arg
+from cli.people import invite_person
 from consolidation.decide import set_consolidation
 from consolidation.gates import ConsolidationMode
 from core.address_guard import AddressGuard
@@ -62,11 +64,27 @@ def _as_json(org: Organization) -> dict[str, Any]:
 
 async def cmd_create(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     org_id = args.id or uuid.uuid4()
-    async with connection(settings.owner_url) as conn:
+    if (args.admin_email is None) != (args.admin_name is None):
+        raise CliError("give --admin-email and --admin-name together", code="admin_incomplete")
+    async with connection(settings.owner_url) as conn, conn.transaction():
         created = await insert_organization(conn, org_id, args.name)
-    if not created:
-        raise CliError(f"organization {org_id} already exists", code="organization_exists")
-    return {"id": str(org_id), "name": args.name, "message": f"organization {org_id} created"}
+        if not created:
+            raise CliError(f"organization {org_id} already exists", code="organization_exists")
+        admin = None
+        if args.admin_email is not None:
+            # The first admin's invitation, in the org's own transaction: both or neither.
+            admin = await invite_person(
+                conn, settings, org_id, args.admin_email, args.admin_name, Role.ADMIN
+            )
+    answer: dict[str, Any] = {
+        "id": str(org_id),
+        "name": args.name,
+        "message": f"organization {org_id} created",
+    }
+    if admin is not None:
+        answer["admin_invitation"] = {k: v for k, v in admin.items() if k != "message"}
+        answer["message"] += f"\nfirst admin's invitation: {admin['message']}"
+    return answer
 
 
 async def cmd_list(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
@@ -159,6 +177,8 @@ def register(
     create = orgs.add_parser("create", parents=[common], help="create an organization")
     create.add_argument("--name", required=True, type=_name_arg)
     create.add_argument("--id", type=uuid_arg)
+    create.add_argument("--admin-email", help="the first admin's e-mail: prints their invitation")
+    create.add_argument("--admin-name", type=_name_arg, help="the first admin's name")
     create.set_defaults(handler=cmd_create)
     listed = orgs.add_parser("list", parents=[common], help="every organization, oldest first")
     listed.set_defaults(handler=cmd_list)

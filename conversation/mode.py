@@ -12,6 +12,7 @@ are `next_mode`'s below (a test holds the two equal):
 | phone_reply   | any             | human   | the owner's phone answered (an echo)             |
 | release       | any             | agent   | a person hands it back                           |
 | idle_return   | human           | agent   | nobody wrote for the idle time (the handoff cron)|
+| holder_gone   | human           | waiting | its holder was deactivated (people)               |
 | wait_notice   | waiting         | waiting | the "still calling someone" notice, sent once    |
 
 Any other pair changes nothing (the function answers null). Pure: values in, values out.
@@ -34,6 +35,7 @@ class Transition(StrEnum):
     PHONE_REPLY = "phone_reply"
     RELEASE = "release"
     IDLE_RETURN = "idle_return"
+    HOLDER_GONE = "holder_gone"
     WAIT_NOTICE = "wait_notice"
 
 
@@ -46,6 +48,7 @@ RULES: dict[Transition, tuple[frozenset[ConversationMode], ConversationMode]] = 
     Transition.PHONE_REPLY: (ANY, ConversationMode.HUMAN),
     Transition.RELEASE: (ANY, ConversationMode.AGENT),
     Transition.IDLE_RETURN: (frozenset({ConversationMode.HUMAN}), ConversationMode.AGENT),
+    Transition.HOLDER_GONE: (frozenset({ConversationMode.HUMAN}), ConversationMode.WAITING),
     Transition.WAIT_NOTICE: (frozenset({ConversationMode.WAITING}), ConversationMode.WAITING),
 }
 

@@ -81,13 +81,22 @@ async def _locked(conn: asyncpg.Connection, actor: Actor, conversation_id: uuid.
     return locked
 
 
+def _holder_words(held_by: str | None) -> str:
+    """Who holds it, in a refusal's words (a person by their id would read as a code)."""
+    if held_by == "phone":
+        return "o celular da empresa"
+    if held_by is not None and held_by.startswith("person:"):
+        return "outra pessoa da equipe"
+    return str(held_by)
+
+
 def _refuse_other_holder(locked: ModeLock, actor: Actor, force: bool) -> None:
     held = locked.mode == ConversationMode.HUMAN and locked.held_by not in (None, actor.name)
     if held and not (force and actor.may_force):
         raise ConversationConflict(
             "held_by_other",
-            f"A conversa está com {locked.held_by}; peça que ela devolva, ou uma chave admin "
-            'pode assumir com {"force": true}.',
+            f"A conversa está com {_holder_words(locked.held_by)}; peça que ela devolva, ou "
+            'uma chave admin pode assumir com {"force": true}.',
         )
 
 
@@ -97,7 +106,7 @@ def _refuse_release_by_other(locked: ModeLock, actor: Actor) -> None:
     The owner's phone holds it until an admin releases it or the idle return does."""
     held = locked.mode == ConversationMode.HUMAN and locked.held_by not in (None, actor.name)
     if held and not actor.may_force:
-        holder = "o celular da empresa" if locked.held_by == "phone" else locked.held_by
+        holder = _holder_words(locked.held_by)
         raise ConversationConflict(
             "held_by_other",
             f"A conversa está com {holder}: só quem a assumiu, ou uma chave admin, pode "
@@ -154,6 +163,33 @@ async def take_over(
             locked,
             ConversationMode.HUMAN,
             forced=forced,
+        )
+        return ModeChange(locked, await _view(conn, actor, conversation_id))
+
+
+async def transfer(
+    conn: asyncpg.Connection, actor: Actor, conversation_id: uuid.UUID, *, to: str
+) -> ModeChange:
+    """Its holder (or an admin) passes the conversation to another person, `to` (their
+    held_by), checked by the caller as one who may hold it. The receiver holds it at once."""
+    async with conn.transaction():
+        locked = await _locked(conn, actor, conversation_id)
+        holds = locked.mode == ConversationMode.HUMAN and locked.held_by == actor.name
+        if not (holds or actor.may_force):
+            raise ConversationConflict(
+                "held_by_other",
+                "Só quem está com a conversa, ou uma pessoa administradora, pode passá-la a "
+                "outra pessoa.",
+            )
+        await update_taken_over(conn, actor.organization_id, conversation_id, to, replied=False)
+        await _audit(
+            conn,
+            actor,
+            "conversation.transfer",
+            conversation_id,
+            locked,
+            ConversationMode.HUMAN,
+            to=to,
         )
         return ModeChange(locked, await _view(conn, actor, conversation_id))
 

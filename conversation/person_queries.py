@@ -31,7 +31,7 @@ class ConversationView:
     contact_id: str
     created_at: datetime
     mode: str  # 'agent' | 'waiting' | 'human'
-    held_by: str | None  # an API key's prefix, or 'phone'
+    held_by: str | None  # an API key's prefix, `person:<id>`, or 'phone'
     mode_since: datetime | None
     mode_reason: str | None
     mode_cause: str | None  # 'tool' | 'customer' | 'phone' | 'console'
@@ -41,6 +41,9 @@ class ConversationView:
     unanswered: int  # customer messages no one answered (nor kept as context)
     # When the contact opted out of templates and follow-ups (PARAR); None: it has not.
     opted_out_at: datetime | None = None
+    # The person who holds it (held_by `person:<id>`), with their name.
+    held_by_person_id: uuid.UUID | None = None
+    held_by_person_name: str | None = None
 
     def as_json(self) -> dict[str, Any]:
         """The API's and the CLI's shape of a conversation."""
@@ -59,6 +62,9 @@ class ConversationView:
             "last_message_at": _stamp(self.last_message_at),
             "mode": self.mode,
             "held_by": self.held_by,
+            "held_by_person": None
+            if self.held_by_person_id is None
+            else {"id": str(self.held_by_person_id), "name": self.held_by_person_name},
             "mode_since": _stamp(self.mode_since),
             "mode_reason": self.mode_reason,
             "mode_cause": self.mode_cause,
@@ -83,8 +89,11 @@ select c.id, c.channel, c.contact_id, c.created_at, c.mode, c.held_by, c.mode_si
        (select count(*) from messages u
         where u.conversation_id = c.id and u.direction = 'inbound'
           and u.answered_by is null and u.context_at is null) as unanswered,
-       case when opt.choice = 'out' then opt.created_at end as opted_out_at
+       case when opt.choice = 'out' then opt.created_at end as opted_out_at,
+       hp.id as held_by_person_id, hp.name as held_by_person_name
 from conversations c
+left join people hp on c.held_by like 'person:%'
+    and hp.organization_id = c.organization_id and 'person:' || hp.id::text = c.held_by
 left join lateral (
     select o.choice, o.created_at from contact_opt_choices o
     where o.organization_id = c.organization_id and o.contact_id = c.contact_id

@@ -152,7 +152,7 @@ $function$;
 
 -- ==============================================================================================
 -- API and console: the way in
--- Before an org is known: a key or a session names it (SECURITY DEFINER).
+-- Before an org is known: a key, a session, a person's e-mail or an invitation's link names it (SECURITY DEFINER).
 -- ==============================================================================================
 
 COMMENT ON FUNCTION public.skillet_api_key_lookup(text, bytea) IS
@@ -184,22 +184,85 @@ GRANT EXECUTE ON FUNCTION public.skillet_api_key_lookup(text, bytea) TO skillet_
 
 COMMENT ON FUNCTION public.skillet_console_session_lookup(bytea) IS
 $$The one way in for a console session: the org, role, key id and key prefix of a live session
-(not expired) of a live key (not revoked), or no row. SECURITY DEFINER with search_path pinned,
-like skillet_api_key_lookup.$$;
+(not expired) of a live key (not revoked); or, for a person's session, the org, role, the
+person's id (twice), `person:<id>` and their name while the person is active; or no row.
+SECURITY DEFINER with search_path pinned, like skillet_api_key_lookup.$$;
 CREATE OR REPLACE FUNCTION public.skillet_console_session_lookup(p_hash bytea)
- RETURNS TABLE(organization_id uuid, role text, key_id uuid, prefix text)
+ RETURNS TABLE(organization_id uuid, role text, key_id uuid, prefix text, person_id uuid, person_name text)
  LANGUAGE sql
  STABLE SECURITY DEFINER
  SET search_path TO 'public', 'pg_temp'
 AS $function$
-    select k.organization_id, k.role, k.id, k.prefix
+    select k.organization_id, k.role, k.id, k.prefix, null::uuid, null::text
     from console_sessions s
     join api_keys k on k.id = s.key_id and k.organization_id = s.organization_id
     where s.session_hash = p_hash and s.expires_at > now() and k.revoked_at is null
+    union all
+    select p.organization_id, p.role, p.id, 'person:' || p.id::text, p.id, p.name
+    from console_sessions s
+    join people p on p.id = s.person_id and p.organization_id = s.organization_id
+    where s.session_hash = p_hash and s.expires_at > now() and p.active
 $function$;
 REVOKE ALL ON FUNCTION public.skillet_console_session_lookup(bytea) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION public.skillet_console_session_lookup(bytea) TO skillet_api;
 GRANT EXECUTE ON FUNCTION public.skillet_console_session_lookup(bytea) TO skillet_app;
+
+COMMENT ON FUNCTION public.skillet_person_sign_in_lookup(text) IS
+$$The one way in for an e-mail and password before an org is known: the active person's id, org,
+role and password hash (null: none set yet), and the e-mail's failed sign-ins in the last hour;
+always one row (person columns null for an unknown or inactive e-mail, failures still counted).
+SECURITY DEFINER with search_path pinned, like skillet_api_key_lookup.$$;
+CREATE OR REPLACE FUNCTION public.skillet_person_sign_in_lookup(p_email text)
+ RETURNS TABLE(person_id uuid, organization_id uuid, role text, password_hash text, failures integer)
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+    select p.id, p.organization_id, p.role, p.password_hash,
+           (select count(*)::integer from public.person_sign_in_failures f
+            where f.email_sha256 = sha256(convert_to(lower(p_email), 'UTF8'))
+              and f.failed_at > now() - interval '1 hour')
+    from (select 1) as one
+    left join public.people p on p.email = lower(p_email) and p.active
+$function$;
+REVOKE ALL ON FUNCTION public.skillet_person_sign_in_lookup(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.skillet_person_sign_in_lookup(text) TO skillet_api;
+
+COMMENT ON FUNCTION public.skillet_person_sign_in_failed(text) IS
+$$Counts one failed sign-in against an e-mail (known or not; kept as its sha256) and forgets its
+failures older than an hour.$$;
+CREATE OR REPLACE FUNCTION public.skillet_person_sign_in_failed(p_email text)
+ RETURNS void
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+    delete from public.person_sign_in_failures
+    where email_sha256 = sha256(convert_to(lower(p_email), 'UTF8'))
+      and failed_at <= now() - interval '1 hour';
+    insert into public.person_sign_in_failures (email_sha256)
+    values (sha256(convert_to(lower(p_email), 'UTF8')));
+$function$;
+REVOKE ALL ON FUNCTION public.skillet_person_sign_in_failed(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.skillet_person_sign_in_failed(text) TO skillet_api;
+
+COMMENT ON FUNCTION public.skillet_invitation_lookup(bytea) IS
+$$The one way in for an invitation's link before an org is known: an unused, unrevoked, unexpired
+invitation's id, org, person, their name and e-mail, for the token's sha256; or no row.$$;
+CREATE OR REPLACE FUNCTION public.skillet_invitation_lookup(p_hash bytea)
+ RETURNS TABLE(invitation_id uuid, organization_id uuid, person_id uuid, name text, email text, token_sha256 bytea)
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+    select i.id, i.organization_id, i.person_id, p.name, p.email, i.token_sha256
+    from public.person_invitations i
+    join public.people p on p.id = i.person_id and p.organization_id = i.organization_id
+    where i.token_sha256 = p_hash and i.used_at is null and i.revoked_at is null
+      and i.expires_at > now()
+$function$;
+REVOKE ALL ON FUNCTION public.skillet_invitation_lookup(bytea) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.skillet_invitation_lookup(bytea) TO skillet_api;
 
 -- ==============================================================================================
 -- Inbound: the webhook
@@ -1078,8 +1141,10 @@ owner's phone: a person holding it keeps it, else 'phone'); both end the agent h
 so a reply it was still thinking about is refused at its commit (lease_lost), even after a
 release; 'release' any -> agent (p_keep_pending: the unanswered customer messages are kept as
 context, never answered later); 'idle_return' human -> agent (they are always kept);
-'wait_notice' waiting -> waiting (the "still calling someone" notice is sent, or skipped, once).
-The events trigger (skillet_conversation_mode_event) reports each change.$$;
+'holder_gone' human -> waiting (a deactivated person's conversations wait for another; the
+caller picks them by held_by under their row lock); 'wait_notice' waiting -> waiting (the "still
+calling someone" notice is sent, or skipped, once). The events trigger
+(skillet_conversation_mode_event) reports each change.$$;
 CREATE OR REPLACE FUNCTION public.skillet_change_mode(p_conversation uuid, p_transition text, p_held_by text DEFAULT NULL::text, p_cause text DEFAULT NULL::text, p_reason text DEFAULT NULL::text, p_replied boolean DEFAULT false, p_keep_pending boolean DEFAULT true)
  RETURNS text
  LANGUAGE plpgsql
@@ -1143,6 +1208,13 @@ begin
               and answered_by is null and context_at is null;
         end if;
         return 'agent';
+    elsif p_transition = 'holder_gone' and v_mode = 'human' then
+        -- The person who held it can no longer (deactivated): back to waiting for another.
+        update public.conversations set mode = 'waiting', held_by = null, mode_since = now(),
+            mode_reason = left(coalesce(p_reason, 'a pessoa que atendia foi desativada'), 500),
+            wait_notice_at = null
+        where id = p_conversation;
+        return 'waiting';
     elsif p_transition = 'wait_notice' and v_mode = 'waiting' then
         update public.conversations c set wait_notice_at = now()
         where c.id = p_conversation and c.wait_notice_at is null;

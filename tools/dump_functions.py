@@ -66,8 +66,15 @@ GROUPS: tuple[Group, ...] = (
     ),
     Group(
         "API and console: the way in",
-        "Before an org is known: a key or a session names it (SECURITY DEFINER).",
-        ("skillet_api_key_lookup", "skillet_console_session_lookup"),
+        "Before an org is known: a key, a session, a person's e-mail or an invitation's link "
+        "names it (SECURITY DEFINER).",
+        (
+            "skillet_api_key_lookup",
+            "skillet_console_session_lookup",
+            "skillet_person_sign_in_lookup",
+            "skillet_person_sign_in_failed",
+            "skillet_invitation_lookup",
+        ),
     ),
     Group(
         "Inbound: the webhook",

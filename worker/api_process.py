@@ -84,6 +84,7 @@ async def serve_api(settings: Settings, host: str, port: int, stop: asyncio.Even
             max_injected_skills=settings.max_injected_skills,
             rehearsal_days=settings.rehearsal_days,
             similarity=similarity_backend(settings),
+            console_public_url=settings.console_public_url,
         )
         runner, bound = await start_site(build_app(deps), host, port)
         stack.push_async_callback(runner.cleanup)

@@ -249,6 +249,11 @@ class Settings(BaseSettings):
     # The admin HTTP API (`skillet api`): org-scoped keys, JSON; loopback unless told otherwise
     api_host: str = "127.0.0.1"
     api_port: int = Field(default=8081, ge=0, le=65_535)
+    # The console's address as people open it (https://painel.example.com): invitation links
+    # are absolute with it; unset, they are paths (/console/convite/...).
+    console_public_url: str | None = Field(
+        default=None, pattern=r"^https?://[^\s/?#]+(/[^\s?#]*)?$"
+    )
     # Its rate limits (api/rate_limit.py), counted in Redis per minute; 0 turns one off.
     # Failed authentications per client address, then 429 for that address's requests:
     api_auth_failures_per_minute: int = Field(default=20, ge=0)

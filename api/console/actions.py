@@ -50,6 +50,12 @@ def _approval(form: Form) -> dict[str, Any]:
     return {"confirm": confirm} if isinstance(confirm, str) and confirm else {}
 
 
+def _invitation(form: Form) -> dict[str, Any]:
+    return {
+        f: v.strip() if isinstance(v := form.get(f), str) else v for f in ("email", "name", "role")
+    }
+
+
 def _authoring(form: Form) -> dict[str, Any]:
     return {"agent_authoring": form.get("agent_authoring")}
 
@@ -159,6 +165,7 @@ class Action:
     carries_key: bool = False  # the reply's `key` goes to the next page, once
     # A field of the reply that names where a success leads ({draft} in `done`).
     reply_field: str | None = None
+    carries_link: bool = False  # the reply's invitation `url` goes to the next page, once
 
 
 P = CONSOLE_PREFIX
@@ -265,6 +272,10 @@ ACTIONS: tuple[Action, ...] = (
     ),
     Action(f"{P}/chaves", "create_key", pages.keys, "/chaves", _new_key, carries_key=True),
     Action(f"{P}/chaves/{{prefix}}/revogar", "revoke_key", pages.keys, "/chaves"),
+    Action(
+        f"{P}/equipe", "create_invitation", pages.team, "/equipe", _invitation, carries_link=True
+    ),
+    Action(f"{P}/equipe/{{id}}/desativar", "deactivate_person_route", pages.team, "/equipe"),
 )
 
 
@@ -289,6 +300,15 @@ def handler(action: Action) -> Callable[[web.Request, Visit], Any]:
                 response,
                 pages.NEW_KEY_COOKIE,
                 reply["key"],
+                pages.NEW_KEY_TTL_S,
+                path=CONSOLE_PREFIX + action.done,
+            )
+        if action.carries_link:
+            set_cookie(
+                request,
+                response,
+                pages.NEW_INVITATION_COOKIE,
+                reply["url"],
                 pages.NEW_KEY_TTL_S,
                 path=CONSOLE_PREFIX + action.done,
             )

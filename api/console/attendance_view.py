@@ -55,15 +55,21 @@ def waited(since: str | None, now: datetime) -> str:
     return f"há {days} dia" + ("s" if days > 1 else "")
 
 
-def holder(held_by: str | None, me: str) -> str:
+def holder(held_by: str | None, me: str, person: dict[str, Any] | None = None) -> str:
+    """Who holds it, by name: a person's name, the company phone, or a key's prefix."""
     if held_by is None:
         return "—"
     if held_by == PHONE_HOLDER:
         return "celular da empresa"
-    return f"{held_by} (você)" if held_by == me else held_by
+    name = person["name"] if person else held_by
+    return f"{name} (você)" if held_by == me else name
 
 
-def author_label(author: str, key_prefix: str | None = None) -> str:
+def author_label(
+    author: str, key_prefix: str | None = None, person: dict[str, Any] | None = None
+) -> str:
+    if author == "person" and person:
+        return str(person["name"])
     label = AUTHORS.get(author, author)
     return f"{label} ({key_prefix})" if author == "person" and key_prefix else label
 
@@ -99,7 +105,7 @@ def queue_item(item: dict[str, Any], now: datetime, me: str) -> dict[str, Any]:
         "mode": item["mode"],
         "waited": waited(item.get("mode_since"), now),
         "why": why(item),
-        "holder": holder(item.get("held_by"), me),
+        "holder": holder(item.get("held_by"), me, item.get("held_by_person")),
         "last": _last(item),
         "unanswered": item["unanswered"],
     }
@@ -150,7 +156,9 @@ def message_item(message: dict[str, Any], conversation_id: str | None = None) ->
     return {
         "id": message["id"],
         "author": author,
-        "label": author_label(author, message.get("author_key_prefix")),
+        "label": author_label(
+            author, message.get("author_key_prefix"), message.get("author_person")
+        ),
         "text": message["body"] or "",
         "kind": kind_label(message["kind"], message["body"] or ""),
         "at": when(message.get("received_at") or message["created_at"]),
@@ -262,7 +270,7 @@ def conversation_state(
         "contact": conversation["contact_id"],
         "mode": mode,
         "mode_label": MODES.get(mode, mode),
-        "holder": holder(conversation.get("held_by"), me),
+        "holder": holder(conversation.get("held_by"), me, conversation.get("held_by_person")),
         "since": waited(conversation.get("mode_since"), now),
         "why": why(conversation) if mode != "agent" else "",
         "unanswered": conversation["unanswered"],

@@ -23,6 +23,12 @@ from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 from multidict import MultiDictProxy
 
+from api.console.person_auth import (
+    accept,
+    authenticate_person,
+    invitation_page,
+    open_invitation,
+)
 from api.console.render import CONSOLE_PREFIX, html, see_other
 from api.console.session_queries import (
     delete_expired_sessions,
@@ -204,13 +210,17 @@ def signed_in(page: Page) -> Callable[[web.Request], Awaitable[web.StreamRespons
 
 
 _REASONS = {
-    "sessao": "Sua sessão terminou (expirou, a chave foi revogada ou você saiu). Entre de novo.",
+    "sessao": "Sua sessão terminou (expirou, o acesso foi revogado ou você saiu). Entre de novo.",
     "saiu": "Você saiu do console.",
 }
 
 
 def _sign_in_page(
-    request: web.Request, error: str | None, status: int, code: str = "chave_invalida"
+    request: web.Request,
+    error: str | None,
+    status: int,
+    code: str = "chave_invalida",
+    email: str = "",
 ) -> web.Response:
     token = mint_secret()
     response = html(
@@ -220,6 +230,7 @@ def _sign_in_page(
             "visit": None,
             "csrf": token,
             "notice": _REASONS.get(request.query.get("motivo", "")),
+            "email": email,
             "error": None if error is None else {"code": code, "message": error},
         },
         status,
@@ -252,10 +263,27 @@ async def sign_in(request: web.Request) -> web.StreamResponse:
         request.cookies.get(SIGN_IN_COOKIE, ""), given
     ):
         return refused_csrf(request)
-    key = form.get("key")
     pool = request.app[DEPS].pool
+    email, password, key = form.get("email"), form.get("password"), form.get("key")
     principal = None
-    if isinstance(key, str):
+    if isinstance(email, str) and email.strip():
+        checked = await authenticate_person(
+            pool, email, password if isinstance(password, str) else ""
+        )
+        if checked.refusal is not None:
+            await limiter.record_failure(address)
+            return _locked_sign_in(request, checked.refusal)
+        principal = checked.principal
+        if principal is None:
+            await limiter.record_failure(address)
+            return _sign_in_page(
+                request,
+                "E-mail ou senha não conferem.",
+                401,
+                "senha_invalida",
+                email=email.strip()[:254],
+            )
+    elif isinstance(key, str):
         with db_errors("console sign-in"):
             principal = await authenticate_key(pool, key)
     if principal is None:
@@ -263,6 +291,12 @@ async def sign_in(request: web.Request) -> web.StreamResponse:
         return _sign_in_page(
             request, "Chave inválida ou revogada. Cole a chave inteira (começa com skt_).", 401
         )
+    return await start_session(request, principal)
+
+
+async def start_session(request: web.Request, principal: Principal) -> web.StreamResponse:
+    """A new session for `principal` (its cookie set), and the way to the home page."""
+    pool = request.app[DEPS].pool
     secret = mint_secret()
     with db_errors("console sign-in"):
         async with org_connection(pool, principal.organization_id) as conn, conn.transaction():
@@ -287,3 +321,59 @@ async def _sign_out(request: web.Request, visit: Visit) -> web.StreamResponse:
 
 
 sign_out = signed_in(_sign_out)
+
+
+async def _refused_invitation(request: web.Request, address: str) -> web.Response:
+    # A link that opens nothing counts as a failed sign-in (tokens are not guessed for free).
+    await request.app[LIMITER].record_failure(address)
+    return invitation_page(
+        request,
+        None,
+        "",
+        404,
+        {
+            "code": "convite_invalido",
+            "message": "Este convite não vale: foi usado, venceu, foi trocado por um mais novo "
+            "ou o link está incompleto. Peça um novo a quem administra a equipe.",
+        },
+    )
+
+
+async def invitation_form(request: web.Request) -> web.StreamResponse:
+    limiter = request.app[LIMITER]
+    address = limiter.address_of(request)
+    if (locked := await limiter.refuse_address(address)) is not None:
+        return _locked_sign_in(request, locked)
+    invitation = await open_invitation(request, request.match_info["token"])
+    if invitation is None:
+        return await _refused_invitation(request, address)
+    token = mint_secret()
+    response = invitation_page(request, invitation, token, 200)
+    set_cookie(request, response, SIGN_IN_COOKIE, token, SIGN_IN_TTL_S)
+    return response
+
+
+async def invitation_accept(request: web.Request) -> web.StreamResponse:
+    limiter = request.app[LIMITER]
+    address = limiter.address_of(request)
+    if (locked := await limiter.refuse_address(address)) is not None:
+        return _locked_sign_in(request, locked)
+    form = await _post_form(request)
+    given = form.get(CSRF_FIELD)
+    cookie = request.cookies.get(SIGN_IN_COOKIE, "")
+    if not isinstance(given, str) or not tokens_match(cookie, given):
+        return refused_csrf(request)
+    invitation = await open_invitation(request, request.match_info["token"])
+    if invitation is None:
+        return await _refused_invitation(request, address)
+    password, again = form.get("password"), form.get("password_again")
+    if not isinstance(password, str) or password != again:
+        outcome: Principal | str = "As duas senhas não são iguais."
+    else:
+        outcome = await accept(request, invitation, password)
+    if isinstance(outcome, str):
+        error = {"code": "senha_recusada", "message": outcome}
+        return invitation_page(request, invitation, cookie, 422, error)
+    response = await start_session(request, outcome)
+    response.headers.update({"Referrer-Policy": "no-referrer"})
+    return response

@@ -50,9 +50,13 @@ NAV = (
     ("/auditoria", "Auditoria", "list_audit_route"),
     ("/numeros", "Números", "list_channels_route"),
     ("/chaves", "Chaves", "list_keys"),
+    ("/equipe", "Equipe", "create_invitation"),
 )
 # What a successful action says on the page it leads to (`?ok=<operation>`): fixed texts.
 NOTICES = {
+    "create_invitation": "Convite criado: envie o link abaixo à pessoa.",
+    "deactivate_person_route": "Pessoa desativada: as sessões dela terminaram e as conversas "
+    "que ela atendia voltaram a esperar.",
     "install_skill": "Skill instalada: o agente já a usa na próxima mensagem.",
     "upload_skill": "Pacote importado e instalado.",
     "uninstall": "Skill desinstalada (o histórico fica guardado).",
@@ -347,6 +351,28 @@ async def channels(request: web.Request, visit: Visit) -> PageData:
 async def channel_templates(request: web.Request, visit: Visit) -> PageData:
     reply = await read(request, visit, "list_channel_templates_route")
     return "templates.html", {"items": reply["items"], "address": reply["address"], "next": None}
+
+
+NEW_INVITATION_COOKIE = "skillet_convite_novo"
+
+
+async def team(request: web.Request, visit: Visit) -> PageData:
+    reply = await read(request, visit, "list_people_route")
+    return "team.html", {
+        "items": reply["items"],
+        "roles": [(r.value, ROLE_NAMES[r]) for r in Role],
+        "invited": None,
+    }
+
+
+async def team_page(request: web.Request, visit: Visit) -> web.Response:
+    """The team; right after an invitation, its link, shown this once."""
+    link = request.cookies.get(NEW_INVITATION_COOKIE, "")
+    response = await show(request, visit, team, extra={"invited": link or None})
+    if link:
+        forget(response, NEW_INVITATION_COOKIE, path=request.path)
+    response.headers["Referrer-Policy"] = "no-referrer"
+    return response
 
 
 NEW_KEY_COOKIE = "skillet_chave_nova"

@@ -17,6 +17,8 @@ from api.console.auth import (
     HOME_PATH,
     SIGN_IN_PATH,
     SIGN_OUT_PATH,
+    invitation_accept,
+    invitation_form,
     sign_in,
     sign_in_form,
     sign_out,
@@ -24,6 +26,7 @@ from api.console.auth import (
 )
 from api.console.render import CONSOLE_PREFIX, TEMPLATES, build_templates, html, see_other
 from api.errors import public_message, status_of
+from api.invitations import INVITATION_PATH
 from core.errors import SkilletError
 
 log = structlog.get_logger(__name__)
@@ -100,9 +103,12 @@ def add_console(app: web.Application) -> None:
     app.router.add_post(SIGN_IN_PATH, sign_in)
     app.router.add_post(SIGN_OUT_PATH, sign_out)
     skill_editor.add_routes(app)
+    app.router.add_get(INVITATION_PATH + "/{token}", invitation_form)
+    app.router.add_post(INVITATION_PATH + "/{token}", invitation_accept)
     for path, reader in PAGES:
         app.router.add_get(P + path, signed_in(pages.page(reader)))
     app.router.add_get(P + "/chaves", signed_in(pages.keys_page))
+    app.router.add_get(P + "/equipe", signed_in(pages.team_page))
     # What the Atendimento pages' script polls (static/atendimento.js).
     app.router.add_get(P + "/atendimento/dados", signed_in(attendance.queue_json))
     app.router.add_get(P + "/conversas/{id}/dados", signed_in(attendance.conversation_json))

@@ -1,4 +1,5 @@
 """SQL of console sessions: the pre-org lookup (a security-definer function), create, end.
+A session speaks for an API key or for a person (api.people).
 
 The lookup joins the session to its key every time, so a revoked key's session answers no
 row on its very next request. Everything but the lookup runs bound to the session's org.
@@ -14,7 +15,8 @@ from api.keys import Role
 from api.routing import Principal
 
 LOOKUP_SESSION = (
-    "select organization_id, role, key_id, prefix from skillet_console_session_lookup($1)"
+    "select organization_id, role, key_id, prefix, person_id, person_name"
+    " from skillet_console_session_lookup($1)"
 )
 
 
@@ -25,13 +27,20 @@ async def fetch_session_principal(
     row = await conn.fetchrow(LOOKUP_SESSION, session_hash)
     if row is None:
         return None
-    return Principal(row["organization_id"], Role(row["role"]), row["key_id"], row["prefix"])
+    return Principal(
+        row["organization_id"],
+        Role(row["role"]),
+        row["key_id"],
+        row["prefix"],
+        person_id=row["person_id"],
+        name=row["person_name"],
+    )
 
 
 # Expiry by the database's clock, the one the lookup compares with.
 INSERT_SESSION = """
-insert into console_sessions (session_hash, organization_id, key_id, expires_at)
-values ($1, $2, $3, now() + make_interval(secs => $4))
+insert into console_sessions (session_hash, organization_id, key_id, person_id, expires_at)
+values ($1, $2, $3, $4, now() + make_interval(secs => $5))
 """
 
 
@@ -39,7 +48,12 @@ async def insert_session(
     conn: asyncpg.Connection, session_hash: bytes, principal: Principal, ttl_s: int
 ) -> None:
     await conn.execute(
-        INSERT_SESSION, session_hash, principal.organization_id, principal.key_id, float(ttl_s)
+        INSERT_SESSION,
+        session_hash,
+        principal.organization_id,
+        None if principal.person_id is not None else principal.key_id,
+        principal.person_id,
+        float(ttl_s),
     )
 
 

@@ -101,6 +101,7 @@ async def running_api(
     package_limits: PackageLimits = DEFAULT_LIMITS,
     prove_with: Settings | None = None,
     similarity: SimilarityBackend | None = None,
+    console_public_url: str | None = None,
 ) -> AsyncIterator[ApiClient]:
     """The real application, as `skillet api` builds it (pool as skillet_api), on 127.0.0.1.
 
@@ -136,6 +137,7 @@ async def running_api(
             package_limits=package_limits,
             prover=prover,
             similarity=similarity or LexicalBackend(),
+            console_public_url=console_public_url,
         )
         runner, port = await start_site(build_app(deps), "127.0.0.1", 0)
         stack.push_async_callback(runner.cleanup)

@@ -59,7 +59,15 @@ async def shot(page: Page, name: str) -> None:
 async def sign_in(page: Page, base_url: str, key: str) -> None:
     await page.goto(f"{base_url}/console/entrar")
     await page.fill("#key", key)
-    await page.click("button:has-text('Entrar')")
+    await page.press("#key", "Enter")  # the operator's form (the e-mail form comes first)
+    await page.wait_for_url(f"{base_url}/console/atendimento")
+
+
+async def sign_in_person(page: Page, base_url: str, email: str, password: str) -> None:
+    await page.goto(f"{base_url}/console/entrar")
+    await page.fill("#email", email)
+    await page.fill("#password", password)
+    await page.click("form.entrar-pessoa button")
     await page.wait_for_url(f"{base_url}/console/atendimento")
 
 

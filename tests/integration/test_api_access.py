@@ -59,6 +59,7 @@ class OrgA:
     channel: tuple[str, str]
     admin_prefix: str
     secrets: tuple[str, ...]
+    person_id: uuid.UUID = uuid.UUID(int=0)  # noqa: RUF009
 
 
 async def _org_a(db: asyncpg.Connection, resources: Resources) -> OrgA:
@@ -121,7 +122,16 @@ async def _org_a(db: asyncpg.Connection, resources: Resources) -> OrgA:
         {"agent_id": str(agent.id), "provider": "openai", "model": "modelo-secreto-a", "calls": 1},
     )
     admin = await create_key(db, org, Role.ADMIN)
+    person = uuid.uuid4()
+    await db.execute(
+        "insert into people (id, organization_id, name, email, role) "
+        "values ($1, $2, 'Pessoa Secreta A', $3, 'admin')",
+        person,
+        org,
+        f"segredo-{person}@a.example.com",
+    )
     return OrgA(
+        person_id=person,
         id=org,
         skill="segredo-a",
         draft="rascunho-a",
@@ -145,6 +155,7 @@ async def _org_a(db: asyncpg.Connection, resources: Resources) -> OrgA:
             "job-a",
             "modelo-secreto-a",
             admin[:12],
+            "Pessoa Secreta A",
         ),
     )
 
@@ -304,6 +315,25 @@ def _walk(a: OrgA) -> dict[tuple[str, str], tuple[Call, int]]:
             404,
         ),
         ("GET", "/v1/api-keys"): (Call("/v1/api-keys"), 200),
+        ("GET", "/v1/people"): (Call("/v1/people"), 200),
+        ("POST", "/v1/conversations/{id}/transfer"): (
+            Call(
+                f"/v1/conversations/{a.conversation_id}/transfer", {"person_id": str(a.person_id)}
+            ),
+            422,
+        ),
+        ("POST", "/v1/people/invitations"): (
+            Call(
+                "/v1/people/invitations",
+                {"email": f"b-{uuid.uuid4().hex}@b.example.com", "name": "B", "role": "viewer"},
+            ),
+            201,
+        ),
+        ("PATCH", "/v1/people/{id}"): (Call(f"/v1/people/{a.person_id}", {"name": "B"}), 404),
+        ("POST", "/v1/people/{id}/deactivate"): (
+            Call(f"/v1/people/{a.person_id}/deactivate"),
+            404,
+        ),
         ("POST", "/v1/api-keys"): (Call("/v1/api-keys", {"role": "viewer"}), 201),
         ("DELETE", "/v1/api-keys/{prefix}"): (Call(f"/v1/api-keys/{a.admin_prefix}"), 404),
     }

@@ -23,6 +23,8 @@ from conversation.mode import next_mode
         (M.HUMAN, T.IDLE_RETURN, M.AGENT),
         (M.WAITING, T.IDLE_RETURN, None),  # nobody took it: waiting is not idleness
         (M.AGENT, T.IDLE_RETURN, None),
+        (M.HUMAN, T.HOLDER_GONE, M.WAITING),
+        (M.AGENT, T.HOLDER_GONE, None),
         (M.WAITING, T.WAIT_NOTICE, M.WAITING),
         (M.HUMAN, T.WAIT_NOTICE, None),
     ],
