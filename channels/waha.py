@@ -19,7 +19,6 @@ from typing import Any
 
 import aiohttp
 import structlog
-from yarl import URL
 
 from channels.credential_queries import NO_SEND_CREDENTIALS, SendCredentials
 from channels.errors import SendFailure, send_failed
@@ -28,6 +27,7 @@ from channels.text import split_text
 from core.address_guard import AddressGuard, Resolve, system_resolve
 from core.addresses import EventsUrlRefused
 from core.pinned import pinned_session
+from core.url_origin import origin_of
 from delivery.contract import Recipient
 from delivery.outbound_file import FileMessage
 from delivery.outbox_queries import OutboxRow
@@ -148,7 +148,7 @@ class WahaSender(PartsSender[WahaConfig]):
             checked = not (
                 credentials.waha_server_vouched
                 or self._config.allow_private
-                or _origin(own) == _origin(self._config.base_url)
+                or origin_of(own) == origin_of(self._config.base_url)
             )
             return WahaServer(own.rstrip("/"), credentials.waha_api_key, checked)
         api_key = credentials.waha_api_key or self._config.api_key
@@ -161,7 +161,7 @@ class WahaSender(PartsSender[WahaConfig]):
         if not server.checked:
             yield None
             return
-        origin = _origin(server.base_url)
+        origin = origin_of(server.base_url)
         if origin is None:
             raise send_failed(SendFailure.REJECTED, "the WAHA server's URL is no http(s) URL")
         try:
@@ -190,17 +190,6 @@ class WahaSender(PartsSender[WahaConfig]):
 
 def _key_header(server: WahaServer) -> Mapping[str, str]:
     return {"X-Api-Key": server.api_key} if server.api_key else {}
-
-
-def _origin(url: str) -> tuple[str, int] | None:
-    """(host, port) an http(s) URL connects to, parsed as aiohttp parses it (yarl)."""
-    try:
-        parsed = URL(url)
-    except ValueError:
-        return None
-    if parsed.scheme not in ("http", "https") or not parsed.raw_host or parsed.port is None:
-        return None
-    return parsed.raw_host.lower(), parsed.port
 
 
 def waha_message_id(body: Any) -> str | None:

@@ -15,27 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from cli.args import CliError, org_command, uuid_arg
+from cli.files import read_capped
 from cli.object_store import command_store
 from core.db import connection
 from worker.settings import Settings
 
 CLI_ACTOR = "cli"
-
-
-def _read_skill_md(path: Path, max_bytes: int) -> bytes:
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(max_bytes + 1)
-    except OSError as exc:
-        raise CliError(
-            f"não foi possível ler {str(path)!r}: {exc.strerror or exc}", code="file_unreadable"
-        ) from exc
-    if len(data) > max_bytes:
-        raise CliError(
-            f"{str(path)!r} passa de {max_bytes} bytes, mais do que um SKILL.md pode ter.",
-            code="skill_file_too_large",
-        )
-    return data
 
 
 async def cmd_show(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
@@ -99,7 +84,12 @@ async def cmd_edit(args: argparse.Namespace, settings: Settings) -> dict[str, An
     from skills.editing_errors import BaseRequired
 
     limits = settings.package_limits()
-    skill_md = _read_skill_md(args.from_file, limits.max_file_bytes)
+    skill_md = read_capped(
+        args.from_file,
+        limits.max_file_bytes,
+        too_large="mais do que um SKILL.md pode ter.",
+        code="skill_file_too_large",
+    )
     async with connection(settings.owner_url) as conn, command_store(settings) as store:
         try:
             result = await publish_skill_md(

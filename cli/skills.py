@@ -14,6 +14,7 @@ from cli import curator as cli_curator
 from cli import rehearsals as cli_rehearsals
 from cli import skill_editor as cli_skill_editor
 from cli.args import CliError, org_command
+from cli.files import read_capped
 from cli.object_store import command_store
 from core.db import connection
 from skills.catalog_seed import DEFAULT_CATALOG_DIR
@@ -23,29 +24,18 @@ if TYPE_CHECKING:
     from skills.catalog import SkillListing
 
 
-def _read_upload(path: Path, max_bytes: int) -> bytes:
-    """The .zip, read only up to what the package limits could ever accept."""
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(max_bytes + 1)
-    except OSError as exc:
-        raise CliError(
-            f"não foi possível ler {str(path)!r}: {exc.strerror or exc}", code="file_unreadable"
-        ) from exc
-    if len(data) > max_bytes:
-        raise CliError(
-            f"{str(path)!r} passa de {max_bytes} bytes, mais do que um pacote dentro dos limites "
-            "(SKILLET_PACKAGE_MAX_BYTES) pode ter. Reduza o pacote.",
-            code="skill_too_large",
-        )
-    return data
-
-
 async def cmd_import(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     from skills.catalog import ImportStatus, import_skill_package
 
     limits = settings.package_limits()
-    data = _read_upload(args.file, limits.max_upload_bytes)
+    # Read only up to what the package limits could ever accept.
+    data = read_capped(
+        args.file,
+        limits.max_upload_bytes,
+        too_large="mais do que um pacote dentro dos limites (SKILLET_PACKAGE_MAX_BYTES) pode "
+        "ter. Reduza o pacote.",
+        code="skill_too_large",
+    )
     async with connection(settings.owner_url) as conn, command_store(settings) as store:
         result = await import_skill_package(
             conn, store, organization_id=args.org, data=data, limits=limits

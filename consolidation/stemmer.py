@@ -1,4 +1,4 @@
-"""A light Portuguese stemmer for the lexical backend, pure: one suffix off, then a vowel.
+"""The lexical backend's stemmer (keywords.stemmer with this floor and these suffixes).
 
 RSLP-like (Orengo & Huyck's suffix classes, much shortened): words arrive folded (lower
 case, no accents), the longest matching suffix of the first list goes if at least
@@ -11,6 +11,8 @@ apart is no worse than plain words. Linear in the word's length (a fixed list of
 
 from __future__ import annotations
 
+from keywords.stemmer import make_stemmer, suffix_list
+
 MIN_STEM_CHARS = 4
 # Folded suffixes, longest first: nouns (-mento, -idade, -cao/-coes), adjectives, verbs
 # (infinitive, gerund, participle, imperfect), plurals.
@@ -20,16 +22,5 @@ ancias ancia encias encia ismos ismo istas ista adores adoras ador adora avel iv
 ados adas idos idas ado ada ido ida ando endo indo aram eram iram avam ava ariam aria
 ar er ir ais eis ois oes aes ns es as os is us s
 """
-SUFFIXES = tuple(sorted(set(_SUFFIX_TEXT.split()), key=lambda s: (-len(s), s)))
-VOWELS = "aeo"
-
-
-def stem(word: str) -> str:
-    """The stem of a folded word (see the module docstring); short words stay whole."""
-    for suffix in SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= MIN_STEM_CHARS:
-            word = word[: -len(suffix)]
-            break
-    if word[-1:] in VOWELS and len(word) - 1 >= MIN_STEM_CHARS:
-        word = word[:-1]
-    return word
+SUFFIXES = suffix_list(_SUFFIX_TEXT)
+stem = make_stemmer(MIN_STEM_CHARS, SUFFIXES)

@@ -25,11 +25,11 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 import aiohttp
-from yarl import URL
 
 from conversation.media.errors import MediaTooLarge, MediaTransient, MediaUnavailable
 from conversation.media.pinned import Resolve, pinned_session, public_addresses
 from core.address_guard import system_resolve
+from core.url_origin import origin_of
 
 _CHUNK_BYTES = 65_536
 _LOOKUP_MAX_BYTES = 16_384  # the Graph API's media object: a small JSON
@@ -62,19 +62,6 @@ class MediaSource:
 
 def host_of(url: str) -> str:
     return (urlsplit(url).hostname or "").lower()
-
-
-def origin_of(url: str) -> tuple[str, int] | None:
-    """(host, port) an http(s) URL connects to, the scheme's port when none is written;
-    None for anything else (another scheme, no host, a URL aiohttp would refuse). Parsed by
-    yarl, as aiohttp parses it when it connects: no second parser to disagree with."""
-    try:
-        parsed = URL(url)
-    except ValueError:
-        return None
-    if parsed.scheme not in ("http", "https") or not parsed.raw_host or parsed.port is None:
-        return None
-    return parsed.raw_host.lower(), parsed.port
 
 
 def on_server(url: str, server: str) -> bool:
