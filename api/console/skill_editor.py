@@ -220,17 +220,31 @@ async def _rehearsed(
 ) -> web.Response:
     """ "Ensaiar": the form again, with everything typed, and what the typed version would have
     done to the org's recent customer messages (POST /v1/rehearsals); nothing is published."""
-    context = _form_context(
-        name=name, base=base, values=values, new=new, catalog=_text(visit.form, "catalog") == "1"
-    )
+    context = _typed_context(visit, name, base, values, new)
     context["rehearsal"] = await pages.rehearsal_of(
         request, visit, {"skill": {"name": name, **values}}
     )
+    return await _show_form(request, visit, context)
 
+
+def _typed_context(
+    visit: Visit, name: str, base: str | None, values: dict[str, str], new: bool
+) -> dict[str, Any]:
+    """The form's context with what the person typed (a catalog fork stays one)."""
+    catalog = _text(visit.form, "catalog") == "1"
+    return _form_context(name=name, base=base, values=values, new=new, catalog=catalog)
+
+
+async def _show_form(
+    request: web.Request,
+    visit: Visit,
+    context: dict[str, Any],
+    error: SkilletError | None = None,
+) -> web.Response:
     async def again(_: web.Request, __: Visit) -> pages.PageData:
         return "skill_form.html", context
 
-    return await pages.show(request, visit, again)
+    return await pages.show(request, visit, again, error=error)
 
 
 async def _form_again(
@@ -242,9 +256,7 @@ async def _form_again(
     new: bool,
     error: SkilletError,
 ) -> web.Response:
-    context = _form_context(
-        name=name, base=base, values=values, new=new, catalog=_text(visit.form, "catalog") == "1"
-    )
+    context = _typed_context(visit, name, base, values, new)
     # The API's 422 names the form field its package rule is about (api.skill_editor_routes).
     field = error.extra.get("field") if isinstance(error, ApiError) else None
     if field is not None:
@@ -255,11 +267,7 @@ async def _form_again(
         moved = await pages.read(request, visit, "show_skill_route")
         context["moved"] = {**moved, "who": who(moved), "body_html": render_markdown(moved["body"])}
         context["base"] = moved["version_id"]  # publishing again now starts from it
-
-    async def again(_: web.Request, __: Visit) -> pages.PageData:
-        return "skill_form.html", context
-
-    return await pages.show(request, visit, again, error=error)
+    return await _show_form(request, visit, context, error)
 
 
 async def add_file(request: web.Request, visit: Visit) -> web.StreamResponse:
