@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from api.console.delivery_view import DELIVERY, delivery_label
 from api.console.render import segment, when
 from conversation.mode import ConversationMode
 from hours.opening import opening_phrase
@@ -34,7 +35,6 @@ MODES = {
     ConversationMode.WAITING: "Esperando uma pessoa",
     ConversationMode.HUMAN: "Com uma pessoa",
 }
-DELIVERY = {"pending": "pendente", "sent": "enviada", "failed": "falhou"}
 PHONE_HOLDER = "phone"
 VERSION_ID_CHARS = 8  # enough to tell two versions of one skill apart on a page
 
@@ -162,10 +162,7 @@ def message_item(message: dict[str, Any], conversation_id: str | None = None) ->
         "text": message["body"] or "",
         "kind": kind_label(message["kind"], message["body"] or ""),
         "at": when(message.get("received_at") or message["created_at"]),
-        "delivery": None
-        if delivery is None
-        else DELIVERY.get(delivery["status"], delivery["status"])
-        + (f" ({delivery['error']})" if delivery.get("error") else ""),
+        "delivery": delivery_label(delivery),
         "unanswered": author == "customer" and not message.get("answered_by"),
         # A person's text can become a suggestion's draft ("Ensinar o agente").
         "teach": author in ("person", "phone") and message["kind"] == "text",
