@@ -16,6 +16,7 @@ from typing import Any
 from aiohttp import web
 
 from api.console import attendance_view as view
+from api.console import team_view
 from api.console.auth import READ_TWIN, Visit
 from api.console.pages import API, PageData
 from api.console.render import SECURITY_HEADERS
@@ -92,9 +93,23 @@ async def _started_by_business(
     }
 
 
+async def _notes(request: web.Request, visit: Visit) -> list[dict[str, Any]]:
+    """The conversation's internal notes, the last THREAD_MESSAGES of them."""
+    items: list[dict[str, Any]] = []
+    query = {"limit": str(MAX_LIMIT)}
+    for _ in range(THREAD_PAGES):
+        page = await _read(request, visit, "list_notes_route", query)
+        items.extend(page["items"])
+        if page["next"] is None:
+            break
+        query = {"limit": str(MAX_LIMIT), "cursor": page["next"]}
+    return items[-THREAD_MESSAGES:]
+
+
 async def conversation_data(request: web.Request, visit: Visit) -> dict[str, Any]:
     conversation = await _read(request, visit, "show_conversation_route")
     messages, cut = await _thread(request, visit)
+    notes = await _notes(request, visit)
     hours = await _read(request, visit, "get_hours_settings")
     can = _can(visit)
     state = view.conversation_state(
@@ -107,7 +122,9 @@ async def conversation_data(request: web.Request, visit: Visit) -> dict[str, Any
     )
     return {
         "conversation": state,
-        "messages": [view.message_item(m, request.match_info["id"]) for m in messages],
+        "messages": team_view.with_notes(
+            messages, notes, lambda m: view.message_item(m, request.match_info["id"])
+        ),
         "cut": cut,
     }
 
@@ -115,7 +132,12 @@ async def conversation_data(request: web.Request, visit: Visit) -> dict[str, Any
 async def conversation_page_data(request: web.Request, visit: Visit) -> dict[str, Any]:
     """The page's data: what the script polls, and what only a reload changes."""
     data = await conversation_data(request, visit)
-    return {**data, **await _started_by_business(request, visit, _can(visit))}
+    quick = await _read(request, visit, "list_quick_replies_route", {"limit": str(MAX_LIMIT)})
+    return {
+        **data,
+        **await _started_by_business(request, visit, _can(visit)),
+        "quick_replies": [team_view.quick_reply_option(q) for q in quick["items"]],
+    }
 
 
 async def queue_page(request: web.Request, visit: Visit) -> PageData:
@@ -125,9 +147,11 @@ async def queue_page(request: web.Request, visit: Visit) -> PageData:
 async def conversation_page(request: web.Request, visit: Visit) -> PageData:
     # After a refused reply the page comes back with the text the person typed.
     typed = visit.form.get("text") if visit.form is not None else None
+    note = visit.form.get("note") if visit.form is not None else None
     return "conversation.html", {
         **await conversation_page_data(request, visit),
         "typed": typed if isinstance(typed, str) else "",
+        "typed_note": note if isinstance(note, str) else "",
         "next": None,
     }
 

@@ -46,6 +46,7 @@ NAV = (
     ("/agente", "Agente", "list_agents_route"),
     ("/curador", "Curador", "list_curator_runs_route"),
     ("/conversas", "Conversas", "list_conversations_route"),
+    ("/respostas-rapidas", "Respostas rápidas", "list_quick_replies_route"),
     ("/uso", "Uso", "list_token_usage_route"),
     ("/auditoria", "Auditoria", "list_audit_route"),
     ("/numeros", "Números", "list_channels_route"),
@@ -89,6 +90,10 @@ NOTICES = {
     "put_file_route": "Arquivo salvo numa versão nova da skill.",
     "delete_file_route": "Arquivo removido numa versão nova da skill.",
     "rollback_route": "A skill voltou para a versão escolhida.",
+    "create_note_route": "Nota salva: só a equipe a vê.",
+    "create_quick_reply_route": "Resposta rápida salva.",
+    "update_quick_reply_route": "Resposta rápida alterada.",
+    "delete_quick_reply_route": "Resposta rápida apagada.",
 }
 # Refusals whose API message names the JSON body: the console says which button to use.
 CONSOLE_MESSAGES = {

@@ -12,7 +12,7 @@ import structlog
 from aiohttp import web
 from aiohttp.typedefs import Handler as AiohttpHandler
 
-from api.console import actions, attendance, media, pages, skill_editor
+from api.console import actions, attendance, media, pages, quick_replies, skill_editor
 from api.console.auth import (
     HOME_PATH,
     SIGN_IN_PATH,
@@ -48,6 +48,7 @@ PAGES = (
     ("/curador", pages.curator),
     ("/conversas", pages.conversations),
     ("/conversas/{id}", attendance.conversation_page),
+    ("/respostas-rapidas", quick_replies.page),
     ("/numeros/{kind}/{address}/templates", pages.channel_templates),
     ("/uso", pages.usage),
     ("/auditoria", pages.audit),
