@@ -12,7 +12,7 @@ import structlog
 from aiohttp import web
 from aiohttp.typedefs import Handler as AiohttpHandler
 
-from api.console import actions, attendance, media, pages, quick_replies, skill_editor
+from api.console import actions, attendance, media, notices, pages, quick_replies, skill_editor
 from api.console.auth import (
     HOME_PATH,
     SIGN_IN_PATH,
@@ -112,6 +112,8 @@ def add_console(app: web.Application) -> None:
     app.router.add_get(P + "/equipe", signed_in(pages.team_page))
     # What the Atendimento pages' script polls (static/atendimento.js).
     app.router.add_get(P + "/atendimento/dados", signed_in(attendance.queue_json))
+    # What every page's notifications poll (static/avisos.js).
+    app.router.add_get(P + "/avisos/dados", signed_in(notices.notices_json))
     app.router.add_get(P + "/conversas/{id}/dados", signed_in(attendance.conversation_json))
     app.router.add_get(P + "/conversas/{id}/midia/{message_id}", signed_in(media.media_file))
     for action in actions.ACTIONS:
