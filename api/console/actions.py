@@ -20,7 +20,7 @@ from aiohttp import web
 from aiohttp.web_request import FileField
 
 from api.bodies import PRELOADED_BODY
-from api.console import attendance, pages, quick_replies
+from api.console import attendance, pages, quick_replies, team_roles
 from api.console.auth import Form, Visit, set_cookie
 from api.console.render import CONSOLE_PREFIX, see_other, segment
 from api.guard import run_route
@@ -120,6 +120,14 @@ def _reply(form: Form) -> dict[str, Any]:
 def _note(form: Form) -> dict[str, Any]:
     text = form.get("note")
     return {"text": text if isinstance(text, str) else ""}
+
+
+def _transfer(form: Form) -> dict[str, Any]:
+    return {"person_id": form.get("person_id") or None}
+
+
+def _role(form: Form) -> dict[str, Any]:
+    return {"role": form.get("role")}
 
 
 def _quick_reply(form: Form) -> dict[str, Any]:
@@ -278,6 +286,14 @@ ACTIONS: tuple[Action, ...] = (
         "/conversas/{id}",
         _note,
     ),
+    Action(
+        f"{P}/conversas/{{id}}/transferir",
+        "transfer_route",
+        attendance.conversation_page,
+        "/conversas/{id}",
+        _transfer,
+    ),
+    Action(f"{P}/equipe/{{id}}/papel", "update_person_route", team_roles.page, "/equipe", _role),
     Action(
         f"{P}/respostas-rapidas",
         "create_quick_reply_route",

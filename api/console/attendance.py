@@ -25,6 +25,7 @@ from api.guard import may, run_route
 from api.keys import Role
 from api.pagination import MAX_LIMIT
 from api.routing import Reply, deps_of
+from conversation.mode import ConversationMode
 from core.errors import SkilletError
 
 # A thread reads oldest first: the page follows the API's pages to the newest message, at
@@ -129,6 +130,20 @@ async def conversation_data(request: web.Request, visit: Visit) -> dict[str, Any
     }
 
 
+async def _transfer_choices(request: web.Request, visit: Visit) -> list[dict[str, str]]:
+    """Whom this visitor may pass the conversation to: only its holder, or an admin, while a
+    person holds it (the transfer route refuses anyone else)."""
+    principal = visit.principal
+    if not may(principal, API["transfer_route"]):
+        return []
+    conversation = await _read(request, visit, "show_conversation_route")
+    holds = conversation["held_by"] == principal.prefix or principal.role is Role.ADMIN
+    if conversation["mode"] != ConversationMode.HUMAN or not holds:
+        return []
+    people = await _read(request, visit, "list_people_route")
+    return team_view.transfer_choices(people["items"], conversation["held_by"])
+
+
 async def conversation_page_data(request: web.Request, visit: Visit) -> dict[str, Any]:
     """The page's data: what the script polls, and what only a reload changes."""
     data = await conversation_data(request, visit)
@@ -137,6 +152,7 @@ async def conversation_page_data(request: web.Request, visit: Visit) -> dict[str
         **data,
         **await _started_by_business(request, visit, _can(visit)),
         "quick_replies": [team_view.quick_reply_option(q) for q in quick["items"]],
+        "transfer_to": await _transfer_choices(request, visit),
     }
 
 

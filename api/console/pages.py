@@ -91,6 +91,8 @@ NOTICES = {
     "delete_file_route": "Arquivo removido numa versão nova da skill.",
     "rollback_route": "A skill voltou para a versão escolhida.",
     "create_note_route": "Nota salva: só a equipe a vê.",
+    "transfer_route": "Conversa passada: a pessoa que a recebeu foi avisada.",
+    "update_person_route": "Papel alterado.",
     "create_quick_reply_route": "Resposta rápida salva.",
     "update_quick_reply_route": "Resposta rápida alterada.",
     "delete_quick_reply_route": "Resposta rápida apagada.",

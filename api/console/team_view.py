@@ -50,3 +50,16 @@ def with_notes(
 
 def quick_reply_option(item: dict[str, Any]) -> dict[str, str]:
     return {"title": item["title"], "text": item["text"]}
+
+
+HOLDER_ROLES = ("editor", "admin")
+
+
+def transfer_choices(people: list[dict[str, Any]], held_by: str | None) -> list[dict[str, str]]:
+    """Who a conversation may be passed to: the org's active editors and admins (GET
+    /v1/people), but not the one who holds it now."""
+    return [
+        {"id": p["id"], "name": p["name"]}
+        for p in people
+        if p["active"] and p["role"] in HOLDER_ROLES and f"person:{p['id']}" != held_by
+    ]
