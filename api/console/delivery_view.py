@@ -86,11 +86,11 @@ def failure_reason(error: str | None, code: int | None) -> str:
 
 
 def delivery_label(delivery: dict[str, Any] | None) -> str | None:
-    """ "entregue", or "falhou: <why>"; None for a message that has no delivery."""
+    """ "entregue", or "falhou — <why>"; None for a message that has no delivery."""
     if delivery is None:
         return None
     status = str(delivery.get("status") or "")
     label = DELIVERY.get(status, "situação desconhecida")
     if status != "failed":
         return label
-    return f"{label}: {failure_reason(delivery.get('error'), delivery.get('error_code'))}"
+    return f"{label} — {failure_reason(delivery.get('error'), delivery.get('error_code'))}"

@@ -88,7 +88,7 @@ async def test_a_conversation_shows_the_receipt_a_note_and_offers_quick_replies(
         await page.goto(f"{api.base_url}/console/conversas/{conversation}")
         agent = page.locator("li.autor-agent").last
         await expect(agent.locator(".meta")).to_contain_text(
-            f"entrega: falhou: {META_ERRORS[131026]} (código 131026)"
+            f"entrega: falhou — {META_ERRORS[131026]} (código 131026)"
         )
         assert "Message undeliverable" not in await page.locator("main").inner_text()
 

@@ -48,12 +48,12 @@ def test_each_status_reads_in_portuguese(status: str, shown: str) -> None:
 
 def test_a_known_code_has_its_sentence_and_an_unknown_one_a_generic_sentence() -> None:
     known = delivery_label({"status": "failed", "error": "131026 x", "error_code": 131026})
-    assert known == f"falhou: {META_ERRORS[131026]} (código 131026)"
+    assert known == f"falhou — {META_ERRORS[131026]} (código 131026)"
     unknown = delivery_label({"status": "failed", "error": "999999 x", "error_code": 999999})
-    assert unknown is not None and unknown.startswith("falhou: o WhatsApp recusou")
-    assert unknown.endswith("(código 999999)") and unknown != "falhou: (código 999999)"
+    assert unknown is not None and unknown.startswith("falhou — o WhatsApp recusou")
+    assert unknown.endswith("(código 999999)") and unknown != "falhou — (código 999999)"
     ours = delivery_label({"status": "failed", "error": "no_channel: none", "error_code": None})
-    assert ours == "falhou: a organização não tem um número conectado para enviar"
+    assert ours == "falhou — a organização não tem um número conectado para enviar"
 
 
 def test_the_common_codes_all_have_a_sentence() -> None:
