@@ -138,3 +138,12 @@ async def test_a_conversation_shows_the_receipt_a_note_and_offers_quick_replies(
         await first.locator("button:has-text('Apagar')").click()
         await page.wait_for_url("**?ok=delete_quick_reply_route")
         await expect(page.locator("li.resposta-rapida")).to_have_count(2)
+
+        # On a phone (390 px) the new boxes fit the width.
+        await page.set_viewport_size({"width": 390, "height": 844})
+        await shot(page, "team-04-respostas-390")
+        await page.goto(f"{api.base_url}/console/conversas/{conversation}")
+        for box in ("#note", "form.nota-interna button"):
+            right = await page.locator(box).evaluate("e => e.getBoundingClientRect().right")
+            assert right <= 390, box
+        await shot(page, "team-05-conversa-390")
