@@ -18,10 +18,11 @@ from playwright.async_api import Browser, BrowserContext, Page, expect
 
 from api.keys import Role
 from api.notice_queries import list_notices
+from api.passwords import hash_password
 from core.channel_kind import ChannelKind
 from core.tenancy import org_connection
 from tests.integration.api_support import create_key, running_api
-from tests.integration.console_support import launched_chromium, shot, sign_in
+from tests.integration.console_support import launched_chromium, shot, sign_in, sign_in_person
 from tests.integration.mode_support import CountingModel
 from tests.integration.support import create_org, run_burst
 from tests.integration.webhook_support import connect_number, running_webhook
@@ -219,3 +220,47 @@ async def test_a_conversation_passed_to_a_person_is_told_until_they_answer(
         (conversation, "transfer", ANA)
     ]
     assert others == []
+
+
+async def test_a_person_is_told_in_the_browser_when_a_conversation_is_passed_to_them(
+    settings: Settings, db: asyncpg.Connection, resources: Resources, context: BrowserContext
+) -> None:
+    org = await create_org(db, "Loja")
+    admin = await create_key(db, org, Role.ADMIN)
+    ana, email, password = (
+        uuid.uuid4(),
+        f"ana-{uuid.uuid4().hex[:8]}@loja.example.com",
+        "senha da ana 123",
+    )
+    await db.execute(
+        "insert into people (id, organization_id, name, email, role, password_hash) "
+        "values ($1, $2, 'Ana', $3, 'editor', $4)",
+        ana,
+        org,
+        email,
+        await hash_password(password),
+    )
+    conversation = await db.fetchval(
+        "insert into conversations (organization_id, channel, contact_id) "
+        "values ($1, 'whatsapp', $2) returning id",
+        org,
+        BRUNO,
+    )
+    async with running_api(settings, resources.store) as api:
+        page = await context.new_page()
+        await sign_in_person(page, api.base_url, email, password)
+        await page.goto(f"{api.base_url}/console/skills")
+        await expect(page).to_have_title("Skills instaladas · skillet")
+        path = f"/v1/conversations/{conversation}"
+        assert (await api.call("POST", f"{path}/takeover", admin, json_body={})).status == 200
+        passed = await api.call(
+            "POST", f"{path}/transfer", admin, json_body={"person_id": str(ana)}
+        )
+        assert passed.status == 200
+        await expect(page).to_have_title(
+            "(1) Skills instaladas · skillet", timeout=POLL_DEADLINE_MS
+        )
+        await _until(page, "window.__avisos.length === 1")
+        seen = await _watched(page)
+        assert seen["avisos"] == [{"title": "Conversa passada para você", "body": BRUNO}]
+        await shot(page, "notices-03-transferida")
