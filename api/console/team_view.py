@@ -7,6 +7,7 @@ author `note`; it is merged into the thread by its time.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -36,7 +37,7 @@ def note_item(note: dict[str, Any]) -> dict[str, Any]:
 def with_notes(
     messages: list[dict[str, Any]],
     notes: list[dict[str, Any]],
-    message_item: Any,
+    message_item: Callable[[dict[str, Any]], dict[str, Any]],
 ) -> list[dict[str, Any]]:
     """Messages and notes in one thread, oldest first (a note after a message of the same
     instant); each turned into its thread item."""
