@@ -4,6 +4,7 @@ titles unique regardless of case, editors write and viewers read."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 
@@ -158,3 +159,31 @@ async def test_quick_replies_are_the_orgs_capped_and_titled_once(
         "quick_reply.delete",
         "quick_reply.create",
     ]
+
+
+async def test_saving_at_once_never_passes_the_cap(
+    settings: Settings, db: asyncpg.Connection, resources: Resources
+) -> None:
+    org = await create_org(db, "Loja")
+    editor = await create_key(db, org, Role.EDITOR)
+    await db.execute(
+        "insert into quick_replies (id, organization_id, title, text, created_by) "
+        "select gen_random_uuid(), $1, 'r' || n, 'texto', 'cli' from generate_series(2, $2) n",
+        org,
+        MAX_QUICK_REPLIES,
+    )  # one short of the cap
+    async with running_api(settings, resources.store) as api:
+        answers = await asyncio.gather(
+            *(
+                api.call(
+                    "POST", "/v1/quick-replies", editor, json_body={"title": f"n{n}", "text": "x"}
+                )
+                for n in range(5)
+            )
+        )
+    assert (
+        sorted((a.status, a.code) for a in answers)
+        == [(201, None)] + [(409, "quick_replies_full")] * 4
+    )
+    count = await db.fetchval("select count(*) from quick_replies where organization_id = $1", org)
+    assert count == MAX_QUICK_REPLIES
