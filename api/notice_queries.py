@@ -25,16 +25,20 @@ class NoticeRow:
     contact_id: str
     kind: str  # 'waiting' | 'message' | 'transfer'
     at: datetime  # what changes when there is something new of this kind
+    # Something to tell (sound, notification) when new, not only to count: a customer's
+    # message that came while the person holds it, never one they found when taking it.
+    told: bool = True
 
 
 LIST_NOTICES = f"""
-(select c.id as conversation_id, c.contact_id, 'waiting' as kind, c.mode_since as at
+(select c.id as conversation_id, c.contact_id, 'waiting' as kind, c.mode_since as at,
+        true as told
  from conversations c
  where c.organization_id = $1 and c.mode = 'waiting' and c.mode_since is not null
  order by c.mode_since desc
  limit {NOTICES_PER_KIND})
 union all
-(select c.id, c.contact_id, 'message', last_in.created_at
+(select c.id, c.contact_id, 'message', last_in.created_at, last_in.created_at > c.mode_since
  from (select id, contact_id, mode_since from conversations
        where organization_id = $1 and mode = 'human' and held_by = $2
        order by mode_since desc limit {NOTICES_PER_KIND}) c
@@ -45,7 +49,7 @@ union all
      order by u.created_at desc limit 1
  ) last_in on true)
 union all
-(select c.id, c.contact_id, 'transfer', t.at
+(select c.id, c.contact_id, 'transfer', t.at, true
  from (select distinct on (a.detail ->> 'conversation_id')
               a.detail ->> 'conversation_id' as conversation_id, a.created_at as at
        from (select action, detail, created_at, id from audit_log

@@ -29,10 +29,11 @@ def notice_json(row: NoticeRow) -> dict[str, str]:
 
 
 def notices_body(rows: list[NoticeRow]) -> dict[str, object]:
-    """`count`: the conversations that need the person now (each counted once)."""
+    """`count`: the conversations that need the person now (each counted once); `items`:
+    what may be told when new (a message found on taking a conversation only counts)."""
     return {
         "count": len({r.conversation_id for r in rows}),
-        "items": [notice_json(r) for r in rows],
+        "items": [notice_json(r) for r in rows if r.told],
     }
 
 

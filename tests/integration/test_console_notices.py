@@ -140,6 +140,10 @@ async def test_a_waiting_conversation_and_a_new_message_are_told_on_any_page(
         )
         assert taken.status == 200
         await expect(page).to_have_title("(1) Uso · skillet")  # its message is unanswered
+        for _ in range(2):  # a poll after the takeover: taking it tells nothing
+            async with page.expect_response(lambda r: "/console/avisos/dados" in r.url):
+                pass
+        assert (await _watched(page))["toques"] == 1
         await _customer_says(whatsapp_settings, ANA, "e então? " + SECRET_TEXT)
         await run_burst(whatsapp_settings, model=model)
         await _until(page, "window.__toques === 2")

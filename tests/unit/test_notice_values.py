@@ -33,6 +33,9 @@ def test_the_count_names_each_conversation_once() -> None:
         {"id": str(two), "kind": "waiting", "at": at.isoformat(), "who": "5521987654321"},
     ]
     assert notices_body([]) == {"count": 0, "items": []}
+    # A message found on taking a conversation counts, and is never told.
+    found = NoticeRow(two, "5521987654321", "message", at, told=False)
+    assert notices_body([found]) == {"count": 1, "items": []}
 
 
 def test_the_sound_is_short_small_and_what_the_tool_makes() -> None:
