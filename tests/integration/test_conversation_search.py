@@ -13,60 +13,12 @@ import asyncpg
 from api.keys import Role
 from api.people_queries import person_actor
 from tests.integration.api_support import ApiClient, create_key, running_api
+from tests.integration.conversation_rows import insert_conversation
 from tests.integration.support import create_org
 from worker.resources import Resources
 from worker.settings import Settings
 
 T0 = datetime(2026, 11, 2, 12, 0, tzinfo=UTC)
-
-
-async def _conversation(
-    db: asyncpg.Connection,
-    org: uuid.UUID,
-    contact: str,
-    name: str | None,
-    texts: list[str],
-    *,
-    at: datetime,
-    mode: str = "agent",
-    held_by: str | None = None,
-    answered: bool = True,
-) -> uuid.UUID:
-    """A conversation with the customer's `texts` (answered unless `answered` is False)."""
-    conversation_id: uuid.UUID = await db.fetchval(
-        """insert into conversations (organization_id, channel, contact_id, contact_name,
-                                      created_at, mode, held_by, mode_since)
-           values ($1, 'whatsapp', $2, $3, $4, $5, $6, $4) returning id""",
-        org,
-        contact,
-        name,
-        at,
-        mode,
-        held_by,
-    )
-    for n, text in enumerate(texts):
-        inbound = await db.fetchval(
-            """insert into messages (organization_id, conversation_id, direction, channel,
-                                     external_id, body, received_at, created_at)
-               values ($1, $2, 'inbound', 'whatsapp', $3, $4, $5, $5) returning id""",
-            org,
-            conversation_id,
-            f"wamid.{uuid.uuid4().hex}",
-            text,
-            at + timedelta(seconds=n),
-        )
-        if answered:
-            reply = await db.fetchval(
-                """insert into messages (organization_id, conversation_id, direction, channel,
-                                         body, reply_to_id, created_at)
-                   values ($1, $2, 'outbound', 'whatsapp', 'Claro!', $3, $4) returning id""",
-                org,
-                conversation_id,
-                inbound,
-                at + timedelta(seconds=n, milliseconds=500),
-            )
-            await db.execute("update messages set answered_by = $1 where id = $2", reply, inbound)
-    return conversation_id
 
 
 async def _found(api: ApiClient, key: str, query: str) -> list[str]:
@@ -81,18 +33,18 @@ async def test_search_finds_by_name_number_and_words_and_never_in_another_org(
     org = await create_org(db, "Loja Busca")
     other = await create_org(db, "Outra Loja")
     at = T0
-    await _conversation(db, org, "5511977776666", "João Araújo", ["oi"], at=at)
-    await _conversation(
+    await insert_conversation(db, org, "5511977776666", "João Araújo", ["oi"], at=at)
+    await insert_conversation(
         db, org, "5521988887777", "Mariana", ["Vocês aceitam PIX?"], at=at + timedelta(1)
     )
-    await _conversation(
+    await insert_conversation(
         db, org, "5531999990000", None, ["tem 50% de desconto?"], at=at + timedelta(2)
     )
-    await _conversation(
+    await insert_conversation(
         db, org, "5541911112222", None, ["quero 500 unidades", "a_b"], at=at + timedelta(3)
     )
     # The other org's customer says the very words searched for, under the same name.
-    await _conversation(
+    await insert_conversation(
         db, other, "5511977776666", "João Araújo", ["aceitam pix? 50%"], at=at + timedelta(4)
     )
     key = await create_key(db, org, Role.VIEWER)
@@ -147,7 +99,7 @@ async def test_filters_narrow_the_list_and_paging_keeps_every_row_once(
         ("5511900000007", "human", ana_key, False),
     ]
     for n, (contact, mode, held_by, answered) in enumerate(rows):
-        await _conversation(
+        await insert_conversation(
             db,
             org,
             contact,
