@@ -44,6 +44,10 @@ class Lease:
     contact_id: str
     undelivered: bool = False  # a committed reply waits to be handed to its channel
     lost: bool = field(default=False)
+    # The customer's profile name, read once per lease by the first turn that asks the model
+    # (conversation.holder); `named` says it was read (None is a valid answer).
+    contact_name: str | None = None
+    named: bool = False
 
 
 class ConversationLeases:

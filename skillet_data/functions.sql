@@ -968,6 +968,23 @@ begin
 end;
 $function$;
 
+COMMENT ON FUNCTION public.skillet_contact_name(uuid, text, uuid) IS
+$$The customer's WhatsApp profile name of one conversation of p_org (null: none known), binding
+p_org with its proof p_proof transaction-locally first. The worker gives it to the model as the
+customer's own data, beside their messages.$$;
+CREATE OR REPLACE FUNCTION public.skillet_contact_name(p_org uuid, p_proof text, p_conversation uuid)
+ RETURNS text
+ LANGUAGE plpgsql
+AS $function$
+begin
+    perform skillet_bind_org(p_org, p_proof);
+    return (select c.contact_name from conversations c
+            where c.organization_id = p_org and c.id = p_conversation);
+end;
+$function$;
+REVOKE ALL ON FUNCTION public.skillet_contact_name(uuid, text, uuid) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.skillet_contact_name(uuid, text, uuid) TO skillet_worker;
+
 COMMENT ON FUNCTION public.skillet_commit_turn(uuid, text, uuid, text, uuid[], timestamp with time zone, text, text[], text[], text[], text[], timestamp with time zone, uuid, jsonb, boolean, text, text, jsonb, jsonb, jsonb) IS
 $$The reply commit, step two of a turn: bind the org with its proof, then the fenced commit.
 Serialized on the conversation row (as is every change of its mode); refused with outcome

@@ -113,3 +113,20 @@ grant execute on function skillet_receive_inbound(text, text, text[], text, text
 
 -- The conversations list reads an org's newest first (and pages on created_at, id).
 create index conversations_org_created_idx on conversations (organization_id, created_at, id);
+
+-- The customer's profile name for a turn that asks the model, in one statement that binds
+-- its org itself (the worker reads it once per lease, never on the webhook's path).
+create function skillet_contact_name(p_org uuid, p_proof text, p_conversation uuid)
+returns text language plpgsql as $$
+begin
+    perform skillet_bind_org(p_org, p_proof);
+    return (select c.contact_name from conversations c
+            where c.organization_id = p_org and c.id = p_conversation);
+end;
+$$;
+comment on function skillet_contact_name(uuid, text, uuid) is
+$$The customer's WhatsApp profile name of one conversation of p_org (null: none known), binding
+p_org with its proof p_proof transaction-locally first. The worker gives it to the model as the
+customer's own data, beside their messages.$$;
+revoke all on function skillet_contact_name(uuid, text, uuid) from public;
+grant execute on function skillet_contact_name(uuid, text, uuid) to skillet_worker;
