@@ -120,8 +120,13 @@ async def test_filters_narrow_the_list_and_paging_keeps_every_row_once(
         ]
         assert await _found(api, key, "unanswered=true&mode=agent") == ["5511900000006"]
         assert await _found(api, key, "unanswered=true&mode=waiting&q=pix") == ["5511900000004"]
-        assert await _found(api, key, "held_by=me") == []  # a key holds none of them
-        assert len(await _found(api, key, "unanswered=false")) == len(rows)
+        assert await _found(api, key, "held_by=me") == []  # the key holds none of them yet
+        # A conversation the key itself holds (its prefix is its held_by): `me` finds it.
+        await insert_conversation(
+            db, org, "5511900000008", None, ["oi"], at=T0, mode="human", held_by=key[:12]
+        )
+        assert await _found(api, key, "held_by=me") == ["5511900000008"]
+        assert len(await _found(api, key, "unanswered=false")) == len(rows) + 1
         for bad, code in (
             ("held_by=ninguem", "invalid_held_by"),
             ("unanswered=sim", "invalid_unanswered"),
