@@ -34,7 +34,7 @@ def conversation_filter(query: Mapping[str, str], principal: Principal) -> Conve
         mode=_mode(query.get("mode")),
         held_by=_held_by(query.get("held_by"), principal),
         unanswered=_unanswered(query.get("unanswered")),
-        text_pattern=None if patterns is None else patterns.text,
+        text_pattern=None if patterns is None else patterns.regex,
         number_pattern=None if patterns is None else patterns.number,
     )
 

@@ -116,8 +116,8 @@ class ConversationFilter:
     mode: str | None = None
     held_by: str | None = None  # an exact holder: `person:<id>`, a key's prefix, 'phone'
     unanswered: bool = False  # only those with customer messages no one answered
-    # A LIKE pattern (conversation.search.like_pattern) over the name and what customers
-    # wrote, and one over the number (None: the text is no number).
+    # A literal, accent-blind regular expression (conversation.search) over the name and
+    # what customers wrote, and a LIKE pattern over the number (None: the text is no number).
     text_pattern: str | None = None
     number_pattern: str | None = None
 
@@ -132,8 +132,7 @@ _HITS = f"""
 with hits as (
     select h.id from conversations h
     where $6::text is not null and h.organization_id = $1
-      and (skillet_search_fold(h.contact_name) like skillet_search_fold($6) escape '\\'
-           or h.contact_id like $7)
+      and (h.contact_name ~* $6 or h.contact_id like $7)
     union
     select r.conversation_id from (
         select m.conversation_id, m.body from messages m
@@ -141,8 +140,7 @@ with hits as (
         order by m.created_at desc
         limit {SEARCH_MESSAGES}
     ) r
-    where skillet_search_fold(left(r.body, {SEARCH_CHARS})) like skillet_search_fold($6)
-        escape '\\'
+    where left(r.body, {SEARCH_CHARS}) ~* $6
 )
 """
 _FILTERS = """

@@ -1,14 +1,22 @@
-"""The conversations' search text as LIKE patterns (pure: no I/O).
+"""The conversations' search text as patterns Postgres matches (pure: no I/O).
 
-What a person types is matched as typed, anywhere in a name or a customer's message: `%`,
-`_` and `\\` are escaped (taken literally), and the database folds case and accents of both
-sides alike (skillet_search_fold). A text of digits and a phone's punctuation only
-(`11 97777-6666`, `+55 (11) 9777`) also matches the contact's number by its digits.
+What a person types is found as typed, anywhere in a name or a customer's message, whatever
+the case and the accents: the text is folded (case, accents: `João` -> `joao`) and becomes a
+case-insensitive regular expression (`~*`) in which every other character is literal (`%`,
+`_`, `.`, `*` are themselves) and each vowel, `c`, `n` and `y` is the class of its accented
+forms, both cases (`a` -> `[aáàâãäåAÁÀÂÃÄÅ]`). No character of the text is ever an operator,
+so the expression is a fixed string with classes: matched in time linear in the text read.
+(Folding each row in SQL instead costs about 100 times more: translate() walks multibyte
+text character by character.)
+
+A text of digits and a phone's punctuation only (`11 97777-6666`, `+55 (11) 9777`) also
+matches the contact's number by its digits (a LIKE pattern of digits).
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Final
 
@@ -16,23 +24,51 @@ MIN_CHARS: Final = 2
 MAX_CHARS: Final = 100
 _PHONE_TEXT = re.compile(r"^[0-9 +().-]+$")
 _NOT_DIGITS = re.compile(r"[^0-9]")
+# Each base letter and the accented forms Portuguese and Spanish write it with.
+_ACCENTED: Final = {
+    "a": "aáàâãäåAÁÀÂÃÄÅ",
+    "e": "eéèêëEÉÈÊË",
+    "i": "iíìîïIÍÌÎÏ",
+    "o": "oóòôõöOÓÒÔÕÖ",
+    "u": "uúùûüUÚÙÛÜ",
+    "c": "cçCÇ",
+    "n": "nñNÑ",
+    "y": "yýÿYÝŸ",
+}
 
 
 @dataclass(frozen=True)
 class SearchPatterns:
-    text: str  # over names and messages, escaped with backslash
-    number: str | None  # over contact ids (digits only), None: the text is no number
+    regex: str  # over names and messages, for `~*`
+    number: str | None  # a LIKE pattern over contact ids (digits), None: the text is no number
 
 
-def like_literal(text: str) -> str:
-    """`text` for a LIKE ... ESCAPE '\\' pattern, every character taken as itself."""
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+def fold(text: str) -> str:
+    """Lower case, without accents (`Ação` -> `acao`)."""
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def literal_regex(text: str) -> str:
+    """`text` folded, as a regular expression that matches it literally, each accentable
+    letter as the class of its forms."""
+    out: list[str] = []
+    for char in fold(text):
+        if char in _ACCENTED:
+            out.append(f"[{_ACCENTED[char]}]")
+        elif char.isascii() and char.isalnum():
+            out.append(char)
+        elif char.isalnum():
+            out.append(char)  # a letter of another script: itself (never an operator)
+        else:
+            out.append("\\" + char)  # any other character after a backslash is itself
+    return "".join(out)
 
 
 def search_patterns(text: str) -> SearchPatterns:
     """The patterns of an already checked search text (MIN_CHARS to MAX_CHARS, trimmed)."""
     digits = _NOT_DIGITS.sub("", text) if _PHONE_TEXT.match(text) else ""
     return SearchPatterns(
-        text=f"%{like_literal(text)}%",
+        regex=literal_regex(text),
         number=f"%{digits}%" if len(digits) >= MIN_CHARS else None,
     )

@@ -504,15 +504,6 @@ AS $function$
       and m.external_id = p_external_id and m.direction = 'inbound'
 $function$;
 
-COMMENT ON FUNCTION public.skillet_search_fold(text) IS
-$$Text as the conversations' search compares it: lower case, the accents of Portuguese and Spanish
-removed (á -> a, ç -> c, ñ -> n), upper-case accented letters included.$$;
-CREATE OR REPLACE FUNCTION public.skillet_search_fold(p_text text)
- RETURNS text
- LANGUAGE sql
- IMMUTABLE PARALLEL SAFE STRICT
-RETURN translate(lower(p_text), 'áàâãäåéèêëíìîïóòôõöúùûüçñýÿÁÀÂÃÄÅÉÈÊËÍÌÎÏÓÒÔÕÖÚÙÛÜÇÑÝ'::text, 'aaaaaaeeeeiiiiooooouuuucnyyaaaaaaeeeeiiiiooooouuuucny'::text);
-
 -- ==============================================================================================
 -- A number's own credentials
 -- Its Cloud API token and WAHA API key: stored by the API for its org, read for one number of the bound org by the send path and the API's verification.

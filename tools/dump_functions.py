@@ -87,7 +87,6 @@ GROUPS: tuple[Group, ...] = (
             "skillet_receive_inbound",
             "skillet_store_inbound",
             "skillet_stored_inbound",
-            "skillet_search_fold",
         ),
     ),
     Group(

@@ -1,23 +1,11 @@
--- The inbox: the customer's WhatsApp profile name per contact, and a search over the
--- conversations (name, number, what customers wrote) that needs no extension.
+-- The inbox: the customer's WhatsApp profile name per contact (stored by the webhook, read by
+-- the turn), and an index for the conversations list and its search.
 
 -- The latest profile name a delivery carried (Cloud API contacts[].profile.name, WAHA's
 -- push name), cleaned by the webhook (no control or bidi characters) and at most 256
 -- characters. A conversation is one contact of one org: the name lives on its row.
 alter table conversations add column contact_name text null
     check (contact_name is null or char_length(contact_name) between 1 and 256);
-
--- Text as the search compares it: lower case, without the accents of Portuguese and Spanish
--- (what unaccent would do for them, with no extension to install). Upper-case accented
--- letters are mapped too, since lower() leaves them under the C collation.
-create function skillet_search_fold(p_text text) returns text
-    language sql immutable strict parallel safe
-    return translate(lower(p_text),
-        'áàâãäåéèêëíìîïóòôõöúùûüçñýÿÁÀÂÃÄÅÉÈÊËÍÌÎÏÓÒÔÕÖÚÙÛÜÇÑÝ',
-        'aaaaaaeeeeiiiiooooouuuucnyyaaaaaaeeeeiiiiooooouuuucny');
-comment on function skillet_search_fold(text) is
-$$Text as the conversations' search compares it: lower case, the accents of Portuguese and
-Spanish removed (á -> a, ç -> c, ñ -> n), upper-case accented letters included.$$;
 
 drop function skillet_receive_inbound(text, text, text[], text, text, text, timestamp with time zone, timestamp with time zone, text, boolean, boolean, jsonb);
 
