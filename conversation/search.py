@@ -56,10 +56,8 @@ def literal_regex(text: str) -> str:
     for char in fold(text):
         if char in _ACCENTED:
             out.append(f"[{_ACCENTED[char]}]")
-        elif char.isascii() and char.isalnum():
-            out.append(char)
         elif char.isalnum():
-            out.append(char)  # a letter of another script: itself (never an operator)
+            out.append(char)  # a letter or digit, of any script: itself, never an operator
         else:
             out.append("\\" + char)  # any other character after a backslash is itself
     return "".join(out)

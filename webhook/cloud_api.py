@@ -2,7 +2,8 @@
 
 A POST holds a batch: entry[] -> changes[] -> value.messages[] (and value.statuses[] for
 delivery receipts of our own messages). The receiving number is
-value.metadata.phone_number_id; the customer is messages[].from (their wa_id).
+value.metadata.phone_number_id; the customer is messages[].from (their wa_id), and their
+WhatsApp profile name is the value's contacts[].profile.name of that wa_id.
 
 WhatsApp Business app coexistence adds the field `smb_message_echoes`: value.message_echoes[]
 holds what the business sent from the app (or a linked device), each shaped like a message
