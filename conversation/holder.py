@@ -73,7 +73,6 @@ from dataclasses import dataclass
 import structlog
 
 from conversation.burst import BatchResult, answer_batch, answer_fixed
-from conversation.contact_queries import fetch_contact_name
 from conversation.context import Conversation
 from conversation.deps import MessageOutcome, TurnConfig, TurnDeps, TurnOutcome
 from conversation.lease import Lease
@@ -240,12 +239,6 @@ async def _answer(deps: TurnDeps, lease: Lease, burst: BurstRead, job_id: str) -
         async with org_connection(deps.pool, lease.organization_id) as conn:
             snapshot = await deps.catalog.get(conn, lease.organization_id)
     agent = burst.open.agent
-    if not lease.named:
-        async with self_bound_connection(deps.pool) as conn:
-            lease.contact_name = await fetch_contact_name(
-                conn, lease.organization_id, lease.conversation_id
-            )
-        lease.named = True
     conversation = Conversation(
         lease.organization_id,
         lease.channel,

@@ -837,9 +837,10 @@ COMMENT ON FUNCTION public.skillet_take_conversation(uuid, text, uuid, uuid, dou
 $$Step one of a turn: bind the org with its proof, take the conversation's lease (free or expired)
 under a fresh token for p_ttl_s seconds and read its first burst (skillet_read_burst). No row:
 someone else holds it. `undelivered`: a committed reply still waits to be handed to its channel
-(a crash between commit and send): the holder delivers it before reading.$$;
+(a crash between commit and send): the holder delivers it before reading. `contact_name`: the
+customer's WhatsApp profile name (null: none known).$$;
 CREATE OR REPLACE FUNCTION public.skillet_take_conversation(p_org uuid, p_proof text, p_conversation uuid, p_lease uuid, p_ttl_s double precision, p_limit integer, p_history_limit integer)
- RETURNS TABLE(channel text, contact_id text, undelivered boolean, ids uuid[], external_ids text[], bodies text[], received_ats timestamp with time zone[], expects_replies boolean[], agent_ids uuid[], agent_id uuid, system_prompt text, model_provider text, model_name text, catalog_revision bigint, history_directions text[], history_bodies text[])
+ RETURNS TABLE(channel text, contact_id text, undelivered boolean, ids uuid[], external_ids text[], bodies text[], received_ats timestamp with time zone[], expects_replies boolean[], agent_ids uuid[], agent_id uuid, system_prompt text, model_provider text, model_name text, catalog_revision bigint, history_directions text[], history_bodies text[], contact_name text)
  LANGUAGE plpgsql
  SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
@@ -849,7 +850,7 @@ begin
     update conversations c
     set lease_token = p_lease, lease_until = now() + make_interval(secs => p_ttl_s)
     where c.id = p_conversation and (c.lease_until is null or c.lease_until < now())
-    returning c.channel, c.contact_id into channel, contact_id;
+    returning c.channel, c.contact_id, c.contact_name into channel, contact_id, contact_name;
     if not found then
         return;
     end if;
@@ -873,7 +874,7 @@ COMMENT ON FUNCTION public.skillet_take_conversation(uuid, uuid, uuid, double pr
 $$The take without a proof argument (the transaction's proof, or the operator's role): as
 skillet_take_conversation(uuid, text, ...).$$;
 CREATE OR REPLACE FUNCTION public.skillet_take_conversation(p_org uuid, p_conversation uuid, p_lease uuid, p_ttl_s double precision, p_limit integer, p_history_limit integer)
- RETURNS TABLE(channel text, contact_id text, undelivered boolean, ids uuid[], external_ids text[], bodies text[], received_ats timestamp with time zone[], expects_replies boolean[], agent_ids uuid[], agent_id uuid, system_prompt text, model_provider text, model_name text, catalog_revision bigint, history_directions text[], history_bodies text[])
+ RETURNS TABLE(channel text, contact_id text, undelivered boolean, ids uuid[], external_ids text[], bodies text[], received_ats timestamp with time zone[], expects_replies boolean[], agent_ids uuid[], agent_id uuid, system_prompt text, model_provider text, model_name text, catalog_revision bigint, history_directions text[], history_bodies text[], contact_name text)
  LANGUAGE plpgsql
  SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
@@ -958,23 +959,6 @@ begin
     return next;
 end;
 $function$;
-
-COMMENT ON FUNCTION public.skillet_contact_name(uuid, text, uuid) IS
-$$The customer's WhatsApp profile name of one conversation of p_org (null: none known), binding
-p_org with its proof p_proof transaction-locally first. The worker gives it to the model as the
-customer's own data, beside their messages.$$;
-CREATE OR REPLACE FUNCTION public.skillet_contact_name(p_org uuid, p_proof text, p_conversation uuid)
- RETURNS text
- LANGUAGE plpgsql
-AS $function$
-begin
-    perform skillet_bind_org(p_org, p_proof);
-    return (select c.contact_name from conversations c
-            where c.organization_id = p_org and c.id = p_conversation);
-end;
-$function$;
-REVOKE ALL ON FUNCTION public.skillet_contact_name(uuid, text, uuid) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION public.skillet_contact_name(uuid, text, uuid) TO skillet_worker;
 
 COMMENT ON FUNCTION public.skillet_commit_turn(uuid, text, uuid, text, uuid[], timestamp with time zone, text, text[], text[], text[], text[], timestamp with time zone, uuid, jsonb, boolean, text, text, jsonb, jsonb, jsonb) IS
 $$The reply commit, step two of a turn: bind the org with its proof, then the fenced commit.

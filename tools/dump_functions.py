@@ -116,7 +116,6 @@ GROUPS: tuple[Group, ...] = (
         (
             "skillet_take_conversation",
             "skillet_read_burst",
-            "skillet_contact_name",
             "skillet_commit_turn",
             "skillet_commit_away",
             "skillet_change_mode",

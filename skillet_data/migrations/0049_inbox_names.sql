@@ -102,19 +102,68 @@ grant execute on function skillet_receive_inbound(text, text, text[], text, text
 -- The conversations list reads an org's newest first (and pages on created_at, id).
 create index conversations_org_created_idx on conversations (organization_id, created_at, id);
 
--- The customer's profile name for a turn that asks the model, in one statement that binds
--- its org itself (the worker reads it once per lease, never on the webhook's path).
-create function skillet_contact_name(p_org uuid, p_proof text, p_conversation uuid)
-returns text language plpgsql as $$
+-- The take also returns the customer's profile name (the model reads it as the customer's
+-- own data), so a turn stays three statements. A new column of its result: both overloads
+-- are dropped and created again, with their comments (PUBLIC keeps EXECUTE, as before).
+drop function skillet_take_conversation(uuid, uuid, uuid, double precision, integer, integer);
+drop function skillet_take_conversation(uuid, text, uuid, uuid, double precision, integer,
+    integer);
+
+create function skillet_take_conversation(p_org uuid, p_proof text, p_conversation uuid, p_lease uuid, p_ttl_s double precision, p_limit integer, p_history_limit integer)
+ RETURNS TABLE(channel text, contact_id text, undelivered boolean, ids uuid[], external_ids text[], bodies text[], received_ats timestamp with time zone[], expects_replies boolean[], agent_ids uuid[], agent_id uuid, system_prompt text, model_provider text, model_name text, catalog_revision bigint, history_directions text[], history_bodies text[],
+    contact_name text)
+ LANGUAGE plpgsql
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+#variable_conflict use_column
 begin
     perform skillet_bind_org(p_org, p_proof);
-    return (select c.contact_name from conversations c
-            where c.organization_id = p_org and c.id = p_conversation);
+    update conversations c
+    set lease_token = p_lease, lease_until = now() + make_interval(secs => p_ttl_s)
+    where c.id = p_conversation and (c.lease_until is null or c.lease_until < now())
+    returning c.channel, c.contact_id, c.contact_name into channel, contact_id, contact_name;
+    if not found then
+        return;
+    end if;
+    undelivered := exists (
+        select 1 from outbox o
+        where o.conversation_id = p_conversation and o.status = 'pending'
+          and o.delivery_claimed_at is null);
+    if undelivered then
+        return next;
+        return;
+    end if;
+    select * into ids, external_ids, bodies, received_ats, expects_replies, agent_ids,
+                  agent_id, system_prompt, model_provider, model_name, catalog_revision,
+                  history_directions, history_bodies
+    from skillet_read_burst(p_org, p_conversation, p_limit, p_history_limit);
+    return next;
 end;
-$$;
-comment on function skillet_contact_name(uuid, text, uuid) is
-$$The customer's WhatsApp profile name of one conversation of p_org (null: none known), binding
-p_org with its proof p_proof transaction-locally first. The worker gives it to the model as the
-customer's own data, beside their messages.$$;
-revoke all on function skillet_contact_name(uuid, text, uuid) from public;
-grant execute on function skillet_contact_name(uuid, text, uuid) to skillet_worker;
+$function$;
+
+comment on function skillet_take_conversation(uuid, text, uuid, uuid, double precision, integer,
+    integer) is
+$$Step one of a turn: bind the org with its proof, take the conversation's lease (free or expired)
+under a fresh token for p_ttl_s seconds and read its first burst (skillet_read_burst). No row:
+someone else holds it. `undelivered`: a committed reply still waits to be handed to its channel
+(a crash between commit and send): the holder delivers it before reading. `contact_name`: the
+customer's WhatsApp profile name (null: none known).$$;
+
+create function skillet_take_conversation(p_org uuid, p_conversation uuid, p_lease uuid, p_ttl_s double precision, p_limit integer, p_history_limit integer)
+ RETURNS TABLE(channel text, contact_id text, undelivered boolean, ids uuid[], external_ids text[], bodies text[], received_ats timestamp with time zone[], expects_replies boolean[], agent_ids uuid[], agent_id uuid, system_prompt text, model_provider text, model_name text, catalog_revision bigint, history_directions text[], history_bodies text[],
+    contact_name text)
+ LANGUAGE plpgsql
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+begin
+    return query
+    select * from skillet_take_conversation(
+        p_org, current_setting('skillet.organization_proof', true), p_conversation, p_lease,
+        p_ttl_s, p_limit, p_history_limit);
+end;
+$function$;
+
+comment on function skillet_take_conversation(uuid, uuid, uuid, double precision, integer,
+    integer) is
+$$The take without a proof argument (the transaction's proof, or the operator's role): as
+skillet_take_conversation(uuid, text, ...).$$;
