@@ -23,6 +23,7 @@ AUDIT_ROWS_READ = 500
 class NoticeRow:
     conversation_id: uuid.UUID
     contact_id: str
+    contact_name: str | None  # the customer's WhatsApp profile name, when one was carried
     kind: str  # 'waiting' | 'message' | 'transfer'
     at: datetime  # what changes when there is something new of this kind
     # Something to tell (sound, notification) when new, not only to count: a customer's
@@ -31,15 +32,16 @@ class NoticeRow:
 
 
 LIST_NOTICES = f"""
-(select c.id as conversation_id, c.contact_id, 'waiting' as kind, c.mode_since as at,
-        true as told
+(select c.id as conversation_id, c.contact_id, c.contact_name, 'waiting' as kind,
+        c.mode_since as at, true as told
  from conversations c
  where c.organization_id = $1 and c.mode = 'waiting' and c.mode_since is not null
  order by c.mode_since desc
  limit {NOTICES_PER_KIND})
 union all
-(select c.id, c.contact_id, 'message', last_in.created_at, last_in.created_at > c.mode_since
- from (select id, contact_id, mode_since from conversations
+(select c.id, c.contact_id, c.contact_name, 'message', last_in.created_at,
+        last_in.created_at > c.mode_since
+ from (select id, contact_id, contact_name, mode_since from conversations
        where organization_id = $1 and mode = 'human' and held_by = $2
        order by mode_since desc limit {NOTICES_PER_KIND}) c
  join lateral (
@@ -49,7 +51,7 @@ union all
      order by u.created_at desc limit 1
  ) last_in on true)
 union all
-(select c.id, c.contact_id, 'transfer', t.at, true
+(select c.id, c.contact_id, c.contact_name, 'transfer', t.at, true
  from (select distinct on (a.detail ->> 'conversation_id')
               a.detail ->> 'conversation_id' as conversation_id, a.created_at as at
        from (select action, detail, created_at, id from audit_log

@@ -4,7 +4,7 @@ that can be new (a conversation waiting, a customer's message in one they hold, 
 to them), each with the time that changes when it is new again. The script compares it with
 what it saw, plays the sound and shows the browser notification.
 
-Never a message's text: a notice names the contact only.
+Never a message's text: a notice names the contact only (profile name and number).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from api.console.auth import Visit
 from api.console.render import SECURITY_HEADERS
 from api.notice_queries import NoticeRow, list_notices
 from api.routing import org_db
+from inbox.profile_names import contact_label
 
 
 def notice_json(row: NoticeRow) -> dict[str, str]:
@@ -24,7 +25,7 @@ def notice_json(row: NoticeRow) -> dict[str, str]:
         "id": str(row.conversation_id),
         "kind": row.kind,
         "at": row.at.isoformat(),
-        "who": row.contact_id,
+        "who": contact_label(row.contact_id, row.contact_name),
     }
 
 

@@ -33,6 +33,7 @@ from worker.settings import Settings
 
 NUMBER = "106540352242922"
 ANA, BRUNO = "5511912345678", "5521987654321"
+NAMES = {ANA: "Ana Souza", BRUNO: "Bruno Lima"}  # their WhatsApp profile names
 SECRET_TEXT = "quero falar com um atendente sobre meu pedido 4411"
 POLL_DEADLINE_MS = 5000
 
@@ -82,7 +83,9 @@ async def _customer_says(settings: Settings, sender: str, text: str) -> None:
         f"wamid.{uuid.uuid4().hex}", text, sender=sender, timestamp=int(time.time())
     )
     async with running_webhook(settings) as hook:
-        answer = await hook.post_cloud(cloud_delivery(cloud_value(NUMBER, [message])))
+        answer = await hook.post_cloud(
+            cloud_delivery(cloud_value(NUMBER, [message], profile_names=NAMES))
+        )
     assert answer.status == 200
 
 
@@ -127,7 +130,9 @@ async def test_a_waiting_conversation_and_a_new_message_are_told_on_any_page(
         await expect(page).to_have_title("(1) Uso · skillet", timeout=POLL_DEADLINE_MS)
         await _until(page, "window.__avisos.length === 1")
         seen = await _watched(page)
-        assert seen["avisos"] == [{"title": "Conversa esperando uma pessoa", "body": ANA}]
+        assert seen["avisos"] == [
+            {"title": "Conversa esperando uma pessoa", "body": "Ana Souza · +55 11 91234-5678"}
+        ]
         assert seen["toques"] == 1 and seen["pedidos"] == 0  # never asked on load
         await shot(page, "notices-01-titulo")
 
@@ -158,7 +163,10 @@ async def test_a_waiting_conversation_and_a_new_message_are_told_on_any_page(
         await expect(page).to_have_title("(2) Uso · skillet", timeout=POLL_DEADLINE_MS)
         await _until(page, "window.__avisos.length === 2")
         seen = await _watched(page)
-        assert seen["avisos"][1] == {"title": "Conversa esperando uma pessoa", "body": BRUNO}
+        assert seen["avisos"][1] == {
+            "title": "Conversa esperando uma pessoa",
+            "body": "Bruno Lima · +55 21 98765-4321",
+        }
         assert seen["toques"] == 2
         assert all("pedido" not in (n["body"] or "") for n in seen["avisos"])
         assert model.requests == []  # handoffs before any model call
@@ -266,5 +274,7 @@ async def test_a_person_is_told_in_the_browser_when_a_conversation_is_passed_to_
         )
         await _until(page, "window.__avisos.length === 1")
         seen = await _watched(page)
-        assert seen["avisos"] == [{"title": "Conversa passada para você", "body": BRUNO}]
+        assert seen["avisos"] == [
+            {"title": "Conversa passada para você", "body": "+55 21 98765-4321"}
+        ]
         await shot(page, "notices-03-transferida")

@@ -21,20 +21,25 @@ def test_the_count_names_each_conversation_once() -> None:
     one, two = uuid.uuid4(), uuid.uuid4()
     at = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
     rows = [
-        NoticeRow(one, "5511912345678", "message", at),
-        NoticeRow(one, "5511912345678", "transfer", at),
-        NoticeRow(two, "5521987654321", "waiting", at),
+        NoticeRow(one, "5511912345678", "Ana", "message", at),
+        NoticeRow(one, "5511912345678", "Ana", "transfer", at),
+        NoticeRow(two, "5521987654321", None, "waiting", at),
     ]
     body = notices_body(rows)
     assert body["count"] == 2
     assert body["items"] == [
-        {"id": str(one), "kind": "message", "at": at.isoformat(), "who": "5511912345678"},
-        {"id": str(one), "kind": "transfer", "at": at.isoformat(), "who": "5511912345678"},
-        {"id": str(two), "kind": "waiting", "at": at.isoformat(), "who": "5521987654321"},
+        {"id": str(one), "kind": "message", "at": at.isoformat(), "who": "Ana · +55 11 91234-5678"},
+        {
+            "id": str(one),
+            "kind": "transfer",
+            "at": at.isoformat(),
+            "who": "Ana · +55 11 91234-5678",
+        },
+        {"id": str(two), "kind": "waiting", "at": at.isoformat(), "who": "+55 21 98765-4321"},
     ]
     assert notices_body([]) == {"count": 0, "items": []}
     # A message found on taking a conversation counts, and is never told.
-    found = NoticeRow(two, "5521987654321", "message", at, told=False)
+    found = NoticeRow(two, "5521987654321", None, "message", at, told=False)
     assert notices_body([found]) == {"count": 1, "items": []}
 
 
