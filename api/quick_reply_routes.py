@@ -133,6 +133,8 @@ async def create_quick_reply_route(request: web.Request, principal: Principal) -
 async def update_quick_reply_route(request: web.Request, principal: Principal) -> Reply:
     quick_reply_id = _quick_reply_id(request)
     body = await read_json(request, QuickReplyChange)
+    if body.title is None and body.text is None:
+        raise invalid("quick_reply_change_empty", "Envie o título, o texto ou os dois.")
     title = None if body.title is None else quick_reply_title(body.title)
     text = None if body.text is None else quick_reply_text(body.text)
     async with org_db(request, principal) as conn, conn.transaction():

@@ -121,8 +121,12 @@ async def test_quick_replies_are_the_orgs_capped_and_titled_once(
         assert (await api.get("/v1/quick-replies", stranger)).body["items"] == []
 
         ident = made.body["id"]
-        hidden = await api.call("PATCH", f"/v1/quick-replies/{ident}", stranger, json_body={})
+        hidden = await api.call(
+            "PATCH", f"/v1/quick-replies/{ident}", stranger, json_body={"text": "x"}
+        )
         assert (hidden.status, hidden.code) == (404, "quick_reply_not_found")
+        empty = await api.call("PATCH", f"/v1/quick-replies/{ident}", editor, json_body={})
+        assert (empty.status, empty.code) == (422, "quick_reply_change_empty")
         changed = await api.call(
             "PATCH", f"/v1/quick-replies/{ident}", editor, json_body={"text": "Frete grátis."}
         )
