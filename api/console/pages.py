@@ -17,13 +17,14 @@ from api.bodies import PRELOADED_BODY
 from api.console.attendance_view import reopens
 from api.console.auth import SIGN_OUT_PATH, Visit, forget
 from api.console.diff_lines import counts, diff_lines
+from api.console.org_clock import org_clock
 from api.console.render import CONSOLE_PREFIX, html
 from api.console.skill_text import render_markdown
 from api.errors import public_message, status_of
 from api.guard import may, run_route
 from api.keys import Role, parse_key
 from api.route_table import ROUTES
-from api.routing import Reply, Route, deps_of
+from api.routing import Reply, Route
 from api.suggestion_routes import count_suggestions
 from conversation.handoff.texts import HANDOFF_ACK_DEFAULT, HANDOFF_WAIT_NOTICE_DEFAULT
 from core.errors import SkilletError
@@ -151,6 +152,7 @@ async def show(
     """The page `reader` builds; with `error` (an action's refusal) shown on top of it, and
     its status. If the page itself cannot be read, the error page says why."""
     status = 200 if error is None else status_of(error)
+    clock = await org_clock(request, visit.principal)
     try:
         template, context = await reader(request, visit)
     except SkilletError as exc:
@@ -166,6 +168,7 @@ async def show(
         template,
         {
             **base_context(request, visit, counts),
+            "clock": clock,
             **context,
             **(extra or {}),
             "notice": notice,
@@ -315,7 +318,7 @@ async def agent(request: web.Request, visit: Visit) -> PageData:
         "next": agents["next"],
         "authoring": settings["agent_authoring"],
         "hours": hours,
-        "reopens": reopens(hours, deps_of(request).clock()),
+        "reopens": reopens(hours, (await org_clock(request, visit.principal)).now),
         "consolidation": settings["consolidation"],
         "providers": PROVIDERS,
         "ack_default": HANDOFF_ACK_DEFAULT,

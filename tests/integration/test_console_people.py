@@ -116,7 +116,7 @@ async def test_an_admin_invites_from_the_team_page_and_deactivates(
         await expect(page.locator("#novo-convite")).to_have_count(0)
         await page.click("button:has-text('Desativar')")
         await page.wait_for_url("**/console/equipe?ok=deactivate_person_route")
-        assert "desativada em" in await page.locator("table").inner_text()
+        assert "desativada (" in await page.locator("table").inner_text()
         # The same e-mail again, as a refused form: a page, in pt-BR.
         await page.fill("#name", "X")
         await page.fill("#email", "nao-e-email")

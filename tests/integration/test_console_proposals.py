@@ -103,7 +103,7 @@ async def test_a_business_sees_close_skills_and_approves_a_merge(
     assert "+## Skills incorporadas" in diff and "+- politica-de-troca:" in diff
     files = await page.locator("ul.arquivos").inner_text()
     assert "references/politica-de-troca/SKILL.md" in files
-    assert "prazos.md (novo; lido 3 vez(es), a última em" in files
+    assert "prazos.md (novo; lido 3 vez(es), a última " in files
     # The org's agent has no real model: the proposal carries the deterministic body.
     assert (await page.locator("dd.corpo").inner_text()).startswith("o determinístico")
     await shot(page, "22-proposta")
@@ -119,7 +119,7 @@ async def test_a_business_sees_close_skills_and_approves_a_merge(
     # Each file's last read; the umbrella's moved reference kept its count.
     umbrella_files = page.locator("ul[aria-label='arquivos de trocar-produto']")
     moved = umbrella_files.locator("li", has_text="references/politica-de-troca/prazos.md")
-    assert "lido 3 vez(es), a última em" in await moved.inner_text()
+    assert "lido 3 vez(es), a última " in await moved.inner_text()
     skill_md = umbrella_files.locator("li", has_text="references/troca-de-produto/SKILL.md")
     assert "nunca lido" in await skill_md.inner_text()
     if SCREENSHOT_FILES:
