@@ -19,8 +19,9 @@ from api.console import attendance_view as view
 from api.console.auth import READ_TWIN, Visit
 from api.console.org_clock import org_clock
 from api.console.pages import API, PageData
+from api.console.refusals import refusal_sentence
 from api.console.render import SECURITY_HEADERS
-from api.errors import public_message, status_of
+from api.errors import status_of
 from api.guard import may, run_route
 from api.keys import Role
 from api.pagination import MAX_LIMIT
@@ -151,7 +152,7 @@ async def _answer(request: web.Request, visit: Visit, data: Any) -> web.Response
     try:
         return _json(await data(request, visit))
     except SkilletError as exc:
-        error = {"code": exc.code, "message": public_message(exc)}
+        error = {"code": exc.code, "message": refusal_sentence(exc)}
         return _json({"error": error}, status_of(exc))
 
 

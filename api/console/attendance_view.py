@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from api.console.labels import language
 from api.console.moments import Clock
 from api.console.render import segment
 from conversation.mode import ConversationMode
@@ -251,7 +252,7 @@ def template_option(template: dict[str, Any]) -> dict[str, Any]:
     count = len(template["placeholders"])
     return {
         "value": f"{template['name']}|{template['language']}",
-        "label": f"{template['name']} [{template['language']}] — {preview}",
+        "label": f"{template['name']} ({language(template['language'])}) — {preview}",
         "params": count,
     }
 

@@ -17,6 +17,7 @@ import jinja2
 from aiohttp import web
 
 from api.console.diff_lines import visible
+from api.console.labels import audit_detail, label, language
 from api.console.moments import Clock
 
 CONSOLE_PREFIX = "/console"
@@ -79,6 +80,9 @@ def build_templates() -> jinja2.Environment:
     env.filters["number"] = number
     env.filters["share"] = share
     env.filters["bidi"] = visible  # bidi controls shown as <U+202E>, never applied
+    env.filters["label"] = label  # a stored value in pt-BR words (api.console.labels)
+    env.filters["audit_detail"] = audit_detail
+    env.filters["idioma"] = language
     return env
 
 

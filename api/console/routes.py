@@ -24,8 +24,9 @@ from api.console.auth import (
     sign_out,
     signed_in,
 )
+from api.console.refusals import refusal_sentence
 from api.console.render import CONSOLE_PREFIX, TEMPLATES, build_templates, html, see_other
-from api.errors import public_message, status_of
+from api.errors import status_of
 from api.invitations import INVITATION_PATH
 from core.errors import SkilletError
 
@@ -85,7 +86,7 @@ async def html_errors(request: web.Request, handler: AiohttpHandler) -> web.Stre
             log.error("console.failed", code=exc.code, error=exc.message[:300])
         else:
             log.info("console.refused", status=status, code=exc.code)
-        return _failure(request, status, exc.code, public_message(exc))
+        return _failure(request, status, exc.code, refusal_sentence(exc))
     except Exception as exc:
         log.exception("console.unexpected", error=repr(exc)[:300])
         return _failure(request, 500, "internal_error", "Erro interno; tente de novo.")

@@ -83,7 +83,7 @@ async def test_a_business_sees_close_skills_and_approves_a_merge(
     await page.click("header nav a:has-text('Agente')")
     await page.select_option("#consolidation", "review")
     await page.click("form[action='/console/agente/consolidacao'] button")
-    await page.wait_for_url(f"{api.base_url}/console/agente?ok=update_settings")
+    await page.wait_for_url(f"{api.base_url}/console/agente?feito=configuracao-salva")
     assert await db.fetchval("select consolidation from organizations where id = $1", org) == (
         "review"
     )
@@ -108,7 +108,7 @@ async def test_a_business_sees_close_skills_and_approves_a_merge(
     assert (await page.locator("dd.corpo").inner_text()).startswith("o determinístico")
     await shot(page, "22-proposta")
     await page.click("button:has-text('Aprovar a fusão')")
-    await page.wait_for_url(f"{api.base_url}/console/propostas?ok=approve_proposal_route")
+    await page.wait_for_url(f"{api.base_url}/console/propostas?feito=fusao-aprovada")
     assert "Fusão aprovada" in await page.locator(".aviso.ok").inner_text()
 
     # The skills page: the absorbed ones archived, saying into what; restore says both match.
@@ -126,7 +126,7 @@ async def test_a_business_sees_close_skills_and_approves_a_merge(
         await page.screenshot(path=SCREENSHOT_FILES, full_page=True)
     await shot(page, "23-skills-absorvidas")
     await absorbed.locator("button:has-text('Restaurar')").click()
-    await page.wait_for_url(f"{api.base_url}/console/skills?ok=restore_skill")
+    await page.wait_for_url(f"{api.base_url}/console/skills?feito=skill-restaurada")
     assert "as duas podem ser acionadas" in await page.locator(".aviso.ok").inner_text()
     state = await db.fetchval(
         "select state from skill_usage where organization_id = $1 and skill_name = $2",
