@@ -334,7 +334,10 @@ async def test_a_post_without_its_csrf_token_is_refused_and_changes_nothing(
 
     # The page's own token passes: the check above refused the token, not the request.
     answer = await page.request.post(install, form={"csrf": await csrf_of(page)}, max_redirects=0)
-    assert (answer.status, answer.headers["location"]) == (303, "/console/skills?feito=skill-instalada")
+    assert (answer.status, answer.headers["location"]) == (
+        303,
+        "/console/skills?feito=skill-instalada",
+    )
     assert await _pointer(db, org, "frete") is not None
 
     # Sign-in has no session yet: its form carries a token of its own (double submit).
