@@ -21,6 +21,7 @@ from api.console.org_clock import org_clock
 from api.console.refusals import refusal_sentence
 from api.console.render import CONSOLE_PREFIX, html
 from api.console.skill_text import render_markdown
+from api.console.typed import beside_a_field, helpers, posted
 from api.errors import status_of
 from api.guard import may, run_route
 from api.keys import Role, parse_key
@@ -153,6 +154,9 @@ def _page_href(request: web.Request, cursor: str | None) -> str | None:
     return request.path + "?" + urllib.parse.urlencode({**query, "cursor": cursor})
 
 
+BESIDE_THE_FIELD = "Confira o campo marcado abaixo: o que você digitou continua lá."
+
+
 def _error_view(error: SkilletError | None) -> dict[str, str] | None:
     if error is None:
         return None
@@ -203,6 +207,12 @@ async def show(
         error = error or exc
         status = status_of(error)
     notice = _done_notice(request) if error is None else None
+    shown = _error_view(error)
+    refused = None
+    if error is not None and shown is not None and visit.form is not None:
+        refused = posted(request.path, visit.form, error.code, shown["message"])
+        if beside_a_field(refused):
+            shown = {**shown, "message": BESIDE_THE_FIELD}
     counts = {}
     if may(visit.principal, API["list_suggestions_route"]):
         counts["list_suggestions_route"] = await count_suggestions(request, visit.principal)
@@ -214,8 +224,9 @@ async def show(
             "clock": clock,
             **context,
             **(extra or {}),
+            **helpers(refused),
             "notice": notice,
-            "error": _error_view(error),
+            "error": shown,
             "next_href": _page_href(request, context.get("next")),
         },
         status,

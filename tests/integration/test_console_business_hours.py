@@ -86,7 +86,13 @@ async def test_hours_set_in_the_console_and_shown_on_the_conversation(
         await _save_hours(page, "segunda a sexta das 9 às 18", zone, today)
         alert = page.locator(".aviso.erro")
         await expect(alert).to_have_attribute("data-codigo", "business_hours_invalid")
-        await expect(alert).to_contain_text("dia desconhecido")
+        # The refusal sits beside its field, and every field keeps what was typed.
+        await expect(page.locator("#business_hours + .campo-erro")).to_contain_text(
+            "dia desconhecido"
+        )
+        await expect(page.locator("#business_hours")).to_have_value("segunda a sexta das 9 às 18")
+        await expect(page.locator("#timezone")).to_have_value(zone)
+        await expect(page.locator("#closed_dates")).to_have_value(today)
         await shot(page, "hours-01-recusado")
 
         await _save_hours(page, "dom-sab 00:00-24:00", zone, today)

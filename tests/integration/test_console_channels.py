@@ -72,12 +72,14 @@ async def test_the_numbers_page_connects_a_proven_number_and_asks_for_a_new_toke
     await page.fill("#address", NUMBER)
     await page.fill("#access_token", "EAAG-um-token-de-outra-loja")
     await page.click("button:has-text('Conectar')")
-    refusal = await page.locator(".aviso.erro").inner_text()
     assert await page.locator(".aviso.erro").get_attribute("data-codigo") == "channel_not_verified"
+    # Beside the number's field, with what was typed still there.
+    refusal = await page.locator("#address + .campo-erro").inner_text()
     assert "phone_number_id" in refusal
+    assert await page.locator("#address").input_value() == NUMBER
+    assert await page.locator("#access_token").input_value() == "EAAG-um-token-de-outra-loja"
     assert await db.fetchval("select count(*) from channels") == 0
 
-    await page.fill("#address", NUMBER)
     await page.fill("#access_token", TOKEN)
     await page.fill("#waba_id", "102290129340398")
     await page.click("button:has-text('Conectar')")
