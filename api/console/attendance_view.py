@@ -185,17 +185,25 @@ def offers(
     conversation: dict[str, Any], me: str, *, admin: bool, can: dict[str, bool]
 ) -> dict[str, bool]:
     """Which of the page's forms apply now: the API's gate decides the role (`can`); this
-    only hides what the conversation's state would refuse."""
+    only hides what the conversation's state would refuse. Someone else's conversation is
+    taken or given back by an admin only; an editor reads why instead (`phone_note` when the
+    company phone holds it, `other_note` for a person)."""
     mine = conversation["mode"] == ConversationMode.HUMAN and conversation["held_by"] == me
     other = conversation["mode"] == ConversationMode.HUMAN and conversation["held_by"] not in (
         None,
         me,
     )
+    told = other and not admin and can["takeover_route"]
+    phone = conversation["held_by"] == PHONE_HOLDER
     return {
         "takeover": can["takeover_route"] and not mine and not other,
         "force": can["takeover_route"] and other and admin,
-        "release": can["release_route"] and conversation["mode"] != ConversationMode.AGENT,
+        "release": can["release_route"]
+        and conversation["mode"] != ConversationMode.AGENT
+        and (admin or not other),
         "reply": can["reply_route"] and not other,
+        "phone_note": told and phone,
+        "other_note": told and not phone,
     }
 
 

@@ -26,6 +26,8 @@ CONSOLE_MESSAGES: Final = {
     "tê-lo apagado). A lista é lida de novo uma vez por dia; escolha outro.",
     "template_not_approved": "Este template não está aprovado na Meta agora: só um template "
     "aprovado pode ser enviado. Escolha outro.",
+    "invalid_model": "Escreva o id do modelo para esse provedor (ex.: claude-...), ou escolha "
+    "“padrão do serviço”.",
     "invalid_cursor": "Este link de página não vale mais: volte à primeira página da lista.",
     "invalid_limit": "Este link de página não vale: volte à primeira página da lista.",
     "invalid_status": "Este filtro não existe: escolha um dos filtros da página.",
