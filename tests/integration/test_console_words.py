@@ -8,10 +8,13 @@ tests/integration/console_tour.py."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import AsyncIterator
+from datetime import datetime, timedelta
 from html import escape
 from html.parser import HTMLParser
+from zoneinfo import ZoneInfo
 
 import asyncpg
 import pytest_asyncio
@@ -196,3 +199,40 @@ async def test_every_console_page_speaks_pt_br_in_its_main_states(
             await visitor.close()
     assert not problems, "\n".join(problems)
     assert NUMBER  # the tour's number is the templates page's
+
+
+async def test_every_time_is_said_in_the_orgs_zone_and_the_api_stays_utc(
+    whatsapp_settings: Settings,
+    db: asyncpg.Connection,
+    resources: Resources,
+    fake_graph: FakeGraphApi,
+    api: ApiClient,
+) -> None:
+    tour = await seed(db, resources, whatsapp_settings, fake_graph, api)
+    manaus = ZoneInfo("America/Manaus")  # UTC-4, an hour behind São Paulo
+    changed = await api.call(
+        "PATCH", "/v1/settings/hours", tour.admin, json_body={"timezone": "America/Manaus"}
+    )
+    assert changed.status == 200, changed.body
+    visitor = Visitor(api)
+    try:
+        await visitor.sign_in(tour.admin)
+        # The waiting customer wrote 26 hours ago: "ontem", at Manaus's clock time.
+        received = await db.fetchval(
+            "select received_at from messages where conversation_id = $1", tour.waiting
+        )
+        _, html, _ = await visitor.get(f"/console/conversas/{tour.waiting}")
+        local = received.astimezone(manaus)
+        named = "ontem" if local.date() == (datetime.now(manaus) - timedelta(days=1)).date() else ""
+        assert f"{named} às {local:%H:%M}".strip() in visible_text(html)
+        # The polled JSON says when it was drawn, in the same zone ("Atualizado às ...").
+        before = datetime.now(manaus).replace(second=0, microsecond=0)
+        _, text, _ = await visitor.get("/console/atendimento/dados")
+        after = datetime.now(manaus)
+        stamp = datetime.strptime(json.loads(text)["updated_at"], "%H:%M:%S").time()
+        assert before.time() <= stamp <= after.time() or before.date() != after.date()
+    finally:
+        await visitor.close()
+    # The API itself keeps ISO 8601 in UTC.
+    shown = await api.get(f"/v1/conversations/{tour.waiting}", tour.admin)
+    assert shown.body["created_at"].endswith(("+00:00", "Z"))
