@@ -186,6 +186,20 @@ TEMPLATE_CATEGORIES: Final = {
     "MARKETING": "marketing",
     "AUTHENTICATION": "autenticação",
 }
+# Why consolidation kept its own body over the model's rewrite (consolidation.rewrite), by
+# the reason's first word; what follows it (a keyword, a path) is shown as code.
+REWRITE_REJECTIONS: Final = {
+    "timeout": "o modelo demorou demais",
+    "model_error": "o modelo respondeu com erro",
+    "truncated": "a resposta do modelo veio cortada",
+    "empty": "a resposta veio vazia",
+    "too_long": "a resposta passou do tamanho",
+    "frontmatter": "a resposta mexeu no cabeçalho da skill",
+    "dropped_keyword": "a resposta deixou de citar uma palavra-chave",
+    "unknown_file": "a resposta citou um arquivo que não existe",
+    "too_large": "a skill passaria de um limite do pacote",
+    "new_fact": "a resposta trouxe um fato que nenhuma skill tinha",
+}
 # Every enumeration a template may name through the `label` filter.
 KINDS: Final[dict[str, tuple[dict[str, str], str]]] = {
     "curator_trigger": (CURATOR_TRIGGERS, "agendado"),
@@ -194,6 +208,7 @@ KINDS: Final[dict[str, tuple[dict[str, str], str]]] = {
     "template_category": (TEMPLATE_CATEGORIES, "outra categoria"),
     "audit_action": (AUDIT_ACTIONS, UNKNOWN_ACTION),
     "role": (ROLES, "outro papel"),
+    "rewrite_rejected": (REWRITE_REJECTIONS, "outro motivo"),
 }
 
 

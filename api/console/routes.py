@@ -58,7 +58,7 @@ _HTTP_MESSAGES = {
     404: "Esta página não existe.",
     405: "Esta página não aceita esse tipo de pedido.",
     413: "O envio passa de 8 MiB; um pacote de skill tem no máximo 5 MiB descompactado.",
-}
+}  # any other status: a fixed sentence (aiohttp's reason is English)
 
 
 def _failure(request: web.Request, status: int, code: str, message: str) -> web.Response:
@@ -78,7 +78,7 @@ async def html_errors(request: web.Request, handler: AiohttpHandler) -> web.Stre
     except web.HTTPException as exc:
         if exc.status < 400:
             raise
-        message = _HTTP_MESSAGES.get(exc.status, exc.reason)
+        message = _HTTP_MESSAGES.get(exc.status, "Este pedido não pôde ser atendido.")
         return _failure(request, exc.status, "http_error", message)
     except SkilletError as exc:
         status = status_of(exc)

@@ -4,6 +4,9 @@ audited action and stored enumeration has pt-BR words, an audit row's details re
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 from api.console import actions, labels
@@ -11,6 +14,7 @@ from api.console.pages import DONE_WORDS, NOTICES, done_query
 from api.console.refusals import refusal_sentence
 from api.errors import ApiError
 from api.route_table import ROUTES
+from consolidation import rewrite
 from conversation.errors import ConversationConflict
 from skills.curator.rules import SkipReason
 from skills.curator.schedule import RunTrigger
@@ -70,3 +74,9 @@ def test_a_refusal_reads_as_a_sentence_without_code_spans() -> None:
     assert "`" not in refusal_sentence(window) and "template aprovado" in refusal_sentence(window)
     other = ApiError(422, "invalid_input", "Envie `name` ou `role`.")
     assert refusal_sentence(other) == "Envie “name” ou “role”."
+
+
+def test_every_reason_a_rewrite_is_refused_has_words() -> None:
+    source = Path(rewrite.__file__).read_text(encoding="utf-8")
+    reasons = set(re.findall(r'(?:RewriteRejected|rejected)\(f?"([a-z_]+)', source))
+    assert reasons and reasons <= set(labels.REWRITE_REJECTIONS), reasons
