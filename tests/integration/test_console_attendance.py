@@ -112,9 +112,8 @@ async def _take_reply_release(
     async with page.expect_response(lambda r: r.url.endswith("/responder")) as refused:
         await page.click("button:has-text('Enviar')")
     assert (await refused.value).status == 422
-    alert = await page.locator(".aviso.erro").inner_text()
     assert await page.locator(".aviso.erro").get_attribute("data-codigo") == "reply_text_invalid"
-    assert "caracteres" in alert
+    assert "caracteres" in await page.locator("#text + .campo-erro").inner_text()  # beside it
 
     await page.fill("#text", "Oi! Sou a Ana, do atendimento. O prazo é de 3 dias.")
     await page.click("button:has-text('Enviar')")
