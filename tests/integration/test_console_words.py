@@ -12,12 +12,12 @@ import json
 import re
 from collections.abc import AsyncIterator
 from datetime import datetime, timedelta
-from html import escape
 from html.parser import HTMLParser
 from zoneinfo import ZoneInfo
 
 import asyncpg
 import pytest_asyncio
+from markupsafe import escape
 
 from tests.integration.api_support import ApiClient, running_api
 from tests.integration.console_tour import NOT_PAGES, Tour, Visitor, console_get_routes, seed
@@ -38,6 +38,7 @@ FORBIDDEN = {
         r"REJECTED|APPROVED|PENDING|PAUSED|DISABLED|UTILITY|MARKETING)\b"
     ),
 }
+HOSTILE = '"><img src=x onerror=alert(1)>'
 # Names the tour's data carries, shown where no <code> can hold them (an <option>).
 DATA_NAMES = {"lembrete_vespera"}
 # A key's prefix is the key's name (where a person acts, the person's name replaces it).
@@ -140,7 +141,7 @@ async def _act(db: asyncpg.Connection, tour: Tour, v: dict[str, Visitor]) -> lis
         (
             "admin",
             "/console/equipe",
-            {"name": "Bia", "email": "bia-sem-arroba", "role": "viewer"},
+            {"name": HOSTILE, "email": "bia-sem-arroba", "role": "viewer"},
             "invalid_email",
             "email",
         ),
@@ -167,7 +168,8 @@ async def _act(db: asyncpg.Connection, tour: Tour, v: dict[str, Visitor]) -> lis
         if beside is not None:  # the refusal beside its field, everything typed kept
             assert f'id="erro-{beside}"' in html, path
             for value in form.values():
-                assert escape(value) in html, (path, value)
+                assert str(escape(value)) in html, (path, value)
+        assert HOSTILE not in html  # typed back as text, never as markup
         refused.extend(f"{role} POST {path}: {o}" for o in offenders(html))
     return refused
 

@@ -147,6 +147,7 @@
     field("holder", c.holder);
     shown("holder-line", c.mode === "human");
     field("since", c.since);
+    shown("since-line", c.since !== "—");
     field("why", c.why);
     shown("why-line", Boolean(c.why));
     field("unanswered", c.unanswered);
