@@ -204,7 +204,11 @@ def _pages(t: Tour) -> dict[str, list[tuple[str, str]]]:
         "/console/propostas/{id}": [("admin", f"{c}/propostas/{t.proposal}")],
         "/console/agente": [("admin", f"{c}/agente"), ("viewer", f"{c}/agente")],
         "/console/curador": [("admin", f"{c}/curador")],
-        "/console/conversas": [("admin", f"{c}/conversas")],
+        "/console/conversas": [
+            ("admin", f"{c}/conversas"),
+            ("editor", f"{c}/conversas?q=clareamento&unanswered=true"),
+            ("viewer", f"{c}/conversas?q=a"),  # refused: too short
+        ],
         "/console/conversas/{id}": [
             (role, f"{c}/conversas/{conversation}")
             for conversation in (t.conversation, t.phone_held, t.waiting)
