@@ -96,7 +96,9 @@ async def test_a_person_sends_a_template_cancels_a_followup_and_sees_the_opt_out
         await expect(page.locator("form.template")).to_have_count(0)  # it would be refused
         await shot(page, "templates-03-opt-out")
         await page.goto(f"{api.base_url}/console/conversas")
-        await expect(page.locator("tbody tr", has_text=CUSTOMER)).to_contain_text("PARAR")
+        # Conversas shows the number formatted (+55 11 91234-9999).
+        row = page.locator("tbody tr", has_text=f"{CUSTOMER[4:9]}-{CUSTOMER[9:]}")
+        await expect(row).to_contain_text("PARAR")
 
         # The number's templates, from the Números page.
         await page.goto(f"{api.base_url}/console/numeros")
