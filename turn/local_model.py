@@ -46,9 +46,24 @@ def _last_customer_text(messages: tuple[ModelMessage, ...]) -> str:
     return ""
 
 
+# "pessoa" as a count or a legal kind is no request: "R$ 30 por pessoa", "pessoa jurídica".
+COUNTING_BEFORE = frozenset({"por", "cada"})
+KIND_AFTER = frozenset({"juridica", "fisica"})
+
+
 def asks_for_person(text: str) -> bool:
     """Whether `text` names a person of the business (the local model's plain reading)."""
-    return not PERSON_WORDS.isdisjoint(words_of(text))
+    words = words_of(text)
+    for i, word in enumerate(words):
+        if word not in PERSON_WORDS:
+            continue
+        counted = word == "pessoa" and (
+            (i > 0 and words[i - 1] in COUNTING_BEFORE)
+            or (i + 1 < len(words) and words[i + 1] in KIND_AFTER)
+        )
+        if not counted:
+            return True
+    return False
 
 
 def _handoff(request: ModelRequest) -> ModelResponse | None:

@@ -118,3 +118,11 @@ async def test_no_promise_of_a_person_without_the_tool() -> None:
     response = await LocalModel().complete(no_tool)
     assert response.text == "Frete grátis acima de R$ 199."
     assert "encaminhar" not in NO_SKILL_REPLY and "vou" not in NO_SKILL_REPLY.lower()
+
+
+@pytest.mark.parametrize(
+    "text", ["quanto custa o rodízio por pessoa?", "vocês atendem pessoa jurídica?", "oi"]
+)
+async def test_a_person_named_as_a_count_or_a_kind_is_no_request(text: str) -> None:
+    response = await LocalModel().complete(asking(text))
+    assert response.tool_calls == () and response.text == "Frete grátis acima de R$ 199."
