@@ -239,13 +239,13 @@ class Visitor:
 
     async def sign_in(self, key: str) -> None:
         page = await self.get("/console/entrar")
-        token = _csrf(page[1])
+        token = csrf_in(page[1])
         async with self.http.post(
             self.api.base_url + "/console/entrar", data={"csrf": token, "key": key}
         ) as answer:
             text = await answer.text()
             assert answer.status == 200 and "/console/atendimento" in str(answer.url), text
-            self.csrf = _csrf(text)
+            self.csrf = csrf_in(text)
 
     async def get(self, path: str) -> tuple[int, str, str]:
         async with self.http.get(self.api.base_url + path) as answer:
@@ -257,7 +257,7 @@ class Visitor:
             return answer.status, await answer.text(), str(answer.url)
 
 
-def _csrf(html: str) -> str:
+def csrf_in(html: str) -> str:
     found = re.search(r'name="csrf" value="([^"]+)"', html)
     assert found, "no CSRF token on the page"
     return found.group(1)

@@ -20,7 +20,14 @@ import pytest_asyncio
 from markupsafe import escape
 
 from tests.integration.api_support import ApiClient, running_api
-from tests.integration.console_tour import NOT_PAGES, Tour, Visitor, console_get_routes, seed
+from tests.integration.console_tour import (
+    NOT_PAGES,
+    Tour,
+    Visitor,
+    console_get_routes,
+    csrf_in,
+    seed,
+)
 from tests.integration.test_templates import NUMBER
 from tests.integration.whatsapp_fakes import FakeGraphApi
 from worker.resources import Resources
@@ -162,6 +169,11 @@ async def _act(db: asyncpg.Connection, tour: Tour, v: dict[str, Visitor]) -> lis
             "text",
         ),
     ]
+    anonymous = v[""]
+    anonymous.csrf = csrf_in((await anonymous.get("/console/entrar"))[1])
+    status, html, _ = await anonymous.post("/console/entrar", {"key": "skt_errada_123"})
+    assert status == 401 and 'data-codigo="chave_invalida"' in html
+    refused.extend(f"sem sessão POST /console/entrar: {o}" for o in offenders(html))
     for role, path, form, code, beside in forms:
         status, html, url = await v[role].post(path, form)
         assert status >= 400 and f'data-codigo="{code}"' in html, (path, status)
