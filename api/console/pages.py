@@ -209,7 +209,8 @@ async def show(
     notice = _done_notice(request) if error is None else None
     shown = _error_view(error)
     refused = None
-    if error is not None and shown is not None and visit.form is not None:
+    # Beside its field only on the page that holds the form (not on an error page).
+    if shown is not None and error is not None and visit.form and template != "error.html":
         refused = posted(request.path, visit.form, error.code, shown["message"])
         if beside_a_field(refused):
             shown = {**shown, "message": BESIDE_THE_FIELD}
