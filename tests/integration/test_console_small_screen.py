@@ -8,6 +8,8 @@ CONSOLE_SHOTS_DIR keeps a PNG of each page."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
 
 import asyncpg
 import pytest_asyncio
@@ -21,6 +23,8 @@ from worker.resources import Resources
 from worker.settings import Settings
 
 PHONE = {"width": 390, "height": 844}
+ORG_ZONE = ZoneInfo("America/Sao_Paulo")  # the tour's org never sets another
+POLL_DEADLINE_MS = 5000  # the pages promise an update within 5 s
 SIDEWAYS = "document.documentElement.scrollWidth - document.documentElement.clientWidth"
 
 
@@ -37,8 +41,14 @@ async def browser() -> AsyncIterator[Browser]:
 
 
 async def _phone(browser: Browser) -> BrowserContext:
+    # A phone set to Tokyo: every time on the page is still São Paulo's (the org's zone).
     return await browser.new_context(
-        locale="pt-BR", viewport=PHONE, device_scale_factor=1, is_mobile=True, has_touch=True
+        locale="pt-BR",
+        timezone_id="Asia/Tokyo",
+        viewport=PHONE,
+        device_scale_factor=1,
+        is_mobile=True,
+        has_touch=True,
     )
 
 
@@ -81,6 +91,13 @@ async def _thread_first(page: Page, tour: Tour, base: str) -> None:
     assert area is not None and area["x"] >= 0 and area["x"] + area["width"] <= PHONE["width"]
     await _fits(page, "the conversation")
     await shot(page, "390-conversa")
+    # The page's own poll says when it was updated, in the org's zone, not the phone's.
+    status = page.locator("[data-status]")
+    await expect(status).to_contain_text("Atualizado às", timeout=POLL_DEADLINE_MS)
+    said = (await status.inner_text()).removeprefix("Atualizado às ").rstrip(".")
+    at = datetime.strptime(said, "%H:%M:%S").time()
+    now = datetime.now(ORG_ZONE)
+    assert (now - timedelta(minutes=1)).time() <= at <= now.time() or now.hour == 0, said
 
 
 async def _who_may_act(pages: dict[str, Page], tour: Tour, base: str) -> None:
