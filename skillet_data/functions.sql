@@ -1912,6 +1912,7 @@ AS $function$
 declare
     v_id uuid;
     v_contact text;
+    v_contact_name text;
 begin
     perform public.skillet_bind_org(p_org);
     if p_type is null or p_type not in ('conversation.handoff_requested',
@@ -1927,7 +1928,8 @@ begin
                    where s.organization_id = p_org and s.url is not null) then
         return null;
     end if;
-    select c.contact_id into v_contact from public.conversations c
+    select c.contact_id, c.contact_name into v_contact, v_contact_name
+    from public.conversations c
     where c.id = p_conversation and c.organization_id = p_org;
     if not found then
         raise exception 'conversation_not_found: %', p_conversation using errcode = 'P0002';
@@ -1940,6 +1942,7 @@ begin
         'organization_id', p_org,
         'conversation_id', p_conversation,
         'contact_id', v_contact,
+        'contact_name', v_contact_name,
         'occurred_at', to_char(now() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
         'data', coalesce(p_data, '{}'::jsonb)));
     return v_id;
