@@ -11,11 +11,12 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from api.console.render import when
+from api.console.moments import Clock
 
 
-def note_item(note: dict[str, Any]) -> dict[str, Any]:
-    """One note (GET /v1/conversations/{id}/notes) as a thread item."""
+def note_item(note: dict[str, Any], clock: Clock) -> dict[str, Any]:
+    """One note (GET /v1/conversations/{id}/notes) as a thread item, its time in the org's
+    zone (`clock`)."""
     person = note.get("author_person")
     who = person["name"] if person else note["author"]
     return {
@@ -24,7 +25,7 @@ def note_item(note: dict[str, Any]) -> dict[str, Any]:
         "label": f"Nota interna · {who} (só a equipe vê)",
         "text": note["text"],
         "kind": None,
-        "at": when(note["created_at"]),
+        "at": clock.moment(note["created_at"]),
         "delivery": None,
         "unanswered": False,
         "teach": False,
@@ -38,6 +39,7 @@ def with_notes(
     messages: list[dict[str, Any]],
     notes: list[dict[str, Any]],
     message_item: Callable[[dict[str, Any]], dict[str, Any]],
+    clock: Clock,
 ) -> list[dict[str, Any]]:
     """Messages and notes in one thread, oldest first (a note after a message of the same
     instant); each turned into its thread item."""
@@ -45,7 +47,8 @@ def with_notes(
     timed += [(datetime.fromisoformat(n["created_at"]), 1, i) for i, n in enumerate(notes)]
     timed.sort()
     return [
-        message_item(messages[i]) if source == 0 else note_item(notes[i]) for _, source, i in timed
+        message_item(messages[i]) if source == 0 else note_item(notes[i], clock)
+        for _, source, i in timed
     ]
 
 

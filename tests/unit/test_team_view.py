@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from api.console import team_view
+from api.console.moments import Clock
 
 
 def _at(minute: int) -> str:
@@ -28,11 +29,12 @@ def test_notes_join_the_thread_by_time_after_a_message_of_the_same_instant() -> 
     def shown(message: dict[str, Any]) -> dict[str, Any]:
         return {"id": message["id"], "author": "customer"}
 
-    thread = team_view.with_notes(messages, notes, shown)
+    clock = Clock()
+    thread = team_view.with_notes(messages, notes, shown, clock)
     assert [item["id"] for item in thread] == ["m1", "n1", "n2", "m2"]
     assert thread[1]["author"] == "note" and thread[1]["delivery"] is None
     assert thread[2]["label"] == "Nota interna · Ana (só a equipe vê)"
-    assert thread[2]["at"] == "03/12/2026 12:02 UTC"
+    assert thread[2]["at"] == clock.moment(_at(2))  # the org's zone, like the messages
 
 
 def test_a_conversation_goes_only_to_another_active_editor_or_admin() -> None:
