@@ -135,6 +135,12 @@ DONE_WORDS = {
     "rollback_route": "versao-restaurada",
     "create_invitation": "convite-criado",
     "deactivate_person_route": "pessoa-desativada",
+    "create_note_route": "nota-salva",
+    "transfer_route": "conversa-passada",
+    "update_person_route": "papel-alterado",
+    "create_quick_reply_route": "resposta-rapida-salva",
+    "update_quick_reply_route": "resposta-rapida-alterada",
+    "delete_quick_reply_route": "resposta-rapida-apagada",
 }
 _OPERATION_OF_WORD = {word: op for op, word in DONE_WORDS.items()}
 

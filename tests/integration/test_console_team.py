@@ -110,7 +110,7 @@ async def test_a_conversation_shows_the_receipt_a_note_and_offers_quick_replies(
         await expect(page.locator(".nota-interna .campo-erro")).to_contain_text("caracteres")
         await page.fill("#note", "Cliente VIP: oferecer frete grátis")
         await page.click("button:has-text('Salvar nota')")
-        await page.wait_for_url("**?ok=create_note_route")
+        await page.wait_for_url("**?feito=nota-salva")
         note = page.locator("li.autor-note")
         await expect(note.locator(".balao")).to_have_text("Cliente VIP: oferecer frete grátis")
         await expect(note.locator(".quem-disse")).to_contain_text("Nota interna")
@@ -132,11 +132,11 @@ async def test_a_conversation_shows_the_receipt_a_note_and_offers_quick_replies(
         await shot(page, "team-03-respostas-recusada")
         await page.fill("#qr-title", "Troca")
         await page.click("form.nova button:has-text('Salvar')")
-        await page.wait_for_url("**?ok=create_quick_reply_route")
+        await page.wait_for_url("**?feito=resposta-rapida-salva")
         await expect(page.locator("li.resposta-rapida")).to_have_count(3)
         first = page.locator("li.resposta-rapida").first
         await first.locator("button:has-text('Apagar')").click()
-        await page.wait_for_url("**?ok=delete_quick_reply_route")
+        await page.wait_for_url("**?feito=resposta-rapida-apagada")
         await expect(page.locator("li.resposta-rapida")).to_have_count(2)
 
         # On a phone (390 px) the new boxes fit the width.

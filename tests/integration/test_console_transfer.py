@@ -61,13 +61,13 @@ async def test_the_holder_passes_a_conversation_and_an_admin_changes_roles(
             await page.goto(f"{api.base_url}/console/conversas/{conversation}")
             await expect(page.locator("form.transferir")).to_have_count(0)  # nobody holds it
             await page.click("button:has-text('Assumir')")
-            await page.wait_for_url("**?ok=takeover_route")
+            await page.wait_for_url("**?feito=conversa-assumida")
             options = page.locator("#person_id option")
             await expect(options).to_have_text(["Ana", "Bruno"])  # never the viewer
             await page.select_option("#person_id", label="Ana")
             await shot(page, "transfer-01-escolha")
             await page.click("form.transferir button:has-text('Passar')")
-            await page.wait_for_url("**?ok=transfer_route")
+            await page.wait_for_url("**?feito=conversa-passada")
             await expect(page.locator("[data-field=holder]")).to_have_text("Ana")
             held = await db.fetchval(
                 "select held_by from conversations where id = $1", conversation
@@ -77,7 +77,7 @@ async def test_the_holder_passes_a_conversation_and_an_admin_changes_roles(
             await page.goto(f"{api.base_url}/console/equipe")
             await page.select_option(f"#papel-{carla}", "editor")
             await page.click(f"form.papel:has(#papel-{carla}) button")
-            await page.wait_for_url("**?ok=update_person_route")
+            await page.wait_for_url("**?feito=papel-alterado")
             role = await db.fetchval("select role from people where id = $1", carla)
             assert role == "editor"
             # Bruno is the only admin: demoting him is refused beside his form.
