@@ -146,4 +146,11 @@ async def test_a_conversation_shows_the_receipt_a_note_and_offers_quick_replies(
         for box in ("#note", "form.nota-interna button"):
             right = await page.locator(box).evaluate("e => e.getBoundingClientRect().right")
             assert right <= 390, box
+        # The "/" list opens right under the reply box, which comes first on a phone.
+        await page.locator("#text").press_sequentially("/hor")
+        reply = await page.locator("form.resposta").first.bounding_box()
+        picker = await page.locator("[data-quick-replies]").bounding_box()
+        assert reply is not None and picker is not None
+        assert 0 <= picker["y"] - (reply["y"] + reply["height"]) <= 40
+        await shot(page, "team-06-respostas-390")
         await shot(page, "team-05-conversa-390")
