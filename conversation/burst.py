@@ -33,6 +33,7 @@ from core.tenancy import org_connection, self_bound_connection
 from delivery.contract import Recipient
 from delivery.outbound_file import OutboundFile
 from delivery.outbox_queries import OutboxRow
+from delivery.presence import Reading
 from hours.texts import ClosedNow, after_hours_ack, away_message
 from skills.models import LoadedSkill
 from turn.activation_queries import ActivationRow
@@ -48,7 +49,7 @@ from turn.model import (
     ModelUsage,
     ToolCall,
 )
-from turn.model_input import burst_text, cap_burst, cap_history
+from turn.model_input import burst_text, cap_burst, cap_history, with_quote
 from turn.prompt import prompt_cache_key, render_skill_context
 from turn.skill_catalog import CatalogSnapshot
 from turn.tools.base import ToolContext, ToolResult, TurnLedger
@@ -99,6 +100,36 @@ async def answer_batch(
         return await _hand_off_at_once(deps, conversation, batch, closed)
     if closed is not None and closed.away:
         return await _away(deps, conversation, batch, closed)
+    # The model will answer: the customer sees their message read and the agent typing (once
+    # per burst, in the background: delivery.presence), until the reply or the turn's end.
+    typing = deps.presence.reading(
+        Reading(
+            conversation.organization_id,
+            conversation.conversation_id,
+            conversation.contact_id,
+            batch[-1].external_id,
+        )
+    )
+    try:
+        return await _answer_by_model(
+            deps, conversation, snapshot, batch, history, text, closed, job_id=job_id, images=images
+        )
+    finally:
+        typing.stop()
+
+
+async def _answer_by_model(
+    deps: TurnDeps,
+    conversation: Conversation,
+    snapshot: CatalogSnapshot,
+    batch: Sequence[InboundRow],
+    history: Sequence[tuple[str, str]],
+    text: str,
+    closed: ClosedNow | None,
+    *,
+    job_id: str,
+    images: Mapping[uuid.UUID, tuple[ImagePart, ...]] | None,
+) -> BatchResult:
     match = snapshot.matcher.match(text, max_matched=deps.config.max_injected_skills)
     deps.metrics.skills_matched(len(match.matched), len(match.probes), len(match.by_intent))
     prefix = deps.prefixes.get(conversation.persona, snapshot.index_text)
@@ -308,7 +339,11 @@ async def _ask_model(
             # cap_burst keeps one text per message, in order: each keeps its images.
             *(
                 ModelMessage(role="user", content=text, images=images.get(row.id, ()))
-                for row, text in zip(batch, cap_burst([r.body for r in batch], caps), strict=True)
+                for row, text in zip(
+                    batch,
+                    cap_burst([with_quote(r.quote, r.body) for r in batch], caps),
+                    strict=True,
+                )
             ),
         ),
         tools=turn_tools(),
