@@ -102,8 +102,12 @@
     if (m.media) { bubble.appendChild(mediaNode(m.media)); }
     li.appendChild(bubble);
     if (m.reactions) {
-      var reactions = el("div", "reacoes", m.reactions);
-      reactions.title = "reação do cliente";
+      var reactions = el("div", "reacoes");
+      reactions.appendChild(el("span", "dica", "reação do cliente:"));
+      reactions.appendChild(document.createTextNode(" "));
+      var emoji = el("span", null, m.reactions);
+      emoji.setAttribute("data-emoji", "");
+      reactions.appendChild(emoji);
       li.appendChild(reactions);
     }
     var meta = el("div", "meta");
