@@ -118,7 +118,7 @@ async def test_read_and_typing_before_the_reply_then_a_quote_and_a_reaction(
     await run_burst(whatsapp_settings, model=model)
     # The read mark (with the typing indicator) reached Meta before the reply did.
     assert fake_graph.read_marks == [(NUMBER, "wamid.in.1", True)]
-    assert fake_graph.sends == [("read", "wamid.in.1"), ("text", QUESTION)]
+    assert fake_graph.timeline == [("read", "wamid.in.1"), ("text", QUESTION)]
     usage_before = await _usage(db, org)
 
     # The customer reacts 👎 to the reply: kept on it, no job, no turn.
@@ -189,7 +189,7 @@ async def test_a_failed_read_mark_never_fails_or_repeats_the_turn(
     worker = await run_burst(whatsapp_settings, model=model)
     assert (worker.jobs_complete, worker.jobs_failed, worker.jobs_retried) == (1, 0, 0)
     assert fake_graph.received[0].body["status"] == "read"  # tried once, refused
-    assert fake_graph.read_marks == [] and fake_graph.sends == [("text", QUESTION)]
+    assert fake_graph.read_marks == [] and fake_graph.timeline == [("text", QUESTION)]
     assert len(model.requests) == 1
 
 
@@ -209,7 +209,7 @@ async def test_waha_reads_types_and_stops_typing_and_both_settings_off_send_neit
         )
     assert posted.body["enqueued"] == 1
     await run_burst(whatsapp_settings, model=model)
-    assert fake_waha.sends == [
+    assert fake_waha.timeline == [
         ("sendSeen", chat),
         ("startTyping", chat),
         ("sendText", QUESTION),
@@ -225,7 +225,7 @@ async def test_waha_reads_types_and_stops_typing_and_both_settings_off_send_neit
     assert (posted.body["reactions"], posted.body["enqueued"]) == (1, 0)
 
     quiet = whatsapp_settings.model_copy(update={"read_receipts": False, "typing_indicator": False})
-    fake_waha.sends.clear()
+    fake_waha.timeline.clear()
     async with running_webhook(quiet) as hook:
         await hook.post_waha(
             waha_event(
@@ -233,4 +233,4 @@ async def test_waha_reads_types_and_stops_typing_and_both_settings_off_send_neit
             )
         )
     await run_burst(quiet, model=ThinkingModel(ready=lambda: True))
-    assert fake_waha.sends == [("sendText", QUESTION)]
+    assert fake_waha.timeline == [("sendText", QUESTION)]

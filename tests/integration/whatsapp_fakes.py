@@ -91,8 +91,10 @@ class FakeGraphApi(_FakeApi):
         self.upload_outages = 0  # uploads answered 503 before the real answer
         self.sends: list[tuple[str, Any]] = []
         # Read marks (POST /messages `status: read`): (phone_number_id, message_id, typing);
-        # each also in `sends` as ("read", message_id), so its order with replies shows.
+        # and every accepted read mark and text in order, ("read", message_id) or
+        # ("text", body), so what the customer saw first shows.
         self.read_marks: list[tuple[str, str, bool]] = []
+        self.timeline: list[tuple[str, str]] = []
         self.read_arrived = asyncio.Event()  # set by the first read mark (on its own loop)
 
     def own(self, token: str, phone_number_id: str, display_phone: str | None = None) -> None:
@@ -266,6 +268,7 @@ class FakeGraphApi(_FakeApi):
             return _graph_error(400, 100, "Param text['body'] must be at most 4096 characters long")
         self.delivered.append((request.match_info["phone_number_id"], body["to"], text))
         self.sends.append(("text", text))
+        self.timeline.append(("text", text))
         self.sent_with.append(token or "")
         wamid = f"wamid.out.{len(self.delivered)}"
         return web.json_response(
@@ -286,7 +289,7 @@ class FakeGraphApi(_FakeApi):
         if typing is not None and typing != {"type": "text"}:
             return _graph_error(400, 100, "Invalid parameter: typing_indicator")
         self.read_marks.append((phone_number_id, message_id, typing is not None))
-        self.sends.append(("read", message_id))
+        self.timeline.append(("read", message_id))
         self.read_arrived.set()
         return web.json_response({"success": True})
 
@@ -370,8 +373,9 @@ class FakeWaha(_FakeApi):
         self.sends: list[tuple[str, Any]] = []
         self.endless_answers = False  # sendText accepts, then streams its answer forever
         # sendSeen / startTyping / stopTyping as they came: (endpoint, chatId, messageIds);
-        # each also in `sends` as (endpoint, chatId).
+        # and those with every sendText in order: (endpoint, chatId) or ("sendText", text).
         self.presence: list[tuple[str, str, list[str] | None]] = []
+        self.timeline: list[tuple[str, str]] = []
 
     def app(self) -> web.Application:
         app = web.Application()
@@ -431,6 +435,7 @@ class FakeWaha(_FakeApi):
             return web.json_response({"message": "Unauthorized"}, status=401)
         self.delivered.append((body["session"], body["chatId"], body["text"]))
         self.sends.append(("sendText", body["text"]))
+        self.timeline.append(("sendText", body["text"]))
         if self.endless_answers:
             return await _endless(request)
         return web.json_response({"id": f"true_{body['chatId']}_{len(self.delivered)}"}, status=201)
@@ -449,7 +454,7 @@ class FakeWaha(_FakeApi):
         endpoint = request.path.rsplit("/", 1)[-1]
         ids = body.get("messageIds")
         self.presence.append((endpoint, chat, ids if isinstance(ids, list) else None))
-        self.sends.append((endpoint, chat))
+        self.timeline.append((endpoint, chat))
         return web.json_response({}, status=201)
 
     async def send_file(self, request: web.Request) -> web.Response:
