@@ -1,7 +1,8 @@
 """Read marks and the typing indicator on the Cloud API and WAHA (delivery.presence).
 
-Per burst the model answers: one statement (the number the last message came to, its own
-credentials, the read claimed once) and then, with no connection held,
+Per burst the model answers: one statement that binds its org itself
+(skillet_presence_target: the read claimed once, the number the last message came to, its own
+credentials) and then, with no connection held,
 - Cloud API: one POST /{phone-number-id}/messages `status: read` + `typing_indicator`
   (the indicator goes with the reply, or after 25 s);
 - WAHA: POST /api/sendSeen, then /api/startTyping, and /api/stopTyping when the turn stops it.
@@ -27,7 +28,7 @@ from channels.presence_queries import PresenceTarget, claim_unread, fetch_presen
 from channels.waha import WahaSender
 from core.channel_kind import ChannelKind
 from core.errors import SkilletError
-from core.tenancy import org_connection
+from core.tenancy import org_connection, self_bound_connection
 from delivery.contract import Recipient
 from delivery.presence import Reading, Typing
 
@@ -104,7 +105,7 @@ class ChannelPresence:
         return None
 
     async def _start(self, burst: Reading) -> PresenceTarget | None:
-        async with org_connection(self._pool, burst.organization_id) as conn:
+        async with self_bound_connection(self._pool) as conn:  # one statement, self-bound
             target = await fetch_presence_target(
                 conn,
                 burst.organization_id,

@@ -9,6 +9,7 @@ import asyncpg
 
 from channels.credential_queries import SendCredentials
 from channels.models import ChannelStatus
+from core.tenancy import org_proof
 from delivery.contract import Route
 
 
@@ -21,22 +22,12 @@ class PresenceTarget:
     contact_id: str
 
 
-# On a connection bound to the org: the message's number (inbound_routes), its own secrets,
-# the conversation's customer; with $4, the read claimed (skillet_claim_read: read_at set on
-# the messages up to this one, once each, so a person opening the conversation later does
-# not mark them again).
+# One statement that binds the org itself (skillet_presence_target): run on a
+# core.tenancy.self_bound_connection, no bind or reset around it.
 FETCH_PRESENCE_TARGET = """
-select c.kind, c.address, c.status, c.waha_base_url, s.access_token, s.waha_api_key,
-       c.waha_server_vouched, v.contact_id,
-       case when $4 then skillet_claim_read($1, $2, (
-           select m.id from messages m
-           where m.organization_id = $1 and m.channel = 'whatsapp' and m.external_id = $3
-             and m.direction = 'inbound')) end as claimed
-from inbound_routes ir
-join channels c on c.id = ir.channel_id
-join conversations v on v.id = $2
-left join lateral skillet_channel_secrets(c.kind, c.address) s on true
-where ir.organization_id = $1 and ir.external_id = $3
+select kind, address, status, waha_base_url, access_token, waha_api_key, waha_server_vouched,
+       contact_id
+from skillet_presence_target($1, $2, $3, $4, $5)
 """
 
 
@@ -48,9 +39,15 @@ async def fetch_presence_target(
     *,
     claim_read: bool,
 ) -> PresenceTarget | None:
-    """None: the message came through no connected number (e.g. `skillet enqueue`)."""
+    """None: the message came through no connected number (e.g. `skillet enqueue`). With
+    `claim_read`, the read of the messages up to it is claimed (once each)."""
     row = await conn.fetchrow(
-        FETCH_PRESENCE_TARGET, organization_id, conversation_id, external_id, claim_read
+        FETCH_PRESENCE_TARGET,
+        organization_id,
+        org_proof(conn, organization_id),
+        conversation_id,
+        external_id,
+        claim_read,
     )
     if row is None:
         return None

@@ -633,6 +633,40 @@ GRANT EXECUTE ON FUNCTION public.skillet_claim_read(uuid, uuid, uuid) TO PUBLIC;
 GRANT EXECUTE ON FUNCTION public.skillet_claim_read(uuid, uuid, uuid) TO skillet_api;
 GRANT EXECUTE ON FUNCTION public.skillet_claim_read(uuid, uuid, uuid) TO skillet_worker;
 
+COMMENT ON FUNCTION public.skillet_presence_target(uuid, text, uuid, text, boolean) IS
+$$A read mark's one statement (channels.presence): bind p_org with its proof p_proof; with
+p_claim, claim the read of the conversation's customer messages up to p_external_id
+(skillet_claim_read: once each); then the number that message came to (inbound_routes), its
+status, own WAHA server and own secrets (skillet_channel_secrets), and the conversation's
+customer. No row: the message came through no connected number.$$;
+CREATE OR REPLACE FUNCTION public.skillet_presence_target(p_org uuid, p_proof text, p_conversation uuid, p_external_id text, p_claim boolean)
+ RETURNS TABLE(kind text, address text, status text, waha_base_url text, access_token text, waha_api_key text, waha_server_vouched boolean, contact_id text)
+ LANGUAGE plpgsql
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+#variable_conflict use_column
+begin
+    perform skillet_bind_org(p_org, p_proof);
+    if p_claim then
+        perform skillet_claim_read(p_org, p_conversation, (
+            select m.id from messages m
+            where m.organization_id = p_org and m.channel = 'whatsapp'
+              and m.external_id = p_external_id and m.direction = 'inbound'));
+    end if;
+    return query
+        select c.kind, c.address, c.status, c.waha_base_url, s.access_token, s.waha_api_key,
+               c.waha_server_vouched, v.contact_id
+        from inbound_routes ir
+        join channels c on c.id = ir.channel_id
+        join conversations v on v.id = p_conversation
+        left join lateral skillet_channel_secrets(c.kind, c.address) s on true
+        where ir.organization_id = p_org and ir.external_id = p_external_id;
+end;
+$function$;
+GRANT EXECUTE ON FUNCTION public.skillet_presence_target(uuid, text, uuid, text, boolean) TO PUBLIC;
+GRANT EXECUTE ON FUNCTION public.skillet_presence_target(uuid, text, uuid, text, boolean) TO skillet_api;
+GRANT EXECUTE ON FUNCTION public.skillet_presence_target(uuid, text, uuid, text, boolean) TO skillet_worker;
+
 -- ==============================================================================================
 -- A number's own credentials
 -- Its Cloud API token and WAHA API key: stored by the API for its org, read for one number of the bound org by the send path and the API's verification.

@@ -287,3 +287,40 @@ $$Claim the conversation's customer messages not yet marked read (up to p_upto's
 with null) in the bound org, once each: the latest one's external id (what a read receipt
 names; marking it read marks the earlier ones too), or null when none was left to mark.$$;
 grant execute on function skillet_claim_read(uuid, uuid, uuid) to skillet_worker, skillet_api;
+
+-- A read mark's one statement: bind the org with its proof, claim the read (p_claim), and
+-- return the number the message came to, its own secrets and the customer.
+create function skillet_presence_target(p_org uuid, p_proof text, p_conversation uuid,
+                                        p_external_id text, p_claim boolean)
+returns table(kind text, address text, status text, waha_base_url text, access_token text,
+              waha_api_key text, waha_server_vouched boolean, contact_id text)
+language plpgsql
+set plan_cache_mode = force_generic_plan
+as $$
+#variable_conflict use_column
+begin
+    perform skillet_bind_org(p_org, p_proof);
+    if p_claim then
+        perform skillet_claim_read(p_org, p_conversation, (
+            select m.id from messages m
+            where m.organization_id = p_org and m.channel = 'whatsapp'
+              and m.external_id = p_external_id and m.direction = 'inbound'));
+    end if;
+    return query
+        select c.kind, c.address, c.status, c.waha_base_url, s.access_token, s.waha_api_key,
+               c.waha_server_vouched, v.contact_id
+        from inbound_routes ir
+        join channels c on c.id = ir.channel_id
+        join conversations v on v.id = p_conversation
+        left join lateral skillet_channel_secrets(c.kind, c.address) s on true
+        where ir.organization_id = p_org and ir.external_id = p_external_id;
+end;
+$$;
+comment on function skillet_presence_target(uuid, text, uuid, text, boolean) is
+$$A read mark's one statement (channels.presence): bind p_org with its proof p_proof; with
+p_claim, claim the read of the conversation's customer messages up to p_external_id
+(skillet_claim_read: once each); then the number that message came to (inbound_routes), its
+status, own WAHA server and own secrets (skillet_channel_secrets), and the conversation's
+customer. No row: the message came through no connected number.$$;
+grant execute on function skillet_presence_target(uuid, text, uuid, text, boolean)
+    to skillet_worker, skillet_api;
