@@ -55,7 +55,8 @@ as $$
     select coalesce(
         (select m.id from messages m
          where m.organization_id = p_org and m.external_id = p_external
-           and m.direction = 'inbound' and m.channel = 'whatsapp'),
+           and m.direction = 'inbound' and m.channel = 'whatsapp'
+           and m.conversation_id = p_conversation),
         (select o.message_id from outbox_receipts r join outbox o on o.id = r.outbox_id
          where r.organization_id = p_org and r.provider_message_id = p_external
            and o.conversation_id = p_conversation),
@@ -67,7 +68,8 @@ $$;
 comment on function skillet_message_by_external_id(uuid, uuid, text) is
 $$The id of the message an external id names in one conversation of the bound org: a customer's
 message (by its provider id), a reply we sent (by the provider id of any of its parts), or a
-message the business's phone sent; null when none.$$;
+message the business's phone sent; null when none. Never another conversation's: a customer
+who names another's message id neither reads its text nor reacts to it.$$;
 
 -- A quoted message: skillet_receive_inbound, then the quote on a new message only.
 create function skillet_receive_quoting(

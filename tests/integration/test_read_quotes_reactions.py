@@ -234,3 +234,45 @@ async def test_waha_reads_types_and_stops_typing_and_both_settings_off_send_neit
         )
     await run_burst(quiet, model=ThinkingModel(ready=lambda: True))
     assert fake_waha.timeline == [("sendText", QUESTION)]
+
+
+async def test_another_customers_message_can_be_neither_quoted_nor_reacted_to(
+    whatsapp_settings: Settings,
+    db: asyncpg.Connection,
+    fake_graph: FakeGraphApi,
+    resources: Resources,
+) -> None:
+    org = await create_org(db, "Loja Vizinhos")
+    await insert_agent(db, org, "Bia", "Você é a Bia.")
+    await connect_number(db, org, ChannelKind.CLOUD_API, NUMBER)
+    key = await create_key(db, org, Role.VIEWER)
+    model = ThinkingModel(ready=lambda: True)
+    await _says(whatsapp_settings, "wamid.ana.1", "Meu CPF é 123.456.789-00")
+    await run_burst(whatsapp_settings, model=model)
+    other = "5521988887777"
+    stamp = int(time.time())
+    quoting = cloud_text(
+        "wamid.bob.1", "e esse?", sender=other, timestamp=stamp, quoting="wamid.ana.1"
+    )
+    await _post(whatsapp_settings, quoting)
+    await _post(
+        whatsapp_settings,
+        cloud_reaction("wamid.bob.r", "wamid.ana.1", "👎", sender=other, timestamp=stamp),
+    )
+    await run_burst(whatsapp_settings, model=model)
+    # Bob's model input and his conversation know nothing of Ana's message.
+    assert model.requests[-1].messages[-1].content == (
+        "[em resposta a: uma mensagem anterior] e esse?"
+    )
+    async with running_api(whatsapp_settings, resources.store) as api:
+        listed = (await api.get("/v1/conversations", key)).body["items"]
+        by_contact = {c["contact_id"]: c["id"] for c in listed}
+        ana = await api.get(f"/v1/conversations/{by_contact[CUSTOMER]}/messages", key)
+        bob = await api.get(f"/v1/conversations/{by_contact[other]}/messages", key)
+    assert all(m["reactions"] == [] for m in ana.body["items"])
+    bob_quoting = next(m for m in bob.body["items"] if m["external_id"] == "wamid.bob.1")
+    assert bob_quoting["reply_to"] == {
+        "message_id": None,
+        "external_id": "wamid.ana.1",
+        "text": None,
+    }
