@@ -276,3 +276,22 @@ async def test_another_customers_message_can_be_neither_quoted_nor_reacted_to(
         "external_id": "wamid.ana.1",
         "text": None,
     }
+
+
+async def test_no_read_mark_when_the_model_will_not_answer(
+    whatsapp_settings: Settings,
+    db: asyncpg.Connection,
+    fake_graph: FakeGraphApi,
+) -> None:
+    """PARAR (confirmed, never answered) and asking for a person (a fixed acknowledgement)
+    are not the model's: neither is marked read with the agent typing."""
+    org = await create_org(db, "Loja Sem Leitura")
+    await insert_agent(db, org, "Bia", "Você é a Bia.")
+    await connect_number(db, org, ChannelKind.CLOUD_API, NUMBER)
+    model = ThinkingModel(ready=lambda: True)
+    await _says(whatsapp_settings, "wamid.s.1", "PARAR")
+    await run_burst(whatsapp_settings, model=model)
+    await _says(whatsapp_settings, "wamid.s.2", "quero falar com um atendente")
+    await run_burst(whatsapp_settings, model=model)
+    assert len(fake_graph.delivered) == 2  # the confirmation and the acknowledgement
+    assert model.requests == [] and fake_graph.read_marks == []
