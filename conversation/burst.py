@@ -49,7 +49,7 @@ from turn.model import (
     ModelUsage,
     ToolCall,
 )
-from turn.model_input import burst_text, cap_burst, cap_history, with_quote
+from turn.model_input import burst_text, cap_burst, cap_history, with_contact_name, with_quote
 from turn.prompt import prompt_cache_key, render_skill_context
 from turn.skill_catalog import CatalogSnapshot
 from turn.tools.base import ToolContext, ToolResult, TurnLedger
@@ -341,7 +341,10 @@ async def _ask_model(
                 ModelMessage(role="user", content=text, images=images.get(row.id, ()))
                 for row, text in zip(
                     batch,
-                    cap_burst([with_quote(r.quote, r.body) for r in batch], caps),
+                    with_contact_name(
+                        cap_burst([with_quote(r.quote, r.body) for r in batch], caps),
+                        conversation.contact_name,
+                    ),
                     strict=True,
                 )
             ),

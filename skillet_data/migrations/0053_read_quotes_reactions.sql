@@ -75,7 +75,7 @@ who names another's message id neither reads its text nor reacts to it.$$;
 create function skillet_receive_quoting(
     p_kind text, p_address text, p_aliases text[], p_preferred text, p_external_id text,
     p_body text, p_sent_at timestamptz, p_received_at timestamptz, p_message_kind text,
-    p_always_answered boolean, p_answerable boolean, p_media jsonb,
+    p_always_answered boolean, p_answerable boolean, p_media jsonb, p_contact_name text,
     p_quote_external_id text, p_quote_text text)
 returns table(organization_id uuid, channel_id uuid, contact_id text, conversation_id uuid,
               inbound_id uuid, created boolean, open boolean, outbox_status text,
@@ -89,7 +89,8 @@ declare
 begin
     for r in select * from skillet_receive_inbound(
             p_kind, p_address, p_aliases, p_preferred, p_external_id, p_body, p_sent_at,
-            p_received_at, p_message_kind, p_always_answered, p_answerable, p_media) loop
+            p_received_at, p_message_kind, p_always_answered, p_answerable, p_media,
+            p_contact_name) loop
         if r.created then
             update messages m
             set quote_external_id = p_quote_external_id,
@@ -107,15 +108,15 @@ begin
 end;
 $$;
 comment on function skillet_receive_quoting(text, text, text[], text, text, text, timestamptz,
-    timestamptz, text, boolean, boolean, jsonb, text, text) is
+    timestamptz, text, boolean, boolean, jsonb, text, text, text) is
 $$skillet_receive_inbound for a message that quotes another (p_quote_external_id, the provider's
 id of the quoted message; p_quote_text, what the provider says it said, or null): on a new
 message only, the quote is recorded with our id of the quoted message when it is one of the
 conversation's (skillet_message_by_external_id). Same row, same SECURITY DEFINER rules.$$;
 revoke all on function skillet_receive_quoting(text, text, text[], text, text, text,
-    timestamptz, timestamptz, text, boolean, boolean, jsonb, text, text) from public;
+    timestamptz, timestamptz, text, boolean, boolean, jsonb, text, text, text) from public;
 grant execute on function skillet_receive_quoting(text, text, text[], text, text, text,
-    timestamptz, timestamptz, text, boolean, boolean, jsonb, text, text) to skillet_webhook;
+    timestamptz, timestamptz, text, boolean, boolean, jsonb, text, text, text) to skillet_webhook;
 
 -- A reaction: never a message, never a turn.
 create function skillet_receive_reaction(
