@@ -63,7 +63,8 @@ async def test_cloud_api_message_is_answered_at_the_graph_api_exactly_once(
     assert [r.headers["Authorization"] for r in fake_graph.received] == [
         f"Bearer {ACCESS_TOKEN}"
     ] * 2
-    assert [r.body.get("status") for r in fake_graph.received] == ["read", None]
+    # (In either order here: the local model answers at once; the read goes in the background.)
+    assert sorted(str(r.body.get("status")) for r in fake_graph.received) == ["None", "read"]
     assert await _outbox(db) == [("sent", 1)]
     stored = await db.fetchval(
         "select body from messages where direction = 'outbound' and organization_id = $1", org
