@@ -16,6 +16,7 @@ from typing import Any
 import asyncpg
 
 from api.keys import Role
+from channels.credential_queries import upsert_channel_secrets_as_owner
 from core.channel_kind import ChannelKind
 from tests.integration.api_support import ApiClient, create_key, running_api
 from tests.integration.support import create_org, publish, run_burst
@@ -297,3 +298,21 @@ async def test_no_read_mark_when_the_model_will_not_answer(
     await run_burst(whatsapp_settings, model=model)
     assert len(fake_graph.delivered) == 2  # the confirmation and the acknowledgement
     assert model.requests == [] and fake_graph.read_marks == []
+
+
+async def test_the_read_mark_goes_with_the_numbers_own_token(
+    whatsapp_settings: Settings,
+    db: asyncpg.Connection,
+    fake_graph: FakeGraphApi,
+) -> None:
+    own_token = "token-proprio-do-numero-0001"
+    org = await create_org(db, "Loja Token Próprio")
+    await insert_agent(db, org, "Bia", "Você é a Bia.")
+    channel = await connect_number(db, org, ChannelKind.CLOUD_API, NUMBER)
+    await upsert_channel_secrets_as_owner(db, channel, access_token=own_token)
+    fake_graph.own(own_token, NUMBER)  # Meta lets only that token touch the number
+    model = ThinkingModel(ready=lambda: bool(fake_graph.read_marks))
+    await _says(whatsapp_settings, "wamid.own.1", "Oi!")
+    await run_burst(whatsapp_settings, model=model)
+    assert fake_graph.timeline == [("read", "wamid.own.1"), ("text", QUESTION)]
+    assert {r.headers["Authorization"] for r in fake_graph.received} == {f"Bearer {own_token}"}
