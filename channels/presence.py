@@ -71,7 +71,7 @@ class ChannelPresence:
         if not (self._config.read_receipts or self._config.typing_indicator):
             return _Stopped()
         started = self._spawn("reading", self._start(burst))
-        return _WahaTyping(self, started)
+        return _Typing(self, started)
 
     def mark_read(self, organization_id: uuid.UUID, conversation_id: uuid.UUID) -> None:
         if self._config.read_receipts:
@@ -186,8 +186,9 @@ class _Stopped:
         return None
 
 
-class _WahaTyping:
-    """Stops WAHA's indicator once the start has gone out (a Cloud API one needs no stop)."""
+class _Typing:
+    """Stops the indicator once its start has gone out (WAHA only: a Cloud API one goes by
+    itself with the reply)."""
 
     def __init__(self, presence: ChannelPresence, started: asyncio.Task[object]) -> None:
         self._presence = presence
