@@ -29,6 +29,7 @@ from tests.whatsapp_payloads import (
     cloud_value,
     waha_event,
     waha_reaction,
+    waha_reply_to,
 )
 from turn.agent_queries import insert_agent
 from turn.model import ModelRequest, ModelResponse
@@ -316,3 +317,36 @@ async def test_the_read_mark_goes_with_the_numbers_own_token(
     await run_burst(whatsapp_settings, model=model)
     assert fake_graph.timeline == [("read", "wamid.own.1"), ("text", QUESTION)]
     assert {r.headers["Authorization"] for r in fake_graph.received} == {f"Bearer {own_token}"}
+
+
+async def test_a_quote_of_a_megabyte_is_cut_at_the_door_and_a_flood_emoji_refused(
+    whatsapp_settings: Settings, db: asyncpg.Connection
+) -> None:
+    org = await create_org(db, "Loja Hostil")
+    await connect_number(db, org, ChannelKind.WAHA, SESSION)
+    chat = f"{CUSTOMER}@c.us"
+    quote = waha_reply_to("true_x_1", "q" * 1_000_000)
+    async with running_webhook(whatsapp_settings) as hook:
+        quoted = await hook.post_waha(
+            waha_event(SESSION, "false_big", "essa", sender=chat, extra=quote)
+        )
+        flood = await hook.post_waha(
+            waha_reaction(SESSION, "false_flood", "true_x_1", "👎" * 1_000, sender=chat)
+        )
+    assert (quoted.status, quoted.body["enqueued"]) == (200, 1)
+    assert (flood.status, flood.body["skipped"], flood.body.get("reactions", 0)) == (200, 1, 0)
+    stored = await db.fetchrow(
+        "select body, quote_external_id, length(quote_text) as chars from messages"
+        " where organization_id = $1",
+        org,
+    )
+    assert stored is not None
+    assert (stored["body"], stored["quote_external_id"], stored["chars"]) == (
+        "essa",
+        "true_x_1",
+        1_024,
+    )
+    assert (
+        await db.fetchval("select count(*) from message_reactions where organization_id = $1", org)
+        == 0
+    )
