@@ -26,7 +26,7 @@ from api.errors import status_of
 from api.guard import may, run_route
 from api.keys import Role
 from api.pagination import MAX_LIMIT
-from api.routing import Reply
+from api.routing import Reply, deps_of
 from core.errors import SkilletError
 
 # A thread reads oldest first: the page follows the API's pages to the newest message, at
