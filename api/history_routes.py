@@ -63,8 +63,26 @@ def _message_json(row: MessageRow) -> dict[str, Any]:
         "reply_to_id": _str(row.reply_to_id),
         "answered_by": _str(row.answered_by),
         "delivery": delivery_json(row.delivery_status, row.delivery_error),
+        "reply_to": None
+        if row.quote_external_id is None
+        else {
+            "message_id": _str(row.quote_id),
+            "external_id": row.quote_external_id,
+            "text": row.quote_text,
+        },
+        "reactions": _reactions(row.reactions),
         **_author_json(row),
     }
+
+
+def _reactions(raw: str | None) -> list[dict[str, Any]]:
+    """[{emoji, from, at}], `at` as ISO 8601 like every other time of the API."""
+    if not raw:
+        return []
+    return [
+        {"emoji": r["emoji"], "from": r["from"], "at": datetime.fromisoformat(r["at"]).isoformat()}
+        for r in json.loads(raw)
+    ]
 
 
 def _author_json(row: MessageRow) -> dict[str, Any]:

@@ -11,6 +11,7 @@ which the script reads as "sign in again".
 from __future__ import annotations
 
 import json
+import uuid
 from typing import Any
 
 from aiohttp import web
@@ -26,7 +27,7 @@ from api.errors import status_of
 from api.guard import may, run_route
 from api.keys import Role
 from api.pagination import MAX_LIMIT
-from api.routing import Reply
+from api.routing import Reply, deps_of
 from conversation.mode import ConversationMode
 from core.errors import SkilletError
 
@@ -170,8 +171,15 @@ async def conversation_page(request: web.Request, visit: Visit) -> PageData:
     # After a refused reply the page comes back with the text the person typed.
     typed = visit.form.get("text") if visit.form is not None else None
     note = visit.form.get("note") if visit.form is not None else None
+    data = await conversation_page_data(request, visit)
+    if visit.principal.role in (Role.EDITOR, Role.ADMIN) and request.method == "GET":
+        # A person who can answer opened it: the customer sees their new messages read, once
+        # each (in the background; never the page's poll, never an API read).
+        deps_of(request).presence.mark_read(
+            visit.principal.organization_id, uuid.UUID(data["conversation"]["id"])
+        )
     return "conversation.html", {
-        **await conversation_page_data(request, visit),
+        **data,
         "typed": typed if isinstance(typed, str) else "",
         "typed_note": note if isinstance(note, str) else "",
         "next": None,

@@ -32,6 +32,8 @@ def note_item(note: dict[str, Any], clock: Clock) -> dict[str, Any]:
         "skills": [],
         "media": None,
         "files": [],
+        "quote": None,
+        "reactions": None,
     }
 
 
