@@ -16,7 +16,7 @@ from typing import Any
 import asyncpg
 from aiohttp import web
 
-from api.errors import invalid
+from api.errors import ApiError
 from api.insight_queries import (
     MAX_TOKEN_ROWS,
     list_conversation_days,
@@ -48,8 +48,11 @@ def _date(query: Mapping[str, str], name: str) -> date | None:
             raise ValueError(text)
         return date.fromisoformat(text)
     except ValueError:
-        raise invalid(
-            "invalid_date", f"`{name}` deve ser uma data AAAA-MM-DD (por exemplo 2026-12-01)."
+        raise ApiError(
+            422,
+            "invalid_date",
+            f"`{name}` deve ser uma data AAAA-MM-DD (por exemplo 2026-12-01).",
+            {"field": name},
         ) from None
 
 
@@ -65,10 +68,15 @@ def parse_period(query: Mapping[str, str], today: date) -> tuple[date, date]:
     if first is None:
         first = last - span
     if first > last:
-        raise invalid("from_after_to", "`from` deve ser anterior ou igual a `to`.")
+        raise ApiError(
+            422, "from_after_to", "`from` deve ser anterior ou igual a `to`.", {"field": "from"}
+        )
     if (last - first).days + 1 > MAX_DAYS:
-        raise invalid(
-            "range_too_long", f"O período vai de 1 a {MAX_DAYS} dias (`from` e `to` incluídos)."
+        raise ApiError(
+            422,
+            "range_too_long",
+            f"O período vai de 1 a {MAX_DAYS} dias (`from` e `to` incluídos).",
+            {"field": "from"},
         )
     return first, last
 
@@ -104,15 +112,17 @@ async def insights_of(request: web.Request, principal: Principal) -> dict[str, A
         conn.transaction(isolation="repeatable_read", readonly=True),
     ):
         stored = await fetch_business_hours(conn, org)
-        first, last = parse_period(request.query, org_today(deps.clock(), stored.timezone))
+        today = org_today(deps.clock(), stored.timezone)
+        first, last = parse_period(request.query, today)
         rows = await read_rows(conn, org, first, last)
     try:
         hours = business_hours(stored)
     except TimezoneUnknown:
         hours = None
-    return insights_json(
+    answer = insights_json(
         first, last, rows, prices=deps.model_prices, hours=hours, timezone=stored.timezone
     )
+    return {**answer, "today": today.isoformat()}
 
 
 async def get_insights_route(request: web.Request, principal: Principal) -> Reply:

@@ -2301,9 +2301,31 @@ REVOKE ALL ON FUNCTION public.skillet_record_dead_letter(text, text, jsonb, text
 GRANT EXECUTE ON FUNCTION public.skillet_record_dead_letter(text, text, jsonb, text, text, integer, uuid) TO skillet_worker;
 
 -- ==============================================================================================
--- Not grouped yet
--- Add these to GROUPS in tools/dump_functions.py.
+-- The Painel's daily counts
+-- Triggers on messages and conversations count each org's day (its business-hours time zone) for GET /v1/insights.
 -- ==============================================================================================
+
+COMMENT ON FUNCTION public.skillet_org_local_time(uuid, timestamp with time zone) IS
+$$p_at as the wall clock of p_org's business-hours time zone (default America/Sao_Paulo; a zone
+this server does not know reads as the default): the panel's days are this date.$$;
+CREATE OR REPLACE FUNCTION public.skillet_org_local_time(p_org uuid, p_at timestamp with time zone)
+ RETURNS timestamp without time zone
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO 'public', 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+    v_zone text;
+begin
+    select h.timezone into v_zone from org_business_hours h where h.organization_id = p_org;
+    begin
+        return p_at at time zone coalesce(v_zone, 'America/Sao_Paulo');
+    exception when invalid_parameter_value then
+        -- A zone Python's tzdata knows and this server's does not: never fail the write.
+        return p_at at time zone 'America/Sao_Paulo';
+    end;
+end;
+$function$;
 
 COMMENT ON FUNCTION public.skillet_insight_bucket(double precision) IS
 $$The reply-time histogram's bucket of p_seconds: b holds (1.25^(b-1), 1.25^b] seconds, bucket 0
@@ -2316,44 +2338,6 @@ CREATE OR REPLACE FUNCTION public.skillet_insight_bucket(p_seconds double precis
 AS $function$
     select least(63, greatest(0, ceil(ln(greatest(p_seconds, 1.0)) / ln(1.25))))::smallint
 $function$;
-
-COMMENT ON FUNCTION public.skillet_insight_conversation() IS
-$$Trigger of conversations (after update of mode, person_replied_at): a change from the agent to
-waiting or human counts a handoff of its cause (and the day's conversation with_person); a
-person's first reply after a handoff adds its time from the handoff.$$;
-CREATE OR REPLACE FUNCTION public.skillet_insight_conversation()
- RETURNS trigger
- LANGUAGE plpgsql
- SECURITY DEFINER
- SET search_path TO 'public', 'pg_catalog', 'pg_temp'
-AS $function$
-declare
-    v_day date := skillet_org_local_time(new.organization_id, now())::date;
-    v_slot smallint := (pg_backend_pid() % 8)::smallint;
-begin
-    if old.mode = 'agent' and new.mode <> 'agent' then
-        insert into handoff_daily as h (organization_id, day, cause, slot, handoffs)
-        values (new.organization_id, v_day, coalesce(new.mode_cause, ''), v_slot, 1)
-        on conflict (organization_id, day, cause, slot) do update
-            set handoffs = h.handoffs + 1;
-        perform skillet_insight_conversation_day(new.organization_id, v_day, new.id, true);
-    end if;
-    -- A person's first reply since a handoff that happened before it (as the API's
-    -- skillet_handoff_first_reply_seconds: a takeover by reply starts and answers at once).
-    if old.handoff_at is not null and old.person_replied_at is null
-       and new.person_replied_at is not null then
-        insert into reply_time_daily as r (organization_id, day, who, bucket, slot, replies)
-        values (new.organization_id, v_day, 'person',
-                skillet_insight_bucket(extract(epoch from new.person_replied_at - old.handoff_at)),
-                v_slot, 1)
-        on conflict (organization_id, day, who, bucket, slot) do update
-            set replies = r.replies + 1;
-    end if;
-    return null;
-end;
-$function$;
-REVOKE ALL ON FUNCTION public.skillet_insight_conversation() FROM PUBLIC;
-CREATE TRIGGER conversations_insight AFTER UPDATE OF mode, person_replied_at ON conversations FOR EACH ROW WHEN (old.mode = 'agent'::text AND new.mode <> 'agent'::text OR old.person_replied_at IS NULL AND new.person_replied_at IS NOT NULL) EXECUTE FUNCTION skillet_insight_conversation();
 
 COMMENT ON FUNCTION public.skillet_insight_conversation_day(uuid, date, uuid, boolean) IS
 $$Count p_conversation once on p_day (conversation_daily.conversations), and once more as with a
@@ -2435,24 +2419,40 @@ $function$;
 REVOKE ALL ON FUNCTION public.skillet_insight_message() FROM PUBLIC;
 CREATE TRIGGER messages_insight AFTER INSERT ON messages FOR EACH ROW EXECUTE FUNCTION skillet_insight_message();
 
-COMMENT ON FUNCTION public.skillet_org_local_time(uuid, timestamp with time zone) IS
-$$p_at as the wall clock of p_org's business-hours time zone (default America/Sao_Paulo; a zone
-this server does not know reads as the default): the panel's days are this date.$$;
-CREATE OR REPLACE FUNCTION public.skillet_org_local_time(p_org uuid, p_at timestamp with time zone)
- RETURNS timestamp without time zone
+COMMENT ON FUNCTION public.skillet_insight_conversation() IS
+$$Trigger of conversations (after update of mode, person_replied_at): a change from the agent to
+waiting or human counts a handoff of its cause (and the day's conversation with_person); a
+person's first reply after a handoff adds its time from the handoff.$$;
+CREATE OR REPLACE FUNCTION public.skillet_insight_conversation()
+ RETURNS trigger
  LANGUAGE plpgsql
- STABLE
+ SECURITY DEFINER
  SET search_path TO 'public', 'pg_catalog', 'pg_temp'
 AS $function$
 declare
-    v_zone text;
+    v_day date := skillet_org_local_time(new.organization_id, now())::date;
+    v_slot smallint := (pg_backend_pid() % 8)::smallint;
 begin
-    select h.timezone into v_zone from org_business_hours h where h.organization_id = p_org;
-    begin
-        return p_at at time zone coalesce(v_zone, 'America/Sao_Paulo');
-    exception when invalid_parameter_value then
-        -- A zone Python's tzdata knows and this server's does not: never fail the write.
-        return p_at at time zone 'America/Sao_Paulo';
-    end;
+    if old.mode = 'agent' and new.mode <> 'agent' then
+        insert into handoff_daily as h (organization_id, day, cause, slot, handoffs)
+        values (new.organization_id, v_day, coalesce(new.mode_cause, ''), v_slot, 1)
+        on conflict (organization_id, day, cause, slot) do update
+            set handoffs = h.handoffs + 1;
+        perform skillet_insight_conversation_day(new.organization_id, v_day, new.id, true);
+    end if;
+    -- A person's first reply since a handoff that happened before it (as the API's
+    -- skillet_handoff_first_reply_seconds: a takeover by reply starts and answers at once).
+    if old.handoff_at is not null and old.person_replied_at is null
+       and new.person_replied_at is not null then
+        insert into reply_time_daily as r (organization_id, day, who, bucket, slot, replies)
+        values (new.organization_id, v_day, 'person',
+                skillet_insight_bucket(extract(epoch from new.person_replied_at - old.handoff_at)),
+                v_slot, 1)
+        on conflict (organization_id, day, who, bucket, slot) do update
+            set replies = r.replies + 1;
+    end if;
+    return null;
 end;
 $function$;
+REVOKE ALL ON FUNCTION public.skillet_insight_conversation() FROM PUBLIC;
+CREATE TRIGGER conversations_insight AFTER UPDATE OF mode, person_replied_at ON conversations FOR EACH ROW WHEN (old.mode = 'agent'::text AND new.mode <> 'agent'::text OR old.person_replied_at IS NULL AND new.person_replied_at IS NOT NULL) EXECUTE FUNCTION skillet_insight_conversation();

@@ -12,7 +12,7 @@ import structlog
 from aiohttp import web
 from aiohttp.typedefs import Handler as AiohttpHandler
 
-from api.console import actions, attendance, media, pages, skill_editor
+from api.console import actions, attendance, media, pages, painel, skill_editor
 from api.console.auth import (
     HOME_PATH,
     SIGN_IN_PATH,
@@ -34,6 +34,7 @@ log = structlog.get_logger(__name__)
 STATIC_DIR = Path(__file__).parent / "static"
 P = CONSOLE_PREFIX
 PAGES = (
+    ("/painel", painel.painel),
     ("/atendimento", attendance.queue_page),
     ("/marketplace", pages.marketplace),
     ("/skills", pages.installed),
@@ -109,6 +110,7 @@ def add_console(app: web.Application) -> None:
         app.router.add_get(P + path, signed_in(pages.page(reader)))
     app.router.add_get(P + "/chaves", signed_in(pages.keys_page))
     app.router.add_get(P + "/equipe", signed_in(pages.team_page))
+    app.router.add_get(P + "/painel.csv", signed_in(painel.painel_csv))
     # What the Atendimento pages' script polls (static/atendimento.js).
     app.router.add_get(P + "/atendimento/dados", signed_in(attendance.queue_json))
     app.router.add_get(P + "/conversas/{id}/dados", signed_in(attendance.conversation_json))

@@ -59,7 +59,8 @@ async def reply(
 ) -> None:
     await db.execute(
         "insert into messages (organization_id, conversation_id, direction, channel, body, "
-        "reply_to_id, author, created_at) values ($1, $2, 'outbound', 'whatsapp', 'ok', $3, $4, $5)",
+        "reply_to_id, author, created_at) "
+        "values ($1, $2, 'outbound', 'whatsapp', 'ok', $3, $4, $5)",
         org,
         conv,
         to if author == "agent" else None,
