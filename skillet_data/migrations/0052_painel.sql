@@ -90,7 +90,7 @@ language sql immutable parallel safe as $$
 $$;
 comment on function skillet_insight_bucket(double precision) is
 $$The reply-time histogram's bucket of p_seconds: b holds (1.25^(b-1), 1.25^b] seconds, bucket 0
-up to 1 s, bucket 63 from about 10 days on (api.insight_series.bucket_of is its readable twin,
+up to 1 s, bucket 63 from about 12 days on (api.insight_series.bucket_of is its readable twin,
 held equal by a test).$$;
 
 create function skillet_org_local_time(p_org uuid, p_at timestamptz) returns timestamp
@@ -200,10 +200,12 @@ language plpgsql security definer
 set search_path = public, pg_catalog, pg_temp
 as $$
 declare
-    v_day date := skillet_org_local_time(new.organization_id, now())::date;
     v_slot smallint := (pg_backend_pid() % 8)::smallint;
+    v_day date;
 begin
     if old.mode = 'agent' and new.mode <> 'agent' then
+        -- The day of the change (skillet_change_mode stamps mode_since with it).
+        v_day := skillet_org_local_time(new.organization_id, coalesce(new.mode_since, now()))::date;
         insert into handoff_daily as h (organization_id, day, cause, slot, handoffs)
         values (new.organization_id, v_day, coalesce(new.mode_cause, ''), v_slot, 1)
         on conflict (organization_id, day, cause, slot) do update
@@ -214,6 +216,7 @@ begin
     -- skillet_handoff_first_reply_seconds: a takeover by reply starts and answers at once).
     if old.handoff_at is not null and old.person_replied_at is null
        and new.person_replied_at is not null then
+        v_day := skillet_org_local_time(new.organization_id, new.person_replied_at)::date;
         insert into reply_time_daily as r (organization_id, day, who, bucket, slot, replies)
         values (new.organization_id, v_day, 'person',
                 skillet_insight_bucket(extract(epoch from new.person_replied_at - old.handoff_at)),

@@ -13,6 +13,7 @@ import asyncpg
 import pytest
 import pytest_asyncio
 
+from api.insight_series import bucket_of
 from api.keys import Role
 from api.model_prices import parse_model_prices
 from tests.integration.api_support import ApiClient, create_key, record_turn_usage, running_api
@@ -204,3 +205,39 @@ async def test_ninety_days_is_the_longest_period_and_a_key_is_needed(
     answer = await api.get("/v1/insights?from=2026-01-01&to=2026-03-31", key)
     assert answer.status == 200 and len(answer.body["days"]) == 90
     assert (await api.get("/v1/insights")).status == 401
+
+
+async def test_the_sql_bucket_is_its_python_twin(db: asyncpg.Connection) -> None:
+    seconds = [0, 0.5, 1, 1.0001, 1.25, 1.26, 4, 5, 59.9, 60, 61, 600, 3600, 86400, 1e6, 1e9]
+    found = await db.fetch(
+        "select s, skillet_insight_bucket(s) as b from unnest($1::float8[]) s", seconds
+    )
+    assert [r["b"] for r in found] == [bucket_of(s) for s in seconds]
+
+
+async def test_an_org_sees_none_of_another_orgs_counts(
+    api: ApiClient, db: asyncpg.Connection
+) -> None:
+    mine, theirs = await create_org(db, "Minha"), await create_org(db, "Deles")
+    today = await db_today(db)
+    noon = datetime(today.year, today.month, today.day, 15, 0, tzinfo=UTC)
+    conv = await conversation(db, theirs, "5511900000001")
+    asked = await customer(db, theirs, conv, noon)
+    await reply(db, theirs, conv, asked, "agent", noon + timedelta(seconds=3))
+    await db.execute("select skillet_change_mode($1, 'handoff', null, 'tool', 'x')", conv)
+    await db.execute("select skillet_change_mode($1, 'take', 'cli', 'console', null, true)", conv)
+    await record_turn_usage(db, theirs, None, "openai", "gpt-x", noon, (10, 10, 0, 0))
+    await db.execute(
+        "insert into skill_activation_daily (organization_id, skill_name, day, hard_count, "
+        "probe_count) values ($1, 'deles', $2, 5, 5)",
+        theirs,
+        today,
+    )
+    body = (await api.get(f"/v1/insights?to={today}", await create_key(db, mine, Role.VIEWER))).body
+    assert all(v in (0, None, 0.0) for values in body["series"].values() for v in values), body
+    assert (body["top_skills"], body["top_unanswered"]) == ([], [])
+    seen = (
+        await api.get(f"/v1/insights?to={today}", await create_key(db, theirs, Role.VIEWER))
+    ).body
+    assert seen["series"]["conversations_with_person"][-1] == 1
+    assert seen["series"]["handoffs_tool"][-1] == 1
