@@ -68,14 +68,21 @@ class Chart:
 
 
 def nice_ceiling(value: float) -> float:
-    """The smallest 1, 2, 2.5 or 5 x 10^k at or above `value` (an axis' top)."""
+    """The smallest 1, 2 or 5 x 10^k at or above `value` (an axis' step)."""
     if value <= 0:
         return 1.0
     power = 10 ** math.floor(math.log10(value))
-    for step in (1, 2, 2.5, 5, 10):
-        if step * power >= value:
+    for step in (1, 2, 5, 10):
+        if step * power >= value * (1 - 1e-9):
             return float(step * power)
     return float(10 * power)
+
+
+def axis_top(maximum: float) -> tuple[float, float]:
+    """(top, step) of an axis from 0 holding `maximum`: at most Y_TICKS + 1 round steps, each
+    at least 1 (counts never read 0,5)."""
+    step = max(nice_ceiling(maximum / (Y_TICKS + 1)), 1.0)
+    return step * max(math.ceil(maximum / step - 1e-9), 1), step
 
 
 def _y(value: float, top: float) -> float:
@@ -84,14 +91,12 @@ def _y(value: float, top: float) -> float:
 
 
 def _axes(
-    days: Sequence[str], top: float, fmt: Format
+    days: Sequence[str], top: float, step: float, fmt: Format
 ) -> tuple[tuple[tuple[float, str], ...], tuple[tuple[float, str], ...], float]:
     slot = (WIDTH - LEFT - RIGHT) / max(len(days), 1)
     every = max(1, math.ceil(len(days) / MAX_X_LABELS))
     x_labels = tuple((LEFT + slot * (i + 0.5), day) for i, day in enumerate(days) if i % every == 0)
-    y_ticks = tuple(
-        (_y(top * n / Y_TICKS, top), fmt(top * n / Y_TICKS)) for n in range(Y_TICKS + 1)
-    )
+    y_ticks = tuple((_y(step * n, top), fmt(step * n)) for n in range(round(top / step) + 1))
     return y_ticks, x_labels, slot
 
 
@@ -100,11 +105,15 @@ def stacked_bars(
     days: Sequence[str],
     series: Sequence[tuple[str, Sequence[float]]],
     fmt: Format,
+    *,
+    axis: Format | None = None,
+    empty: bool | None = None,
 ) -> Chart:
-    """One bar per day, the series stacked bottom up in the given order."""
+    """One bar per day, the series stacked bottom up in the given order; `axis` formats the
+    y ticks (default `fmt`); `empty` says there is nothing to show (default: all zero)."""
     totals = [sum(values[i] for _, values in series) for i in range(len(days))]
-    top = nice_ceiling(max(totals, default=0))
-    y_ticks, x_labels, slot = _axes(days, top, fmt)
+    top, step = axis_top(max(totals, default=0))
+    y_ticks, x_labels, slot = _axes(days, top, step, axis or fmt)
     bar = max(slot * 0.7, 1.0)
     rects: list[Rect] = []
     for i, day in enumerate(days):
@@ -118,7 +127,8 @@ def stacked_bars(
             rects.append(Rect(x, y1, bar, y0 - y1, n, f"{day} · {name}: {fmt(value)}"))
             base += value
     legend = tuple((n, name) for n, (name, _) in enumerate(series))
-    return Chart(label, legend, y_ticks, x_labels, rects=tuple(rects), empty=not any(totals))
+    nothing = not any(totals) if empty is None else empty
+    return Chart(label, legend, y_ticks, x_labels, rects=tuple(rects), empty=nothing)
 
 
 def lines(
@@ -126,11 +136,13 @@ def lines(
     days: Sequence[str],
     series: Sequence[tuple[str, Sequence[float | None]]],
     fmt: Format,
+    *,
+    axis: Format | None = None,
 ) -> Chart:
     """One line per series through the days that have a value; a lone value is a dot."""
     present = [v for _, values in series for v in values if v is not None]
-    top = nice_ceiling(max(present, default=0))
-    y_ticks, x_labels, slot = _axes(days, top, fmt)
+    top, step = axis_top(max(present, default=0))
+    y_ticks, x_labels, slot = _axes(days, top, step, axis or fmt)
     drawn: list[Line] = []
     dots: list[Dot] = []
     for n, (name, values) in enumerate(series):

@@ -27,11 +27,12 @@ from api.route_table import ROUTES
 
 OPERATION = "get_insights_route"
 PRESETS = (7, 30, 90)  # days ending today: the period links above the charts
+# (cause, as the legend says it, as a table's narrow column says it)
 CAUSE_NAMES = (
-    ("customer", "pedido do cliente"),
-    ("tool", "o agente chamou"),
-    ("console", "assumida no console"),
-    ("phone", "celular da empresa"),
+    ("customer", "pedido do cliente", "cliente"),
+    ("tool", "o agente chamou", "agente"),
+    ("console", "assumida no console", "console"),
+    ("phone", "celular da empresa", "celular"),
 )
 # What a refused period says beside its field (the API's messages name its query fields).
 FIELD_MESSAGES = {
@@ -79,6 +80,23 @@ def duration(seconds: float) -> str:
     return f"{hours} h" + (f" {minutes} min" if minutes else "")
 
 
+def _durations(label: str, days: list[str], p50: list[Any], p90: list[Any]) -> Chart:
+    """Reply times on an axis of seconds, or of minutes once they pass two minutes."""
+    longest = max((v for v in p50 + p90 if v is not None), default=0)
+    unit = 60 if longest >= 120 else 1
+    scaled = [
+        (name, [None if v is None else v / unit for v in values])
+        for name, values in (("mediana", p50), ("90% até", p90))
+    ]
+    return lines(
+        label,
+        days,
+        scaled,
+        lambda v: duration(v * unit),
+        axis=lambda v: f"{integer(v)} {'min' if unit == 60 else 's'}",
+    )
+
+
 def _short(day: str) -> str:
     return date.fromisoformat(day).strftime("%d/%m")
 
@@ -92,7 +110,13 @@ def _charts(insights: dict[str, Any]) -> dict[str, Chart | Ranking | None]:
     s = insights["series"]
     cost = None
     if insights["priced"]:
-        cost = stacked_bars("Custo em reais por dia", days, [("custo", s["cost_brl"])], money)
+        cost = stacked_bars(
+            "Custo em reais por dia",
+            days,
+            [("custo", s["cost_brl"])],
+            money,
+            axis=lambda v: f"R$ {integer(v)}",
+        )
     return {
         "conversations": stacked_bars(
             "Conversas por dia",
@@ -106,29 +130,25 @@ def _charts(insights: dict[str, Any]) -> dict[str, Chart | Ranking | None]:
         "handoffs": stacked_bars(
             "Passagens para uma pessoa por dia, por motivo",
             days,
-            [(name, s[f"handoffs_{cause}"]) for cause, name in CAUSE_NAMES],
+            [(name, s[f"handoffs_{cause}"]) for cause, name, _ in CAUSE_NAMES],
             integer,
         ),
-        "person_reply": lines(
+        "person_reply": _durations(
             "Primeira resposta de uma pessoa depois da passagem",
             days,
-            [
-                ("mediana", s["person_first_reply_p50_s"]),
-                ("90% até", s["person_first_reply_p90_s"]),
-            ],
-            duration,
+            s["person_first_reply_p50_s"],
+            s["person_first_reply_p90_s"],
         ),
-        "agent_reply": lines(
-            "Tempo de resposta do agente",
-            days,
-            [("mediana", s["agent_reply_p50_s"]), ("90% até", s["agent_reply_p90_s"])],
-            duration,
+        "agent_reply": _durations(
+            "Tempo de resposta do agente", days, s["agent_reply_p50_s"], s["agent_reply_p90_s"]
         ),
         "after_hours": stacked_bars(
             "Mensagens de clientes fora do horário, em porcentagem",
             days,
             [("fora do horário", [v or 0 for v in s["after_hours_share"]])],
             percent,
+            axis=lambda v: f"{integer(v)}%",
+            empty=not any(s["customer_messages"]),
         ),
         "tokens": stacked_bars(
             "Tokens por dia",
@@ -139,6 +159,7 @@ def _charts(insights: dict[str, Any]) -> dict[str, Chart | Ranking | None]:
                 ("saída", s["tokens_output"]),
             ],
             tokens,
+            axis=lambda v: tokens(v).replace(",0 ", " "),
         ),
         "cost": cost,
         "top_skills": ranking(
@@ -172,7 +193,12 @@ def _period_links(today: date) -> list[tuple[str, str]]:
 
 async def painel(request: web.Request, visit: Visit) -> PageData:
     typed = {"from": request.query.get("from", ""), "to": request.query.get("to", "")}
-    context: dict[str, Any] = {"typed": typed, "field_error": None, "next": None}
+    context: dict[str, Any] = {
+        "typed": typed,
+        "field_error": None,
+        "next": None,
+        "default_days": DEFAULT_DAYS,
+    }
     try:
         insights = await read(request, visit, OPERATION)
     except ApiError as exc:
@@ -190,7 +216,6 @@ async def painel(request: web.Request, visit: Visit) -> PageData:
         "rows": _rows(insights),
         "summary": insights["summary"],
         "periods": _period_links(today),
-        "default_days": DEFAULT_DAYS,
         "fmt": {
             "integer": integer,
             "percent": percent,

@@ -10,7 +10,7 @@ from datetime import date
 import pytest
 from pydantic import ValidationError
 
-from api.console.charts import lines, nice_ceiling, ranking, stacked_bars
+from api.console.charts import axis_top, lines, nice_ceiling, ranking, stacked_bars
 from api.console.painel import duration, money, tokens
 from api.errors import ApiError
 from api.insight_routes import parse_period
@@ -132,7 +132,16 @@ def test_the_setting_comes_from_its_env_var(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def test_axes_end_on_round_numbers() -> None:
-    assert [nice_ceiling(v) for v in (0, 7, 10, 11, 240, 1234)] == [1, 10, 10, 20, 250, 2000]
+    assert [nice_ceiling(v) for v in (0, 0.3, 7, 10, 11, 240)] == [1, 0.5, 10, 10, 20, 500]
+    assert [axis_top(v) for v in (0, 1, 3, 7, 10, 45, 1234)] == [
+        (1, 1),
+        (1, 1),
+        (3, 1),
+        (8, 2),
+        (10, 2),
+        (50, 10),
+        (1500, 500),
+    ]
 
 
 def test_stacked_bars_and_lines_draw_what_the_numbers_say() -> None:
