@@ -80,6 +80,42 @@ def quarter_closed(hours: BusinessHours | None, day: date, quarter: int) -> bool
     return not is_open(hours, wall.replace(tzinfo=hours.zone).astimezone(UTC))
 
 
+class ClosedQuarters:
+    """Which quarter hours of each day are closed, each day's pattern worked out once per kind
+    of day: days of the same weekday, with the same closed-day marks (the day and the one
+    before: a range may pass midnight) and the same UTC offsets at their start and end (a
+    daylight-saving change) are closed at the same quarters."""
+
+    def __init__(self, hours: BusinessHours | None) -> None:
+        self.hours = hours
+        self.patterns: dict[tuple[Any, ...], frozenset[int]] = {}
+        self.days: dict[date, frozenset[int]] = {}
+
+    def of(self, day: date) -> frozenset[int]:
+        if day not in self.days:
+            self.days[day] = self._pattern(day)
+        return self.days[day]
+
+    def _pattern(self, day: date) -> frozenset[int]:
+        hours = self.hours
+        if hours is None:
+            return frozenset()
+        start = datetime.combine(day, time(0)).replace(tzinfo=hours.zone)
+        end = datetime.combine(day, time(23, 59)).replace(tzinfo=hours.zone)
+        key = (
+            day.weekday(),
+            day in hours.closed,
+            day - timedelta(days=1) in hours.closed,
+            start.utcoffset(),
+            end.utcoffset(),
+        )
+        if key not in self.patterns:
+            self.patterns[key] = frozenset(
+                q for q in range(24 * 60 // QUARTER_MINUTES) if quarter_closed(hours, day, q)
+            )
+        return self.patterns[key]
+
+
 @dataclass(frozen=True)
 class InsightRows:
     """What api.insight_queries read for one period."""
@@ -142,9 +178,10 @@ def _after_hours_series(
 ) -> dict[str, Any]:
     total: dict[date, int] = defaultdict(int)
     closed: dict[date, int] = defaultdict(int)
+    quarters = ClosedQuarters(hours)
     for r in rows:
         total[r.day] += r.messages
-        if quarter_closed(hours, r.day, r.quarter):
+        if r.quarter in quarters.of(r.day):
             closed[r.day] += r.messages
     return {
         "customer_messages": _per_day(days, total),

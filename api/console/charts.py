@@ -87,7 +87,7 @@ def axis_top(maximum: float) -> tuple[float, float]:
 
 def _y(value: float, top: float) -> float:
     span = HEIGHT - BOTTOM - TOP
-    return HEIGHT - BOTTOM - span * (value / top)
+    return round(HEIGHT - BOTTOM - span * (value / top), 1)
 
 
 def _axes(
@@ -95,7 +95,9 @@ def _axes(
 ) -> tuple[tuple[tuple[float, str], ...], tuple[tuple[float, str], ...], float]:
     slot = (WIDTH - LEFT - RIGHT) / max(len(days), 1)
     every = max(1, math.ceil(len(days) / MAX_X_LABELS))
-    x_labels = tuple((LEFT + slot * (i + 0.5), day) for i, day in enumerate(days) if i % every == 0)
+    x_labels = tuple(
+        (round(LEFT + slot * (i + 0.5), 1), day) for i, day in enumerate(days) if i % every == 0
+    )
     y_ticks = tuple((_y(step * n, top), fmt(step * n)) for n in range(round(top / step) + 1))
     return y_ticks, x_labels, slot
 
@@ -124,7 +126,8 @@ def stacked_bars(
                 continue
             y0, y1 = _y(base, top), _y(base + value, top)
             x = LEFT + slot * i + (slot - bar) / 2
-            rects.append(Rect(x, y1, bar, y0 - y1, n, f"{day} · {name}: {fmt(value)}"))
+            title = f"{day} · {name}: {fmt(value)}"
+            rects.append(Rect(round(x, 1), y1, round(bar, 1), round(y0 - y1, 1), n, title))
             base += value
     legend = tuple((n, name) for n, (name, _) in enumerate(series))
     nothing = not any(totals) if empty is None else empty
@@ -153,7 +156,7 @@ def lines(
                     drawn.append(Line(" ".join(run), n))
                 run = []
                 continue
-            x, y = LEFT + slot * (i + 0.5), _y(value, top)
+            x, y = round(LEFT + slot * (i + 0.5), 1), _y(value, top)
             run.append(f"{x:.1f},{y:.1f}")
             dots.append(Dot(x, y, n, f"{days[i]} · {name}: {fmt(value)}"))
         if len(run) > 1:
@@ -196,7 +199,7 @@ def ranking(
     rects, names, values = [], [], []
     for i, (name, count) in enumerate(items):
         y = i * ROW + 4
-        width = max(span * count / top, 1.0)
+        width = round(max(span * count / top, 1.0), 1)
         shown = name if len(name) <= 28 else name[:27] + "…"
         rects.append(Rect(NAME_WIDTH, y, width, ROW - 8, series, f"{name}: {fmt(count)}"))
         names.append(Label(NAME_WIDTH - 8, y + ROW / 2, shown))

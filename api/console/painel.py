@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Callable
 from datetime import date, timedelta
 from typing import Any
 
@@ -176,11 +177,21 @@ def _charts(insights: dict[str, Any]) -> dict[str, Chart | Ranking | None]:
     }
 
 
-def _rows(insights: dict[str, Any]) -> list[dict[str, Any]]:
-    """One row per day, newest first, for the tables beside the charts."""
-    s = insights["series"]
+def _formatter(name: str) -> Callable[[float], str]:
+    if name.endswith("_s"):
+        return duration
+    return {"after_hours_share": percent, "cost_brl": money}.get(name, integer)
+
+
+def _rows(insights: dict[str, Any]) -> list[dict[str, str]]:
+    """One row per day, newest first, each value as the tables beside the charts show it
+    ("—" where there was nothing to measure)."""
+    columns = [(name, values, _formatter(name)) for name, values in insights["series"].items()]
     return [
-        {"day": _long(day), **{name: values[i] for name, values in s.items()}}
+        {
+            "day": _long(day),
+            **{name: "—" if v[i] is None else f(v[i]) for name, v, f in columns},
+        }
         for i, day in reversed(list(enumerate(insights["days"])))
     ]
 
