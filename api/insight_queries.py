@@ -1,10 +1,11 @@
 """SQL of the Painel: an org's daily rollups over a period of days, nothing else.
 
 Every read names the org and a day range of at most 90 days and reads a rollup keyed by
-(organization_id, day, ...): insight_daily holds the org's days (written by the triggers
-skillet_insight_message and skillet_insight_conversation: at most 8 slot rows a day, summed
-here); token_usage_daily and skill_activation_daily hold UTC days. Token rows, one per model a
-day, stop at MAX_TOKEN_ROWS as api.usage_queries does.
+(organization_id, day, ...): conversation_daily, customer_message_daily, handoff_daily and
+reply_time_daily hold the org's days (written by the triggers skillet_insight_message and
+skillet_insight_conversation); token_usage_daily and skill_activation_daily hold UTC days. Each
+answer has at most a fixed number of rows per day (8 slots are summed here), except the token
+rows, one per model a day, stopped at MAX_TOKEN_ROWS as api.usage_queries does.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
 
 import asyncpg
 
@@ -68,55 +68,29 @@ class SkillCount:
 # $1 org, $2 first day, $3 last day (both included).
 _PERIOD = "organization_id = $1 and day between $2::date and $3::date"
 
-LIST_INSIGHT_DAYS = f"""
-select day, conversations, with_person, handoffs_customer, handoffs_tool, handoffs_console,
-       handoffs_phone, handoffs_other, customer_messages, agent_replies, person_first_replies
-from insight_daily where {_PERIOD}
+LIST_CONVERSATION_DAYS = f"""
+select day, sum(conversations)::bigint as conversations, sum(with_person)::bigint as with_person
+from conversation_daily where {_PERIOD}
+group by day
 """
-CAUSES = ("customer", "tool", "console", "phone", "other")
 
+LIST_QUARTER_COUNTS = f"""
+select day, quarter, sum(messages)::bigint as messages
+from customer_message_daily where {_PERIOD}
+group by day, quarter
+"""
 
-@dataclass(frozen=True)
-class DayCounts:
-    """The org's counts of its days, its slots summed, as the series read them."""
+LIST_HANDOFF_COUNTS = f"""
+select day, cause, sum(handoffs)::bigint as handoffs
+from handoff_daily where {_PERIOD}
+group by day, cause
+"""
 
-    conversations: list[ConversationDay]
-    quarters: list[QuarterCount]
-    handoffs: list[HandoffCount]
-    replies: list[ReplyBucket]
-
-
-def _add(sums: dict[Any, int], key: Any, value: int) -> None:
-    if value:
-        sums[key] = sums.get(key, 0) + value
-
-
-async def list_day_counts(
-    conn: asyncpg.Connection, org: uuid.UUID, first: date, last: date
-) -> DayCounts:
-    rows = await conn.fetch(LIST_INSIGHT_DAYS, org, first, last)
-    people: dict[date, tuple[int, int]] = {}
-    quarters: dict[tuple[date, int], int] = {}
-    handoffs: dict[tuple[date, str], int] = {}
-    replies: dict[tuple[date, str, int], int] = {}
-    for r in rows:
-        day = r["day"]
-        total, person = people.get(day, (0, 0))
-        people[day] = (total + r["conversations"], person + r["with_person"])
-        for cause in CAUSES:
-            _add(handoffs, (day, "" if cause == "other" else cause), r[f"handoffs_{cause}"])
-        for quarter, count in enumerate(r["customer_messages"]):
-            _add(quarters, (day, quarter), count)
-        for who, column in (("agent", "agent_replies"), ("person", "person_first_replies")):
-            for bucket, count in enumerate(r[column]):
-                _add(replies, (day, who, bucket), count)
-    return DayCounts(
-        [ConversationDay(d, t, p) for d, (t, p) in people.items()],
-        [QuarterCount(d, q, n) for (d, q), n in quarters.items()],
-        [HandoffCount(d, c, n) for (d, c), n in handoffs.items()],
-        [ReplyBucket(d, w, b, n) for (d, w, b), n in replies.items()],
-    )
-
+LIST_REPLY_BUCKETS = f"""
+select day, who, bucket, sum(replies)::bigint as replies
+from reply_time_daily where {_PERIOD}
+group by day, who, bucket
+"""
 
 LIST_TOKEN_DAYS = f"""
 select day, provider, model, sum(input_tokens)::bigint as input_tokens,
@@ -145,6 +119,34 @@ group by skill_name having sum(probe_count) > 0
 order by count desc, skill_name
 limit $4
 """
+
+
+async def list_conversation_days(
+    conn: asyncpg.Connection, org: uuid.UUID, first: date, last: date
+) -> list[ConversationDay]:
+    rows = await conn.fetch(LIST_CONVERSATION_DAYS, org, first, last)
+    return [ConversationDay(r["day"], r["conversations"], r["with_person"]) for r in rows]
+
+
+async def list_quarter_counts(
+    conn: asyncpg.Connection, org: uuid.UUID, first: date, last: date
+) -> list[QuarterCount]:
+    rows = await conn.fetch(LIST_QUARTER_COUNTS, org, first, last)
+    return [QuarterCount(r["day"], r["quarter"], r["messages"]) for r in rows]
+
+
+async def list_handoff_counts(
+    conn: asyncpg.Connection, org: uuid.UUID, first: date, last: date
+) -> list[HandoffCount]:
+    rows = await conn.fetch(LIST_HANDOFF_COUNTS, org, first, last)
+    return [HandoffCount(r["day"], r["cause"], r["handoffs"]) for r in rows]
+
+
+async def list_reply_buckets(
+    conn: asyncpg.Connection, org: uuid.UUID, first: date, last: date
+) -> list[ReplyBucket]:
+    rows = await conn.fetch(LIST_REPLY_BUCKETS, org, first, last)
+    return [ReplyBucket(r["day"], r["who"], r["bucket"], r["replies"]) for r in rows]
 
 
 async def list_token_days(

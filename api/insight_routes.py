@@ -19,7 +19,10 @@ from aiohttp import web
 from api.errors import ApiError
 from api.insight_queries import (
     MAX_TOKEN_ROWS,
-    list_day_counts,
+    list_conversation_days,
+    list_handoff_counts,
+    list_quarter_counts,
+    list_reply_buckets,
     list_token_days,
     list_top_skills,
     list_top_unanswered,
@@ -89,12 +92,11 @@ async def read_rows(
     conn: asyncpg.Connection, org: uuid.UUID, first: date, last: date
 ) -> InsightRows:
     tokens = await list_token_days(conn, org, first, last, MAX_TOKEN_ROWS + 1)
-    counts = await list_day_counts(conn, org, first, last)
     return InsightRows(
-        conversations=counts.conversations,
-        quarters=counts.quarters,
-        handoffs=counts.handoffs,
-        replies=counts.replies,
+        conversations=await list_conversation_days(conn, org, first, last),
+        quarters=await list_quarter_counts(conn, org, first, last),
+        handoffs=await list_handoff_counts(conn, org, first, last),
+        replies=await list_reply_buckets(conn, org, first, last),
         tokens=tokens[:MAX_TOKEN_ROWS],
         top_skills=await list_top_skills(conn, org, first, last),
         top_unanswered=await list_top_unanswered(conn, org, first, last),

@@ -2340,28 +2340,30 @@ AS $function$
 $function$;
 
 COMMENT ON FUNCTION public.skillet_insight_conversation_day(uuid, date, uuid, boolean) IS
-$$Mark p_conversation's day (conversation_days): `counted` 1 the first time it is seen that day,
-`with_person` 1 the first time p_with_person says a person took part that day; what the caller
-adds to insight_daily in its one counter write.$$;
-CREATE OR REPLACE FUNCTION public.skillet_insight_conversation_day(p_org uuid, p_day date, p_conversation uuid, p_with_person boolean, OUT counted bigint, OUT with_person bigint)
- RETURNS record
+$$Count p_conversation once on p_day (conversation_daily.conversations), and once more as with a
+person the first time p_with_person says so that day; conversation_days is the mark.$$;
+CREATE OR REPLACE FUNCTION public.skillet_insight_conversation_day(p_org uuid, p_day date, p_conversation uuid, p_with_person boolean)
+ RETURNS void
  LANGUAGE plpgsql
  SET search_path TO 'public', 'pg_catalog', 'pg_temp'
 AS $function$
 declare
     v_new boolean;
 begin
-    counted := 0;
-    with_person := 0;
     insert into conversation_days as c (organization_id, day, conversation_id, with_person)
     values (p_org, p_day, p_conversation, p_with_person)
     on conflict (organization_id, day, conversation_id) do update set with_person = true
         where p_with_person and not c.with_person
     returning (xmax = 0) into v_new;
-    if found then
-        counted := case when v_new then 1 else 0 end;
-        with_person := case when p_with_person then 1 else 0 end;
+    if not found then
+        return;  -- counted already (and already with a person, if this one is)
     end if;
+    insert into conversation_daily as d (organization_id, day, slot, conversations, with_person)
+    values (p_org, p_day, (pg_backend_pid() % 8)::smallint, case when v_new then 1 else 0 end,
+            case when p_with_person then 1 else 0 end)
+    on conflict (organization_id, day, slot) do update
+        set conversations = d.conversations + excluded.conversations,
+            with_person = d.with_person + excluded.with_person;
 end;
 $function$;
 REVOKE ALL ON FUNCTION public.skillet_insight_conversation_day(uuid, date, uuid, boolean) FROM PUBLIC;
@@ -2369,8 +2371,7 @@ REVOKE ALL ON FUNCTION public.skillet_insight_conversation_day(uuid, date, uuid,
 COMMENT ON FUNCTION public.skillet_insight_message() IS
 $$Trigger of messages (after insert): a customer message counts its conversation's day and its
 quarter hour; a person's or the phone's message marks the day's conversation with_person; an
-agent reply to a customer message adds its reply time (from that message's receipt). One counter
-row each (insight_daily).$$;
+agent reply to a customer message adds its reply time (from that message's receipt).$$;
 CREATE OR REPLACE FUNCTION public.skillet_insight_message()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -2385,45 +2386,31 @@ declare
              else new.created_at end);
     v_day date := v_local::date;
     v_slot smallint := (pg_backend_pid() % 8)::smallint;
-    v_mark record;
-    v_index int;
-    v_counts bigint[];
     v_asked timestamptz;
 begin
     if new.direction = 'inbound' then
-        v_mark := skillet_insight_conversation_day(new.organization_id, v_day,
-                                                   new.conversation_id, false);
-        v_index := 1 + (extract(hour from v_local) * 4
-                        + floor(extract(minute from v_local) / 15))::int;
-        v_counts := array_fill(0::bigint, array[96]);
-        v_counts[v_index] := 1;
-        insert into insight_daily as d (organization_id, day, slot, conversations,
-                                        customer_messages)
-        values (new.organization_id, v_day, v_slot, v_mark.counted, v_counts)
-        on conflict (organization_id, day, slot) do update
-            set conversations = d.conversations + excluded.conversations,
-                customer_messages[v_index] = d.customer_messages[v_index] + 1;
-    elsif new.author in ('person', 'phone') then
-        v_mark := skillet_insight_conversation_day(new.organization_id, v_day,
-                                                   new.conversation_id, true);
-        if v_mark.counted + v_mark.with_person > 0 then
-            insert into insight_daily as d (organization_id, day, slot, conversations,
-                                            with_person)
-            values (new.organization_id, v_day, v_slot, v_mark.counted, v_mark.with_person)
-            on conflict (organization_id, day, slot) do update
-                set conversations = d.conversations + excluded.conversations,
-                    with_person = d.with_person + excluded.with_person;
-        end if;
+        perform skillet_insight_conversation_day(new.organization_id, v_day,
+                                                 new.conversation_id, false);
+        insert into customer_message_daily as d (organization_id, day, quarter, slot, messages)
+        values (new.organization_id, v_day,
+                (extract(hour from v_local) * 4 + floor(extract(minute from v_local) / 15))::smallint,
+                v_slot, 1)
+        on conflict (organization_id, day, quarter, slot) do update
+            set messages = d.messages + 1;
+        return null;
+    end if;
+    if new.author in ('person', 'phone') then
+        perform skillet_insight_conversation_day(new.organization_id, v_day,
+                                                 new.conversation_id, true);
     elsif new.author = 'agent' and new.reply_to_id is not null then
         select m.received_at into v_asked from messages m where m.id = new.reply_to_id;
         if v_asked is not null then
-            v_index := 1 + skillet_insight_bucket(extract(epoch from new.created_at - v_asked));
-            v_counts := array_fill(0::bigint, array[64]);
-            v_counts[v_index] := 1;
-            insert into insight_daily as d (organization_id, day, slot, agent_replies)
-            values (new.organization_id, v_day, v_slot, v_counts)
-            on conflict (organization_id, day, slot) do update
-                set agent_replies[v_index] = d.agent_replies[v_index] + 1;
+            insert into reply_time_daily as r (organization_id, day, who, bucket, slot, replies)
+            values (new.organization_id, v_day, 'agent',
+                    skillet_insight_bucket(extract(epoch from new.created_at - v_asked)),
+                    v_slot, 1)
+            on conflict (organization_id, day, who, bucket, slot) do update
+                set replies = r.replies + 1;
         end if;
     end if;
     return null;
@@ -2435,8 +2422,8 @@ CREATE TRIGGER messages_insight AFTER INSERT ON messages FOR EACH ROW EXECUTE FU
 COMMENT ON FUNCTION public.skillet_insight_conversation() IS
 $$Trigger of conversations (after update of mode, person_replied_at): a change from the agent to
 waiting or human counts a handoff of its cause; a person's first reply after a handoff adds its
-time from the handoff; either marks the day's conversation with_person. One counter row
-(insight_daily).$$;
+time from the handoff; either marks the day's conversation with_person (first: the lock order of
+the Painel's counters).$$;
 CREATE OR REPLACE FUNCTION public.skillet_insight_conversation()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -2445,49 +2432,32 @@ CREATE OR REPLACE FUNCTION public.skillet_insight_conversation()
 AS $function$
 declare
     v_slot smallint := (pg_backend_pid() % 8)::smallint;
-    v_handoff boolean := old.mode = 'agent' and new.mode <> 'agent';
+    v_day date;
+begin
+    if old.mode = 'agent' and new.mode <> 'agent' then
+        -- The day of the change (skillet_change_mode stamps mode_since with it); the
+        -- conversation's day first (the lock order above).
+        v_day := skillet_org_local_time(new.organization_id,
+                                        coalesce(new.mode_since, now()))::date;
+        perform skillet_insight_conversation_day(new.organization_id, v_day, new.id, true);
+        insert into handoff_daily as h (organization_id, day, cause, slot, handoffs)
+        values (new.organization_id, v_day, coalesce(new.mode_cause, ''), v_slot, 1)
+        on conflict (organization_id, day, cause, slot) do update
+            set handoffs = h.handoffs + 1;
+    end if;
     -- A person's first reply since a handoff that happened before it (as the API's
     -- skillet_handoff_first_reply_seconds: a takeover by reply starts and answers at once).
-    v_replied boolean := old.handoff_at is not null and old.person_replied_at is null
-                         and new.person_replied_at is not null;
-    -- The change's day: skillet_change_mode stamps mode_since and person_replied_at with it.
-    v_day date := skillet_org_local_time(
-        new.organization_id,
-        case when v_replied then new.person_replied_at
-             else coalesce(new.mode_since, now()) end)::date;
-    v_mark record;
-    v_cause text := coalesce(new.mode_cause, '');
-    v_index int := 0;
-    v_counts bigint[] := array_fill(0::bigint, array[64]);
-begin
-    if not (v_handoff or v_replied) then
-        return null;
+    if old.handoff_at is not null and old.person_replied_at is null
+       and new.person_replied_at is not null then
+        v_day := skillet_org_local_time(new.organization_id, new.person_replied_at)::date;
+        perform skillet_insight_conversation_day(new.organization_id, v_day, new.id, true);
+        insert into reply_time_daily as r (organization_id, day, who, bucket, slot, replies)
+        values (new.organization_id, v_day, 'person',
+                skillet_insight_bucket(extract(epoch from new.person_replied_at - old.handoff_at)),
+                v_slot, 1)
+        on conflict (organization_id, day, who, bucket, slot) do update
+            set replies = r.replies + 1;
     end if;
-    v_mark := skillet_insight_conversation_day(new.organization_id, v_day, new.id, true);
-    if v_replied then
-        v_index := 1 + skillet_insight_bucket(
-            extract(epoch from new.person_replied_at - old.handoff_at));
-        v_counts[v_index] := 1;
-    end if;
-    insert into insight_daily as d (organization_id, day, slot, conversations, with_person,
-                                    handoffs_customer, handoffs_tool, handoffs_console,
-                                    handoffs_phone, handoffs_other, person_first_replies)
-    values (new.organization_id, v_day, v_slot, v_mark.counted, v_mark.with_person,
-            (v_handoff and v_cause = 'customer')::int, (v_handoff and v_cause = 'tool')::int,
-            (v_handoff and v_cause = 'console')::int, (v_handoff and v_cause = 'phone')::int,
-            (v_handoff and v_cause not in ('customer', 'tool', 'console', 'phone'))::int,
-            v_counts)
-    on conflict (organization_id, day, slot) do update
-        set conversations = d.conversations + excluded.conversations,
-            with_person = d.with_person + excluded.with_person,
-            handoffs_customer = d.handoffs_customer + excluded.handoffs_customer,
-            handoffs_tool = d.handoffs_tool + excluded.handoffs_tool,
-            handoffs_console = d.handoffs_console + excluded.handoffs_console,
-            handoffs_phone = d.handoffs_phone + excluded.handoffs_phone,
-            handoffs_other = d.handoffs_other + excluded.handoffs_other,
-            person_first_replies[greatest(v_index, 1)] =
-                d.person_first_replies[greatest(v_index, 1)]
-                + excluded.person_first_replies[greatest(v_index, 1)];
     return null;
 end;
 $function$;
