@@ -241,3 +241,17 @@ async def test_an_org_sees_none_of_another_orgs_counts(
     ).body
     assert seen["series"]["conversations_with_person"][-1] == 1
     assert seen["series"]["handoffs_tool"][-1] == 1
+
+
+async def test_a_zone_the_database_does_not_know_never_fails_a_message(
+    db: asyncpg.Connection,
+) -> None:
+    org = await create_org(db, "Loja")
+    await db.execute(
+        "insert into org_business_hours (organization_id, timezone) values ($1, 'Marte/Olimpo')",
+        org,
+    )
+    conv = await conversation(db, org, "5511900000001")
+    await customer(db, org, conv, datetime(2026, 11, 10, 2, 30, tzinfo=UTC))
+    day = await db.fetchval("select day from conversation_daily where organization_id = $1", org)
+    assert day == date(2026, 11, 9)  # read in America/Sao_Paulo: 23:30 the day before
