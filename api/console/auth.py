@@ -296,6 +296,11 @@ async def sign_in(request: web.Request) -> web.StreamResponse:
     return await start_session(request, principal)
 
 
+def home_of(principal: Principal) -> str:
+    """The first page: the Painel for an admin, Atendimento for everyone else."""
+    return PAINEL_PATH if principal.role is Role.ADMIN else HOME_PATH
+
+
 async def start_session(request: web.Request, principal: Principal) -> web.StreamResponse:
     """A new session for `principal` (its cookie set), and the way to the home page."""
     pool = request.app[DEPS].pool
@@ -307,7 +312,7 @@ async def start_session(request: web.Request, principal: Principal) -> web.Strea
     log.info(
         "console.signed_in", organization_id=str(principal.organization_id), actor=principal.prefix
     )
-    response = see_other(PAINEL_PATH if principal.role is Role.ADMIN else HOME_PATH)
+    response = see_other(home_of(principal))
     set_cookie(request, response, SESSION_COOKIE, secret, SESSION_TTL_S)
     forget(response, SIGN_IN_COOKIE)
     return response

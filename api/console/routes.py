@@ -14,9 +14,10 @@ from aiohttp.typedefs import Handler as AiohttpHandler
 
 from api.console import actions, attendance, media, pages, painel, skill_editor
 from api.console.auth import (
-    HOME_PATH,
     SIGN_IN_PATH,
     SIGN_OUT_PATH,
+    Visit,
+    home_of,
     invitation_accept,
     invitation_form,
     sign_in,
@@ -92,14 +93,14 @@ async def html_errors(request: web.Request, handler: AiohttpHandler) -> web.Stre
         return _failure(request, 500, "internal_error", "Erro interno; tente de novo.")
 
 
-async def _home(request: web.Request) -> web.StreamResponse:
-    return see_other(HOME_PATH)
+async def _home(request: web.Request, visit: Visit) -> web.StreamResponse:
+    return see_other(home_of(visit.principal))
 
 
 def add_console(app: web.Application) -> None:
     app[TEMPLATES] = build_templates()
-    app.router.add_get(P, _home)
-    app.router.add_get(P + "/", _home)
+    app.router.add_get(P, signed_in(_home))
+    app.router.add_get(P + "/", signed_in(_home))
     app.router.add_get(SIGN_IN_PATH, sign_in_form)
     app.router.add_post(SIGN_IN_PATH, sign_in)
     app.router.add_post(SIGN_OUT_PATH, sign_out)

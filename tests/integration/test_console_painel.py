@@ -122,6 +122,8 @@ async def test_an_admin_lands_on_the_painel_and_reads_its_charts_and_numbers(
     page = await wide.new_page()
     await sign_in(page, api.base_url, admin)
     assert page.url == f"{api.base_url}/console/painel"
+    await page.goto(f"{api.base_url}/console")
+    assert page.url == f"{api.base_url}/console/painel"  # the console's first page, for an admin
     await expect(page.locator("h1")).to_have_text("Painel")
     await expect(page.locator("header nav a.ativo")).to_have_text("Painel")
     assert await page.locator("svg.grafico-svg").count() >= 8
@@ -175,6 +177,8 @@ async def test_a_viewer_finds_the_painel_in_the_menu_but_lands_on_atendimento(
     org = await create_org(db, "Loja")
     page = await browser_contexts[0].new_page()
     await sign_in(page, api.base_url, await create_key(db, org, Role.VIEWER))
+    assert page.url == f"{api.base_url}/console/atendimento"
+    await page.goto(f"{api.base_url}/console/")
     assert page.url == f"{api.base_url}/console/atendimento"
     await page.click("header nav a:has-text('Painel')")
     await expect(page.locator("h1")).to_have_text("Painel")
