@@ -206,7 +206,7 @@ async def painel(request: web.Request, visit: Visit) -> PageData:
     typed = {"from": request.query.get("from", ""), "to": request.query.get("to", "")}
     context: dict[str, Any] = {
         "typed": typed,
-        "field_error": None,
+        "period_error": None,
         "next": None,
         "default_days": DEFAULT_DAYS,
     }
@@ -217,7 +217,7 @@ async def painel(request: web.Request, visit: Visit) -> PageData:
             raise
         field = str(exc.extra.get("field", "from"))
         message = FIELD_MESSAGES.get(exc.code, exc.message)
-        return "painel.html", {**context, "insights": None, "field_error": (field, message)}
+        return "painel.html", {**context, "insights": None, "period_error": (field, message)}
     today = date.fromisoformat(insights["today"])
     return "painel.html", {
         **context,
