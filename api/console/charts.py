@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 WIDTH = 640.0
 HEIGHT = 220.0
-LEFT = 52.0  # room for the y labels
+LEFT = 66.0  # room for the y labels (at a phone's larger font too)
 RIGHT = 8.0
 TOP = 10.0
 BOTTOM = 26.0  # room for the x labels
