@@ -2381,7 +2381,8 @@ $function$;
 
 COMMENT ON FUNCTION public.skillet_insight_conversation_day(uuid, date, uuid, boolean) IS
 $$Count p_conversation once on p_day (conversation_daily.conversations), and once more as with a
-person the first time p_with_person says so that day; conversation_days is the mark.$$;
+person the first time p_with_person says so that day; conversation_days is the mark (a new day's
+mark lets the conversation's marks from before yesterday go).$$;
 CREATE OR REPLACE FUNCTION public.skillet_insight_conversation_day(p_org uuid, p_day date, p_conversation uuid, p_with_person boolean)
  RETURNS void
  LANGUAGE plpgsql
@@ -2392,11 +2393,18 @@ declare
 begin
     insert into conversation_days as c (organization_id, day, conversation_id, with_person)
     values (p_org, p_day, p_conversation, p_with_person)
-    on conflict (organization_id, day, conversation_id) do update set with_person = true
+    on conflict (organization_id, conversation_id, day) do update set with_person = true
         where p_with_person and not c.with_person
     returning (xmax = 0) into v_new;
     if not found then
         return;  -- counted already (and already with a person, if this one is)
+    end if;
+    if v_new then
+        -- Writes are stamped now (a day's mark matters for a day or so): the conversation's
+        -- marks from before yesterday go, so the table holds about one row per conversation.
+        delete from conversation_days
+        where organization_id = p_org and conversation_id = p_conversation
+          and day < p_day - 1;
     end if;
     insert into conversation_daily as d (organization_id, day, slot, conversations, with_person)
     values (p_org, p_day, (pg_backend_pid() % 8)::smallint, case when v_new then 1 else 0 end,

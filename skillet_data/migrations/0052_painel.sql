@@ -3,9 +3,10 @@
 -- first person reply), so no turn, webhook or API code path changes. Days are the org's days:
 -- the local date in its business-hours time zone (org_business_hours.timezone, default
 -- America/Sao_Paulo) at the moment the count is written.
---   conversation_days        one row per conversation per day it had a message; with_person
---                            once a person (console, API, the owner's phone) wrote in it or
---                            it was handed to one that day: the mark that counts each once
+--   conversation_days        one row per conversation per day it had a message (kept for
+--                            today and yesterday); with_person once a person (console, API,
+--                            the owner's phone) wrote in it, answered it or it was handed to
+--                            one that day: the mark that counts each once
 --   conversation_daily       those counts per day: conversations, and those with a person
 --   customer_message_daily   customer messages per quarter hour of the day (0-95): the panel
 --                            judges each quarter open or closed by the business hours
@@ -25,7 +26,8 @@ create table conversation_days (
     day             date not null,
     conversation_id uuid not null,
     with_person     boolean not null default false,
-    primary key (organization_id, day, conversation_id)
+    -- By conversation first: its older marks are found and let go (see below).
+    primary key (organization_id, conversation_id, day)
 );
 
 create table conversation_daily (
@@ -127,11 +129,18 @@ declare
 begin
     insert into conversation_days as c (organization_id, day, conversation_id, with_person)
     values (p_org, p_day, p_conversation, p_with_person)
-    on conflict (organization_id, day, conversation_id) do update set with_person = true
+    on conflict (organization_id, conversation_id, day) do update set with_person = true
         where p_with_person and not c.with_person
     returning (xmax = 0) into v_new;
     if not found then
         return;  -- counted already (and already with a person, if this one is)
+    end if;
+    if v_new then
+        -- Writes are stamped now (a day's mark matters for a day or so): the conversation's
+        -- marks from before yesterday go, so the table holds about one row per conversation.
+        delete from conversation_days
+        where organization_id = p_org and conversation_id = p_conversation
+          and day < p_day - 1;
     end if;
     insert into conversation_daily as d (organization_id, day, slot, conversations, with_person)
     values (p_org, p_day, (pg_backend_pid() % 8)::smallint, case when v_new then 1 else 0 end,
@@ -144,7 +153,8 @@ $$;
 revoke all on function skillet_insight_conversation_day(uuid, date, uuid, boolean) from public;
 comment on function skillet_insight_conversation_day(uuid, date, uuid, boolean) is
 $$Count p_conversation once on p_day (conversation_daily.conversations), and once more as with a
-person the first time p_with_person says so that day; conversation_days is the mark.$$;
+person the first time p_with_person says so that day; conversation_days is the mark (a new
+day's mark lets the conversation's marks from before yesterday go).$$;
 
 create function skillet_insight_message() returns trigger
 language plpgsql security definer

@@ -255,3 +255,18 @@ async def test_a_zone_the_database_does_not_know_never_fails_a_message(
     await customer(db, org, conv, datetime(2026, 11, 10, 2, 30, tzinfo=UTC))
     day = await db.fetchval("select day from conversation_daily where organization_id = $1", org)
     assert day == date(2026, 11, 9)  # read in America/Sao_Paulo: 23:30 the day before
+
+
+async def test_a_conversations_old_day_marks_go_and_its_counts_stay(
+    api: ApiClient, db: asyncpg.Connection
+) -> None:
+    org = await create_org(db, "Loja")
+    conv = await conversation(db, org, "5511900000001")
+    day = date(2026, 11, 20)
+    for back in (5, 4, 0):
+        await customer(db, org, conv, datetime(2026, 11, 20 - back, 15, 0, tzinfo=UTC))
+    marks = await db.fetch("select day from conversation_days where conversation_id = $1", conv)
+    assert [r["day"] for r in marks] == [day]  # the older marks went
+    key = await create_key(db, org, Role.VIEWER)
+    body = (await api.get(f"/v1/insights?from={day - timedelta(days=5)}&to={day}", key)).body
+    assert body["series"]["conversations"] == [1, 1, 0, 0, 0, 1]
