@@ -12,7 +12,7 @@ import structlog
 from aiohttp import web
 from aiohttp.typedefs import Handler as AiohttpHandler
 
-from api.console import actions, attendance, media, pages, skill_editor
+from api.console import actions, attendance, draft_page, media, pages, skill_editor
 from api.console.auth import (
     HOME_PATH,
     SIGN_IN_PATH,
@@ -41,7 +41,6 @@ PAGES = (
     ("/enviar", pages.upload),
     ("/sugestoes", pages.suggestions),
     ("/rascunhos", pages.drafts),
-    ("/rascunhos/{name}", pages.draft),
     ("/propostas", pages.proposals),
     ("/propostas/{id}", pages.proposal),
     ("/agente", pages.agent),
@@ -103,6 +102,7 @@ def add_console(app: web.Application) -> None:
     app.router.add_post(SIGN_IN_PATH, sign_in)
     app.router.add_post(SIGN_OUT_PATH, sign_out)
     skill_editor.add_routes(app)
+    draft_page.add_routes(app)
     app.router.add_get(INVITATION_PATH + "/{token}", invitation_form)
     app.router.add_post(INVITATION_PATH + "/{token}", invitation_accept)
     for path, reader in PAGES:
