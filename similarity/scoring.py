@@ -88,3 +88,21 @@ def nearest_pairs(
     chosen |= chosen.T
     rows, cols = np.nonzero(np.triu(chosen & (scores >= threshold), k=1))
     return list(zip(rows.tolist(), cols.tolist(), strict=True))
+
+
+def local_scaled(scores: npt.NDArray[np.float64], k: int) -> npt.NDArray[np.float64]:
+    """Each pair's score less the mean of the two skills' own neighbourhoods: score(i, j) -
+    (r_i + r_j) / 2, r_i the mean of i's `k` best scores with others (cross-domain similarity
+    local scaling). In an org of many skills about one product or one service, every skill
+    has close neighbours and a raw line joins them all; a pair stands out only when it is
+    closer than each side's usual neighbours. A set of fewer than two stays as it is."""
+    n = scores.shape[0]
+    if n < 2:
+        return scores.copy()
+    others = scores.copy()
+    np.fill_diagonal(others, -np.inf)
+    take = min(k, n - 1)
+    best = -np.partition(-others, take - 1, axis=1)[:, :take]
+    usual = best.mean(axis=1)
+    scaled: npt.NDArray[np.float64] = scores - 0.5 * (usual[:, None] + usual[None, :])
+    return scaled
