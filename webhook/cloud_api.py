@@ -2,12 +2,17 @@
 
 A POST holds a batch: entry[] -> changes[] -> value.messages[] (and value.statuses[] for
 delivery receipts of our own messages). The receiving number is
-value.metadata.phone_number_id; the customer is messages[].from (their wa_id).
+value.metadata.phone_number_id; the customer is messages[].from (their wa_id), and their
+WhatsApp profile name is the value's contacts[].profile.name of that wa_id.
 
 WhatsApp Business app coexistence adds the field `smb_message_echoes`: value.message_echoes[]
 holds what the business sent from the app (or a linked device), each shaped like a message
 but addressed `to` the customer. Those are echoes (Delivery.echoes); the worker tells them
 from our own sends.
+
+A message the customer swiped to reply to another names it in `context.id`; a `reaction`
+message (reaction.message_id, reaction.emoji; "" takes it back) is a reaction, never a message
+(Delivery.reactions).
 """
 
 from __future__ import annotations
@@ -17,15 +22,19 @@ from datetime import datetime
 from typing import Any
 
 from core.channel_kind import ChannelKind
-from inbox.contacts import contact_ids
+from inbox.contacts import ContactIds, contact_ids, normalize_whatsapp_id
 from inbox.file_names import safe_file_name
 from inbox.message import FETCHED_MEDIA_KINDS, InboundMedia, MessageKind
+from inbox.profile_names import profile_name
 from webhook.events import (
     RECEIPT_STATUSES,
     Delivery,
+    InboundReaction,
     InboundText,
     StatusUpdate,
     epoch_to_utc,
+    quoted_message,
+    reaction_emoji,
     storable_id,
     storable_text,
 )
@@ -83,12 +92,29 @@ def _parse_value(value: Any, received_at: datetime, delivery: Delivery) -> None:
     for status in _items(_get(value, "statuses")):
         with delivery.unparseable_skipped():
             _parse_status(status, address, delivery)
+    names = _profile_names(_get(value, "contacts"))
     for message in _items(_get(value, "messages")):
         if address is None:
             delivery.skip("no_phone_number_id")
             continue
         with delivery.unparseable_skipped():
-            _parse_message(message, address, received_at, delivery)
+            _parse_message(message, address, received_at, delivery, names=names)
+
+
+# Senders named per change: a batch holds one contact per sender; more is not a sender's.
+MAX_PROFILES = 100
+
+
+def _profile_names(contacts: Any) -> dict[str, str]:
+    """wa_id (normalized) -> profile name, from a change's `contacts[]` (the senders of its
+    messages: `{"profile": {"name"}, "wa_id"}`); at most MAX_PROFILES read."""
+    names: dict[str, str] = {}
+    for contact in _items(contacts)[:MAX_PROFILES]:
+        wa_id = normalize_whatsapp_id(_get(contact, "wa_id"))
+        name = profile_name(_get(_get(contact, "profile"), "name"))
+        if wa_id is not None and name is not None:
+            names[wa_id] = name
+    return names
 
 
 def _parse_status(status: Any, address: str | None, delivery: Delivery) -> None:
@@ -116,11 +142,21 @@ def _status_error(errors: Any) -> str:
 
 
 def _parse_message(
-    message: Any, address: str, received_at: datetime, delivery: Delivery, *, echo: bool = False
+    message: Any,
+    address: str,
+    received_at: datetime,
+    delivery: Delivery,
+    *,
+    echo: bool = False,
+    names: dict[str, str] | None = None,
 ) -> None:
-    """A customer's message, or with `echo` one the business sent them (its `to`)."""
+    """A customer's message, or with `echo` one the business sent them (its `to`); `names`:
+    the senders' profile names by wa_id (an echo carries none of the customer's)."""
     message_id = storable_id(_get(message, "id"))
     sender = contact_ids([_get(message, "to" if echo else "from")])
+    if _get(message, "type") == "reaction" and message_id and sender:
+        _parse_reaction(message, address, message_id, sender, received_at, delivery, echo=echo)
+        return
     content = _content(message)
     if message_id is None:
         delivery.skip("malformed", "id")
@@ -140,6 +176,44 @@ def _parse_message(
                 sent_at=epoch_to_utc(_get(message, "timestamp"), received_at),
                 message_kind=message_kind,
                 media=None if echo else _media(message, message_kind),
+                contact_name=None if echo else (names or {}).get(sender.preferred),
+                # Swiped to reply: context.id names the quoted message (a forwarded message's
+                # context has no id).
+                quoted=None if echo else quoted_message(_get(_get(message, "context"), "id")),
+            )
+        )
+
+
+def _parse_reaction(
+    message: Any,
+    address: str,
+    message_id: str,
+    sender: ContactIds,
+    received_at: datetime,
+    delivery: Delivery,
+    *,
+    echo: bool,
+) -> None:
+    """reaction.message_id (the message reacted to) and reaction.emoji ("" takes it back)."""
+    reaction = _get(message, "reaction")
+    target = storable_id(_get(reaction, "message_id"))
+    emoji = reaction_emoji(_get(reaction, "emoji"))
+    if echo:
+        delivery.skip("reaction", "echo")  # the business reacting from its phone
+    elif target is None:
+        delivery.skip("malformed", "reaction message_id")
+    elif emoji is None:
+        delivery.skip("malformed", "reaction emoji")  # not one emoji: refused at the door
+    else:
+        delivery.reactions.append(
+            InboundReaction(
+                kind=ChannelKind.CLOUD_API,
+                address=address,
+                message_id=message_id,
+                sender=sender,
+                target_id=target,
+                emoji=emoji,
+                sent_at=epoch_to_utc(_get(message, "timestamp"), received_at),
             )
         )
 
@@ -208,10 +282,8 @@ def _content(message: Any) -> tuple[MessageKind, str] | str:
         )
     if kind == "contacts":
         return "contacts", describe("contacts", *_contact_cards(_get(message, "contacts")))
-    if kind == "reaction":
-        emoji = _get(_get(message, "reaction"), "emoji")
-        # An empty emoji is a reaction taken back.
-        return ("reaction", describe("reaction", emoji)) if emoji else "reaction_removed"
+    if kind == "reaction":  # only one without a usable id or sender reaches here
+        return "malformed"
     if kind in _NOT_MESSAGES:
         return "not_a_message"
     return "unsupported", describe("unsupported", kind)

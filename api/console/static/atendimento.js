@@ -87,6 +87,12 @@
   function message(m) {
     var li = el("li", "msg autor-" + m.author);
     li.appendChild(el("div", "quem-disse", m.label));
+    if (m.quote) {
+      var quote = el("blockquote", "citacao");
+      quote.appendChild(el("span", "dica", "em resposta a:"));
+      quote.appendChild(document.createTextNode(" " + m.quote));
+      li.appendChild(quote);
+    }
     var bubble = el("div", "balao");
     if (m.kind) {
       bubble.appendChild(el("em", null, "[" + m.kind + "]"));
@@ -95,6 +101,15 @@
     bubble.appendChild(document.createTextNode(m.text));
     if (m.media) { bubble.appendChild(mediaNode(m.media)); }
     li.appendChild(bubble);
+    if (m.reactions) {
+      var reactions = el("div", "reacoes");
+      reactions.appendChild(el("span", "dica", "reação do cliente:"));
+      reactions.appendChild(document.createTextNode(" "));
+      var emoji = el("span", null, m.reactions);
+      emoji.setAttribute("data-emoji", "");
+      reactions.appendChild(emoji);
+      li.appendChild(reactions);
+    }
     var meta = el("div", "meta");
     meta.appendChild(el("span", null, m.at));
     if (m.delivery) { meta.appendChild(el("span", null, " · entrega: " + m.delivery)); }
@@ -147,6 +162,7 @@
     field("holder", c.holder);
     shown("holder-line", c.mode === "human");
     field("since", c.since);
+    shown("since-line", c.since !== "—");
     field("why", c.why);
     shown("why-line", Boolean(c.why));
     field("unanswered", c.unanswered);
@@ -176,13 +192,16 @@
         return answer.text().then(function (text) {
           if (!answer.ok) {
             var error = JSON.parse(text).error || {};
-            say("Não foi possível atualizar (" + (error.code || answer.status) + "): " + (error.message || "") + " Tentando de novo.");
+            say("Não foi possível atualizar: " + (error.message || "o console não respondeu.") + " Tentando de novo.");
             return;
           }
-          say("Atualizado às " + new Date().toLocaleTimeString("pt-BR") + ".");
-          if (text === last) { return; }
-          last = text;
+          // The server's time in the org's zone: every time on the page is said in it.
           var data = JSON.parse(text);
+          say("Atualizado às " + data.updated_at + ".");
+          delete data.updated_at;  // the lists are rebuilt only when something else changed
+          var seen = JSON.stringify(data);
+          if (seen === last) { return; }
+          last = seen;
           if (view === "queue") { showQueue(data); } else { showThread(data); }
         });
       })
