@@ -1,5 +1,7 @@
 """Scores between stored vectors, pure: cosine after the model's background is taken out
-(similarity.background), or plain cosine when the model has none; and which pairs are links.
+(similarity.background), or plain cosine when the model has none; local scaling (what a
+consolidation's grouping score adds, consolidation.measure.grouping_scores); and which pairs
+are links.
 
 Links join each skill only to its NEAREST_PER_SKILL closest others (either side's choice),
 at or above the line: an embedding model scores skills about one aspect of different
