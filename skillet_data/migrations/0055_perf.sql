@@ -1,0 +1,127 @@
+-- The turn's cost back: the tenant check once per statement of the turn, not once per table
+-- of every statement inside it.
+--
+-- Every tenant_isolation policy asks `(select skillet_current_org())`, which recomputed the
+-- binding's HMAC (a PL/pgSQL call and a read of the secret) once per statement and per table
+-- it touches: about 40 times for one turn, whose three statements are functions that run a
+-- dozen statements each. The binding was already checked once, at the entry of each of those
+-- three (skillet_bind_org with the org's proof).
+--
+-- Now those three run as a role of their own, skillet_bound (SECURITY DEFINER, NOLOGIN, no
+-- member but the owner): the first thing each does is skillet_bind_org, which refuses an org
+-- without its proof and binds it for the transaction. Inside them (current_user =
+-- skillet_bound, and nowhere else) skillet_current_org() trusts the bound org without
+-- recomputing its proof; everywhere else it checks the proof as before
+-- (skillet_proven_org). An injected statement cannot run as skillet_bound: no login is a
+-- member and SET ROLE to it is refused; it can only call the three functions, which bind the
+-- org they are given only with that org's proof, before they read anything, over whatever
+-- the session set by hand. tests/integration/test_tenant_binding.py holds both.
+-- skillet_current_org is now a SQL function, so the planner inlines it into each policy's
+-- InitPlan: the check costs a comparison and a setting's read, not a function call.
+
+do $$
+begin
+    if not exists (select 1 from pg_roles where rolname = 'skillet_bound') then
+        begin
+            create role skillet_bound nologin;
+        exception when duplicate_object or unique_violation then
+            null;  -- roles are per cluster: a migration of another database made it first
+        end;
+    end if;
+end
+$$;
+-- What the turn's statements may touch: the worker's grants, nothing more.
+grant skillet_worker to skillet_bound;
+-- The owner hands it the three functions (ALTER ... OWNER needs the membership).
+grant skillet_bound to current_user;
+
+-- The proof check of a session's binding (the body skillet_current_org had until now).
+create function skillet_proven_org() returns uuid
+language plpgsql stable security definer
+as $$
+declare
+    v_org pg_catalog.text := pg_catalog.current_setting('skillet.organization_id', true);
+begin
+    if v_org is null or v_org OPERATOR(pg_catalog.=) '' then
+        return null;
+    end if;
+    if pg_catalog.current_setting('skillet.organization_proof', true) OPERATOR(pg_catalog.=) (
+        select pg_catalog.encode(
+                   pg_catalog.sha256(s.outer_pad OPERATOR(pg_catalog.||) pg_catalog.sha256(
+                       s.inner_pad OPERATOR(pg_catalog.||) pg_catalog.convert_to(v_org, 'UTF8'))),
+                   'hex')
+        from skillet_private.tenant_binding_secret s) then
+        return v_org::pg_catalog.uuid;
+    end if;
+    return null;
+end;
+$$;
+
+-- Same name and signature (the policies call it by oid); invoker and SQL now, so inlined.
+create or replace function skillet_current_org() returns uuid
+language sql stable security invoker
+as $$
+    select case when current_user = 'skillet_bound'
+                then nullif(current_setting('skillet.organization_id', true), '')::uuid
+                else public.skillet_proven_org() end
+$$;
+
+-- Refused as before without the org's proof; a null org too (it bound nothing, silently).
+-- Inside the turn's functions the caller's role is out of sight (current_user is
+-- skillet_bound): a login that may see every org anyway (the owner's, in development and the
+-- operator's commands) still binds without a proof there.
+create or replace function skillet_bind_org(p_org uuid, p_proof text) returns void
+language plpgsql as $$
+begin
+    if p_org is null
+       or not (skillet_org_proof_valid(p_org::text, p_proof) or skillet_is_system()
+               or pg_has_role(session_user, 'skillet_system', 'USAGE')) then
+        raise exception 'tenant_binding_refused: no valid proof for organization %', p_org
+            using errcode = '42501';
+    end if;
+    perform set_config('skillet.organization_proof', p_proof, true),
+            set_config('skillet.organization_id', p_org::text, true);
+end;
+$$;
+
+-- The turn's three statements run as skillet_bound. The owner change needs CREATE on the
+-- schema for the new owner at that moment only.
+grant create on schema public to skillet_bound;
+do $$
+declare
+    f regprocedure;
+begin
+    foreach f in array array[
+        'skillet_take_conversation(uuid, text, uuid, uuid, double precision, integer, integer)',
+        'skillet_commit_turn(uuid, text, uuid, text, uuid[], timestamp with time zone, text,
+            text[], text[], text[], text[], timestamp with time zone, uuid, jsonb, boolean,
+            text, text, jsonb, jsonb, jsonb)',
+        'skillet_continue_conversation(uuid, text, uuid, uuid, uuid, text[], integer,
+            integer)']::regprocedure[]
+    loop
+        execute format('alter function %s security definer', f);
+        execute format('alter function %s set search_path = public, pg_catalog, pg_temp', f);
+        execute format('alter function %s owner to skillet_bound', f);
+        execute format('revoke all on function %s from public', f);
+        execute format('grant execute on function %s to skillet_worker', f);
+    end loop;
+end
+$$;
+revoke create on schema public from skillet_bound;
+
+comment on function skillet_current_org() is
+$$The org the current statement acts for, or null. Inside the turn's functions (current_user
+skillet_bound: skillet_take_conversation, skillet_commit_turn, skillet_continue_conversation,
+each of which binds its org with the org's proof before anything else) the org they bound;
+anywhere else the bound org (skillet.organization_id) only when its proof
+(skillet.organization_proof) holds (skillet_proven_org). Policies call it as (select
+skillet_current_org()), once per statement; a SQL function, inlined there.$$;
+comment on function skillet_proven_org() is
+$$The session's bound org (skillet.organization_id) when its proof (skillet.organization_proof)
+holds, else null: skillet_current_org outside the turn's functions. SECURITY DEFINER with every
+name schema-qualified (no search_path pin: it would cost as much as the check).$$;
+comment on function skillet_bind_org(uuid, text) is
+$$Bind an org and its proof for the rest of the transaction, in one call; refused (42501,
+tenant_binding_refused) for a null org or unless p_proof is the org's (members of
+skillet_system, or a session whose login is one, need none). The turn's functions call it
+first: what they read afterwards is that org's only.$$;
