@@ -223,12 +223,14 @@ async def test_the_turns_functions_with_a_valid_proof_reach_only_that_org(
                 assert await conn.fetchval("select count(*) from messages") == 0
     finally:
         await conn.close()
-    assert await db.fetchval(
-        "select lease_until from conversations where id = $1", conversation
-    ) is None
-    assert await db.fetchval(
-        "select count(*) from messages where conversation_id = $1", conversation
-    ) == 1  # no reply committed into the victim's conversation
+    assert (
+        await db.fetchval("select lease_until from conversations where id = $1", conversation)
+        is None
+    )
+    assert (
+        await db.fetchval("select count(*) from messages where conversation_id = $1", conversation)
+        == 1
+    )  # no reply committed into the victim's conversation
 
 
 @pytest.mark.parametrize("process", ["worker", "webhook", "api"])
