@@ -125,3 +125,135 @@ $$Bind an org and its proof for the rest of the transaction, in one call; refuse
 tenant_binding_refused) for a null org or unless p_proof is the org's (members of
 skillet_system, or a session whose login is one, need none). The turn's functions call it
 first: what they read afterwards is that org's only.$$;
+
+-- The webhook's statement (skillet_receive_inbound), lighter by what it repeated per message:
+-- the channel lookup is read in place (it called skillet_channel_by_address, a SECURITY
+-- DEFINER function of its own with a search_path to switch to and back), and
+-- skillet_store_inbound binds its org and proof in one call instead of two statements.
+create or replace function skillet_receive_inbound(p_kind text, p_address text, p_aliases text[], p_preferred text, p_external_id text, p_body text, p_sent_at timestamp with time zone, p_received_at timestamp with time zone, p_message_kind text, p_always_answered boolean, p_answerable boolean, p_media jsonb)
+ RETURNS TABLE(organization_id uuid, channel_id uuid, contact_id text, conversation_id uuid, inbound_id uuid, created boolean, open boolean, outbox_status text, foreign_contact boolean)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_catalog', 'pg_temp'
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+#variable_conflict use_column
+declare
+    v_channel record;
+begin
+    -- The receiving number's channel, read here (this function is the owner's already), not
+    -- through skillet_channel_by_address: one call and one search_path switch fewer a message.
+    select c.id, c.organization_id, c.agent_id, c.reply_to_non_text into v_channel
+    from channels c
+    where c.kind = p_kind and c.address = p_address;
+    if not found then
+        return;  -- no org connected this number
+    end if;
+    organization_id := v_channel.organization_id;
+    channel_id := v_channel.id;
+    -- The sender's contact id: the one an alias of theirs already maps to (oldest mapping
+    -- first), else their preferred id; every id of theirs then points at it (an alias that
+    -- pointed elsewhere joins it), and the route their reply leaves by is written.
+    -- (One key lookup per id, at most two: `alias = any(...)` would let a planner without
+    -- statistics scan the org's aliases.)
+    contact_id := coalesce(
+        (select a.contact_id from unnest(p_aliases) as x(alias)
+         join lateral (
+             select k.contact_id, k.created_at from contact_aliases k
+             where k.organization_id = v_channel.organization_id and k.alias = x.alias
+         ) a on true
+         order by a.created_at, x.alias limit 1),
+        p_preferred);
+    -- Written only when an id is new or points elsewhere: ON CONFLICT DO UPDATE locks
+    -- (writes) the alias row even when its WHERE leaves it as it is.
+    if exists (
+        select 1 from unnest(p_aliases) as x(alias)
+        where not exists (
+            select 1 from contact_aliases k
+            where k.organization_id = v_channel.organization_id and k.alias = x.alias
+              and k.contact_id = skillet_receive_inbound.contact_id)
+    ) then
+        insert into contact_aliases as a (organization_id, alias, contact_id)
+        select v_channel.organization_id, alias, skillet_receive_inbound.contact_id
+        from unnest(p_aliases) as alias
+        on conflict (organization_id, alias) do update set contact_id = excluded.contact_id
+        where a.contact_id <> excluded.contact_id;
+    end if;
+    insert into inbound_routes (organization_id, external_id, channel_id)
+    values (v_channel.organization_id, p_external_id, v_channel.id)
+    on conflict (organization_id, external_id) do nothing;
+    select s.conversation_id, s.inbound_id, s.created, s.open, s.outbox_status,
+           s.foreign_contact
+    into conversation_id, inbound_id, created, open, outbox_status, foreign_contact
+    from skillet_store_inbound(
+        v_channel.organization_id, '', 'whatsapp', contact_id, p_external_id, p_body, p_sent_at,
+        p_received_at, p_message_kind,
+        p_always_answered or (v_channel.reply_to_non_text and p_answerable),
+        v_channel.agent_id) s;
+    -- What the worker fetches inside the turn (never the webhook): written with the message
+    -- only, so a redelivery never resets a fetch or a transcript in progress.
+    if p_media is not null and created then
+        update messages m set media = p_media, media_state = 'pending'
+        where m.id = skillet_receive_inbound.inbound_id;
+    end if;
+    return next;
+end;
+$function$;
+
+create or replace function skillet_store_inbound(p_org uuid, p_proof text, p_channel text, p_contact text, p_external_id text, p_body text, p_sent_at timestamp with time zone, p_received_at timestamp with time zone, p_kind text, p_expects_reply boolean, p_agent uuid)
+ RETURNS TABLE(conversation_id uuid, inbound_id uuid, created boolean, open boolean, outbox_status text, foreign_contact boolean)
+ LANGUAGE plpgsql
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+#variable_conflict use_column
+declare
+    v_contact text;
+begin
+    perform skillet_bind_org(p_org, p_proof);
+    -- The message is inserted first, so the usual path (a new message) finds its id free
+    -- through the unique index alone; only a taken id reads what is stored under it.
+    select c.id into conversation_id from conversations c
+    where c.organization_id = p_org and c.channel = p_channel and c.contact_id = p_contact;
+    if not found then
+        -- A contact's first message: refused before any conversation is created for them
+        -- when its id is already another contact's.
+        if exists (select 1 from messages m
+                   where m.organization_id = p_org and m.channel = p_channel
+                     and m.external_id = p_external_id and m.direction = 'inbound') then
+            return query select * from skillet_stored_inbound(p_org, p_channel, p_contact,
+                                                              p_external_id);
+            return;
+        end if;
+        -- No ON CONFLICT DO UPDATE: it would lock the conversation row on every message
+        -- and deadlock against a reply commit holding it.
+        insert into conversations (organization_id, channel, contact_id)
+        values (p_org, p_channel, p_contact)
+        on conflict (organization_id, channel, contact_id) do nothing
+        returning id into conversation_id;
+        if not found then  -- created concurrently, committed by now: this statement sees it
+            select c.id into conversation_id from conversations c
+            where c.organization_id = p_org and c.channel = p_channel
+              and c.contact_id = p_contact;
+        end if;
+    end if;
+    insert into messages
+        (organization_id, conversation_id, direction, channel, external_id, body, sent_at,
+         received_at, kind, expects_reply, agent_id)
+    values (p_org, conversation_id, 'inbound', p_channel, p_external_id, p_body, p_sent_at,
+            p_received_at, p_kind, p_expects_reply, p_agent)
+    on conflict (organization_id, channel, external_id) where direction = 'inbound'
+    do nothing
+    returning id into inbound_id;
+    if found then
+        created := true;
+        open := true;
+        outbox_status := null;
+        foreign_contact := false;
+        return next;
+        return;
+    end if;
+    -- Stored before (a redelivery), or by a concurrent call that committed since.
+    return query
+        select * from skillet_stored_inbound(p_org, p_channel, p_contact, p_external_id);
+end;
+$function$;
