@@ -15,6 +15,7 @@ from playwright.async_api import Browser, BrowserContext, Page, expect
 
 from api.keys import Role
 from core.channel_kind import ChannelKind
+from inbox.profile_names import formatted_number
 from tests.integration.api_support import ApiClient, audit_rows, create_key, running_api
 from tests.integration.console_support import csrf_of, launched_chromium, shot, sign_in
 from tests.integration.mode_support import AGENT_REPLY, CountingModel
@@ -90,7 +91,7 @@ async def _take_reply_release(
     model: CountingModel,
 ) -> None:
     page, other = pages
-    card = page.locator("[data-list=waiting] li.conversa", has_text=ANA)
+    card = page.locator("[data-list=waiting] li.conversa", has_text=formatted_number(ANA))
     await card.locator("a.contato").click()
     await page.wait_for_url(f"{api.base_url}/console/conversas/*")
     thread = page.locator("ol.mensagens")
@@ -101,7 +102,7 @@ async def _take_reply_release(
     assert "pedido do cliente" in await page.locator("[data-field=why]").inner_text()
 
     await page.click("button:has-text('Assumir')")
-    await page.wait_for_url("**?ok=takeover_route")
+    await page.wait_for_url("**?feito=conversa-assumida")
     await expect(page.locator("[data-field=mode_label]")).to_have_text("Com uma pessoa")
     assert "(você)" in await page.locator("[data-field=holder]").inner_text()
     await expect(page.locator("[data-offer=takeover]")).to_be_hidden()
@@ -112,12 +113,12 @@ async def _take_reply_release(
     async with page.expect_response(lambda r: r.url.endswith("/responder")) as refused:
         await page.click("button:has-text('Enviar')")
     assert (await refused.value).status == 422
-    alert = await page.locator(".aviso.erro").inner_text()
-    assert "reply_text_invalid" in alert and "caracteres" in alert
+    assert await page.locator(".aviso.erro").get_attribute("data-codigo") == "reply_text_invalid"
+    assert "caracteres" in await page.locator("#text + .campo-erro").inner_text()  # beside it
 
     await page.fill("#text", "Oi! Sou a Ana, do atendimento. O prazo é de 3 dias.")
     await page.click("button:has-text('Enviar')")
-    await page.wait_for_url("**?ok=reply_route")
+    await page.wait_for_url("**?feito=resposta-enviada")
     await _no_reload_marker(page)
     await run_burst(settings, model=model)  # the job the reply enqueued delivers it
     assert _texts(graph)[-1] == "Oi! Sou a Ana, do atendimento. O prazo é de 3 dias."
@@ -132,7 +133,7 @@ async def _take_reply_release(
 
     await page.check("input[name=answer_pending]")
     await page.click("button:has-text('Devolver ao agente')")
-    await page.wait_for_url("**?ok=release_route")
+    await page.wait_for_url("**?feito=conversa-devolvida")
     await expect(page.locator("[data-field=mode_label]")).to_have_text("Com o agente")
     await _no_reload_marker(page)
     await _customer_says(settings, ANA, "E o frete?")
@@ -168,7 +169,7 @@ async def test_a_person_takes_a_waiting_conversation_replies_and_gives_it_back(
         await sign_in(page, api.base_url, key)  # lands on Atendimento
         nav = page.locator(".topo nav a")
         await expect(nav.first).to_have_text("Atendimento")
-        card = page.locator("[data-list=waiting] li.conversa", has_text=ANA)
+        card = page.locator("[data-list=waiting] li.conversa", has_text=formatted_number(ANA))
         await expect(card.locator(".motivo")).to_have_text("pedido do cliente")
         await expect(card.locator(".espera")).to_have_text("espera há menos de 1 min")
         # The last message is the wait notice the customer got, the agent's.
@@ -189,7 +190,7 @@ async def test_a_person_takes_a_waiting_conversation_replies_and_gives_it_back(
         await _no_reload_marker(page)
         await _customer_says(whatsapp_settings, BRUNO, HOSTILE_TEXT)
         await run_burst(whatsapp_settings, model=model)
-        arrived = page.locator("[data-list=waiting] li.conversa", has_text=BRUNO)
+        arrived = page.locator("[data-list=waiting] li.conversa", has_text=formatted_number(BRUNO))
         await expect(arrived).to_be_visible(timeout=POLL_DEADLINE_MS)
         assert await _still_same_document(page)
         await expect(page.locator("[data-count=waiting]")).to_have_text("1")
