@@ -130,7 +130,8 @@ first: what they read afterwards is that org's only.$$;
 -- the channel lookup is read in place (it called skillet_channel_by_address, a SECURITY
 -- DEFINER function of its own with a search_path to switch to and back), and
 -- skillet_store_inbound binds its org and proof in one call instead of two statements.
-create or replace function skillet_receive_inbound(p_kind text, p_address text, p_aliases text[], p_preferred text, p_external_id text, p_body text, p_sent_at timestamp with time zone, p_received_at timestamp with time zone, p_message_kind text, p_always_answered boolean, p_answerable boolean, p_media jsonb)
+create or replace function skillet_receive_inbound(p_kind text, p_address text, p_aliases text[], p_preferred text, p_external_id text, p_body text, p_sent_at timestamp with time zone, p_received_at timestamp with time zone, p_message_kind text, p_always_answered boolean, p_answerable boolean, p_media jsonb,
+    p_contact_name text)
  RETURNS TABLE(organization_id uuid, channel_id uuid, contact_id text, conversation_id uuid, inbound_id uuid, created boolean, open boolean, outbox_status text, foreign_contact boolean)
  LANGUAGE plpgsql
  SECURITY DEFINER
@@ -195,6 +196,14 @@ begin
     if p_media is not null and created then
         update messages m set media = p_media, media_state = 'pending'
         where m.id = skillet_receive_inbound.inbound_id;
+    end if;
+    -- The customer's WhatsApp profile name, as the delivery carried it (cleaned and cut by
+    -- the webhook): the latest wins. Written only when it changed, so the usual delivery
+    -- costs one key read of the row the message just referenced and takes no row lock.
+    if p_contact_name is not null and not foreign_contact then
+        update conversations c set contact_name = p_contact_name
+        where c.id = skillet_receive_inbound.conversation_id
+          and c.contact_name is distinct from p_contact_name;
     end if;
     return next;
 end;
