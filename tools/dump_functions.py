@@ -87,8 +87,13 @@ GROUPS: tuple[Group, ...] = (
             "skillet_waha_channel_key",
             "skillet_waha_signature_valid",
             "skillet_receive_inbound",
+            "skillet_receive_quoting",
             "skillet_store_inbound",
             "skillet_stored_inbound",
+            "skillet_message_by_external_id",
+            "skillet_receive_reaction",
+            "skillet_claim_read",
+            "skillet_presence_target",
         ),
     ),
     Group(
@@ -183,6 +188,18 @@ GROUPS: tuple[Group, ...] = (
         "Jobs",
         "What a job could not do, kept for an operator or the org to requeue.",
         ("skillet_record_dead_letter",),
+    ),
+    Group(
+        "The Painel's daily counts",
+        "Triggers on messages and conversations count each org's day (its business-hours time "
+        "zone) for GET /v1/insights.",
+        (
+            "skillet_org_local_time",
+            "skillet_insight_bucket",
+            "skillet_insight_conversation_day",
+            "skillet_insight_message",
+            "skillet_insight_conversation",
+        ),
     ),
 )
 UNGROUPED = Group(

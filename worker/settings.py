@@ -10,7 +10,9 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from api.model_prices import ModelPrices, ModelPricesInvalid, parse_model_prices
 from conversation.opt_out import DEFAULT_OPT_IN_WORDS, DEFAULT_OPT_OUT_WORDS, OptWords
+from inbox.reactions import DEFAULT_NEGATIVE_REACTIONS
 from similarity.choice import SimilarityConfig
 from skills.package.limits import MAX_FILE_BYTES, MAX_FILES, MAX_TOTAL_BYTES, PackageLimits
 
@@ -254,6 +256,10 @@ class Settings(BaseSettings):
     console_public_url: str | None = Field(
         default=None, pattern=r"^https?://[^\s/?#]+(/[^\s?#]*)?$"
     )
+    # What each model's tokens cost, for the console's Painel (api/model_prices.py): JSON
+    # {"<provider>/<model>": {"input": R$, "cached_input": R$, "output": R$}} per million
+    # tokens; unset, the panel shows tokens without a cost.
+    model_prices: str | None = None
     # Its rate limits (api/rate_limit.py), counted in Redis per minute; 0 turns one off.
     # Failed authentications per client address, then 429 for that address's requests:
     api_auth_failures_per_minute: int = Field(default=20, ge=0)
@@ -301,6 +307,17 @@ class Settings(BaseSettings):
     send_backoff_max_s: float = Field(default=8.0, ge=0)
     send_retry_after_max_s: float = Field(default=10.0, ge=0)  # longer: give up at once
     reply_with_context: bool = False  # quote the customer's message in the reply
+    # When the model will answer a burst: its last message marked read (blue ticks) and the
+    # typing indicator shown, once per burst, fire-and-forget (channels.presence); a person
+    # opening a conversation in the console marks its new messages read too.
+    read_receipts: bool = True
+    # Cloud API: sent with the read mark only (Meta has no typing without it); WAHA:
+    # startTyping, then stopTyping when the reply is sent or the turn ends without one.
+    typing_indicator: bool = True
+    presence_timeout_s: float = Field(default=3.0, gt=0, le=30)  # each call; never retried
+    # Reactions that count against the skills of the agent reply they react to (skin tones and
+    # variation selectors stripped before comparing): comma-separated.
+    negative_reactions: Annotated[tuple[str, ...], NoDecode] = DEFAULT_NEGATIVE_REACTIONS
     customer_service_window_s: int = Field(default=86_400, ge=60)  # WhatsApp's 24 hours
     # A reply with no channel (org without exactly one, message not from the webhook):
     # `log` it and mark it sent (development, demo), or mark it `fail`ed (`no_channel`).
@@ -362,7 +379,7 @@ class Settings(BaseSettings):
             max_file_bytes=self.package_max_file_bytes,
         )
 
-    @field_validator("opt_out_words", "opt_in_words", mode="before")
+    @field_validator("opt_out_words", "opt_in_words", "negative_reactions", mode="before")
     @classmethod
     def _split_words(cls, value: Any) -> Any:
         if isinstance(value, str):
@@ -395,6 +412,18 @@ class Settings(BaseSettings):
                     f"api_trusted_proxies: {entry!r} is not an IP address or CIDR"
                 ) from None
         return value
+
+    @field_validator("model_prices")
+    @classmethod
+    def _prices_readable(cls, value: str | None) -> str | None:
+        try:
+            parse_model_prices(value)
+        except ModelPricesInvalid as exc:
+            raise ValueError(f"SKILLET_MODEL_PRICES: {exc}") from None
+        return value
+
+    def prices(self) -> ModelPrices:
+        return parse_model_prices(self.model_prices)
 
     @model_validator(mode="after")
     def _package_limits_consistent(self) -> Settings:
