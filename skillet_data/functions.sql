@@ -958,7 +958,8 @@ Serialized on the conversation row (as is every change of its mode); refused wit
 is still open, not kept as context: read again) or 'answered' (part of the burst was answered
 first); else 'replied': the reply (author 'agent', p_skills: the skills the turn used), its
 outbox row, the 'answered' marks, the reply's files (p_files, a jsonb array from
-send_skill_file: one pending, unclaimed outbox row per file after the text, part 1, 2, ...;
+send_skill_file: one pending, unclaimed outbox row per file after the text, part 1, 2, ...; then
+an element {"choices": ...} from send_choices, the last part, kept in outbox.choices;
 file_outbox_ids lists them in order), with p_handoff_cause ('tool' | 'customer') the
 conversation put in 'waiting' for p_handoff_reason, the turn's counts (skillet_bump_usage,
 skillet_bump_activation_daily, skillet_bump_token_usage; p_reads, [{"skill", "path"}]:
@@ -1026,13 +1027,20 @@ begin
     values (p_org, p_conversation, reply_id, p_body)
     returning id into outbox_id;
     if jsonb_typeof(p_files) = 'array' and jsonb_array_length(p_files) > 0 then
-        -- The reply's files (send_skill_file): a row per file after the text (part 1, 2, ...;
-        -- body its caption), pending and never claimed here: the holder claims and sends each
+        -- The reply's files (send_skill_file), then its choices: a row per part after the text
+        -- (part 1, 2, ...; body a file's caption), pending and never claimed here: the holder claims and sends each
         -- after the text, in order.
+        -- An element {"choices": ...} (send_choices, always last) is the choices part: its
+        -- row keeps them in `choices`, its body their text.
         with inserted as (
-            insert into outbox (organization_id, conversation_id, message_id, body, part, file)
-            select p_org, p_conversation, reply_id, coalesce(f.value ->> 'caption', ''),
-                   f.ordinality, f.value
+            insert into outbox (organization_id, conversation_id, message_id, body, part, file,
+                                choices)
+            select p_org, p_conversation, reply_id,
+                   case when f.value ? 'choices' then coalesce(f.value #>> '{choices,text}', '')
+                        else coalesce(f.value ->> 'caption', '') end,
+                   f.ordinality,
+                   case when f.value ? 'choices' then null else f.value end,
+                   f.value -> 'choices'
             from jsonb_array_elements(p_files) with ordinality as f(value, ordinality)
             returning id, part
         )
