@@ -13,7 +13,9 @@ from typing import Any
 
 import asyncpg
 
+from api.keys import Role
 from core.channel_kind import ChannelKind
+from tests.integration.api_support import create_key, running_api
 from tests.integration.support import create_org, run_burst
 from tests.integration.webhook_support import connect_number, running_webhook
 from tests.integration.whatsapp_fakes import Answer, FakeGraphApi, FakeWaha
@@ -115,7 +117,7 @@ async def test_three_slots_go_as_buttons_after_the_text_and_a_tap_reaches_the_mo
     resources: Resources,
     fake_graph: FakeGraphApi,
 ) -> None:
-    await _org(db, ChannelKind.CLOUD_API)
+    org = await _org(db, ChannelKind.CLOUD_API)
     model = ChoicesModel(OFFER)
     await _cloud_posts(whatsapp_settings, _cloud_text("Oi, quero agendar um corte"))
     worker = await run_burst(whatsapp_settings, model=model)
@@ -135,6 +137,17 @@ async def test_three_slots_go_as_buttons_after_the_text_and_a_tap_reaches_the_mo
         "select array_agg(provider_message_id order by provider_message_id) from outbox_receipts"
     )
     assert receipts == ["wamid.interactive.2", "wamid.out.1"]
+    key = await create_key(db, org, Role.VIEWER)
+    async with running_api(whatsapp_settings, resources.store) as api:
+        [item] = (await api.get("/v1/conversations", key)).body["items"]
+        messages = (await api.get(f"/v1/conversations/{item['id']}/messages", key)).body
+    [reply] = [m for m in messages["items"] if m["direction"] == "outbound"]
+    assert "files" not in reply
+    assert reply["choices"] == {
+        "text": "Qual horário fica melhor?",
+        "choices": [{**slot, "description": None} for slot in SLOTS],
+        "status": "sent",
+    }
 
     # The customer taps the second button: the model reads the choice, title and id.
     await _cloud_posts(whatsapp_settings, _cloud_tap("button_reply", "s2", "Sexta 14h"))
