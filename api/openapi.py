@@ -31,9 +31,11 @@ _QUERY = {
     "base_version_id": ("string", "a versão de que a alteração parte (409 se mudou)"),
     "version_id": ("string", "uma versão anterior (padrão: a atual)"),
     "against": ("string", "a versão comparada no diff (padrão: a atual)"),
+    "from": ("string", "primeiro dia, AAAA-MM-DD no fuso da organização (padrão: 29 dias antes)"),
+    "to": ("string", "último dia, AAAA-MM-DD no fuso da organização (padrão: hoje)"),
 }
 # Query parameters a read refuses with 422 (writes document 422 anyway).
-_REFUSED_QUERY = {"days", "agent_id"}
+_REFUSED_QUERY = {"days", "agent_id", "from", "to"}
 _BODIES: dict[str, dict[str, Any]] = {
     "json": {"application/json": {"schema": {"type": "object"}}},
     "bytes": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}},

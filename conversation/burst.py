@@ -29,6 +29,7 @@ from conversation.queries import (
     TurnCounts,
     commit_turn,
 )
+from conversation.satisfaction_taps import without_satisfaction_taps
 from core.errors import SkilletError
 from core.tenancy import org_connection, self_bound_connection
 from delivery.contract import Recipient
@@ -94,7 +95,9 @@ async def answer_batch(
     `images`: a message's images for a model that takes them (conversation.media.reader)."""
     batch = await _without_opt_choices(deps, conversation, batch)
     batch = await read_choices(deps.pool, conversation, batch)
-    if not batch:  # only PARAR / VOLTAR: confirmed, the holder delivers it and reads on
+    batch = await without_satisfaction_taps(deps.pool, conversation, batch)
+    if not batch:  # only PARAR / VOLTAR (confirmed, the holder delivers it and reads on) or a
+        # satisfaction tap (kept as context, never answered)
         return BatchResult(outcome=None, refused=CommitOutcome.ANSWERED)
     text = burst_text([row.body for row in batch])
     closed = await deps.hours.closed_now(deps.pool, conversation.organization_id, deps.clock())

@@ -140,3 +140,52 @@ the increments: those rows are shared by every turn of an org, so they are locke
 shortest time. A crash between this commit and the send leaves a claimed row, which
 skillet_fail_abandoned_claims fails as `delivery_unknown`; a row without a route is not claimed,
 and the next holder delivers it.$$;
+
+-- Satisfaction (off by default): when a person releases a conversation they answered, the
+-- customer gets one question with three buttons (texts of at most 20 characters each).
+alter table organizations
+    add column satisfaction boolean not null default false,
+    add column satisfaction_buttons text[] not null
+        default array['😀 Ótimo', '😐 Ok', '🙁 Ruim']
+        check (cardinality(satisfaction_buttons) = 3
+               and array_position(satisfaction_buttons, null) is null
+               and char_length(satisfaction_buttons[1]) between 1 and 20
+               and char_length(satisfaction_buttons[2]) between 1 and 20
+               and char_length(satisfaction_buttons[3]) between 1 and 20);
+grant update (satisfaction, satisfaction_buttons) on organizations to skillet_api;
+
+-- One question per conversation per org-day (the org's time zone), asked for whoever held it
+-- (`person:<uuid>`, or an API key's prefix until people have accounts); the customer's tap
+-- (score 3 good, 2 ok, 1 bad) and the text they wrote right after it, its comment.
+create table satisfaction_surveys (
+    id                 uuid primary key default gen_random_uuid(),
+    organization_id    uuid not null references organizations (id),
+    conversation_id    uuid not null references conversations (id),
+    question_id        uuid not null references messages (id),
+    held_by            text not null check (char_length(held_by) <= 64),
+    org_day            date not null,
+    asked_at           timestamptz not null default now(),
+    score              smallint null check (score between 1 and 3),
+    answer             text null check (char_length(answer) <= 20),
+    answer_message_id  uuid null references messages (id),
+    answered_at        timestamptz null,
+    comment            text null check (char_length(comment) <= 2000),
+    comment_message_id uuid null references messages (id),
+    unique (conversation_id, org_day)
+);
+create index satisfaction_surveys_answered_idx
+    on satisfaction_surveys (organization_id, answered_at) where answered_at is not null;
+create index satisfaction_surveys_open_idx
+    on satisfaction_surveys (conversation_id, asked_at desc);
+
+alter table satisfaction_surveys enable row level security;
+alter table satisfaction_surveys force row level security;
+create policy tenant_isolation on satisfaction_surveys
+    using (organization_id = (select skillet_current_org()))
+    with check (organization_id = (select skillet_current_org()));
+create policy system_access on satisfaction_surveys as permissive for all to skillet_system
+    using (true) with check (true);
+revoke all on satisfaction_surveys from public;
+grant select, insert on satisfaction_surveys to skillet_api;
+grant select, update (score, answer, answer_message_id, answered_at, comment, comment_message_id)
+    on satisfaction_surveys to skillet_worker;
