@@ -14,6 +14,8 @@ from typing import Any
 import asyncpg
 
 from api.keys import Role
+from channels.credential_queries import upsert_channel_secrets_as_owner
+from channels.queries import list_channels
 from core.channel_kind import ChannelKind
 from tests.integration.api_support import create_key, running_api
 from tests.integration.support import create_org, run_burst
@@ -34,6 +36,8 @@ SLOTS = [
     {"id": "s2", "title": "Sexta 14h"},
     {"id": "s3", "title": "Sábado 9h"},
 ]
+OWN_TOKEN = "EAAG-token-da-loja-opcoes-1"
+NEW_TOKEN = "EAAG-token-da-loja-opcoes-2"
 OFFER = {"text": "Qual horário fica melhor?", "choices": SLOTS}
 
 
@@ -199,6 +203,33 @@ async def test_meta_refusing_the_choices_fails_that_part_only_with_a_reason_in_p
         "este número "
         "(erro 131051)."
     )
+
+
+async def test_the_choices_wait_with_the_text_for_a_new_token_then_go_in_order(
+    whatsapp_settings: Settings,
+    db: asyncpg.Connection,
+    resources: Resources,
+    fake_graph: FakeGraphApi,
+) -> None:
+    org = await _org(db, ChannelKind.CLOUD_API)
+    [channel] = await list_channels(db, org)
+    await upsert_channel_secrets_as_owner(db, channel, access_token=OWN_TOKEN)
+    fake_graph.own(OWN_TOKEN, NUMBER)
+    fake_graph.revoke(OWN_TOKEN)  # Meta refuses it (190): the number's replies wait
+    model = ChoicesModel(OFFER)
+    await _cloud_posts(whatsapp_settings, _cloud_text("Quero agendar"))
+    assert (await run_burst(whatsapp_settings, model=model)).jobs_failed == 0
+    assert fake_graph.sends == []
+    assert await _parts(db) == [(0, "pending", None, False), (1, "pending", None, True)]
+
+    fake_graph.own(NEW_TOKEN, NUMBER)
+    await upsert_channel_secrets_as_owner(db, channel, access_token=NEW_TOKEN)
+    await db.execute("update channels set status = 'active'")
+    await _cloud_posts(whatsapp_settings, _cloud_text("Oi?"))  # the next holder sends first
+    await run_burst(whatsapp_settings, model=model)
+    assert [kind for kind, _ in fake_graph.sends] == ["text", "interactive", "text"]
+    assert fake_graph.sends[-1] == ("text", "Combinado.")
+    assert await _parts(db) == [(0, "sent", None, False), (1, "sent", None, True)]
 
 
 async def test_waha_gets_a_numbered_text_and_a_2_is_read_as_the_second_choice(

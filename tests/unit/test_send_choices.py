@@ -5,6 +5,7 @@ how a reply is read as a choice; a hostile call bounded at the door."""
 from __future__ import annotations
 
 import uuid
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -183,3 +184,17 @@ def test_the_numbered_text_and_the_marker_round_trip() -> None:
     assert marker_choice(marker) == Choice("s2", "Sexta 14h")
     assert marker_choice("Sexta 14h") is None
     assert OutboundChoices.from_json(OFFERED.as_json()) == OFFERED
+
+
+def test_a_hostile_tap_is_cut_at_the_door() -> None:
+    from tests.whatsapp_payloads import cloud_delivery, cloud_message, cloud_value
+    from webhook.cloud_api import parse_cloud_api
+
+    huge = {"type": "list_reply", "list_reply": {"id": "i" * 1_000_000, "title": "t" * 1_000_000}}
+    delivery = parse_cloud_api(
+        cloud_delivery(cloud_value("111", [cloud_message("m1", "interactive", huge)])),
+        datetime.now(UTC),
+    )
+    [text] = [t.text for t in delivery.texts]
+    assert len(text) < 400 and text.startswith("[escolheu: «ttt")
+    assert marker_choice(text) is not None  # still one well-formed mark
