@@ -95,7 +95,7 @@ async def answer_batch(
     `images`: a message's images for a model that takes them (conversation.media.reader)."""
     batch = await _without_opt_choices(deps, conversation, batch)
     batch = await read_choices(deps.pool, conversation, batch)
-    batch = await without_satisfaction_taps(deps.pool, conversation, batch)
+    batch = await without_satisfaction_taps(deps.pool, conversation, batch, history)
     if not batch:  # only PARAR / VOLTAR (confirmed, the holder delivers it and reads on) or a
         # satisfaction tap (kept as context, never answered)
         return BatchResult(outcome=None, refused=CommitOutcome.ANSWERED)

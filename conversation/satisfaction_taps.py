@@ -12,26 +12,49 @@ import structlog
 
 from conversation.context import Conversation
 from conversation.queries import InboundRow
-from conversation.satisfaction import ID_PREFIX, score_of
+from conversation.satisfaction import ID_PREFIX, QUESTION, score_of
 from conversation.satisfaction_queries import record_comment, record_tap
 from core.tenancy import org_connection
-from delivery.outbound_choices import marker_choice
+from delivery.outbound_choices import MAX_READ_CHARS, Choice, marker_choice
 
 log = structlog.get_logger(__name__)
 
 
+def _tap(body: str) -> Choice | None:
+    choice = marker_choice(body)
+    return choice if choice is not None and choice.id.startswith(ID_PREFIX) else None
+
+
+def follows_a_tap(history: Sequence[tuple[str, str]]) -> bool:
+    """Whether the conversation's last message may be a satisfaction tap (the database says
+    for sure): a button's mark, or on WAHA a short reply right after the question. Keeps the
+    comment's statement off every other burst."""
+    if not history or history[-1][0] != "inbound":
+        return False
+    body = history[-1][1]
+    if _tap(body) is not None:
+        return True
+    return len(body) <= MAX_READ_CHARS and len(history) >= 2 and history[-2][1] == QUESTION
+
+
 async def without_satisfaction_taps(
-    pool: Any, conversation: Conversation, batch: Sequence[InboundRow]
+    pool: Any,
+    conversation: Conversation,
+    batch: Sequence[InboundRow],
+    history: Sequence[tuple[str, str]],
 ) -> Sequence[InboundRow]:
-    """`batch` without its satisfaction taps (recorded); the message after a tap (or the
-    burst's first, whose tap came in an earlier burst) is offered as its comment."""
+    """`batch` without its satisfaction taps (recorded); the message right after a tap (in
+    this burst, or the burst's first after a tap kept earlier) is offered as its comment."""
+    first_follows = follows_a_tap(history)
+    if not first_follows and not any(_tap(row.body) for row in batch):
+        return batch
     kept: list[InboundRow] = []
-    after_tap = True  # the burst's first message may follow a tap answered earlier
+    after_tap = first_follows
     async with org_connection(pool, conversation.organization_id) as conn:
         for row in batch:
-            choice = marker_choice(row.body)
-            score = None if choice is None else score_of(choice.id)
-            if choice is not None and choice.id.startswith(ID_PREFIX):
+            choice = _tap(row.body)
+            if choice is not None:
+                score = score_of(choice.id)
                 if score is not None and await record_tap(conn, row.id, score, choice.title):
                     log.info("satisfaction.answered", score=score)
                 after_tap = True

@@ -221,5 +221,8 @@ async def test_waha_asks_with_a_numbered_text_and_reads_1_as_the_best_answer(
     await says("1")
     await run_burst(whatsapp_settings, model=model)
     assert len(model.requests) == calls
-    row = await db.fetchrow("select score, answer, held_by from satisfaction_surveys")
-    assert tuple(row) == (3, "Adorei", editor[:12])
+    await says("Foi rápido")
+    await run_burst(whatsapp_settings, model=model)
+    assert len(model.requests) == calls + 1  # the comment is answered
+    row = await db.fetchrow("select score, answer, held_by, comment from satisfaction_surveys")
+    assert tuple(row) == (3, "Adorei", editor[:12], "Foi rápido")

@@ -45,3 +45,16 @@ def test_button_texts_break_a_rule_in_portuguese(texts: list[str], why: str) -> 
 
 def test_button_texts_are_trimmed() -> None:
     assert checked_buttons(["  Amei ", "Ok", "Não  gostei"]) == ("Amei", "Ok", "Não gostei")
+
+
+def test_only_a_burst_after_a_possible_tap_looks_for_its_comment() -> None:
+    from conversation.satisfaction import QUESTION
+    from conversation.satisfaction_taps import follows_a_tap
+
+    tap = "[escolheu: «😐 Ok» (id: satisfacao:ok)]"
+    assert follows_a_tap([("outbound", QUESTION), ("inbound", tap)])
+    assert follows_a_tap([("outbound", QUESTION), ("inbound", "2")])  # WAHA's number
+    assert not follows_a_tap([("outbound", "Oi!"), ("inbound", "2")])
+    assert not follows_a_tap([("inbound", "[escolheu: «Sexta 14h» (id: s2)]")])
+    assert not follows_a_tap([("inbound", tap), ("outbound", "Obrigada!")])
+    assert not follows_a_tap([])
