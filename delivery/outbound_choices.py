@@ -164,10 +164,10 @@ def _choice_refusal(choice: Choice, title_max: int, *, as_list: bool) -> Refusal
 
 
 def marker_text(value: str) -> str:
-    """A title or id as it goes inside the marker: « » [ ] ( ) cannot close it early."""
+    """A title as it goes inside the marker (« » [ ] replaced, so it cannot close the mark
+    early; blanks folded); an id has its ( ) replaced too (chosen_marker)."""
     table = str.maketrans({"«": "‹", "»": "›", "[": "(", "]": ")"})
-    cleaned = " ".join(value.translate(table).split())
-    return cleaned
+    return " ".join(value.translate(table).split())
 
 
 def chosen_marker(title: str, choice_id: str) -> str:
