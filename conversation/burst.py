@@ -94,7 +94,7 @@ async def answer_batch(
     `history`: the conversation before it, oldest first (conversation.queries);
     `images`: a message's images for a model that takes them (conversation.media.reader)."""
     batch = await _without_opt_choices(deps, conversation, batch)
-    batch = await read_choices(deps.pool, conversation, batch)
+    batch = read_choices(batch, history)
     batch = await without_satisfaction_taps(deps.pool, conversation, batch, history)
     if not batch:  # only PARAR / VOLTAR (confirmed, the holder delivers it and reads on) or a
         # satisfaction tap (kept as context, never answered)

@@ -19,7 +19,7 @@ from typing import Any
 import asyncpg
 
 from core.tenancy import org_proof
-from delivery.outbound_choices import OutboundChoices
+from delivery.outbound_choices import OutboundChoices, history_note
 from delivery.outbound_file import OutboundFile
 from delivery.outbox_queries import DeliveryClaim
 
@@ -120,11 +120,13 @@ class ReplyCommit:
     choices: OutboundChoices | None = None
 
     def parts(self) -> list[dict[str, Any]] | None:
-        """skillet_commit_turn's p_files: each file, then the choices as {"choices": ...}
-        (one outbox row each after the text, in this order); None for none."""
+        """skillet_commit_turn's p_files: each file, then the choices as {"choices", "note"}
+        (one outbox row each after the text, in this order; the note ends the reply's stored
+        body, never its sent text: delivery.outbound_choices.history_note); None for none."""
         parts: list[dict[str, Any]] = [f.as_json() for f in self.files]
         if self.choices is not None:
-            parts.append({"choices": self.choices.as_json()})
+            note = history_note(self.choices)
+            parts.append({"choices": self.choices.as_json(), "note": note})
         return parts or None
 
     def args(self) -> tuple[Any, ...]:

@@ -14,6 +14,7 @@ from conversation.satisfaction import (
     QUESTION,
     question_choices,
 )
+from delivery.outbound_choices import history_note
 
 
 @dataclass(frozen=True)
@@ -70,16 +71,13 @@ async def update_satisfaction_settings(
     return SatisfactionSettings(row["satisfaction"], tuple(row["satisfaction_buttons"]))
 
 
-# One statement, under the release's lock of the conversation: the org asks; the customer last
-# wrote less than 24 hours ago (a free-form message may still go) and has not opted out; no
-# question yet this org-day (the org's time zone). Then the question (an outbound message that
-# answers no one, routed by the customer's last message), its survey row, and its outbox row:
-# the choices part alone, part 0.
+# One statement, under the release's lock of the conversation: the customer last wrote less
+# than 24 hours ago (a free-form message may still go) and has not opted out; no question yet
+# this org-day (the org's time zone). Then the question (an outbound message that answers no
+# one, routed by the customer's last message; its stored body ends with the options, $6), its
+# survey row, and its outbox row: the choices part alone ($7), part 0, its text $8.
 INSERT_QUESTION = """
-with settings as (
-    select o.satisfaction_buttons as buttons from organizations o
-    where o.id = $1 and o.satisfaction
-), last_in as (
+with last_in as (
     select m.id, coalesce(m.sent_at, m.received_at, m.created_at) as at
     from messages m
     where m.organization_id = $1 and m.conversation_id = $2 and m.direction = 'inbound'
@@ -90,8 +88,8 @@ with settings as (
         (select h.timezone from org_business_hours h where h.organization_id = $1),
         'America/Sao_Paulo'))::date as d
 ), eligible as (
-    select last_in.id as route_via, today.d, settings.buttons
-    from settings, last_in, today
+    select last_in.id as route_via, today.d
+    from last_in, today
     where last_in.at > now() - interval '24 hours'
       and not skillet_contact_opted_out($1, $4)
       and not exists (select 1 from satisfaction_surveys s
@@ -109,12 +107,7 @@ with settings as (
     returning id
 ), queued as (
     insert into outbox (organization_id, conversation_id, message_id, body, choices)
-    select $1, $2, question.id, $6,
-           jsonb_set($7::jsonb, '{choices}', (
-               select jsonb_agg(jsonb_set(c.value, '{title}', to_jsonb(eligible.buttons[c.n]))
-                                order by c.n)
-               from jsonb_array_elements($7::jsonb -> 'choices') with ordinality as c(value, n)))
-    from question, eligible
+    select $1, $2, question.id, $8, $7::jsonb from question
     returning id
 )
 select question.id from question, survey, queued
@@ -130,9 +123,12 @@ async def insert_question(
     contact_id: str,
     held_by: str,
 ) -> uuid.UUID | None:
-    """Ask the customer, when every rule allows; the question's message id, or None."""
-    # The titles come from the org's settings inside the statement: these are placeholders.
-    template = question_choices(("1", "2", "3")).as_json()
+    """Ask the customer, when the org asks and every rule allows; the question's message
+    id, or None."""
+    settings = await fetch_satisfaction_settings(conn, organization_id)
+    if settings is None or not settings.enabled:
+        return None
+    choices = question_choices(settings.buttons)
     found: uuid.UUID | None = await conn.fetchval(
         INSERT_QUESTION,
         organization_id,
@@ -140,8 +136,9 @@ async def insert_question(
         channel,
         contact_id,
         held_by[:64],
+        QUESTION + history_note(choices),
+        choices.as_json(),  # the pool's jsonb codec encodes it
         QUESTION,
-        template,  # the pool's jsonb codec encodes it
     )
     return found
 

@@ -34,7 +34,7 @@ def follows_a_tap(history: Sequence[tuple[str, str]]) -> bool:
     body = history[-1][1]
     if _tap(body) is not None:
         return True
-    return len(body) <= MAX_READ_CHARS and len(history) >= 2 and history[-2][1] == QUESTION
+    return len(body) <= MAX_READ_CHARS and len(history) >= 2 and history[-2][1].startswith(QUESTION)
 
 
 async def without_satisfaction_taps(

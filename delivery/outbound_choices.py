@@ -31,6 +31,9 @@ MAX_READ_CHARS: Final = 40
 # What a customer's message must be to say "I choose this": a number, maybe with a dot or ")".
 _NUMBER = re.compile(r"^\s*(\d{1,2})\s*[.)]?\s*$")
 _MARKER = re.compile(r"^\[escolheu: «(?P<title>[^«»\[\]]*)» \(id: (?P<id>[^()\[\]]*)\)\]$")
+# The options a message offered, as its stored body ends (history_note).
+_NOTE = re.compile(r"\n\n\[opções: (?P<items>[^\[\]]*)\]\Z")
+_NOTE_ITEM = re.compile(r"«(?P<title>[^«»\[\]]*)» \(id: (?P<id>[^()\[\]]*)\)")
 
 
 @dataclass(frozen=True)
@@ -172,8 +175,29 @@ def marker_text(value: str) -> str:
 
 def chosen_marker(title: str, choice_id: str) -> str:
     """How a tapped choice reaches the model: `[escolheu: «Sexta 14h» (id: s1)]`."""
-    safe_id = marker_text(choice_id).replace("(", "‹").replace(")", "›")[:MAX_ID_CHARS]
+    safe_id = _safe_id(choice_id)
     return f"[escolheu: «{marker_text(title)[: MAX_ROW_TITLE_CHARS * 4]}» (id: {safe_id})]"
+
+
+def _safe_id(choice_id: str) -> str:
+    return marker_text(choice_id).replace("(", "‹").replace(")", "›")[:MAX_ID_CHARS]
+
+
+def history_note(offered: OutboundChoices) -> str:
+    """What the message that carries `offered` keeps after its text (stored, never sent):
+    `\n\n[opções: «Quinta 10h» (id: s1) · «Sexta 14h» (id: s2)]`. The conversation's history
+    then shows the model what it offered, and a reply is read against it with no query."""
+    items = " · ".join(f"«{marker_text(c.title)}» (id: {_safe_id(c.id)})" for c in offered.choices)
+    return f"\n\n[opções: {items}]"
+
+
+def offered_in(body: str) -> OutboundChoices | None:
+    """The choices a stored message offered (its history_note), or None."""
+    found = _NOTE.search(body[-(MAX_CHOICES * (MAX_ID_CHARS + 120)) :])
+    if found is None:
+        return None
+    choices = tuple(Choice(m["id"], m["title"]) for m in _NOTE_ITEM.finditer(found["items"]))
+    return OutboundChoices(body[: len(body) - len(found[0])], choices) if choices else None
 
 
 def marker_choice(body: str) -> Choice | None:

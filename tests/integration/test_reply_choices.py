@@ -106,7 +106,7 @@ async def _waha_says(settings: Settings, text: str) -> None:
 PARTS = """
 select o.part, o.status, o.last_error, o.choices is not null as choices
 from outbox o join messages m on m.id = o.message_id
-where m.body = $1
+where m.body like $1 || '%'
 order by o.part
 """
 
@@ -147,6 +147,10 @@ async def test_three_slots_go_as_buttons_after_the_text_and_a_tap_reaches_the_mo
         messages = (await api.get(f"/v1/conversations/{item['id']}/messages", key)).body
     [reply] = [m for m in messages["items"] if m["direction"] == "outbound"]
     assert "files" not in reply
+    # The stored reply keeps what it offered (the history shows it); the text sent does not.
+    assert reply["body"] == (
+        f"{REPLY}\n\n[opções: «Quinta 10h» (id: s1) · «Sexta 14h» (id: s2) · «Sábado 9h» (id: s3)]"
+    )
     assert reply["choices"] == {
         "text": "Qual horário fica melhor?",
         "choices": [{**slot, "description": None} for slot in SLOTS],

@@ -15,7 +15,9 @@ from delivery.outbound_choices import (
     Choice,
     OutboundChoices,
     chosen_marker,
+    history_note,
     marker_choice,
+    offered_in,
     read_choice,
 )
 from tests.tool_support import reference_context
@@ -198,3 +200,20 @@ def test_a_hostile_tap_is_cut_at_the_door() -> None:
     [text] = [t.text for t in delivery.texts]
     assert len(text) < 400 and text.startswith("[escolheu: «ttt")
     assert marker_choice(text) is not None  # still one well-formed mark
+
+
+def test_the_stored_note_round_trips_and_the_last_business_message_decides() -> None:
+    from conversation.choice_reading import last_offered
+
+    body = "Qual?" + history_note(OFFERED)
+    assert body.endswith(
+        "[opções: «Quinta 10h» (id: s1) · «Sexta 14h» (id: s2) · «Sábado» (id: s3)]"
+    )
+    found = offered_in(body)
+    assert found is not None and found.choices == OFFERED.choices and found.text == "Qual?"
+    assert offered_in("Qual?") is None
+    assert last_offered([("outbound", body), ("inbound", "hmm")]) == found
+    assert last_offered([("outbound", body), ("person", "Oi, sou a Ana")]) is None
+    hostile = OutboundChoices("x", (Choice("a) (id: b", "t» (id: z) · «u"),))
+    [only] = offered_in("x" + history_note(hostile)).choices  # type: ignore[union-attr]
+    assert only == Choice("a› ‹id: b", "t› (id: z) · ‹u")
