@@ -22,6 +22,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from api import reply_keys
 from api.bodies import read_json
+from api.conversation_filters import conversation_filter
 from api.conversation_metrics import CONVERSATION_METRICS
 from api.errors import ApiError
 from api.keys import Role
@@ -42,24 +43,16 @@ from jobs.payloads import HANDLE_INBOUND_MESSAGE, ConversationPayload
 
 log = structlog.get_logger(__name__)
 
-MODES = tuple(ConversationMode)
-
-
-def _mode_filter(request: web.Request) -> str | None:
-    mode = request.query.get("mode")
-    if mode is not None and mode not in MODES:
-        raise ApiError(400, "invalid_mode", "`mode` deve ser agent, waiting ou human.")
-    return mode
-
 
 async def list_conversations_route(request: web.Request, principal: Principal) -> Reply:
     limit = parse_limit(request.query)
-    mode = _mode_filter(request)
+    where = conversation_filter(request.query, principal)
+    mode = where.mode
     kind = "waiting" if mode == ConversationMode.WAITING else "conversations"
     after = read_cursor(kind, request.query, time_id_keyset)
     async with org_db(request, principal) as conn:
         rows = await list_conversation_views(
-            conn, principal.organization_id, mode=mode, after=after, limit=limit + 1
+            conn, principal.organization_id, mode=mode, after=after, limit=limit + 1, where=where
         )
 
     def keyset(view: ConversationView) -> list[str]:

@@ -51,7 +51,7 @@ from turn.model import (
     ModelUsage,
     ToolCall,
 )
-from turn.model_input import burst_text, cap_burst, cap_history
+from turn.model_input import burst_text, cap_burst, cap_history, with_contact_name
 from turn.prompt import prompt_cache_key, render_skill_context
 from turn.skill_catalog import CatalogSnapshot
 from turn.tools.base import ToolContext, ToolResult, TurnLedger
@@ -315,7 +315,13 @@ async def _ask_model(
             # cap_burst keeps one text per message, in order: each keeps its images.
             *(
                 ModelMessage(role="user", content=text, images=images.get(row.id, ()))
-                for row, text in zip(batch, cap_burst([r.body for r in batch], caps), strict=True)
+                for row, text in zip(
+                    batch,
+                    with_contact_name(
+                        cap_burst([r.body for r in batch], caps), conversation.contact_name
+                    ),
+                    strict=True,
+                )
             ),
         ),
         tools=turn_tools(),

@@ -19,3 +19,6 @@ class Conversation:
     model_provider: str | None = None
     model_name: str | None = None
     lease_token: uuid.UUID | None = None  # the holder's: the reply commit checks it
+    # The customer's WhatsApp profile name (inbox.profile_names): their own data, given to
+    # the model beside their messages, never as an instruction.
+    contact_name: str | None = None

@@ -249,6 +249,7 @@ async def _answer(deps: TurnDeps, lease: Lease, burst: BurstRead, job_id: str) -
         model_provider=agent.model_provider,
         model_name=agent.model_name,
         lease_token=lease.token,
+        contact_name=lease.contact_name,
     )
     rows = burst.open.rows
     images: dict[uuid.UUID, tuple[ImagePart, ...]] = {}

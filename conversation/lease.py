@@ -44,6 +44,8 @@ class Lease:
     contact_id: str
     undelivered: bool = False  # a committed reply waits to be handed to its channel
     lost: bool = field(default=False)
+    # The customer's WhatsApp profile name as the take read it (None: none known).
+    contact_name: str | None = None
 
 
 class ConversationLeases:
@@ -85,6 +87,7 @@ class ConversationLeases:
             taken.channel,
             taken.contact_id,
             undelivered=taken.undelivered,
+            contact_name=taken.contact_name,
         )
         return lease, None if taken.undelivered else taken.burst
 

@@ -44,6 +44,8 @@ class ConversationView:
     # The person who holds it (held_by `person:<id>`), with their name.
     held_by_person_id: uuid.UUID | None = None
     held_by_person_name: str | None = None
+    # The customer's WhatsApp profile name, the latest a delivery carried (None: none yet).
+    contact_name: str | None = None
 
     def as_json(self) -> dict[str, Any]:
         """The API's and the CLI's shape of a conversation."""
@@ -58,6 +60,7 @@ class ConversationView:
             "id": str(self.id),
             "channel": self.channel,
             "contact_id": self.contact_id,
+            "contact_name": self.contact_name,
             "created_at": self.created_at.isoformat(),
             "last_message_at": _stamp(self.last_message_at),
             "mode": self.mode,
@@ -90,7 +93,7 @@ select c.id, c.channel, c.contact_id, c.created_at, c.mode, c.held_by, c.mode_si
         where u.conversation_id = c.id and u.direction = 'inbound'
           and u.answered_by is null and u.context_at is null) as unanswered,
        case when opt.choice = 'out' then opt.created_at end as opted_out_at,
-       hp.id as held_by_person_id, hp.name as held_by_person_name
+       hp.id as held_by_person_id, hp.name as held_by_person_name, c.contact_name
 from conversations c
 left join people hp on c.held_by like 'person:%'
     and hp.organization_id = c.organization_id and 'person:' || hp.id::text = c.held_by
@@ -105,20 +108,63 @@ left join lateral (
 ) last on true
 """
 
-# Newest first; keyset (created_at, id) of the last row seen.
-LIST_CONVERSATIONS = f"""{_VIEW}
+
+@dataclass(frozen=True)
+class ConversationFilter:
+    """What the list keeps (all of it: each set field narrows it)."""
+
+    mode: str | None = None
+    held_by: str | None = None  # an exact holder: `person:<id>`, a key's prefix, 'phone'
+    unanswered: bool = False  # only those with customer messages no one answered
+    # A literal, accent-blind regular expression (conversation.search) over the name and
+    # what customers wrote, and a LIKE pattern over the number (None: the text is no number).
+    text_pattern: str | None = None
+    number_pattern: str | None = None
+
+
+# Search bounds: what customers wrote is read in the org's newest SEARCH_MESSAGES customer
+# messages (the inbound index, newest first), each in its first SEARCH_CHARS characters; the
+# name and the number in every conversation of the org (short columns).
+SEARCH_MESSAGES = 20_000
+SEARCH_CHARS = 2_000
+
+_HITS = f"""
+with hits as (
+    select h.id from conversations h
+    where $6::text is not null and h.organization_id = $1
+      and (h.contact_name ~* $6 or h.contact_id like $7)
+    union
+    select r.conversation_id from (
+        select m.conversation_id, m.body from messages m
+        where $6::text is not null and m.organization_id = $1 and m.direction = 'inbound'
+        order by m.created_at desc
+        limit {SEARCH_MESSAGES}
+    ) r
+    where left(r.body, {SEARCH_CHARS}) ~* $6
+)
+"""
+_FILTERS = """
 where c.organization_id = $1 and ($2::text is null or c.mode = $2)
-  and ($3::timestamptz is null or (c.created_at, c.id) < ($3, $4))
+  and ($3::text is null or c.held_by = $3)
+  and (not $4::boolean or exists (
+        select 1 from messages u
+        where u.conversation_id = c.id and u.direction = 'inbound'
+          and u.answered_by is null and u.context_at is null))
+  and ($5::boolean is false or c.id in (select id from hits))
+"""
+
+# Newest first; keyset (created_at, id) of the last row seen.
+LIST_CONVERSATIONS = f"""{_HITS}{_VIEW}{_FILTERS}
+  and ($8::timestamptz is null or (c.created_at, c.id) < ($8, $9))
 order by c.created_at desc, c.id desc
-limit $5
+limit $10
 """
 
 # The waiting queue: oldest handoff first; keyset (mode_since, id).
-LIST_WAITING = f"""{_VIEW}
-where c.organization_id = $1 and c.mode = 'waiting'
-  and ($2::timestamptz is null or (c.mode_since, c.id) > ($2, $3))
+LIST_WAITING = f"""{_HITS}{_VIEW}{_FILTERS}
+  and ($8::timestamptz is null or (c.mode_since, c.id) > ($8, $9))
 order by c.mode_since, c.id
-limit $4
+limit $10
 """
 
 
@@ -129,14 +175,26 @@ async def list_conversation_views(
     mode: str | None,
     after: tuple[datetime, uuid.UUID] | None,
     limit: int,
+    where: ConversationFilter | None = None,
 ) -> list[ConversationView]:
     """Newest first, or for mode 'waiting' the longest waiting first; `after` is the keyset
-    of the last row seen in that order."""
+    of the last row seen in that order; `where` narrows it (its mode is `mode`)."""
     at, last_id = after if after is not None else (None, None)
-    if mode == "waiting":
-        rows = await conn.fetch(LIST_WAITING, organization_id, at, last_id, limit)
-    else:
-        rows = await conn.fetch(LIST_CONVERSATIONS, organization_id, mode, at, last_id, limit)
+    f = where or ConversationFilter()
+    query = LIST_WAITING if mode == "waiting" else LIST_CONVERSATIONS
+    rows = await conn.fetch(
+        query,
+        organization_id,
+        mode,
+        f.held_by,
+        f.unanswered,
+        f.text_pattern is not None,
+        f.text_pattern,
+        f.number_pattern,
+        at,
+        last_id,
+        limit,
+    )
     return [ConversationView(**dict(r)) for r in rows]
 
 

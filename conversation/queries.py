@@ -193,7 +193,7 @@ def _burst(row: Any) -> BurstRead:
 
 
 TAKE_CONVERSATION = f"""
-select channel, contact_id, undelivered, {_BURST_COLUMNS}
+select channel, contact_id, undelivered, contact_name, {_BURST_COLUMNS}
 from skillet_take_conversation($1, $2, $3, $4, $5, $6, $7)
 """
 
@@ -204,6 +204,7 @@ class TakenConversation:
     contact_id: str
     undelivered: bool  # a committed reply waits to be handed to its channel (no burst read)
     burst: BurstRead
+    contact_name: str | None = None  # the customer's WhatsApp profile name, if known
 
 
 async def take_conversation(
@@ -229,7 +230,9 @@ async def take_conversation(
     )
     if row is None:
         return None
-    return TakenConversation(row["channel"], row["contact_id"], row["undelivered"], _burst(row))
+    return TakenConversation(
+        row["channel"], row["contact_id"], row["undelivered"], _burst(row), row["contact_name"]
+    )
 
 
 CONTINUE_CONVERSATION = f"""

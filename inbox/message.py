@@ -94,6 +94,8 @@ class InboundText:
     sent_at: datetime
     message_kind: MessageKind = "text"
     media: InboundMedia | None = None  # set for a media kind the worker fetches
+    # The sender's WhatsApp profile name, as kept (inbox.profile_names); None: not carried.
+    contact_name: str | None = None
 
 
 def storable_body(text: str) -> str | None:

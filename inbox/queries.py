@@ -108,7 +108,7 @@ class ReceivedInbound:
 RECEIVE_INBOUND = """
 select organization_id, channel_id, contact_id, conversation_id, inbound_id, created, open,
        outbox_status, foreign_contact
-from skillet_receive_inbound($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+from skillet_receive_inbound($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
 """
 
 
@@ -127,7 +127,8 @@ async def receive_inbound(
     `body`: the text as stored (inbox.message.storable_body); `always_answered`: answered
     whatever the channel says (typed text); `answerable`: answered where the channel
     answers non-text messages (webhook.non_text.reply_rule). `text.media`: what the
-    worker fetches (written on a new message only).
+    worker fetches (written on a new message only); `text.contact_name`: the sender's
+    profile name, written on the conversation when it changed.
     """
     row = await conn.fetchrow(
         RECEIVE_INBOUND,
@@ -143,6 +144,7 @@ async def receive_inbound(
         always_answered,
         answerable,
         None if text.media is None else text.media.as_json(),
+        text.contact_name,
     )
     if row is None:
         return None

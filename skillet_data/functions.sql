@@ -329,17 +329,18 @@ $function$;
 REVOKE ALL ON FUNCTION public.skillet_waha_signature_valid(text, bytea, text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION public.skillet_waha_signature_valid(text, bytea, text) TO skillet_webhook;
 
-COMMENT ON FUNCTION public.skillet_receive_inbound(text, text, text[], text, text, text, timestamp with time zone, timestamp with time zone, text, boolean, boolean, jsonb) IS
+COMMENT ON FUNCTION public.skillet_receive_inbound(text, text, text[], text, text, text, timestamp with time zone, timestamp with time zone, text, boolean, boolean, jsonb, text) IS
 $$The webhook's one statement per inbound message: the channel of the receiving number (p_kind,
 p_address) gives the org and the answering agent (no row: no org connected it), the sender's ids
 (p_aliases, p_preferred for a person never seen) give the contact, whose aliases and the
 message's reply route are recorded; then skillet_store_inbound. The message expects a reply when
 p_always_answered (typed text, a voice note to transcribe), or when the channel answers non-text
 messages and p_answerable. p_media (null: none): what identifies the media the worker fetches,
-written on a new message only (media_state 'pending'). Returns the org, channel, contact and
-skillet_store_inbound's row. SECURITY DEFINER: the caller never names an org nor holds a proof,
-and learns ids and states only.$$;
-CREATE OR REPLACE FUNCTION public.skillet_receive_inbound(p_kind text, p_address text, p_aliases text[], p_preferred text, p_external_id text, p_body text, p_sent_at timestamp with time zone, p_received_at timestamp with time zone, p_message_kind text, p_always_answered boolean, p_answerable boolean, p_media jsonb)
+written on a new message only (media_state 'pending'). p_contact_name (null: the delivery named
+none): the customer's profile name, written on the conversation when it changed (latest wins).
+Returns the org, channel, contact and skillet_store_inbound's row. SECURITY DEFINER: the caller
+never names an org nor holds a proof, and learns ids and states only.$$;
+CREATE OR REPLACE FUNCTION public.skillet_receive_inbound(p_kind text, p_address text, p_aliases text[], p_preferred text, p_external_id text, p_body text, p_sent_at timestamp with time zone, p_received_at timestamp with time zone, p_message_kind text, p_always_answered boolean, p_answerable boolean, p_media jsonb, p_contact_name text)
  RETURNS TABLE(organization_id uuid, channel_id uuid, contact_id text, conversation_id uuid, inbound_id uuid, created boolean, open boolean, outbox_status text, foreign_contact boolean)
  LANGUAGE plpgsql
  SECURITY DEFINER
@@ -402,11 +403,19 @@ begin
         update messages m set media = p_media, media_state = 'pending'
         where m.id = skillet_receive_inbound.inbound_id;
     end if;
+    -- The customer's WhatsApp profile name, as the delivery carried it (cleaned and cut by
+    -- the webhook): the latest wins. Written only when it changed, so the usual delivery
+    -- costs one key read of the row the message just referenced and takes no row lock.
+    if p_contact_name is not null and not foreign_contact then
+        update conversations c set contact_name = p_contact_name
+        where c.id = skillet_receive_inbound.conversation_id
+          and c.contact_name is distinct from p_contact_name;
+    end if;
     return next;
 end;
 $function$;
-REVOKE ALL ON FUNCTION public.skillet_receive_inbound(text, text, text[], text, text, text, timestamp with time zone, timestamp with time zone, text, boolean, boolean, jsonb) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION public.skillet_receive_inbound(text, text, text[], text, text, text, timestamp with time zone, timestamp with time zone, text, boolean, boolean, jsonb) TO skillet_webhook;
+REVOKE ALL ON FUNCTION public.skillet_receive_inbound(text, text, text[], text, text, text, timestamp with time zone, timestamp with time zone, text, boolean, boolean, jsonb, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.skillet_receive_inbound(text, text, text[], text, text, text, timestamp with time zone, timestamp with time zone, text, boolean, boolean, jsonb, text) TO skillet_webhook;
 
 COMMENT ON FUNCTION public.skillet_store_inbound(uuid, text, text, text, text, text, timestamp with time zone, timestamp with time zone, text, boolean, uuid) IS
 $$Store one inbound message of a known org and contact, once (idempotent on org, channel and
@@ -828,9 +837,10 @@ COMMENT ON FUNCTION public.skillet_take_conversation(uuid, text, uuid, uuid, dou
 $$Step one of a turn: bind the org with its proof, take the conversation's lease (free or expired)
 under a fresh token for p_ttl_s seconds and read its first burst (skillet_read_burst). No row:
 someone else holds it. `undelivered`: a committed reply still waits to be handed to its channel
-(a crash between commit and send): the holder delivers it before reading.$$;
+(a crash between commit and send): the holder delivers it before reading. `contact_name`: the
+customer's WhatsApp profile name (null: none known).$$;
 CREATE OR REPLACE FUNCTION public.skillet_take_conversation(p_org uuid, p_proof text, p_conversation uuid, p_lease uuid, p_ttl_s double precision, p_limit integer, p_history_limit integer)
- RETURNS TABLE(channel text, contact_id text, undelivered boolean, ids uuid[], external_ids text[], bodies text[], received_ats timestamp with time zone[], expects_replies boolean[], agent_ids uuid[], agent_id uuid, system_prompt text, model_provider text, model_name text, catalog_revision bigint, history_directions text[], history_bodies text[])
+ RETURNS TABLE(channel text, contact_id text, undelivered boolean, ids uuid[], external_ids text[], bodies text[], received_ats timestamp with time zone[], expects_replies boolean[], agent_ids uuid[], agent_id uuid, system_prompt text, model_provider text, model_name text, catalog_revision bigint, history_directions text[], history_bodies text[], contact_name text)
  LANGUAGE plpgsql
  SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
@@ -840,7 +850,7 @@ begin
     update conversations c
     set lease_token = p_lease, lease_until = now() + make_interval(secs => p_ttl_s)
     where c.id = p_conversation and (c.lease_until is null or c.lease_until < now())
-    returning c.channel, c.contact_id into channel, contact_id;
+    returning c.channel, c.contact_id, c.contact_name into channel, contact_id, contact_name;
     if not found then
         return;
     end if;
@@ -864,7 +874,7 @@ COMMENT ON FUNCTION public.skillet_take_conversation(uuid, uuid, uuid, double pr
 $$The take without a proof argument (the transaction's proof, or the operator's role): as
 skillet_take_conversation(uuid, text, ...).$$;
 CREATE OR REPLACE FUNCTION public.skillet_take_conversation(p_org uuid, p_conversation uuid, p_lease uuid, p_ttl_s double precision, p_limit integer, p_history_limit integer)
- RETURNS TABLE(channel text, contact_id text, undelivered boolean, ids uuid[], external_ids text[], bodies text[], received_ats timestamp with time zone[], expects_replies boolean[], agent_ids uuid[], agent_id uuid, system_prompt text, model_provider text, model_name text, catalog_revision bigint, history_directions text[], history_bodies text[])
+ RETURNS TABLE(channel text, contact_id text, undelivered boolean, ids uuid[], external_ids text[], bodies text[], received_ats timestamp with time zone[], expects_replies boolean[], agent_ids uuid[], agent_id uuid, system_prompt text, model_provider text, model_name text, catalog_revision bigint, history_directions text[], history_bodies text[], contact_name text)
  LANGUAGE plpgsql
  SET plan_cache_mode TO 'force_generic_plan'
 AS $function$

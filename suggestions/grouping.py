@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from suggestions.lessons import Lesson
-from suggestions.privacy import names_in, redact_question
+from suggestions.privacy import names_in, profile_names, redact_question
 from suggestions.similarity import QuestionSimilarity
 
 # bench/suggestions.py, tune part (lexical with concepts), precision / recall: 0.40 0.833 /
@@ -67,7 +67,7 @@ def _pair(scores: dict[tuple[int, int], float], x: int, y: int) -> float:
 def _redacted(lesson: Lesson) -> str:
     """The question as grouping reads it: without the customer's data (names included)."""
     text = lesson.question_text
-    return redact_question(text, names_in(text))[0]
+    return redact_question(text, [*profile_names(lesson.contact_name), *names_in(text)])[0]
 
 
 def group_lessons(

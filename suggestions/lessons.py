@@ -46,6 +46,7 @@ class ThreadMessage:
     body: str
     at: datetime  # the conversation's order: received_at for a customer's, created_at else
     turn_reply: bool  # an agent reply to a burst (not a notice, away message or template)
+    contact_name: str | None = None  # the conversation's customer's WhatsApp profile name
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,7 @@ class Lesson:
     author: str  # an API key's prefix, or 'phone'
     at: datetime  # when the answer began
     message_ids: tuple[uuid.UUID, ...] = ()  # the answer's messages
+    contact_name: str | None = None  # the customer's WhatsApp profile name (never shown in it)
 
     @property
     def question_text(self) -> str:
@@ -99,6 +101,7 @@ def lessons_of(thread: Sequence[ThreadMessage], fixed_texts: Collection[str] = (
                     author,
                     first.at,
                     tuple(p.id for p in parts),
+                    first.contact_name,
                 )
             )
         i = end

@@ -6,8 +6,9 @@ facts (its Pix key, its address, its prices) are what the skill is for. So:
 - Kinds of value (`Kind`): phone numbers, e-mails, CPF/CNPJ-like numbers, other numbers of 4
   or more digits (orders, tracking, CEPs, prices over 999), Pix copy-and-paste codes (EMV
   strings that start with 000201), URLs with a query string, street addresses and person's
-  names (the customer's profile name, a name a customer gives for themselves: "meu nome é
-  Joana", and the name a person greets a customer by: "Oi Joana,").
+  names (the customer's WhatsApp profile name, whole and its first name: `profile_names`; a
+  name a customer gives for themselves: "meu nome é Joana", and the name a person greets a
+  customer by: "Oi Joana,").
 - In a question every value found is replaced by REMOVED (`redact_question`).
 - In answers (`redact_answers`) a value is kept only when the same value (compared by its
   `key`: digits only for numbers, case-folded otherwise) appears in answers to at least two
@@ -87,6 +88,8 @@ _GREETING = re.compile(
     rf"({_NAME_WORD}(?:\s{_NAME_WORD})?)\b"
 )
 _DIGITS = re.compile(r"\d")
+_PROFILE_WORD = re.compile(r"(?<![^\W\d_])[^\W\d_]{2,40}(?![^\W\d_])")  # a word of letters
+MAX_PROFILE_CHARS = 256
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?\n]*")
 _WORD = re.compile(r"\w+")
 
@@ -152,6 +155,19 @@ def value_key(kind: Kind, value: str) -> str:
             digits = digits[2:]  # +55 is the country, not the number
         return f"{kind.value}:{digits}"
     return f"{kind.value}:{' '.join(fold(value).split())}"
+
+
+def profile_names(profile_name: str | None) -> list[str]:
+    """The names a customer's WhatsApp profile name stands for in what people write: the
+    whole name, and its first word when it is a word of 3+ letters ("Ana Souza": "Ana
+    Souza", "Ana"); emoji and symbols around it are no part of it."""
+    if not profile_name:
+        return []
+    words = _PROFILE_WORD.findall(profile_name[:MAX_PROFILE_CHARS])
+    if not words:
+        return []
+    whole = " ".join(words)
+    return [whole] if len(words) == 1 or len(words[0]) < 3 else [whole, words[0]]
 
 
 def names_in(text: str) -> list[str]:

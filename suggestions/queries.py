@@ -32,8 +32,10 @@ select m.id, m.conversation_id, m.direction, m.author, m.author_key_prefix, m.ki
        -- when it was sent (the provider's stamp) tells an automatic reply apart.
        case when m.author = 'phone' then coalesce(m.sent_at, m.created_at)
             else coalesce(m.received_at, m.created_at) end as at,
-       (m.direction = 'outbound' and m.reply_to_id is not null) as turn_reply
+       (m.direction = 'outbound' and m.reply_to_id is not null) as turn_reply,
+       c.contact_name
 from messages m join answered a on a.conversation_id = m.conversation_id
+join conversations c on c.id = m.conversation_id
 where m.organization_id = $1 and coalesce(m.received_at, m.created_at) >= $2 - interval '1 day'
 order by a.last_at desc, m.conversation_id, coalesce(m.received_at, m.created_at), m.id
 limit $3
@@ -55,6 +57,7 @@ async def list_thread_messages(
             body=r["body"],
             at=r["at"],
             turn_reply=r["turn_reply"],
+            contact_name=r["contact_name"],
         )
         for r in rows
     ]

@@ -34,7 +34,7 @@ from skills.queries import insert_skill_version, list_installed_skills
 from suggestions.draft_content import DraftContent, body_of, draft_content
 from suggestions.grouping import LessonGroup, group_lessons
 from suggestions.lessons import Lesson, lessons_of
-from suggestions.privacy import names_in
+from suggestions.privacy import names_in, profile_names
 from suggestions.queries import (
     Dismissal,
     fetch_draft_suggestion,
@@ -148,8 +148,11 @@ async def dismiss_group(
 
 
 def customer_names(lessons: Sequence[Lesson]) -> list[str]:
-    """Names the group's customers gave for themselves (no profile name is stored)."""
-    return [n for lesson in lessons for q in lesson.questions for n in names_in(q.text)]
+    """The group's customers' names: their WhatsApp profile names and the names they gave
+    for themselves ("meu nome é Joana"), each once."""
+    names = [n for lesson in lessons for n in profile_names(lesson.contact_name)]
+    names += [n for lesson in lessons for q in lesson.questions for n in names_in(q.text)]
+    return list(dict.fromkeys(names))
 
 
 @dataclass(frozen=True)

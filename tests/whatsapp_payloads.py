@@ -43,14 +43,22 @@ def cloud_value(
     phone_number_id: str,
     messages: list[dict[str, Any]] | None = None,
     statuses: list[dict[str, Any]] | None = None,
+    *,
+    profile_names: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """`profile_names`: the senders' profile names by wa_id (default "Cliente" for each);
+    a sender mapped to None is sent with no contact entry."""
     value: dict[str, Any] = {
         "messaging_product": "whatsapp",
         "metadata": {"display_phone_number": "551140000000", "phone_number_id": phone_number_id},
     }
     if messages is not None:
+        names = profile_names or {}
+        senders = dict.fromkeys(m.get("from") for m in messages)
         value["contacts"] = [
-            {"profile": {"name": "Cliente"}, "wa_id": m.get("from")} for m in messages
+            {"profile": {"name": names.get(sender, "Cliente")}, "wa_id": sender}
+            for sender in senders
+            if names.get(sender, "Cliente") is not None
         ]
         value["messages"] = messages
     if statuses is not None:

@@ -6,6 +6,8 @@ messages, the request the model gets (and its cost) stays under named caps.
 - A burst over `max_burst_chars` keeps its newest messages whole (what the customer asked
   last matters most); older ones are replaced by a one-line note.
 - History keeps the newest exchange within `max_history_chars`; older turns are dropped.
+- The customer's profile name, when known, opens the burst's first message on a line of its
+  own, at most inbox.profile_names.MODEL_NAME_CHARS characters (`with_contact_name`).
 Counts are in characters (code points), the unit the caps are documented in.
 """
 
@@ -14,6 +16,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from inbox.profile_names import name_for_model
+
+# The customer's WhatsApp profile name, as the model reads it: on a line of its own at the
+# start of the burst's first message, in the customer's own turn (it is their data, like what
+# they write; never the system prompt's), cut and stripped of brackets and quotes
+# (inbox.profile_names.name_for_model) so it cannot close the line it is on.
+CONTACT_NAME_LINE = "[nome do cliente no perfil do WhatsApp: {name}]"
 CUT_NOTICE = "\n[… mensagem cortada: {cut} caracteres omitidos]"
 OMITTED_NOTICE = "[mensagem anterior omitida: {chars} caracteres]"
 
@@ -63,3 +72,12 @@ def cap_history(turns: Sequence[tuple[str, str]], caps: InputCaps) -> list[tuple
         kept.append((direction, text))
         used += len(text)
     return kept[::-1]
+
+
+def with_contact_name(texts: Sequence[str], contact_name: str | None) -> list[str]:
+    """The burst's texts (already capped) with the customer's profile name before the first
+    (CONTACT_NAME_LINE); as they are when no name is known."""
+    name = name_for_model(contact_name)
+    if name is None or not texts:
+        return list(texts)
+    return [f"{CONTACT_NAME_LINE.format(name=name)}\n{texts[0]}", *texts[1:]]

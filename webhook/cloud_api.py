@@ -2,7 +2,8 @@
 
 A POST holds a batch: entry[] -> changes[] -> value.messages[] (and value.statuses[] for
 delivery receipts of our own messages). The receiving number is
-value.metadata.phone_number_id; the customer is messages[].from (their wa_id).
+value.metadata.phone_number_id; the customer is messages[].from (their wa_id), and their
+WhatsApp profile name is the value's contacts[].profile.name of that wa_id.
 
 WhatsApp Business app coexistence adds the field `smb_message_echoes`: value.message_echoes[]
 holds what the business sent from the app (or a linked device), each shaped like a message
@@ -18,9 +19,10 @@ from typing import Any
 
 from core.channel_kind import ChannelKind
 from delivery.outbound_choices import chosen_marker
-from inbox.contacts import contact_ids
+from inbox.contacts import contact_ids, normalize_whatsapp_id
 from inbox.file_names import safe_file_name
 from inbox.message import FETCHED_MEDIA_KINDS, InboundMedia, MessageKind
+from inbox.profile_names import profile_name
 from webhook.events import (
     RECEIPT_STATUSES,
     Delivery,
@@ -84,12 +86,29 @@ def _parse_value(value: Any, received_at: datetime, delivery: Delivery) -> None:
     for status in _items(_get(value, "statuses")):
         with delivery.unparseable_skipped():
             _parse_status(status, address, delivery)
+    names = _profile_names(_get(value, "contacts"))
     for message in _items(_get(value, "messages")):
         if address is None:
             delivery.skip("no_phone_number_id")
             continue
         with delivery.unparseable_skipped():
-            _parse_message(message, address, received_at, delivery)
+            _parse_message(message, address, received_at, delivery, names=names)
+
+
+# Senders named per change: a batch holds one contact per sender; more is not a sender's.
+MAX_PROFILES = 100
+
+
+def _profile_names(contacts: Any) -> dict[str, str]:
+    """wa_id (normalized) -> profile name, from a change's `contacts[]` (the senders of its
+    messages: `{"profile": {"name"}, "wa_id"}`); at most MAX_PROFILES read."""
+    names: dict[str, str] = {}
+    for contact in _items(contacts)[:MAX_PROFILES]:
+        wa_id = normalize_whatsapp_id(_get(contact, "wa_id"))
+        name = profile_name(_get(_get(contact, "profile"), "name"))
+        if wa_id is not None and name is not None:
+            names[wa_id] = name
+    return names
 
 
 def _parse_status(status: Any, address: str | None, delivery: Delivery) -> None:
@@ -117,9 +136,16 @@ def _status_error(errors: Any) -> str:
 
 
 def _parse_message(
-    message: Any, address: str, received_at: datetime, delivery: Delivery, *, echo: bool = False
+    message: Any,
+    address: str,
+    received_at: datetime,
+    delivery: Delivery,
+    *,
+    echo: bool = False,
+    names: dict[str, str] | None = None,
 ) -> None:
-    """A customer's message, or with `echo` one the business sent them (its `to`)."""
+    """A customer's message, or with `echo` one the business sent them (its `to`); `names`:
+    the senders' profile names by wa_id (an echo carries none of the customer's)."""
     message_id = storable_id(_get(message, "id"))
     sender = contact_ids([_get(message, "to" if echo else "from")])
     content = _content(message)
@@ -141,6 +167,7 @@ def _parse_message(
                 sent_at=epoch_to_utc(_get(message, "timestamp"), received_at),
                 message_kind=message_kind,
                 media=None if echo else _media(message, message_kind),
+                contact_name=None if echo else (names or {}).get(sender.preferred),
             )
         )
 

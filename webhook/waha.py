@@ -3,7 +3,8 @@
 Customer messages come as `message` events (`message.any` repeats them). The receiving number
 is the event's `session`; the customer is payload.from, plus the alternate id some engines put
 in `_data` when `from` is an opaque `@lid` (NOWEB: key.remoteJidAlt / key.senderPn; GOWS:
-Info.SenderAlt), so both forms map to one contact.
+Info.SenderAlt), so both forms map to one contact. Their profile name is the engine's push
+name (`_push_name`); never read on an echo, where it is the business's own.
 
 A `message.any` event with `fromMe` is a message the session's own number sent: by the owner
 from the phone, or by us (every reply skillet sends comes back so). It is an echo
@@ -27,6 +28,7 @@ from core.channel_kind import ChannelKind
 from inbox.contacts import ContactIds, contact_ids, normalize_whatsapp_id
 from inbox.file_names import safe_file_name
 from inbox.message import FETCHED_MEDIA_KINDS, InboundMedia, MessageKind
+from inbox.profile_names import profile_name
 from webhook.events import (
     Delivery,
     InboundText,
@@ -169,8 +171,25 @@ def _parse_message(
                 sent_at=epoch_to_utc(payload.get("timestamp"), received_at),
                 message_kind=message_kind,
                 media=_media(payload, message_kind),
+                contact_name=_push_name(payload),
             )
         )
+
+
+def _push_name(payload: dict[str, Any]) -> str | None:
+    """The sender's profile name where the engine puts it: `_data.notifyName` (WEBJS),
+    `_data.pushName` (NOWEB), `_data.Info.PushName` (GOWS); a top-level `pushName` too."""
+    data = _get(payload, "_data")
+    for raw in (
+        payload.get("pushName"),
+        _get(data, "notifyName"),
+        _get(data, "pushName"),
+        _get(_get(data, "Info"), "PushName"),
+    ):
+        name = profile_name(raw)
+        if name is not None:
+            return name
+    return None
 
 
 def _media(payload: dict[str, Any], kind: MessageKind) -> InboundMedia | None:

@@ -16,6 +16,7 @@ from conversation.mode import ConversationMode
 from hours.opening import opening_phrase
 from hours.schedule import load_zone
 from inbox.kind_labels import KIND_LABELS
+from inbox.profile_names import contact_label
 
 CAUSES = {
     "customer": "pedido do cliente",
@@ -100,7 +101,7 @@ def queue_item(item: dict[str, Any], now: datetime, me: str) -> dict[str, Any]:
     return {
         "id": item["id"],
         "href": f"/console/conversas/{segment(item['id'])}",
-        "contact": item["contact_id"],
+        "contact": contact_label(item["contact_id"], item.get("contact_name")),
         "channel": item["channel"],
         "mode": item["mode"],
         "waited": waited(item.get("mode_since"), now),
@@ -267,7 +268,7 @@ def conversation_state(
         "after_hours": not hours["open_now"],
         "reopens": reopens(hours, now),
         "id": conversation["id"],
-        "contact": conversation["contact_id"],
+        "contact": contact_label(conversation["contact_id"], conversation.get("contact_name")),
         "mode": mode,
         "mode_label": MODES.get(mode, mode),
         "holder": holder(conversation.get("held_by"), me, conversation.get("held_by_person")),

@@ -331,11 +331,6 @@ async def curator(request: web.Request, visit: Visit) -> PageData:
     return "curator.html", {"items": reply["items"], "next": reply["next"]}
 
 
-async def conversations(request: web.Request, visit: Visit) -> PageData:
-    reply = await read(request, visit, "list_conversations_route")
-    return "conversations.html", {"items": reply["items"], "next": reply["next"]}
-
-
 async def usage(request: web.Request, visit: Visit) -> PageData:
     reply = await read(request, visit, "list_token_usage_route")
     return "usage.html", {"usage": reply, "next": None}

@@ -12,7 +12,7 @@ import structlog
 from aiohttp import web
 from aiohttp.typedefs import Handler as AiohttpHandler
 
-from api.console import actions, attendance, media, pages, skill_editor
+from api.console import actions, attendance, conversation_list, media, pages, skill_editor
 from api.console.auth import (
     HOME_PATH,
     SIGN_IN_PATH,
@@ -46,7 +46,7 @@ PAGES = (
     ("/propostas/{id}", pages.proposal),
     ("/agente", pages.agent),
     ("/curador", pages.curator),
-    ("/conversas", pages.conversations),
+    ("/conversas", conversation_list.conversations),
     ("/conversas/{id}", attendance.conversation_page),
     ("/numeros/{kind}/{address}/templates", pages.channel_templates),
     ("/uso", pages.usage),

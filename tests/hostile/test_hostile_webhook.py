@@ -170,3 +170,42 @@ async def test_mutated_deliveries_never_get_a_500(
                 statuses[answer.status] = statuses.get(answer.status, 0) + 1
                 assert answer.status == 200, (round_number, answer.body, waha, cloud)
     assert statuses == {200: 160}
+
+
+async def test_hostile_profile_names_are_bounded_cleaned_and_never_a_500(
+    settings: Settings,  # noqa: F811
+    db: asyncpg.Connection,  # noqa: F811
+    org: object,
+) -> None:
+    """A name of 200,000 characters, of controls only, of the wrong type, a flood of contact
+    entries: the message is stored, the name kept clean and at most 256 characters, or none."""
+    message = cloud_text("wamid.hostile-name", "oi", sender="5511944443333")
+    value = cloud_value(PHONE_NUMBER_ID, [message], profile_names={"5511944443333": None})
+    flood = [{"profile": {"name": "Falso"}, "wa_id": str(5511900000000 + n)} for n in range(2000)]
+    value["contacts"] = [
+        *flood,
+        {"profile": {"name": "\u202e" * 10 + "Ana" + "x" * 200_000}, "wa_id": "5511944443333"},
+    ]
+    lonely = cloud_text("wamid.hostile-name-2", "oi", sender="5511944442222")
+    controls = cloud_value(PHONE_NUMBER_ID, [lonely], profile_names={"5511944442222": None})
+    controls["contacts"] = [{"profile": {"name": "\x00\x01\u200f\u2066"}, "wa_id": "5511944442222"}]
+    long_one = cloud_text("wamid.hostile-name-3", "oi", sender="5511944440000")
+    long_name = "\u202e" * 10 + "Ana" + "x" * 200_000
+    long_value = cloud_value(
+        PHONE_NUMBER_ID, [long_one], profile_names={"5511944440000": long_name}
+    )
+    wrong = waha_event(SESSION, "false_hostile_name", "oi", sender="5511944441111@c.us")
+    wrong["payload"]["_data"] = {"notifyName": {"$gt": ""}, "pushName": ["Ana"]}
+    async with running_webhook(settings) as hook:
+        for answer in (
+            await hook.post_cloud(cloud_delivery(value)),
+            await hook.post_cloud(cloud_delivery(controls)),
+            await hook.post_cloud(cloud_delivery(long_value)),
+            await hook.post_waha(wrong),
+        ):
+            assert answer.status == 200 and answer.body["enqueued"] == 1, answer.body
+    names = dict(await db.fetch("select contact_id, contact_name from conversations"))
+    # Past the first 100 contact entries none is read: the flood names no one, the real
+    # sender's entry (the 2001st) is not reached; nothing else is stored for them.
+    assert names.pop("5511944440000") == "Ana" + "x" * 253  # overrides gone, 256 kept
+    assert names == {"5511944443333": None, "5511944442222": None, "5511944441111": None}

@@ -20,6 +20,7 @@ from tests.integration.webhook_support import connect_number, running_webhook
 from tests.integration.whatsapp_fakes import FakeGraphApi
 from tests.whatsapp_payloads import cloud_delivery, cloud_text, cloud_value
 from turn.agent_queries import insert_agent
+from turn.model_input import CONTACT_NAME_LINE
 from worker.resources import Resources
 from worker.settings import Settings
 
@@ -172,7 +173,9 @@ async def test_release_answers_what_no_person_answered_only_when_asked(
         await run_burst(whatsapp_settings, model=model)  # the release enqueued a job
         assert len(model.requests) == 2 and _texts(fake_graph)[-1] == AGENT_REPLY
         asked = [m.content for m in model.requests[-1].messages]
-        assert asked[-1] == "segunda pergunta" and "primeira pergunta" in asked
+        # The customer's profile name ("Cliente", from the delivery) opens their burst.
+        named = CONTACT_NAME_LINE.format(name="Cliente")
+        assert asked[-1] == f"{named}\nsegunda pergunta" and "primeira pergunta" in asked
 
         # A reply in a conversation the agent has takes it over.
         sent = await api.call("POST", f"{path}/messages", editor, json_body={"text": "Oi!"})

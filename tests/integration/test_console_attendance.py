@@ -15,6 +15,7 @@ from playwright.async_api import Browser, BrowserContext, Page, expect
 
 from api.keys import Role
 from core.channel_kind import ChannelKind
+from inbox.profile_names import formatted_number
 from tests.integration.api_support import ApiClient, audit_rows, create_key, running_api
 from tests.integration.console_support import csrf_of, launched_chromium, shot, sign_in
 from tests.integration.mode_support import AGENT_REPLY, CountingModel
@@ -90,7 +91,7 @@ async def _take_reply_release(
     model: CountingModel,
 ) -> None:
     page, other = pages
-    card = page.locator("[data-list=waiting] li.conversa", has_text=ANA)
+    card = page.locator("[data-list=waiting] li.conversa", has_text=formatted_number(ANA))
     await card.locator("a.contato").click()
     await page.wait_for_url(f"{api.base_url}/console/conversas/*")
     thread = page.locator("ol.mensagens")
@@ -168,7 +169,7 @@ async def test_a_person_takes_a_waiting_conversation_replies_and_gives_it_back(
         await sign_in(page, api.base_url, key)  # lands on Atendimento
         nav = page.locator(".topo nav a")
         await expect(nav.first).to_have_text("Atendimento")
-        card = page.locator("[data-list=waiting] li.conversa", has_text=ANA)
+        card = page.locator("[data-list=waiting] li.conversa", has_text=formatted_number(ANA))
         await expect(card.locator(".motivo")).to_have_text("pedido do cliente")
         await expect(card.locator(".espera")).to_have_text("espera há menos de 1 min")
         # The last message is the wait notice the customer got, the agent's.
@@ -189,7 +190,7 @@ async def test_a_person_takes_a_waiting_conversation_replies_and_gives_it_back(
         await _no_reload_marker(page)
         await _customer_says(whatsapp_settings, BRUNO, HOSTILE_TEXT)
         await run_burst(whatsapp_settings, model=model)
-        arrived = page.locator("[data-list=waiting] li.conversa", has_text=BRUNO)
+        arrived = page.locator("[data-list=waiting] li.conversa", has_text=formatted_number(BRUNO))
         await expect(arrived).to_be_visible(timeout=POLL_DEADLINE_MS)
         assert await _still_same_document(page)
         await expect(page.locator("[data-count=waiting]")).to_have_text("1")

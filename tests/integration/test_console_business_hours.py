@@ -22,6 +22,7 @@ from playwright.async_api import Browser, BrowserContext, Page, expect
 from api.keys import Role
 from core.channel_kind import ChannelKind
 from hours.texts import after_hours_ack
+from inbox.profile_names import formatted_number
 from tests.integration.api_support import create_key, running_api
 from tests.integration.console_support import launched_chromium, shot, sign_in
 from tests.integration.hours_support import closed_today
@@ -105,7 +106,7 @@ async def test_hours_set_in_the_console_and_shown_on_the_conversation(
         assert [text for _, _, text in fake_graph.delivered] == [after_hours_ack("amanhã às 00:00")]
 
         await page.goto(f"{api.base_url}/console/atendimento")
-        card = page.locator("[data-list=waiting] li.conversa", has_text=ANA)
+        card = page.locator("[data-list=waiting] li.conversa", has_text=formatted_number(ANA))
         await card.locator("a.contato").click()
         await page.wait_for_url(f"{api.base_url}/console/conversas/*")
         conversation = page.url

@@ -14,6 +14,7 @@ from suggestions.privacy import (
     drop_echoed_sentences,
     find_values,
     names_in,
+    profile_names,
     redact_answers,
     redact_question,
     value_key,
@@ -200,3 +201,33 @@ def test_a_business_fact_written_to_two_customers_stays_and_to_one_goes(
     # ...and goes whenever a customer wrote that same value.
     theirs = redact_answers(_answers(("c1", fact), ("c2", fact)), [fact])
     assert theirs.kept == [] and all(REMOVED in t for t in theirs.texts)
+
+
+def test_a_profile_name_stands_for_its_whole_and_its_first_name() -> None:
+    assert profile_names("Ana Souza") == ["Ana Souza", "Ana"]
+    assert profile_names("👩\u200d💻 Carla Dias 🌸") == ["Carla Dias", "Carla"]
+    assert profile_names("Zé") == ["Zé"]
+    assert profile_names("12345 ***") == [] and profile_names(None) == []
+    assert profile_names("x" * 10_000) == []  # no word of 2 to 40 letters: nothing
+    redacted, found = redact_question(
+        "oi, aqui é a ana, a Ana Souza do pedido. Ana quer pagar no pix",
+        profile_names("Ana Souza"),
+    )
+    assert redacted == f"oi, aqui é a {REMOVED}, a {REMOVED} do pedido. {REMOVED} quer pagar no pix"
+    assert {f.kind for f in found} == {Kind.NAME}
+
+
+def test_a_profile_name_in_answers_to_two_customers_is_still_removed() -> None:
+    # Both customers are answered with Carla's name (one of them is Carla): the rule that keeps
+    # a value two customers got never keeps a customer's profile name.
+    result = redact_answers(
+        _answers(
+            ("c1", "Carla Dias, o pix é loja@exemplo.com"),
+            ("c2", "Como falei pra Carla Dias: o pix é loja@exemplo.com"),
+        ),
+        ["aceita pix?", "tem pix?"],
+        names=profile_names("Carla Dias"),
+    )
+    assert all("Carla" not in t for t in result.texts)
+    assert [r.kind for r in result.removed] == [Kind.NAME]
+    assert [k.value for k in result.kept] == ["loja@exemplo.com"]

@@ -1,0 +1,124 @@
+"""Conversas in a real browser: each customer by profile name and formatted number, the last
+message and the count of unanswered messages on each row; the search box and the filters
+narrow the list; a refused search is said in pt-BR beside its field and keeps what was typed.
+The conversation page and Atendimento name the customer the same way."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+
+import asyncpg
+import pytest_asyncio
+from playwright.async_api import Browser, BrowserContext, expect
+
+from api.keys import Role
+from tests.integration.api_support import create_key, running_api
+from tests.integration.console_support import launched_chromium, shot, sign_in
+from tests.integration.conversation_rows import insert_conversation
+from tests.integration.support import create_org
+from worker.resources import Resources
+from worker.settings import Settings
+
+T0 = datetime(2026, 11, 2, 12, 0, tzinfo=UTC)
+JOAO = "João Araújo · +55 11 97777-6666"
+MARIANA = "Mariana Lima · +55 21 98888-7777"
+
+
+@pytest_asyncio.fixture(loop_scope="session", scope="session")
+async def browser() -> AsyncIterator[Browser]:
+    async with launched_chromium() as launched:
+        yield launched
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def context(browser: Browser) -> AsyncIterator[BrowserContext]:
+    opened = await browser.new_context(locale="pt-BR", viewport={"width": 1280, "height": 900})
+    yield opened
+    await opened.close()
+
+
+async def test_conversas_names_customers_and_finds_them(
+    settings: Settings, db: asyncpg.Connection, resources: Resources, context: BrowserContext
+) -> None:
+    org = await create_org(db, "Loja Conversas")
+    await insert_conversation(db, org, "5511977776666", "João Araújo", ["oi, bom dia"], at=T0)
+    await insert_conversation(
+        db,
+        org,
+        "5521988887777",
+        "Mariana Lima",
+        ["Vocês aceitam PIX?", "e cartão também?"],
+        at=T0 + timedelta(hours=1),
+        mode="waiting",
+        answered=False,
+    )
+    await insert_conversation(db, org, "351912345678", None, ["olá"], at=T0 + timedelta(hours=2))
+    key = await create_key(db, org, Role.ADMIN)
+    async with running_api(settings, resources.store) as api:
+        page = await context.new_page()
+        await sign_in(page, api.base_url, key)
+        # Atendimento: the waiting customer by name and number.
+        await expect(page.locator("[data-list=waiting] a.contato")).to_have_text(MARIANA)
+
+        await page.goto(f"{api.base_url}/console/conversas")
+        rows = page.locator("table.conversas tbody tr")
+        await expect(rows).to_have_count(3)
+        await expect(rows.nth(0)).to_contain_text("+351 912 345 678")
+        mariana = rows.nth(1)
+        await expect(mariana).to_contain_text(MARIANA)
+        await expect(mariana.locator(".nao-lidas")).to_have_text("2 sem resposta")
+        await expect(mariana.locator("td.ultima")).to_contain_text("Cliente: e cartão também?")
+        await expect(rows.nth(2)).to_contain_text(JOAO)
+        await expect(rows.nth(2).locator(".nao-lidas")).to_have_count(0)
+        await shot(page, "conversas-lista")
+
+        # Search: accents and case do not matter; the words a customer wrote are found.
+        await page.fill("#busca-q", "joao")
+        await page.click("form.busca button[type=submit]")
+        await expect(rows).to_have_count(1)
+        await expect(rows.first).to_contain_text(JOAO)
+        await page.fill("#busca-q", "pix")
+        await page.click("form.busca button[type=submit]")
+        await expect(rows).to_have_count(1)
+        await expect(rows.first).to_contain_text(MARIANA)
+
+        # Filters: only those with unanswered messages; a mode.
+        await page.fill("#busca-q", "")
+        await page.check("form.busca input[name=unanswered]")
+        await page.click("form.busca button[type=submit]")
+        await expect(rows).to_have_count(1)
+        await expect(page.locator("form.busca input[name=unanswered]")).to_be_checked()
+        await page.uncheck("form.busca input[name=unanswered]")
+        await page.select_option("#busca-modo", "agent")
+        await page.click("form.busca button[type=submit]")
+        await expect(rows).to_have_count(2)
+        await page.select_option("#busca-quem", "phone")
+        await page.click("form.busca button[type=submit]")
+        await expect(page.locator("p.vazio")).to_have_text(
+            "Nenhuma conversa encontrada com essa busca."
+        )
+
+        # A search of one letter: refused beside the field, in pt-BR, the letter kept.
+        await page.goto(f"{api.base_url}/console/conversas")
+        await page.fill("#busca-q", "x")
+        await page.click("form.busca button[type=submit]")
+        error = page.locator("#erro-q")
+        await expect(error).to_contain_text("Digite de 2 a 100 caracteres")
+        await expect(page.locator("#busca-q")).to_have_value("x")
+        await expect(page.locator("#busca-q")).to_have_attribute("aria-invalid", "true")
+        text = await page.locator("main").inner_text()
+        assert "invalid_search" not in text and "None" not in text
+        await shot(page, "conversas-busca-recusada")
+
+        # The conversation's page names the customer the same way.
+        await page.goto(f"{api.base_url}/console/conversas")
+        await rows.nth(2).locator("a").click()
+        await expect(page.locator("h1")).to_have_text(f"Conversa com {JOAO}")
+
+        # A phone's width: the form wraps, nothing scrolls sideways.
+        await page.set_viewport_size({"width": 390, "height": 844})
+        await page.goto(f"{api.base_url}/console/conversas?q=mariana")
+        await expect(rows).to_have_count(1)
+        await shot(page, "conversas-390")
+        await page.close()
