@@ -44,7 +44,7 @@ OFFER = {"text": "Qual horário fica melhor?", "choices": SLOTS}
 @dataclass
 class ChoicesModel:
     """Asked to book: calls send_choices with `offer`, then answers REPLY; anything else:
-    "Combinado." Keeps every request's last user message."""
+    "Combinado." Keeps the last line of every request's last user message."""
 
     offer: dict[str, Any]
     seen: list[str] = field(default_factory=list)
@@ -56,7 +56,7 @@ class ChoicesModel:
             self.tool_answers = [str(m.content) for m in tools]
             return ModelResponse(text=REPLY, provider="local", model="local")
         last = str(request.messages[-1].content)
-        self.seen.append(last)
+        self.seen.append(last.splitlines()[-1])  # after the customer's profile-name line
         if "agendar" not in last:
             return ModelResponse(text="Combinado.", provider="local", model="local")
         call = ToolCall("c1", "send_choices", self.offer)
