@@ -32,6 +32,7 @@ MAX_READ_CHARS: Final = 40
 _NUMBER = re.compile(r"^\s*(\d{1,2})\s*[.)]?\s*$")
 _MARKER = re.compile(r"^\[escolheu: «(?P<title>[^«»\[\]]*)» \(id: (?P<id>[^()\[\]]*)\)\]$")
 # The options a message offered, as its stored body ends (history_note).
+NOTE_START: Final = "\n\n[opções: "
 _NOTE = re.compile(r"\n\n\[opções: (?P<items>[^\[\]]*)\]\Z")
 _NOTE_ITEM = re.compile(r"«(?P<title>[^«»\[\]]*)» \(id: (?P<id>[^()\[\]]*)\)")
 
@@ -188,7 +189,7 @@ def history_note(offered: OutboundChoices) -> str:
     `\n\n[opções: «Quinta 10h» (id: s1) · «Sexta 14h» (id: s2)]`. The conversation's history
     then shows the model what it offered, and a reply is read against it with no query."""
     items = " · ".join(f"«{marker_text(c.title)}» (id: {_safe_id(c.id)})" for c in offered.choices)
-    return f"\n\n[opções: {items}]"
+    return f"{NOTE_START}{items}]"
 
 
 def offered_in(body: str) -> OutboundChoices | None:

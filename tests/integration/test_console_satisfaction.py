@@ -92,3 +92,14 @@ async def test_turned_on_in_the_console_and_its_answers_shown(
         body = await page.locator("main").inner_text()
         assert "None" not in body and "True" not in body
         await shot(page, "satisfaction-02-respostas")
+
+        # The conversation reads as people read it: the options and the tap, no ids.
+        [item] = (await api.get("/v1/conversations", admin)).body["items"]
+        await page.goto(f"{api.base_url}/console/conversas/{item['id']}")
+        thread = page.locator("main")
+        await expect(thread).to_contain_text("Opções: Amei · Ok · Não curti")
+        await expect(thread).to_contain_text("Escolheu: Amei")
+        text = await thread.inner_text()
+        assert "satisfacao:" not in text and "[opções" not in text
+        assert "interactive" not in text and "sem resposta" not in text
+        await shot(page, "satisfaction-03-conversa")

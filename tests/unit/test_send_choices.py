@@ -217,3 +217,13 @@ def test_the_stored_note_round_trips_and_the_last_business_message_decides() -> 
     hostile = OutboundChoices("x", (Choice("a) (id: b", "t» (id: z) · «u"),))
     [only] = offered_in("x" + history_note(hostile)).choices  # type: ignore[union-attr]
     assert only == Choice("a› ‹id: b", "t› (id: z) · ‹u")
+
+
+def test_the_console_reads_taps_and_offers_without_ids() -> None:
+    from api.console.attendance_view import readable
+
+    body = "Qual?" + history_note(OFFERED)
+    assert readable(body) == "Qual?\n\nOpções: Quinta 10h · Sexta 14h · Sábado"
+    assert readable(body[:20]) == "Qual?"  # a preview cut inside the options
+    assert readable(chosen_marker("Sexta 14h", "s2")) == "Escolheu: Sexta 14h"
+    assert readable("2") == "2"
