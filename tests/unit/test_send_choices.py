@@ -227,3 +227,29 @@ def test_the_console_reads_taps_and_offers_without_ids() -> None:
     assert readable(body[:20]) == "Qual?"  # a preview cut inside the options
     assert readable(chosen_marker("Sexta 14h", "s2")) == "Escolheu: Sexta 14h"
     assert readable("2") == "2"
+
+
+def test_the_commit_puts_the_files_first_then_the_choices_with_their_note() -> None:
+    from conversation.queries import ReplyCommit, TurnCounts
+    from delivery.outbound_file import FileMessage, OutboundFile
+
+    file = OutboundFile(
+        "s", "assets/a.pdf", "k", "application/pdf", FileMessage.DOCUMENT, 9, "a.pdf"
+    )
+    commit = ReplyCommit(
+        organization_id=ORG,
+        conversation_id=ORG,
+        channel="whatsapp",
+        batch_ids=[],
+        first_received_at=datetime.now(UTC),
+        body="Oi",
+        counts=TurnCounts(),
+        at=datetime.now(UTC),
+        lease_token=None,
+        files=[file],
+        choices=OFFERED,
+    )
+    parts = commit.parts()
+    assert parts is not None and [sorted(p) for p in parts][1] == ["choices", "note"]
+    assert parts[0] == file.as_json() and parts[1]["note"] == history_note(OFFERED)
+    assert ReplyCommit(**{**commit.__dict__, "files": (), "choices": None}).parts() is None
