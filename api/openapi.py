@@ -28,6 +28,9 @@ _QUERY = {
     "days": ("integer", "dias UTC até hoje, hoje incluído (1-90, padrão 30)"),
     "agent_id": ("string", "só os de um agente (o id de `GET /v1/agents`)"),
     "mode": ("string", "só as de um modo: agent, waiting (mais antigas primeiro) ou human"),
+    "q": ("string", "busca de 2 a 100 caracteres no nome, no número ou nas mensagens do cliente"),
+    "held_by": ("string", "só as que alguém atende: me, phone ou o id de uma pessoa"),
+    "unanswered": ("boolean", "true: só as com mensagens do cliente sem resposta"),
     "base_version_id": ("string", "a versão de que a alteração parte (409 se mudou)"),
     "version_id": ("string", "uma versão anterior (padrão: a atual)"),
     "against": ("string", "a versão comparada no diff (padrão: a atual)"),
@@ -35,7 +38,7 @@ _QUERY = {
     "to": ("string", "último dia, AAAA-MM-DD no fuso da organização (padrão: hoje)"),
 }
 # Query parameters a read refuses with 422 (writes document 422 anyway).
-_REFUSED_QUERY = {"days", "agent_id", "from", "to"}
+_REFUSED_QUERY = {"days", "agent_id", "q", "held_by", "unanswered", "from", "to"}
 _BODIES: dict[str, dict[str, Any]] = {
     "json": {"application/json": {"schema": {"type": "object"}}},
     "bytes": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}},

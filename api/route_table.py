@@ -384,9 +384,9 @@ ROUTES: tuple[Route, ...] = (
         "/v1/conversations",
         conversations.list_conversations_route,
         V,
-        "conversas: modo, quem atende, última mensagem, não respondidas (waiting: mais antigas "
-        "primeiro)",
-        query=(*PAGED, "mode"),
+        "conversas: cliente (número e nome), modo, quem atende, última mensagem, não "
+        "respondidas (waiting: mais antigas primeiro); busca e filtros",
+        query=(*PAGED, "mode", "q", "held_by", "unanswered"),
         tags=("history",),
     ),
     Route(

@@ -328,6 +328,16 @@ class TemplateCall:
     params: tuple[str, ...]
 
 
+def _count(n: int) -> str:
+    return "nenhuma variável" if n == 0 else f"{n} variável" if n == 1 else f"{n} variáveis"
+
+
+def _sent(n: int) -> str:
+    return (
+        "nenhuma foi enviada" if n == 0 else f"{n} foi enviada" if n == 1 else f"{n} foram enviadas"
+    )
+
+
 async def _template_to_send(
     conn: asyncpg.Connection,
     locked: ModeLock,
@@ -362,8 +372,8 @@ async def _template_to_send(
     if len(call.params) != len(template.placeholders):
         raise ConversationRefused(
             "template_params_mismatch",
-            f"O template {template.name!r} tem {len(template.placeholders)} variáveis no "
-            f"corpo e foram enviados {len(call.params)} params.",
+            f"O template {template.name!r} pede {_count(len(template.placeholders))} e "
+            f"{_sent(len(call.params))}: uma por linha, na ordem do template.",
         )
     if await fetch_opted_out(conn, org, locked.contact_id):
         raise ConversationConflict(

@@ -246,6 +246,33 @@ $function$;
 REVOKE ALL ON FUNCTION public.skillet_person_sign_in_failed(text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION public.skillet_person_sign_in_failed(text) TO skillet_api;
 
+COMMENT ON FUNCTION public.skillet_forget_sign_in_failures(integer) IS
+$$The hourly retention (jobs.events_retention): delete at most p_limit (capped at 10,000) failed
+people sign-ins older than the limit's hour (the only window skillet_person_sign_in_lookup
+counts), oldest first, by the database's clock. Returns how many went. SECURITY DEFINER, for
+skillet_worker.$$;
+CREATE OR REPLACE FUNCTION public.skillet_forget_sign_in_failures(p_limit integer)
+ RETURNS bigint
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+    with doomed as (
+        select f.ctid from public.person_sign_in_failures f
+        where f.failed_at <= now() - interval '1 hour'
+        order by f.failed_at
+        limit greatest(least(coalesce(p_limit, 0), 10000), 0)
+        -- A row a sign-in is counting right now is left for the next run.
+        for update skip locked
+    ), gone as (
+        delete from public.person_sign_in_failures f using doomed where f.ctid = doomed.ctid
+        returning 1
+    )
+    select count(*) from gone
+$function$;
+REVOKE ALL ON FUNCTION public.skillet_forget_sign_in_failures(integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.skillet_forget_sign_in_failures(integer) TO skillet_worker;
+
 COMMENT ON FUNCTION public.skillet_invitation_lookup(bytea) IS
 $$The one way in for an invitation's link before an org is known: an unused, unrevoked, unexpired
 invitation's id, org, person, their name and e-mail, for the token's sha256; or no row.$$;
@@ -1900,6 +1927,7 @@ AS $function$
 declare
     v_id uuid;
     v_contact text;
+    v_contact_name text;
 begin
     perform public.skillet_bind_org(p_org);
     if p_type is null or p_type not in ('conversation.handoff_requested',
@@ -1915,7 +1943,8 @@ begin
                    where s.organization_id = p_org and s.url is not null) then
         return null;
     end if;
-    select c.contact_id into v_contact from public.conversations c
+    select c.contact_id, c.contact_name into v_contact, v_contact_name
+    from public.conversations c
     where c.id = p_conversation and c.organization_id = p_org;
     if not found then
         raise exception 'conversation_not_found: %', p_conversation using errcode = 'P0002';
@@ -1928,6 +1957,7 @@ begin
         'organization_id', p_org,
         'conversation_id', p_conversation,
         'contact_id', v_contact,
+        'contact_name', v_contact_name,
         'occurred_at', to_char(now() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
         'data', coalesce(p_data, '{}'::jsonb)));
     return v_id;

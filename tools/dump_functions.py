@@ -73,6 +73,7 @@ GROUPS: tuple[Group, ...] = (
             "skillet_console_session_lookup",
             "skillet_person_sign_in_lookup",
             "skillet_person_sign_in_failed",
+            "skillet_forget_sign_in_failures",
             "skillet_invitation_lookup",
         ),
     ),

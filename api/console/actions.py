@@ -3,9 +3,10 @@
 refusal's) are the route's own. The form's fields become the body the route would read
 (api.bodies.PRELOADED_BODY).
 
-Success answers 303 to the page that shows the result (`?ok=<operation>` picks a fixed
-notice), so a reload never repeats a change; a refusal shows the page the form was on, with
-the refusal's code and message and its HTTP status. A new key goes to the keys page in a
+Success answers 303 to the page that shows the result (`?feito=<a pt-BR word>`,
+pages.DONE_WORDS, picks a fixed notice), so a reload never repeats a change; a refusal shows
+the page the form was on, with the refusal in words, beside its field where it names one,
+and its HTTP status. A new key goes to the keys page in a
 cookie of that page only (HttpOnly, SameSite=Strict, one minute), which the page shows once
 and deletes: never in a URL, never stored, and a reload does not mint another key.
 """
@@ -303,7 +304,7 @@ def handler(action: Action) -> Callable[[web.Request, Visit], Any]:
         if action.reply_field is not None:
             names[action.reply_field] = segment(str(reply[action.reply_field]))
         done = action.done.format_map(names)
-        response = see_other(f"{CONSOLE_PREFIX}{done}?ok={action.operation}")
+        response = see_other(f"{CONSOLE_PREFIX}{done}{pages.done_query(action.operation)}")
         if action.carries_key:
             set_cookie(
                 request,

@@ -17,13 +17,15 @@ from aiohttp import web
 
 from api.console import attendance_view as view
 from api.console.auth import READ_TWIN, Visit
+from api.console.org_clock import org_clock
 from api.console.pages import API, PageData
+from api.console.refusals import refusal_sentence
 from api.console.render import SECURITY_HEADERS
-from api.errors import public_message, status_of
+from api.errors import status_of
 from api.guard import may, run_route
 from api.keys import Role
 from api.pagination import MAX_LIMIT
-from api.routing import Reply, deps_of
+from api.routing import Reply
 from core.errors import SkilletError
 
 # A thread reads oldest first: the page follows the API's pages to the newest message, at
@@ -51,11 +53,12 @@ async def queue_data(request: web.Request, visit: Visit) -> dict[str, Any]:
     held = await _read(
         request, visit, "list_conversations_route", {"mode": "human", "limit": limit}
     )
-    now, me = deps_of(request).clock(), visit.principal.prefix
+    clock, me = await org_clock(request, visit.principal), visit.principal.prefix
     return {
-        "waiting": [view.queue_item(c, now, me) for c in waiting["items"]],
-        "held": [view.queue_item(c, now, me) for c in held["items"]],
+        "waiting": [view.queue_item(c, clock, me) for c in waiting["items"]],
+        "held": [view.queue_item(c, clock, me) for c in held["items"]],
         "more": waiting["next"] is not None or held["next"] is not None,
+        "updated_at": clock.time_of_day(),
     }
 
 
@@ -81,10 +84,11 @@ async def _started_by_business(
 ) -> dict[str, Any]:
     """The follow-ups the agent scheduled, and the templates a person may send here."""
     followups = await _read(request, visit, "list_followups_route")
+    clock = await org_clock(request, visit.principal)
     templates = await _read(request, visit, "list_conversation_templates_route")
     return {
         "followups": [
-            view.followup_item(f, can_cancel=can["cancel_followup_route"])
+            view.followup_item(f, clock, can_cancel=can["cancel_followup_route"])
             for f in followups["items"]
         ],
         "templates": [view.template_option(t) for t in templates["items"]],
@@ -97,9 +101,10 @@ async def conversation_data(request: web.Request, visit: Visit) -> dict[str, Any
     messages, cut = await _thread(request, visit)
     hours = await _read(request, visit, "get_hours_settings")
     can = _can(visit)
+    clock = await org_clock(request, visit.principal)
     state = view.conversation_state(
         conversation,
-        deps_of(request).clock(),
+        clock,
         visit.principal.prefix,
         admin=visit.principal.role is Role.ADMIN,
         can=can,
@@ -107,8 +112,9 @@ async def conversation_data(request: web.Request, visit: Visit) -> dict[str, Any
     )
     return {
         "conversation": state,
-        "messages": [view.message_item(m, request.match_info["id"]) for m in messages],
+        "messages": [view.message_item(m, request.match_info["id"], clock) for m in messages],
         "cut": cut,
+        "updated_at": clock.time_of_day(),
     }
 
 
@@ -146,7 +152,7 @@ async def _answer(request: web.Request, visit: Visit, data: Any) -> web.Response
     try:
         return _json(await data(request, visit))
     except SkilletError as exc:
-        error = {"code": exc.code, "message": public_message(exc)}
+        error = {"code": exc.code, "message": refusal_sentence(exc)}
         return _json({"error": error}, status_of(exc))
 
 

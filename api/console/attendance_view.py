@@ -11,7 +11,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from api.console.render import segment, when
+from api.console.labels import language
+from api.console.moments import Clock
+from api.console.render import segment
 from conversation.mode import ConversationMode
 from conversation.satisfaction import ID_PREFIX as SATISFACTION_ID_PREFIX
 from delivery.outbound_choices import NOTE_START, marker_choice, offered_in
@@ -87,18 +89,18 @@ def why(conversation: dict[str, Any]) -> str:
     return label or (reason or "—")
 
 
-def _last(item: dict[str, Any]) -> dict[str, str] | None:
+def _last(item: dict[str, Any], clock: Clock) -> dict[str, str] | None:
     last = item.get("last_message")
     if last is None:
         return None
     return {
         "author": author_label(last["author"] or "agent"),
         "text": readable(last["body"] or ""),
-        "at": when(last["at"]),
+        "at": clock.moment(last["at"]),
     }
 
 
-def queue_item(item: dict[str, Any], now: datetime, me: str) -> dict[str, Any]:
+def queue_item(item: dict[str, Any], clock: Clock, me: str) -> dict[str, Any]:
     """One conversation of the waiting queue or of those people hold."""
     return {
         "id": item["id"],
@@ -106,10 +108,10 @@ def queue_item(item: dict[str, Any], now: datetime, me: str) -> dict[str, Any]:
         "contact": contact_label(item["contact_id"], item.get("contact_name")),
         "channel": item["channel"],
         "mode": item["mode"],
-        "waited": waited(item.get("mode_since"), now),
+        "waited": waited(item.get("mode_since"), clock.now),
         "why": why(item),
         "holder": holder(item.get("held_by"), me, item.get("held_by_person")),
-        "last": _last(item),
+        "last": _last(item, clock),
         "unanswered": item["unanswered"],
     }
 
@@ -169,8 +171,12 @@ def sent_files(message: dict[str, Any]) -> list[str]:
     return shown
 
 
-def message_item(message: dict[str, Any], conversation_id: str | None = None) -> dict[str, Any]:
-    """One message of the thread, its author told apart (customer, agent, person, phone)."""
+def message_item(
+    message: dict[str, Any], conversation_id: str | None = None, clock: Clock | None = None
+) -> dict[str, Any]:
+    """One message of the thread, its author told apart (customer, agent, person, phone);
+    its time said from `clock` (the page's; São Paulo's now without one)."""
+    clock = clock or Clock()
     author = message.get("author") or ("customer" if message["direction"] == "inbound" else "agent")
     delivery = message.get("delivery")
     skills = message.get("skills") or []
@@ -182,7 +188,7 @@ def message_item(message: dict[str, Any], conversation_id: str | None = None) ->
         ),
         "text": readable(message["body"] or ""),
         "kind": kind_label(message["kind"], message["body"] or ""),
-        "at": when(message.get("received_at") or message["created_at"]),
+        "at": clock.moment(message.get("received_at") or message["created_at"]),
         "delivery": None
         if delivery is None
         else DELIVERY.get(delivery["status"], delivery["status"])
@@ -202,17 +208,25 @@ def offers(
     conversation: dict[str, Any], me: str, *, admin: bool, can: dict[str, bool]
 ) -> dict[str, bool]:
     """Which of the page's forms apply now: the API's gate decides the role (`can`); this
-    only hides what the conversation's state would refuse."""
+    only hides what the conversation's state would refuse. Someone else's conversation is
+    taken or given back by an admin only; an editor reads why instead (`phone_note` when the
+    company phone holds it, `other_note` for a person)."""
     mine = conversation["mode"] == ConversationMode.HUMAN and conversation["held_by"] == me
     other = conversation["mode"] == ConversationMode.HUMAN and conversation["held_by"] not in (
         None,
         me,
     )
+    told = other and not admin and can["takeover_route"]
+    phone = conversation["held_by"] == PHONE_HOLDER
     return {
         "takeover": can["takeover_route"] and not mine and not other,
         "force": can["takeover_route"] and other and admin,
-        "release": can["release_route"] and conversation["mode"] != ConversationMode.AGENT,
+        "release": can["release_route"]
+        and conversation["mode"] != ConversationMode.AGENT
+        and (admin or not other),
         "reply": can["reply_route"] and not other,
+        "phone_note": told and phone,
+        "other_note": told and not phone,
     }
 
 
@@ -240,7 +254,7 @@ FOLLOWUP_REASONS = {
 }
 
 
-def followup_item(followup: dict[str, Any], *, can_cancel: bool) -> dict[str, Any]:
+def followup_item(followup: dict[str, Any], clock: Clock, *, can_cancel: bool) -> dict[str, Any]:
     """One follow-up the agent scheduled: when, which template, what it says, its fate."""
     status, reason = followup["status"], followup.get("reason")
     label = FOLLOWUP_STATUS.get(status, status)
@@ -250,7 +264,7 @@ def followup_item(followup: dict[str, Any], *, can_cancel: bool) -> dict[str, An
         label += f" por {reason}"
     return {
         "id": followup["id"],
-        "at": when(followup["at"]),
+        "at": clock.moment(followup["at"]),
         "template": followup["template"],
         "text": followup["body"],
         "status": status,
@@ -269,14 +283,14 @@ def template_option(template: dict[str, Any]) -> dict[str, Any]:
     count = len(template["placeholders"])
     return {
         "value": f"{template['name']}|{template['language']}",
-        "label": f"{template['name']} [{template['language']}] — {preview}",
+        "label": f"{template['name']} ({language(template['language'])}) — {preview}",
         "params": count,
     }
 
 
 def conversation_state(
     conversation: dict[str, Any],
-    now: datetime,
+    clock: Clock,
     me: str,
     *,
     admin: bool,
@@ -288,16 +302,16 @@ def conversation_state(
     mode = conversation["mode"]
     return {
         "after_hours": not hours["open_now"],
-        "reopens": reopens(hours, now),
+        "reopens": reopens(hours, clock.now),
         "id": conversation["id"],
         "contact": contact_label(conversation["contact_id"], conversation.get("contact_name")),
         "mode": mode,
         "mode_label": MODES.get(mode, mode),
         "holder": holder(conversation.get("held_by"), me, conversation.get("held_by_person")),
-        "since": waited(conversation.get("mode_since"), now),
+        "since": waited(conversation.get("mode_since"), clock.now),
         "why": why(conversation) if mode != "agent" else "",
         "unanswered": conversation["unanswered"],
         "offers": offers(conversation, me, admin=admin, can=can),
         "opted_out": bool(conversation.get("opted_out")),
-        "opted_out_at": when(conversation.get("opted_out_at")),
+        "opted_out_at": clock.moment(conversation.get("opted_out_at")),
     }

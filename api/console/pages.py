@@ -17,13 +17,16 @@ from api.bodies import PRELOADED_BODY
 from api.console.attendance_view import reopens
 from api.console.auth import SIGN_OUT_PATH, Visit, forget
 from api.console.diff_lines import counts, diff_lines
+from api.console.org_clock import org_clock
+from api.console.refusals import refusal_sentence
 from api.console.render import CONSOLE_PREFIX, html
 from api.console.skill_text import render_markdown
-from api.errors import public_message, status_of
+from api.console.typed import beside_a_field, helpers, posted
+from api.errors import status_of
 from api.guard import may, run_route
 from api.keys import Role, parse_key
 from api.route_table import ROUTES
-from api.routing import Reply, Route, deps_of
+from api.routing import Reply, Route
 from api.suggestion_routes import count_suggestions
 from conversation.handoff.texts import HANDOFF_ACK_DEFAULT, HANDOFF_WAIT_NOTICE_DEFAULT
 from core.errors import SkilletError
@@ -52,7 +55,7 @@ NAV = (
     ("/chaves", "Chaves", "list_keys"),
     ("/equipe", "Equipe", "create_invitation"),
 )
-# What a successful action says on the page it leads to (`?ok=<operation>`): fixed texts.
+# What a successful action says on the page it leads to (`?feito=<its word>`): fixed texts.
 NOTICES = {
     "create_invitation": "Convite criado: envie o link abaixo à pessoa.",
     "deactivate_person_route": "Pessoa desativada: as sessões dela terminaram e as conversas "
@@ -90,11 +93,54 @@ NOTICES = {
     "delete_file_route": "Arquivo removido numa versão nova da skill.",
     "rollback_route": "A skill voltou para a versão escolhida.",
 }
-# Refusals whose API message names the JSON body: the console says which button to use.
-CONSOLE_MESSAGES = {
-    "held_by_other": "Outra pessoa está com esta conversa (veja quem, acima). Peça que ela "
-    "devolva ao agente; uma chave de administração pode usar “Assumir mesmo assim”.",
+
+
+# The word a success leaves in the URL, by operation: pt-BR, never the route's name. An
+# operation without one falls back to `?ok=<operation>` (a unit test wants a word for each).
+DONE_WORDS = {
+    "install_skill": "skill-instalada",
+    "upload_skill": "pacote-enviado",
+    "uninstall": "skill-desinstalada",
+    "pin_skill": "skill-fixada",
+    "unpin_skill": "skill-desafixada",
+    "restore_skill": "skill-restaurada",
+    "approve_draft_route": "rascunho-aprovado",
+    "reject_draft_route": "rascunho-recusado",
+    "approve_proposal_route": "fusao-aprovada",
+    "reject_proposal_route": "proposta-recusada",
+    "create_key": "chave-criada",
+    "revoke_key": "chave-revogada",
+    "add_channel": "numero-conectado",
+    "cancel_followup_route": "agendamento-cancelado",
+    "update_channel_route": "numero-atualizado",
+    "update_settings": "configuracao-salva",
+    "update_hours_settings": "horario-salvo",
+    "update_agent_route": "agente-atualizado",
+    "takeover_route": "conversa-assumida",
+    "release_route": "conversa-devolvida",
+    "reply_route": "resposta-enviada",
+    "draft_suggestion_route": "rascunho-criado",
+    "dismiss_suggestion_route": "sugestao-descartada",
+    "restore_suggestion_value_route": "valor-devolvido",
+    "put_skill_route": "versao-publicada",
+    "put_file_route": "arquivo-salvo",
+    "delete_file_route": "arquivo-removido",
+    "rollback_route": "versao-restaurada",
+    "create_invitation": "convite-criado",
+    "deactivate_person_route": "pessoa-desativada",
 }
+_OPERATION_OF_WORD = {word: op for op, word in DONE_WORDS.items()}
+
+
+def done_query(operation: str) -> str:
+    """The query a success's redirect carries: `?feito=<word>`."""
+    word = DONE_WORDS.get(operation)
+    return f"?feito={word}" if word else f"?ok={operation}"
+
+
+def _done_notice(request: web.Request) -> str | None:
+    operation = _OPERATION_OF_WORD.get(request.query.get("feito", ""), request.query.get("ok"))
+    return NOTICES.get(operation or "")
 
 
 async def read(request: web.Request, visit: Visit, operation: str) -> Reply:
@@ -104,15 +150,17 @@ async def read(request: web.Request, visit: Visit, operation: str) -> Reply:
 def _page_href(request: web.Request, cursor: str | None) -> str | None:
     if cursor is None:
         return None
-    query = {k: v for k, v in request.query.items() if k not in ("cursor", "ok")}
+    query = {k: v for k, v in request.query.items() if k not in ("cursor", "ok", "feito")}
     return request.path + "?" + urllib.parse.urlencode({**query, "cursor": cursor})
+
+
+BESIDE_THE_FIELD = "Confira o campo marcado abaixo: o que você digitou continua lá."
 
 
 def _error_view(error: SkilletError | None) -> dict[str, str] | None:
     if error is None:
         return None
-    message = CONSOLE_MESSAGES.get(error.code) or public_message(error)
-    return {"code": error.code, "message": message}
+    return {"code": error.code, "message": refusal_sentence(error)}
 
 
 def base_context(
@@ -151,13 +199,21 @@ async def show(
     """The page `reader` builds; with `error` (an action's refusal) shown on top of it, and
     its status. If the page itself cannot be read, the error page says why."""
     status = 200 if error is None else status_of(error)
+    clock = await org_clock(request, visit.principal)
     try:
         template, context = await reader(request, visit)
     except SkilletError as exc:
         template, context = "error.html", {"title": "Não foi possível abrir a página"}
         error = error or exc
         status = status_of(error)
-    notice = NOTICES.get(request.query.get("ok", "")) if error is None else None
+    notice = _done_notice(request) if error is None else None
+    shown = _error_view(error)
+    refused = None
+    # Beside its field only on the page that holds the form (not on an error page).
+    if shown is not None and error is not None and visit.form and template != "error.html":
+        refused = posted(request.path, visit.form, error.code, shown["message"])
+        if beside_a_field(refused):
+            shown = {**shown, "message": BESIDE_THE_FIELD}
     counts = {}
     if may(visit.principal, API["list_suggestions_route"]):
         counts["list_suggestions_route"] = await count_suggestions(request, visit.principal)
@@ -166,10 +222,12 @@ async def show(
         template,
         {
             **base_context(request, visit, counts),
+            "clock": clock,
             **context,
             **(extra or {}),
+            **helpers(refused),
             "notice": notice,
-            "error": _error_view(error),
+            "error": shown,
             "next_href": _page_href(request, context.get("next")),
         },
         status,
@@ -228,7 +286,7 @@ async def rehearsal_of(request: web.Request, visit: Visit, body: dict[str, Any])
     try:
         return await read(request, visit, "create_rehearsal")
     except SkilletError as exc:
-        return {"error": CONSOLE_MESSAGES.get(exc.code) or public_message(exc)}
+        return {"error": refusal_sentence(exc)}
 
 
 async def draft(request: web.Request, visit: Visit) -> PageData:
@@ -316,7 +374,7 @@ async def agent(request: web.Request, visit: Visit) -> PageData:
         "next": agents["next"],
         "authoring": settings["agent_authoring"],
         "hours": hours,
-        "reopens": reopens(hours, deps_of(request).clock()),
+        "reopens": reopens(hours, (await org_clock(request, visit.principal)).now),
         "consolidation": settings["consolidation"],
         "satisfaction": settings,
         "answers": answers,

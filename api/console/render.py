@@ -10,13 +10,15 @@ that (`script-src 'self'`, `connect-src 'self'`), no inline script, nothing from
 from __future__ import annotations
 
 import urllib.parse
-from datetime import UTC, date, datetime
+from datetime import date
 from typing import Any
 
 import jinja2
 from aiohttp import web
 
 from api.console.diff_lines import visible
+from api.console.labels import audit_detail, label, language
+from api.console.moments import Clock
 
 CONSOLE_PREFIX = "/console"
 TEMPLATES = web.AppKey("console_templates", jinja2.Environment)
@@ -34,16 +36,16 @@ SECURITY_HEADERS = {
 }
 
 
-def when(value: str | None) -> str:
-    """An ISO timestamp as a person in Brazil reads it, in UTC (the day counts are UTC)."""
-    if not value:
-        return "—"
-    stamp = datetime.fromisoformat(value).astimezone(UTC)
-    return stamp.strftime("%d/%m/%Y %H:%M") + " UTC"
+@jinja2.pass_context
+def when(context: jinja2.runtime.Context, value: str | None) -> str:
+    """An ISO timestamp in the org's zone, as a person scanning reads it ("há 3 min", "ontem
+    às 14:05"): the page's `clock` (api.console.org_clock), São Paulo's when it has none."""
+    clock = context.get("clock") or Clock()
+    return str(clock.moment(value))
 
 
 def day(value: str) -> str:
-    """An ISO date (a UTC day of the counts) as dd/mm/aaaa."""
+    """An ISO date (a day of the counts, as its label says) as dd/mm/aaaa."""
     return date.fromisoformat(value).strftime("%d/%m/%Y")
 
 
@@ -78,11 +80,20 @@ def build_templates() -> jinja2.Environment:
     env.filters["number"] = number
     env.filters["share"] = share
     env.filters["bidi"] = visible  # bidi controls shown as <U+202E>, never applied
+    env.filters["label"] = label  # a stored value in pt-BR words (api.console.labels)
+    env.filters["audit_detail"] = audit_detail
+    env.filters["idioma"] = language
     return env
 
 
 # What base.html reads on every page, absent unless a page sets it.
-_BASE_DEFAULTS: dict[str, Any] = {"visit": None, "notice": None, "error": None, "next_href": None}
+_BASE_DEFAULTS: dict[str, Any] = {
+    "visit": None,
+    "notice": None,
+    "error": None,
+    "next_href": None,
+    "clock": None,
+}
 
 
 def html(

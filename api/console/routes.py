@@ -24,8 +24,9 @@ from api.console.auth import (
     sign_out,
     signed_in,
 )
+from api.console.refusals import refusal_sentence
 from api.console.render import CONSOLE_PREFIX, TEMPLATES, build_templates, html, see_other
-from api.errors import public_message, status_of
+from api.errors import status_of
 from api.invitations import INVITATION_PATH
 from core.errors import SkilletError
 
@@ -57,7 +58,7 @@ _HTTP_MESSAGES = {
     404: "Esta página não existe.",
     405: "Esta página não aceita esse tipo de pedido.",
     413: "O envio passa de 8 MiB; um pacote de skill tem no máximo 5 MiB descompactado.",
-}
+}  # any other status: a fixed sentence (aiohttp's reason is English)
 
 
 def _failure(request: web.Request, status: int, code: str, message: str) -> web.Response:
@@ -77,7 +78,7 @@ async def html_errors(request: web.Request, handler: AiohttpHandler) -> web.Stre
     except web.HTTPException as exc:
         if exc.status < 400:
             raise
-        message = _HTTP_MESSAGES.get(exc.status, exc.reason)
+        message = _HTTP_MESSAGES.get(exc.status, "Este pedido não pôde ser atendido.")
         return _failure(request, exc.status, "http_error", message)
     except SkilletError as exc:
         status = status_of(exc)
@@ -85,7 +86,7 @@ async def html_errors(request: web.Request, handler: AiohttpHandler) -> web.Stre
             log.error("console.failed", code=exc.code, error=exc.message[:300])
         else:
             log.info("console.refused", status=status, code=exc.code)
-        return _failure(request, status, exc.code, public_message(exc))
+        return _failure(request, status, exc.code, refusal_sentence(exc))
     except Exception as exc:
         log.exception("console.unexpected", error=repr(exc)[:300])
         return _failure(request, 500, "internal_error", "Erro interno; tente de novo.")

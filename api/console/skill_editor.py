@@ -207,7 +207,7 @@ async def publish(request: web.Request, visit: Visit) -> web.StreamResponse:
         )
     except SkilletError as exc:
         return await _form_again(request, visit, name, base, values, new, exc)
-    return see_other(f"{P}/skills/{segment(answer['name'])}?ok=put_skill_route")
+    return see_other(f"{P}/skills/{segment(answer['name'])}{pages.done_query('put_skill_route')}")
 
 
 async def _rehearsed(
@@ -296,7 +296,7 @@ async def _file_change(request: web.Request, visit: Visit, operation: str) -> we
         return await pages.show(
             request, visit, skill_page, error=exc, extra={"file_error": exc.message}
         )
-    return see_other(f"{P}/skills/{segment(name)}?ok={operation}")
+    return see_other(f"{P}/skills/{segment(name)}{pages.done_query(operation)}")
 
 
 async def rollback(request: web.Request, visit: Visit) -> web.StreamResponse:
@@ -309,7 +309,7 @@ async def rollback(request: web.Request, visit: Visit) -> web.StreamResponse:
         await run_route(pages.API["rollback_route"], request, visit.principal)
     except SkilletError as exc:
         return await pages.show(request, visit, skill_page, error=exc)
-    return see_other(f"{P}/skills/{segment(name)}?ok=rollback_route")
+    return see_other(f"{P}/skills/{segment(name)}{pages.done_query('rollback_route')}")
 
 
 async def download(request: web.Request, visit: Visit) -> web.StreamResponse:

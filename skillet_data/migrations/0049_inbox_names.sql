@@ -167,3 +167,49 @@ comment on function skillet_take_conversation(uuid, uuid, uuid, double precision
     integer) is
 $$The take without a proof argument (the transaction's proof, or the operator's role): as
 skillet_take_conversation(uuid, text, ...).$$;
+
+-- An events-webhook event names the customer as the API does: their number (`contact_id`) and
+-- their WhatsApp profile name (`contact_name`, null when none is known).
+create or replace function skillet_record_event(p_org uuid, p_type text, p_conversation uuid, p_data jsonb)
+ RETURNS uuid
+ LANGUAGE plpgsql
+AS $function$
+declare
+    v_id uuid;
+    v_contact text;
+    v_contact_name text;
+begin
+    perform public.skillet_bind_org(p_org);
+    if p_type is null or p_type not in ('conversation.handoff_requested',
+            'conversation.taken_over', 'conversation.released', 'message.received') then
+        raise exception 'event_type_unknown: %', p_type using errcode = '22023';
+    end if;
+    if p_data is not null and (jsonb_typeof(p_data) <> 'object'
+                               or pg_column_size(p_data) > 8192) then
+        raise exception 'event_data_invalid: a JSON object of at most 8 KiB'
+            using errcode = '22023';
+    end if;
+    if not exists (select 1 from public.org_event_settings s
+                   where s.organization_id = p_org and s.url is not null) then
+        return null;
+    end if;
+    select c.contact_id, c.contact_name into v_contact, v_contact_name
+    from public.conversations c
+    where c.id = p_conversation and c.organization_id = p_org;
+    if not found then
+        raise exception 'conversation_not_found: %', p_conversation using errcode = 'P0002';
+    end if;
+    v_id := gen_random_uuid();
+    insert into public.org_events (id, organization_id, type, conversation_id, payload)
+    values (v_id, p_org, p_type, p_conversation, jsonb_build_object(
+        'id', v_id,
+        'type', p_type,
+        'organization_id', p_org,
+        'conversation_id', p_conversation,
+        'contact_id', v_contact,
+        'contact_name', v_contact_name,
+        'occurred_at', to_char(now() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+        'data', coalesce(p_data, '{}'::jsonb)));
+    return v_id;
+end;
+$function$;

@@ -116,7 +116,7 @@ async def test_a_business_installs_refuses_a_hostile_zip_and_approves_a_draft(
     card = page.locator("li.cartao", has_text="frete")
     assert "Prazos e valores de entrega" in await card.inner_text()
     await card.locator("button:has-text('Instalar')").click()
-    await page.wait_for_url(f"{api.base_url}/console/skills?ok=install_skill")
+    await page.wait_for_url(f"{api.base_url}/console/skills?feito=skill-instalada")
     assert "Skill instalada" in await page.locator(".aviso.ok").inner_text()
     row = page.locator("tr", has_text="frete")
     assert "catálogo" in await row.inner_text()
@@ -135,7 +135,8 @@ async def test_a_business_installs_refuses_a_hostile_zip_and_approves_a_draft(
         await page.click("button:has-text('Enviar')")
     assert (await sent.value).status == 422
     alert = await page.locator(".aviso.erro").inner_text()
-    assert "skill_unsafe_path" in alert and "../../etc/frete.md" in alert
+    assert await page.locator(".aviso.erro").get_attribute("data-codigo") == "skill_unsafe_path"
+    assert "../../etc/frete.md" in alert
     await shot(page, "04-envio-recusado")
     assert await org_snapshot(db, org) == before
 
@@ -157,7 +158,7 @@ async def test_a_business_installs_refuses_a_hostile_zip_and_approves_a_draft(
     assert await page.locator("main img").count() == 0  # ... never as markup
     await shot(page, "05-rascunho")
     await page.click("button:has-text('Aprovar e instalar')")
-    await page.wait_for_url(f"{api.base_url}/console/rascunhos?ok=approve_draft_route")
+    await page.wait_for_url(f"{api.base_url}/console/rascunhos?feito=rascunho-aprovado")
     assert await _pointer(db, org, "troca") == drafted.version_id
     assert await _audit(db, org) == [
         ("skill.install", "ok", "frete"),
@@ -199,7 +200,7 @@ async def test_a_key_made_on_the_keys_page_signs_in_and_its_revocation_ends_the_
     await page.fill("#name", "celular-da-loja")
     await page.select_option("#role", "editor")
     await page.click("button:has-text('Criar chave')")
-    await page.wait_for_url(f"{api.base_url}/console/chaves?ok=create_key")  # no key in a URL
+    await page.wait_for_url(f"{api.base_url}/console/chaves?feito=chave-criada")  # no key in a URL
     made = (await page.locator("#nova-chave").inner_text()).strip()
     assert made.startswith("skt_") and len(made) == 56
     await shot(page, "08-chaves")
@@ -217,7 +218,7 @@ async def test_a_key_made_on_the_keys_page_signs_in_and_its_revocation_ends_the_
 
         row = page.locator("tr", has_text=made[:12])
         await row.locator("button:has-text('Revogar')").click()
-        await page.wait_for_url(f"{api.base_url}/console/chaves?ok=revoke_key")
+        await page.wait_for_url(f"{api.base_url}/console/chaves?feito=chave-revogada")
         assert "revogada" in await page.locator("tr", has_text=made[:12]).inner_text()
 
         await phone.reload()  # the next page load of the revoked key's session
@@ -231,12 +232,12 @@ async def test_a_key_made_on_the_keys_page_signs_in_and_its_revocation_ends_the_
     await page.click("a:has-text('Agente')")
     await page.fill(f"#prompt-{agent.id}", "Seja gentil e breve.")
     await page.click("button:has-text('Salvar persona')")
-    await page.wait_for_url(f"{api.base_url}/console/agente?ok=update_agent_route")
+    await page.wait_for_url(f"{api.base_url}/console/agente?feito=agente-atualizado")
     await page.select_option(f"#provider-{agent.id}", "anthropic")  # without a model id
     async with page.expect_response(f"{api.base_url}/console/agente/{agent.id}/modelo") as sent:
         await page.click("button:has-text('Salvar modelo')")
     assert (await sent.value).status == 422
-    assert "invalid_model" in await page.locator(".aviso.erro").inner_text()
+    assert await page.locator(".aviso.erro").get_attribute("data-codigo") == "invalid_model"
     await shot(page, "14-agente-admin")
     saved = await db.fetchrow(
         "select system_prompt, model_provider from agents where id = $1", agent.id
@@ -244,7 +245,7 @@ async def test_a_key_made_on_the_keys_page_signs_in_and_its_revocation_ends_the_
     assert (saved["system_prompt"], saved["model_provider"]) == ("Seja gentil e breve.", None)
     await page.select_option("#agent_authoring", "auto")
     await page.click("form[action='/console/agente/autoria'] button")
-    await page.wait_for_url(f"{api.base_url}/console/agente?ok=update_settings")
+    await page.wait_for_url(f"{api.base_url}/console/agente?feito=configuracao-salva")
     assert await db.fetchval("select agent_authoring from organizations where id = $1", org) == (
         "auto"
     )
@@ -253,7 +254,7 @@ async def test_a_key_made_on_the_keys_page_signs_in_and_its_revocation_ends_the_
     await ack_box.fill("Já vou te passar para a Ana, da loja.")
     await page.fill(f"#notice-{agent.id}", "A Ana já vem; obrigado por esperar.")
     await page.click("button:has-text('Salvar avisos')")
-    await page.wait_for_url(f"{api.base_url}/console/agente?ok=update_agent_route")
+    await page.wait_for_url(f"{api.base_url}/console/agente?feito=agente-atualizado")
     texts = await db.fetchrow(
         "select handoff_ack, handoff_wait_notice from agents where id = $1", agent.id
     )
@@ -333,7 +334,10 @@ async def test_a_post_without_its_csrf_token_is_refused_and_changes_nothing(
 
     # The page's own token passes: the check above refused the token, not the request.
     answer = await page.request.post(install, form={"csrf": await csrf_of(page)}, max_redirects=0)
-    assert (answer.status, answer.headers["location"]) == (303, "/console/skills?ok=install_skill")
+    assert (answer.status, answer.headers["location"]) == (
+        303,
+        "/console/skills?feito=skill-instalada",
+    )
     assert await _pointer(db, org, "frete") is not None
 
     # Sign-in has no session yet: its form carries a token of its own (double submit).
@@ -440,7 +444,9 @@ async def test_the_reading_pages_show_the_orgs_agent_curator_reports_and_drafts(
     await shot(page, "12b-rascunho-mudanca")
     missing = await page.goto(f"{api.base_url}/console/conversas/{uuid.uuid4()}")
     assert missing is not None and missing.status == 404
-    assert "conversation_not_found" in await page.locator(".aviso.erro").inner_text()
+    assert (
+        await page.locator(".aviso.erro").get_attribute("data-codigo") == "conversation_not_found"
+    )
     await shot(page, "13-nao-encontrada")
 
 

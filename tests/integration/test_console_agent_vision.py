@@ -30,14 +30,14 @@ async def test_an_admin_turns_the_agents_vision_on_and_off_and_a_viewer_only_rea
         await expect(box).not_to_be_checked()
         await box.check()
         await page.locator(f"form[action='/console/agente/{agent.id}/imagens'] button").click()
-        await page.wait_for_url(f"{api.base_url}/console/agente?ok=update_agent_route")
+        await page.wait_for_url(f"{api.base_url}/console/agente?feito=agente-atualizado")
         assert await db.fetchval("select vision from agents where id = $1", agent.id) is True
         await expect(page.get_by_label("O modelo aceita imagens")).to_be_checked()
         await expect(page.locator(".ficha")).to_contain_text("o modelo vê as fotos do cliente")
         await shot(page, "agente-imagens")
         await page.get_by_label("O modelo aceita imagens").uncheck()
         await page.locator(f"form[action='/console/agente/{agent.id}/imagens'] button").click()
-        await page.wait_for_url(f"{api.base_url}/console/agente?ok=update_agent_route")
+        await page.wait_for_url(f"{api.base_url}/console/agente?feito=agente-atualizado")
         assert await db.fetchval("select vision from agents where id = $1", agent.id) is False
 
         reader = await (await browser.new_context(locale="pt-BR")).new_page()

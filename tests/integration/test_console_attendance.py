@@ -102,7 +102,7 @@ async def _take_reply_release(
     assert "pedido do cliente" in await page.locator("[data-field=why]").inner_text()
 
     await page.click("button:has-text('Assumir')")
-    await page.wait_for_url("**?ok=takeover_route")
+    await page.wait_for_url("**?feito=conversa-assumida")
     await expect(page.locator("[data-field=mode_label]")).to_have_text("Com uma pessoa")
     assert "(você)" in await page.locator("[data-field=holder]").inner_text()
     await expect(page.locator("[data-offer=takeover]")).to_be_hidden()
@@ -113,12 +113,12 @@ async def _take_reply_release(
     async with page.expect_response(lambda r: r.url.endswith("/responder")) as refused:
         await page.click("button:has-text('Enviar')")
     assert (await refused.value).status == 422
-    alert = await page.locator(".aviso.erro").inner_text()
-    assert "reply_text_invalid" in alert and "caracteres" in alert
+    assert await page.locator(".aviso.erro").get_attribute("data-codigo") == "reply_text_invalid"
+    assert "caracteres" in await page.locator("#text + .campo-erro").inner_text()  # beside it
 
     await page.fill("#text", "Oi! Sou a Ana, do atendimento. O prazo é de 3 dias.")
     await page.click("button:has-text('Enviar')")
-    await page.wait_for_url("**?ok=reply_route")
+    await page.wait_for_url("**?feito=resposta-enviada")
     await _no_reload_marker(page)
     await run_burst(settings, model=model)  # the job the reply enqueued delivers it
     assert _texts(graph)[-1] == "Oi! Sou a Ana, do atendimento. O prazo é de 3 dias."
@@ -133,7 +133,7 @@ async def _take_reply_release(
 
     await page.check("input[name=answer_pending]")
     await page.click("button:has-text('Devolver ao agente')")
-    await page.wait_for_url("**?ok=release_route")
+    await page.wait_for_url("**?feito=conversa-devolvida")
     await expect(page.locator("[data-field=mode_label]")).to_have_text("Com o agente")
     await _no_reload_marker(page)
     await _customer_says(settings, ANA, "E o frete?")

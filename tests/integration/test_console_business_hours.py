@@ -86,12 +86,18 @@ async def test_hours_set_in_the_console_and_shown_on_the_conversation(
 
         await _save_hours(page, "segunda a sexta das 9 às 18", zone, today)
         alert = page.locator(".aviso.erro")
-        await expect(alert).to_contain_text("business_hours_invalid")
-        await expect(alert).to_contain_text("dia desconhecido")
+        await expect(alert).to_have_attribute("data-codigo", "business_hours_invalid")
+        # The refusal sits beside its field, and every field keeps what was typed.
+        await expect(page.locator("#business_hours + .campo-erro")).to_contain_text(
+            "dia desconhecido"
+        )
+        await expect(page.locator("#business_hours")).to_have_value("segunda a sexta das 9 às 18")
+        await expect(page.locator("#timezone")).to_have_value(zone)
+        await expect(page.locator("#closed_dates")).to_have_value(today)
         await shot(page, "hours-01-recusado")
 
         await _save_hours(page, "dom-sab 00:00-24:00", zone, today)
-        await page.wait_for_url("**?ok=update_hours_settings")
+        await page.wait_for_url("**?feito=horario-salvo")
         await expect(page.locator("#horario + p")).to_have_text(
             "Agora: fora do horário · a equipe volta amanhã às 00:00"
         )
@@ -120,7 +126,7 @@ async def test_hours_set_in_the_console_and_shown_on_the_conversation(
         settings_tab = await context.new_page()
         await settings_tab.goto(f"{api.base_url}/console/agente")
         await _save_hours(settings_tab, "dom-sab 00:00-24:00", zone, "")
-        await settings_tab.wait_for_url("**?ok=update_hours_settings")
+        await settings_tab.wait_for_url("**?feito=horario-salvo")
         await expect(settings_tab.locator("#horario + p")).to_have_text("Agora: aberto")
         await expect(hours_line).to_be_hidden(timeout=POLL_DEADLINE_MS)
         assert await page.evaluate("window.__sem_recarregar === 1")

@@ -72,15 +72,18 @@ async def test_the_numbers_page_connects_a_proven_number_and_asks_for_a_new_toke
     await page.fill("#address", NUMBER)
     await page.fill("#access_token", "EAAG-um-token-de-outra-loja")
     await page.click("button:has-text('Conectar')")
-    refusal = await page.locator(".aviso.erro").inner_text()
-    assert "channel_not_verified" in refusal and "phone_number_id" in refusal
+    assert await page.locator(".aviso.erro").get_attribute("data-codigo") == "channel_not_verified"
+    # Beside the number's field, with what was typed still there.
+    refusal = await page.locator("#address + .campo-erro").inner_text()
+    assert "phone_number_id" in refusal
+    assert await page.locator("#address").input_value() == NUMBER
+    assert await page.locator("#access_token").input_value() == "EAAG-um-token-de-outra-loja"
     assert await db.fetchval("select count(*) from channels") == 0
 
-    await page.fill("#address", NUMBER)
     await page.fill("#access_token", TOKEN)
     await page.fill("#waba_id", "102290129340398")
     await page.click("button:has-text('Conectar')")
-    await page.wait_for_url(f"{api.base_url}/console/numeros?ok=add_channel")
+    await page.wait_for_url(f"{api.base_url}/console/numeros?feito=numero-conectado")
     row = await page.locator("tbody tr").first.inner_text()
     assert "+55 11 4000-7777" in row and "****7777" in row and "102290129340398" in row
     assert TOKEN not in await page.content()
@@ -93,7 +96,7 @@ async def test_the_numbers_page_connects_a_proven_number_and_asks_for_a_new_toke
     graph.own(NEW_TOKEN, NUMBER)
     await page.fill(f"#token-{await _channel_id(db)}", NEW_TOKEN)
     await page.click("button:has-text('Trocar token')")
-    await page.wait_for_url(f"{api.base_url}/console/numeros?ok=update_channel_route")
+    await page.wait_for_url(f"{api.base_url}/console/numeros?feito=numero-atualizado")
     assert await page.locator(".aviso.erro").count() == 0
     assert "****8888" in await page.locator("tbody tr").first.inner_text()
     assert await db.fetchval("select status from channels") == "active"

@@ -5,6 +5,7 @@ The conversation page and Atendimento name the customer the same way."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
@@ -13,8 +14,9 @@ import pytest_asyncio
 from playwright.async_api import Browser, BrowserContext, expect
 
 from api.keys import Role
+from api.passwords import hash_password
 from tests.integration.api_support import create_key, running_api
-from tests.integration.console_support import launched_chromium, shot, sign_in
+from tests.integration.console_support import launched_chromium, shot, sign_in, sign_in_person
 from tests.integration.conversation_rows import insert_conversation
 from tests.integration.support import create_org
 from worker.resources import Resources
@@ -23,6 +25,7 @@ from worker.settings import Settings
 T0 = datetime(2026, 11, 2, 12, 0, tzinfo=UTC)
 JOAO = "João Araújo · +55 11 97777-6666"
 MARIANA = "Mariana Lima · +55 21 98888-7777"
+PASSWORD = "senha-forte-de-teste"
 
 
 @pytest_asyncio.fixture(loop_scope="session", scope="session")
@@ -121,4 +124,52 @@ async def test_conversas_names_customers_and_finds_them(
         await page.goto(f"{api.base_url}/console/conversas?q=mariana")
         await expect(rows).to_have_count(1)
         await shot(page, "conversas-390")
+        await page.close()
+
+
+async def test_a_signed_in_person_finds_the_conversations_they_hold(
+    settings: Settings, db: asyncpg.Connection, resources: Resources, context: BrowserContext
+) -> None:
+    """`Comigo` is the signed-in person; the team's other people are offered by name."""
+    org = await create_org(db, "Loja Equipe")
+    ana, bia = uuid.uuid4(), uuid.uuid4()
+    for person, name in ((ana, "Ana"), (bia, "Bia")):
+        await db.execute(
+            """insert into people (id, organization_id, name, email, role, password_hash)
+               values ($1, $2, $3, $4, 'editor', $5)""",
+            person,
+            org,
+            name,
+            f"{name.lower()}@loja.example",
+            await hash_password(PASSWORD),
+        )
+    await insert_conversation(
+        db, org, "5511911110001", "Carla", ["oi"], at=T0, mode="human", held_by=f"person:{ana}"
+    )
+    await insert_conversation(
+        db,
+        org,
+        "5511911110002",
+        "Davi",
+        ["olá"],
+        at=T0 + timedelta(hours=1),
+        mode="human",
+        held_by=f"person:{bia}",
+    )
+    async with running_api(settings, resources.store) as api:
+        page = await context.new_page()
+        await sign_in_person(page, api.base_url, "ana@loja.example", PASSWORD)
+        await page.goto(f"{api.base_url}/console/conversas")
+        options = await page.locator("#busca-quem option").all_inner_texts()
+        assert options == ["Qualquer um", "Comigo", "Celular da empresa", "Bia"]
+        rows = page.locator("table.conversas tbody tr")
+        await page.select_option("#busca-quem", "me")
+        await page.click("form.busca button[type=submit]")
+        await expect(rows).to_have_count(1)
+        await expect(rows.first).to_contain_text("Carla · +55 11 91111-0001")
+        await expect(rows.first).to_contain_text("com Ana")
+        await page.select_option("#busca-quem", label="Bia")
+        await page.click("form.busca button[type=submit]")
+        await expect(rows).to_have_count(1)
+        await expect(rows.first).to_contain_text("Davi")
         await page.close()

@@ -65,7 +65,7 @@ async def test_a_near_duplicate_draft_offers_create_or_merge(
             assert await page.locator("button:has-text('Aprovar e instalar')").count() == 0
             await shot(page, "rascunho-mesma-coisa")
             await page.click("button:has-text('Juntar a pagamento-pix')")
-            await page.wait_for_url(f"{api.base_url}/console/rascunhos?ok=approve_draft_route")
+            await page.wait_for_url(f"{api.base_url}/console/rascunhos?feito=rascunho-aprovado")
     finally:
         await context.close()
     after = await db.fetchval(

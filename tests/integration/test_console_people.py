@@ -66,7 +66,7 @@ async def test_an_invited_person_sets_a_password_and_takes_a_conversation_by_nam
 
         await page.goto(f"{api.base_url}/console/conversas/{conversation}")
         await page.click("button:has-text('Assumir')")
-        await page.wait_for_url("**?ok=takeover_route")
+        await page.wait_for_url("**?feito=conversa-assumida")
         await expect(page.locator("[data-field=holder]")).to_have_text("Ana Lima (você)")
         await shot(page, "people-02-assumiu")
         held = await db.fetchval("select held_by from conversations where id = $1", conversation)
@@ -108,21 +108,21 @@ async def test_an_admin_invites_from_the_team_page_and_deactivates(
         await page.fill("#email", "bruno@padaria.example.com")
         await page.select_option("#role", "editor")
         await page.click("button:has-text('Convidar')")
-        await page.wait_for_url("**/console/equipe?ok=create_invitation")
+        await page.wait_for_url("**/console/equipe?feito=convite-criado")
         link = await page.locator("#novo-convite").inner_text()
         assert link.startswith("/console/convite/")
         await shot(page, "people-05-equipe")
         await page.reload()  # the link is shown once
         await expect(page.locator("#novo-convite")).to_have_count(0)
         await page.click("button:has-text('Desativar')")
-        await page.wait_for_url("**/console/equipe?ok=deactivate_person_route")
-        assert "desativada em" in await page.locator("table").inner_text()
+        await page.wait_for_url("**/console/equipe?feito=pessoa-desativada")
+        assert "desativada (" in await page.locator("table").inner_text()
         # The same e-mail again, as a refused form: a page, in pt-BR.
         await page.fill("#name", "X")
         await page.fill("#email", "nao-e-email")
         await page.evaluate("document.querySelector('#email').type = 'text'")
         await page.click("button:has-text('Convidar')")
-        assert "invalid_email" in await page.locator(".aviso.erro").inner_text()
+        assert await page.locator(".aviso.erro").get_attribute("data-codigo") == "invalid_email"
     finally:
         await context.close()
     active = await db.fetchval(

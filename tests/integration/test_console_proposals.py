@@ -83,7 +83,7 @@ async def test_a_business_sees_close_skills_and_approves_a_merge(
     await page.click("header nav a:has-text('Agente')")
     await page.select_option("#consolidation", "review")
     await page.click("form[action='/console/agente/consolidacao'] button")
-    await page.wait_for_url(f"{api.base_url}/console/agente?ok=update_settings")
+    await page.wait_for_url(f"{api.base_url}/console/agente?feito=configuracao-salva")
     assert await db.fetchval("select consolidation from organizations where id = $1", org) == (
         "review"
     )
@@ -103,12 +103,12 @@ async def test_a_business_sees_close_skills_and_approves_a_merge(
     assert "+## Skills incorporadas" in diff and "+- politica-de-troca:" in diff
     files = await page.locator("ul.arquivos").inner_text()
     assert "references/politica-de-troca/SKILL.md" in files
-    assert "prazos.md (novo; lido 3 vez(es), a última em" in files
+    assert "prazos.md (novo; lido 3 vez(es), a última " in files
     # The org's agent has no real model: the proposal carries the deterministic body.
     assert (await page.locator("dd.corpo").inner_text()).startswith("o determinístico")
     await shot(page, "22-proposta")
     await page.click("button:has-text('Aprovar a fusão')")
-    await page.wait_for_url(f"{api.base_url}/console/propostas?ok=approve_proposal_route")
+    await page.wait_for_url(f"{api.base_url}/console/propostas?feito=fusao-aprovada")
     assert "Fusão aprovada" in await page.locator(".aviso.ok").inner_text()
 
     # The skills page: the absorbed ones archived, saying into what; restore says both match.
@@ -119,14 +119,14 @@ async def test_a_business_sees_close_skills_and_approves_a_merge(
     # Each file's last read; the umbrella's moved reference kept its count.
     umbrella_files = page.locator("ul[aria-label='arquivos de trocar-produto']")
     moved = umbrella_files.locator("li", has_text="references/politica-de-troca/prazos.md")
-    assert "lido 3 vez(es), a última em" in await moved.inner_text()
+    assert "lido 3 vez(es), a última " in await moved.inner_text()
     skill_md = umbrella_files.locator("li", has_text="references/troca-de-produto/SKILL.md")
     assert "nunca lido" in await skill_md.inner_text()
     if SCREENSHOT_FILES:
         await page.screenshot(path=SCREENSHOT_FILES, full_page=True)
     await shot(page, "23-skills-absorvidas")
     await absorbed.locator("button:has-text('Restaurar')").click()
-    await page.wait_for_url(f"{api.base_url}/console/skills?ok=restore_skill")
+    await page.wait_for_url(f"{api.base_url}/console/skills?feito=skill-restaurada")
     assert "as duas podem ser acionadas" in await page.locator(".aviso.ok").inner_text()
     state = await db.fetchval(
         "select state from skill_usage where organization_id = $1 and skill_name = $2",

@@ -70,7 +70,7 @@ async def test_a_business_sees_the_rehearsal_and_confirms_a_loss(
     )
     await page.check("label.confirma input")
     await page.click("button:has-text('Aprovar e instalar')")
-    await page.wait_for_url(f"{api.base_url}/console/rascunhos?ok=approve_draft_route")
+    await page.wait_for_url(f"{api.base_url}/console/rascunhos?feito=rascunho-aprovado")
 
     # A proposal that drops troca's keywords.
     proposal = await pending_proposal(db, org, "frete", "troca", ["frete"])
@@ -79,7 +79,7 @@ async def test_a_business_sees_the_rehearsal_and_confirms_a_loss(
     await shot(page, "41-proposta-ensaio")
     await page.check("label.confirma input")
     await page.click("button:has-text('Aprovar a fusão')")
-    await page.wait_for_url(f"{api.base_url}/console/propostas?ok=approve_proposal_route")
+    await page.wait_for_url(f"{api.base_url}/console/propostas?feito=fusao-aprovada")
 
     # Uninstalling objecao-preco loses what only its intent model matched.
     await page.goto(f"{api.base_url}/console/skills")
@@ -93,7 +93,7 @@ async def test_a_business_sees_the_rehearsal_and_confirms_a_loss(
     assert await _installed(db, org, "objecao-preco")  # not without the checkbox
     await page.check("label.confirma input")
     await page.click("button:has-text('Desinstalar')")
-    await page.wait_for_url(f"{api.base_url}/console/skills?ok=uninstall")
+    await page.wait_for_url(f"{api.base_url}/console/skills?feito=skill-desinstalada")
     assert not await _installed(db, org, "objecao-preco")
 
     # A change that loses nothing asks no confirmation.

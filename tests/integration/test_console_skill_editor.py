@@ -128,7 +128,7 @@ async def test_edit_publish_compare_and_roll_back_a_skill(
     await shot(page, "42-recusa-no-campo")
     await page.fill("#description", "Trocas em até 30 dias.")
     await page.click("button:has-text('Publicar')")
-    await page.wait_for_url(f"{api.base_url}/console/skills/trocas?ok=put_skill_route")
+    await page.wait_for_url(f"{api.base_url}/console/skills/trocas?feito=versao-publicada")
     assert "Versão publicada" in await page.locator(".aviso.ok").inner_text()
     assert "30 dias" in await page.locator("article.corpo-skill").inner_text()
 
@@ -142,7 +142,7 @@ async def test_edit_publish_compare_and_roll_back_a_skill(
 
     # Back to the first version.
     await rows.nth(1).locator("button:has-text('Voltar para esta versão')").click()
-    await page.wait_for_url(f"{api.base_url}/console/skills/trocas?ok=rollback_route")
+    await page.wait_for_url(f"{api.base_url}/console/skills/trocas?feito=versao-restaurada")
     assert "7 dias" in await page.locator("article.corpo-skill").inner_text()
     pointer = await db.fetchval(
         "select version_id::text from skill_pointers where organization_id = $1", org
@@ -170,7 +170,7 @@ async def test_files_a_lost_race_and_a_catalog_skill(
         files=[{"name": "chave.md", "mimeType": "text/markdown", "buffer": b"Chave: loja@x.com"}],
     )
     await page.click("button:has-text('Adicionar ou substituir')")
-    await page.wait_for_url(f"{api.base_url}/console/skills/pix?ok=put_file_route")
+    await page.wait_for_url(f"{api.base_url}/console/skills/pix?feito=arquivo-salvo")
     row = page.locator("tr", has_text="references/chave.md")
     assert "17 bytes" in await row.inner_text()
     answer = await page.request.get(
@@ -189,7 +189,7 @@ async def test_files_a_lost_race_and_a_catalog_skill(
     await shot(page, "45-arquivo-recusado")
     await page.goto(f"{api.base_url}/console/skills/pix")
     await row.locator("button:has-text('Remover')").click()
-    await page.wait_for_url(f"{api.base_url}/console/skills/pix?ok=delete_file_route")
+    await page.wait_for_url(f"{api.base_url}/console/skills/pix?feito=arquivo-removido")
     assert await page.locator("tr", has_text="references/chave.md").count() == 0
 
     # Someone publishes while the form is open: both versions shown, nothing typed lost.
@@ -204,10 +204,10 @@ async def test_files_a_lost_race_and_a_catalog_skill(
     assert "Pix: chave CNPJ." in await moved.inner_text()
     assert "Pix com a chave de e-mail." in await moved.inner_text()
     assert await page.input_value("#body") == "Pix com a chave de e-mail."
-    assert "skill_base_moved" in await page.locator(".aviso.erro").inner_text()
+    assert await page.locator(".aviso.erro").get_attribute("data-codigo") == "skill_base_moved"
     await shot(page, "46-versao-mudou")
     await page.click("button:has-text('Publicar')")  # now a decision, from the current one
-    await page.wait_for_url(f"{api.base_url}/console/skills/pix?ok=put_skill_route")
+    await page.wait_for_url(f"{api.base_url}/console/skills/pix?feito=versao-publicada")
     assert made.status == 201
 
     # A catalog skill not installed: "Editar" on the Marketplace installs and edits at once.
@@ -219,7 +219,7 @@ async def test_files_a_lost_race_and_a_catalog_skill(
     assert await page.input_value("#keywords") == "agenda"
     await page.fill("#body", "Agendamos de segunda a sábado.")
     await page.click("button:has-text('Publicar')")
-    await page.wait_for_url(f"{api.base_url}/console/skills/{name}?ok=put_skill_route")
+    await page.wait_for_url(f"{api.base_url}/console/skills/{name}?feito=versao-publicada")
     vias = await page.locator("table.versoes tbody tr").all_inner_texts()
     assert [("editor" in v, "catálogo" in v) for v in vias] == [(True, False), (False, True)]
     await shot(page, "47-catalogo-editado")
@@ -246,7 +246,7 @@ async def test_a_new_skill_and_a_viewer_who_only_reads(
     await shot(page, "48-nova-recusada")
     await page.fill("#name", "horario-loja")
     await page.click("button:has-text('Publicar')")
-    await page.wait_for_url(f"{api.base_url}/console/skills/horario-loja?ok=put_skill_route")
+    await page.wait_for_url(f"{api.base_url}/console/skills/horario-loja?feito=versao-publicada")
     await context.close()
 
     context = await browser.new_context(locale="pt-BR")

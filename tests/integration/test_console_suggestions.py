@@ -90,7 +90,7 @@ async def test_a_business_teaches_its_agent_what_its_team_answered(
     assert await page.locator("li.msg.autor-customer form.ensinar").count() == 0
     await shot(page, "40b-conversa-ensinar")
     await teach.click()
-    await page.wait_for_url(f"{api.base_url}/console/rascunhos/*?ok=draft_suggestion_route")
+    await page.wait_for_url(f"{api.base_url}/console/rascunhos/*?feito=rascunho-criado")
     assert "Rascunho criado" in await page.locator(".aviso.ok").inner_text()
     privacy = page.locator("section.sugestao-privacidade")
     removed = await privacy.locator("table").inner_text()
@@ -100,10 +100,10 @@ async def test_a_business_teaches_its_agent_what_its_team_answered(
     assert "97777-6666" not in diff and "12.345.678/0001-90" in diff and "Joana" not in diff
     await shot(page, "41-rascunho-da-sugestao")
     await privacy.locator("tr", has_text="97777-6666").locator("button").click()
-    await page.wait_for_url("**ok=restore_suggestion_value_route")
+    await page.wait_for_url("**feito=valor-devolvido")
     assert "97777-6666" in await page.locator("pre.diff").inner_text()
     await page.click("button:has-text('Aprovar e instalar')")
-    await page.wait_for_url(f"{api.base_url}/console/rascunhos?ok=approve_draft_route")
+    await page.wait_for_url(f"{api.base_url}/console/rascunhos?feito=rascunho-aprovado")
     installed = await db.fetchval(
         "select count(*) from skill_pointers where organization_id = $1", org
     )

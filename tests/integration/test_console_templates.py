@@ -63,13 +63,13 @@ async def test_a_person_sends_a_template_cancels_a_followup_and_sees_the_opt_out
         form = page.locator("form.template")
         await expect(form.locator(".aviso")).to_contain_text("mais de 24 horas")
         options = await form.locator("select option").all_inner_texts()
-        assert len(options) == 1 and options[0].startswith("lembrete_vespera [pt_BR]")
+        assert len(options) == 1 and options[0].startswith("lembrete_vespera (português)")
         scheduled = page.locator("li.agendamento.estado-scheduled")
         await expect(scheduled).to_have_count(2)
         await shot(page, "templates-01-fora-da-janela")
 
         await scheduled.first.locator("button:has-text('Cancelar')").click()
-        await page.wait_for_url("**?ok=cancel_followup_route")
+        await page.wait_for_url("**?feito=agendamento-cancelado")
         await expect(page.locator("li.agendamento.estado-scheduled")).to_have_count(1)
         await expect(page.locator("li.agendamento.estado-cancelled")).to_contain_text(
             "cancelada por"
@@ -77,7 +77,7 @@ async def test_a_person_sends_a_template_cancels_a_followup_and_sees_the_opt_out
 
         await page.fill("#params", "Ana\n15h")
         await page.click("button:has-text('Enviar template')")
-        await page.wait_for_url("**?ok=reply_route")
+        await page.wait_for_url("**?feito=resposta-enviada")
         await run_burst(whatsapp_settings, model=CountingModel())
         assert fake_graph.templates_sent == [
             (NUMBER, CUSTOMER, "lembrete_vespera", "pt_BR", ["Ana", "15h"])
@@ -96,7 +96,9 @@ async def test_a_person_sends_a_template_cancels_a_followup_and_sees_the_opt_out
         await expect(page.locator("form.template")).to_have_count(0)  # it would be refused
         await shot(page, "templates-03-opt-out")
         await page.goto(f"{api.base_url}/console/conversas")
-        await expect(page.locator("tbody tr", has_text=CUSTOMER)).to_contain_text("PARAR")
+        # Conversas shows the number formatted (+55 11 91234-9999).
+        row = page.locator("tbody tr", has_text=f"{CUSTOMER[4:9]}-{CUSTOMER[9:]}")
+        await expect(row).to_contain_text("PARAR")
 
         # The number's templates, from the Números page.
         await page.goto(f"{api.base_url}/console/numeros")
@@ -104,6 +106,6 @@ async def test_a_person_sends_a_template_cancels_a_followup_and_sees_the_opt_out
         await page.wait_for_url(f"**/console/numeros/cloud_api/{NUMBER}/templates")
         rows = page.locator("tr.template")
         await expect(rows).to_have_count(2)
-        await expect(page.locator("tr.estado-rejected")).to_contain_text("REJECTED")
+        await expect(page.locator("tr.estado-rejected")).to_contain_text("recusado pela Meta")
         await expect(page.locator("tr.estado-approved")).to_contain_text("lembrete_vespera")
         await shot(page, "templates-04-numero")

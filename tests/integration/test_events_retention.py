@@ -90,7 +90,11 @@ async def test_old_settled_events_go_and_pending_or_recent_ones_stay_in_every_or
         await redis.aclose()
     worker = await run_burst(settings.model_copy(update={"events_retention_days": 30}))
 
-    assert await result_of(settings, job.job_id) == {"status": "ok", "deleted": 3}
+    assert await result_of(settings, job.job_id) == {
+        "status": "ok",
+        "deleted": 3,
+        "sign_in_failures_deleted": 0,
+    }
     assert await _left(db) == kept
     assert worker.ctx["metrics"].events_deleted._value.get() == 3
     assert not gone & await _left(db)

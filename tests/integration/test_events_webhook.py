@@ -52,6 +52,9 @@ async def test_an_event_recorded_with_its_change_is_delivered_once_signed(
 ) -> None:
     async with events_receiver() as receiver:
         org, conversation = await org_with_conversation(db, receiver.url)
+        await db.execute(  # as the webhook stores a delivery's profile name
+            "update conversations set contact_name = 'Ana Souza' where id = $1", conversation
+        )
         async with org_connection(worker_pool, org) as conn:
             async with conn.transaction():  # the change and its event commit together
                 message = await conn.fetchval(
@@ -83,6 +86,7 @@ async def test_an_event_recorded_with_its_change_is_delivered_once_signed(
     assert got.body["organization_id"] == str(org)
     assert got.body["conversation_id"] == str(conversation)
     assert got.body["contact_id"] == CONTACT
+    assert got.body["contact_name"] == "Ana Souza"
     assert got.body["occurred_at"].endswith("Z")
     assert got.body["data"]["message_id"] == str(message)
     assert len(got.body["data"]["text"]) == 200

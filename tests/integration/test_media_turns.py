@@ -42,6 +42,7 @@ from tests.whatsapp_payloads import (
     waha_event,
 )
 from turn.agent_queries import create_agent, insert_agent, update_agent
+from turn.model_input import CONTACT_NAME_LINE
 from webhook.server import start_site
 from worker.crons import periodic_jobs
 from worker.resources import Resources
@@ -503,7 +504,9 @@ async def test_an_image_goes_to_a_vision_agents_openai_compatible_model_as_a_dat
             await hook.post_cloud(cloud_delivery(cloud_value(NUMBER, [photo])))
         await run_burst(settings)  # vision off: the caption only
         first = fake_model.received[-1].body["messages"][-1]
-        assert first == {"role": "user", "content": "[imagem] tem em azul?"}
+        # The customer's profile name ("Cliente", from the delivery) opens their message.
+        named = CONTACT_NAME_LINE.format(name="Cliente")
+        assert first == {"role": "user", "content": f"{named}\n[imagem] tem em azul?"}
 
         await update_agent(db, dataclasses.replace(agent, vision=True))
         fake_graph.media["m-foto2"] = (image, "image/png")
@@ -516,7 +519,7 @@ async def test_an_image_goes_to_a_vision_agents_openai_compatible_model_as_a_dat
         assert last == {
             "role": "user",
             "content": [
-                {"type": "text", "text": "[imagem] e em verde?"},
+                {"type": "text", "text": f"{named}\n[imagem] e em verde?"},
                 {"type": "image_url", "image_url": {"url": data_uri}},
             ],
         }

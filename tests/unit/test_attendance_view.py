@@ -84,8 +84,10 @@ def _conversation(mode: str, held_by: str | None) -> dict[str, Any]:
         ("agent", None, False, {"takeover", "reply"}),
         ("waiting", None, False, {"takeover", "release", "reply"}),
         ("human", ME, False, {"release", "reply"}),
-        ("human", "skt_bbbbbbbb", False, {"release"}),
+        # Someone else's: an editor is told why only an admin may take it or give it back.
+        ("human", "skt_bbbbbbbb", False, {"other_note"}),
         ("human", "skt_bbbbbbbb", True, {"force", "release"}),
+        ("human", "phone", False, {"phone_note"}),
         ("human", "phone", True, {"force", "release"}),
     ],
 )

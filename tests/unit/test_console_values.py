@@ -4,11 +4,14 @@ secrets and CSRF tokens."""
 from __future__ import annotations
 
 import difflib
+from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
 
 import pytest
 
 from api.console.diff_lines import BIDI_CONTROLS, DiffLine, LineKind, counts, diff_lines
-from api.console.render import build_templates, day, number, segment, share, when
+from api.console.moments import Clock
+from api.console.render import build_templates, day, number, segment, share
 from api.console.sessions import (
     csrf_token,
     hash_secret,
@@ -79,9 +82,11 @@ def test_the_csrf_token_is_the_sessions_own_and_compared_whole() -> None:
     assert not tokens_match("", "")
 
 
-def test_a_time_and_a_path_segment_as_pages_show_them() -> None:
-    assert when("2026-11-30T14:05:00-03:00") == "30/11/2026 17:05 UTC"
-    assert when(None) == "—"
+def test_a_time_in_a_template_is_said_from_the_pages_clock_and_a_path_segment_encoded() -> None:
+    page = build_templates().from_string("{{ at|when }}")
+    clock = Clock(datetime(2026, 12, 3, 18, 0, tzinfo=UTC), ZoneInfo("America/Sao_Paulo"))
+    assert page.render(at="2026-12-03T15:05:00Z", clock=clock) == "hoje às 12:05"
+    assert page.render(at=None, clock=clock) == "—"
     assert segment("a/b ?#") == "a%2Fb%20%3F%23"
 
 

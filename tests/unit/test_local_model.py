@@ -1,8 +1,13 @@
-"""Unit tests of turn.local_model: the offline model reads a reference once, then answers."""
+"""Unit tests of turn.local_model: the offline model reads a reference once, then answers;
+asked for a person, it calls handoff_to_human."""
 
 from __future__ import annotations
 
-from turn.local_model import NO_SKILL_REPLY, LocalModel
+import dataclasses
+
+import pytest
+
+from turn.local_model import HANDOFF_REASON, HANDOFF_REPLY, NO_SKILL_REPLY, LocalModel
 from turn.model import InjectedSkill, ModelMessage, ModelRequest, ToolCall
 from turn.prompt import build_prefix, render_skill_context
 from turn.skill_index import render_skill_index
@@ -76,3 +81,48 @@ async def test_an_error_tool_result_is_not_repeated_to_the_customer() -> None:
     assert response.tool_calls == ()
     assert response.text == "Envio a segunda via pelo link seguro."
     assert "erro" not in (response.text or "")
+
+
+def asking(text: str, *messages: ModelMessage) -> ModelRequest:
+    return dataclasses.replace(
+        request((FRETE,)), messages=(ModelMessage(role="user", content=text), *messages)
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "quero falar com um atendente",
+        "Uma PESSOA de verdade, por favor",
+        "vc é humano?",
+        "me passa pro gerente",
+        "cadê a atendente??",
+    ],
+)
+async def test_a_request_for_a_person_calls_handoff_to_human_then_says_so(text: str) -> None:
+    first = await LocalModel().complete(asking(text))
+    assert first.text is None
+    [call] = first.tool_calls
+    assert call.name == "handoff_to_human" and call.arguments == {"reason": HANDOFF_REASON}
+    done = (
+        ModelMessage(role="assistant", content="", tool_calls=(call,)),
+        ModelMessage(role="tool", content="Pronto", tool_call_id=call.id),
+    )
+    second = await LocalModel().complete(asking(text, *done))
+    assert second.tool_calls == () and second.text == HANDOFF_REPLY
+
+
+async def test_no_promise_of_a_person_without_the_tool() -> None:
+    # Offered no handoff tool, it does not pretend: it answers from the skill.
+    no_tool = dataclasses.replace(asking("quero um atendente"), tools=())
+    response = await LocalModel().complete(no_tool)
+    assert response.text == "Frete grátis acima de R$ 199."
+    assert "encaminhar" not in NO_SKILL_REPLY and "vou" not in NO_SKILL_REPLY.lower()
+
+
+@pytest.mark.parametrize(
+    "text", ["quanto custa o rodízio por pessoa?", "vocês atendem pessoa jurídica?", "oi"]
+)
+async def test_a_person_named_as_a_count_or_a_kind_is_no_request(text: str) -> None:
+    response = await LocalModel().complete(asking(text))
+    assert response.tool_calls == () and response.text == "Frete grátis acima de R$ 199."

@@ -147,6 +147,7 @@
     field("holder", c.holder);
     shown("holder-line", c.mode === "human");
     field("since", c.since);
+    shown("since-line", c.since !== "—");
     field("why", c.why);
     shown("why-line", Boolean(c.why));
     field("unanswered", c.unanswered);
@@ -176,13 +177,16 @@
         return answer.text().then(function (text) {
           if (!answer.ok) {
             var error = JSON.parse(text).error || {};
-            say("Não foi possível atualizar (" + (error.code || answer.status) + "): " + (error.message || "") + " Tentando de novo.");
+            say("Não foi possível atualizar: " + (error.message || "o console não respondeu.") + " Tentando de novo.");
             return;
           }
-          say("Atualizado às " + new Date().toLocaleTimeString("pt-BR") + ".");
-          if (text === last) { return; }
-          last = text;
+          // The server's time in the org's zone: every time on the page is said in it.
           var data = JSON.parse(text);
+          say("Atualizado às " + data.updated_at + ".");
+          delete data.updated_at;  // the lists are rebuilt only when something else changed
+          var seen = JSON.stringify(data);
+          if (seen === last) { return; }
+          last = seen;
           if (view === "queue") { showQueue(data); } else { showThread(data); }
         });
       })
