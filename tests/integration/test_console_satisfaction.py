@@ -70,7 +70,7 @@ async def test_turned_on_in_the_console_and_its_answers_shown(
         await shot(page, "satisfaction-01-recusado")
 
         await _save(page, "on", ["Amei", "Ok", "Não curti"])
-        await page.wait_for_url("**?ok=update_settings")
+        await page.wait_for_url("**?feito=configuracao-salva")
         await expect(page.locator("#satisfacao + p")).to_contain_text("Ligada")
         await expect(page.locator("#button_3")).to_have_value("Não curti")
 
