@@ -47,6 +47,13 @@ class MessageRow:
     # A person's reply (author_key_prefix `person:<id>`): the person's id and name.
     author_person_id: uuid.UUID | None = None
     author_person_name: str | None = None
+    # The message it quotes (the customer swiped to reply): the provider's id, ours when it is
+    # one of the conversation's, and its text (ours, else what the provider said).
+    quote_external_id: str | None = None
+    quote_id: uuid.UUID | None = None
+    quote_text: str | None = None
+    # Customers' reactions to it, json text: [{emoji, from, at}], the latest per sender.
+    reactions: str | None = None
 
 
 # Oldest first (a conversation reads top to bottom); keyset (created_at, id).
@@ -64,7 +71,14 @@ select m.id, m.direction, m.kind, m.body, m.external_id, m.sent_at, m.received_a
                                  'status', c.status)::text
         from outbox c where c.message_id = m.id and c.choices is not null
         order by c.part limit 1) as choices,
-       ap.id as author_person_id, ap.name as author_person_name
+       ap.id as author_person_id, ap.name as author_person_name,
+       m.quote_external_id, m.quote_id,
+       case when m.quote_external_id is not null
+            then coalesce((select q.body from messages q where q.id = m.quote_id), m.quote_text)
+       end as quote_text,
+       (select json_agg(json_build_object('emoji', r.emoji, 'from', r.sender,
+                                          'at', r.reacted_at) order by r.reacted_at, r.sender)::text
+        from message_reactions r where r.target_id = m.id and r.emoji <> '') as reactions
 from messages m
 left join outbox o on o.message_id = m.id and o.part = 0  -- the text part: one row each
 left join people ap on m.author_key_prefix like 'person:%'

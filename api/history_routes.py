@@ -64,8 +64,26 @@ def _message_json(row: MessageRow) -> dict[str, Any]:
         "delivery": None
         if row.delivery_status is None
         else {"status": row.delivery_status, "error": row.delivery_error},
+        "reply_to": None
+        if row.quote_external_id is None
+        else {
+            "message_id": _str(row.quote_id),
+            "external_id": row.quote_external_id,
+            "text": row.quote_text,
+        },
+        "reactions": _reactions(row.reactions),
         **_author_json(row),
     }
+
+
+def _reactions(raw: str | None) -> list[dict[str, Any]]:
+    """[{emoji, from, at}], `at` as ISO 8601 like every other time of the API."""
+    if not raw:
+        return []
+    return [
+        {"emoji": r["emoji"], "from": r["from"], "at": datetime.fromisoformat(r["at"]).isoformat()}
+        for r in json.loads(raw)
+    ]
 
 
 def _author_json(row: MessageRow) -> dict[str, Any]:

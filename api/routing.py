@@ -21,6 +21,7 @@ from core.clock import Clock
 from core.errors import SkilletError
 from core.object_store import ObjectStore
 from core.tenancy import org_connection
+from delivery.presence import NO_PRESENCE, Presence
 from skills.package.limits import DEFAULT_LIMITS, PackageLimits
 from skills.usage import UsageStore
 
@@ -63,6 +64,9 @@ class ApiDeps:
     similarity: SimilarityBackend = field(default_factory=LexicalBackend)
     # SKILLET_CONSOLE_PUBLIC_URL: invitation links are absolute with it.
     console_public_url: str | None = None
+    # Marks read the new customer messages of a conversation an editor or admin opens in the
+    # console (delivery.presence; NO_PRESENCE: nothing is marked).
+    presence: Presence = NO_PRESENCE
 
 
 DEPS = web.AppKey("deps", ApiDeps)

@@ -103,3 +103,31 @@ async def list_activation_totals(
         )
         for r in rows
     }
+
+
+# Negative reactions (inbox.reactions) of the `days` UTC days ending `today` to agent replies
+# whose turn used the skill (messages.skills), by skill: the latest per customer and message.
+LIST_NEGATIVE_REACTIONS = """
+select s.name as skill_name, count(*) as negative
+from message_reactions r
+join messages m on m.id = r.target_id and m.direction = 'outbound'
+cross join lateral jsonb_to_recordset(coalesce(m.skills, '[]'::jsonb)) as s(name text)
+where r.organization_id = $1 and r.negative
+  and (r.reacted_at at time zone 'UTC')::date > $3::date - $4::int
+  and (r.reacted_at at time zone 'UTC')::date <= $3
+  and s.name = any($2::text[])
+group by s.name
+"""
+
+
+async def list_negative_reactions(
+    conn: asyncpg.Connection,
+    organization_id: uuid.UUID,
+    names: list[str],
+    today: date,
+    days: int,
+) -> dict[str, int]:
+    """Per skill, customers' negative reactions to the agent replies that used it; skills
+    without any are absent. Information for the business only: nothing else reads it."""
+    rows = await conn.fetch(LIST_NEGATIVE_REACTIONS, organization_id, names, today, days)
+    return {r["skill_name"]: int(r["negative"]) for r in rows}

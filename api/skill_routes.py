@@ -20,6 +20,7 @@ from api.skill_queries import (
     list_activation_days,
     list_activation_totals,
     list_installed_page,
+    list_negative_reactions,
 )
 from consolidation.file_read_queries import SkillFile, list_skill_files
 from consolidation.link_queries import list_neighbours
@@ -54,6 +55,8 @@ def _installed_json(
     totals: ActivationTotals,
     neighbours: list[dict[str, Any]],
     files: list[SkillFile],
+    *,
+    negative_reactions: int = 0,
 ) -> dict[str, Any]:
     return {
         "name": row.name,
@@ -69,6 +72,8 @@ def _installed_json(
             "intent": totals.intent,
             "probe": totals.probe,
             "capped": totals.capped,
+            # Customers' negative reactions to the replies that used it (never the curator's).
+            "negative_reactions": negative_reactions,
         },
         # Close skills (consolidation's links by the backend in use), best first.
         "neighbours": neighbours,
@@ -89,16 +94,23 @@ async def list_installed(request: web.Request, principal: Principal) -> Reply:
             conn, principal.organization_id, after=after, limit=limit + 1
         )
         page = page_of(rows, limit, "skills", lambda r: [r.name])
-        totals = await list_activation_totals(
-            conn, principal.organization_id, [r.name for r in page.items], today, SERIES_DAYS
-        )
         names = [r.name for r in page.items]
+        totals = await list_activation_totals(
+            conn, principal.organization_id, names, today, SERIES_DAYS
+        )
+        negative = await list_negative_reactions(
+            conn, principal.organization_id, names, today, SERIES_DAYS
+        )
         backend = deps_of(request).similarity.name
         neighbours = await list_neighbours(conn, principal.organization_id, names, backend)
         files = await list_skill_files(conn, principal.organization_id, names)
     items = [
         _installed_json(
-            r, totals.get(r.name, _NONE), neighbours.get(r.name, []), files.get(r.name, [])
+            r,
+            totals.get(r.name, _NONE),
+            neighbours.get(r.name, []),
+            files.get(r.name, []),
+            negative_reactions=negative.get(r.name, 0),
         )
         for r in page.items
     ]
@@ -233,4 +245,9 @@ async def skill_activations(request: web.Request, principal: Principal) -> Reply
                 "As contagens diárias de ativação ainda não existem neste banco "
                 "(falta a tabela skill_activation_daily); rode `skillet migrate`.",
             ) from None
-    return {"name": name, **summarize_activations(rows, today)}
+        negative = await list_negative_reactions(
+            conn, principal.organization_id, [name], today, SERIES_DAYS
+        )
+    summary = summarize_activations(rows, today)
+    summary[f"last_{SERIES_DAYS}_days"]["negative_reactions"] = negative.get(name, 0)
+    return {"name": name, **summary}

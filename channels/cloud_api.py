@@ -12,7 +12,7 @@ import structlog
 
 from channels.credential_queries import NO_SEND_CREDENTIALS, SendCredentials
 from channels.errors import SendFailure, send_failed, send_parked
-from channels.http import PartsSender, Verdict
+from channels.http import ONE_ATTEMPT, PartsSender, Verdict, post_json
 from channels.interactive import interactive_message, refusal_reason
 from channels.templates import template_message
 from channels.text import split_text
@@ -166,6 +166,34 @@ class CloudApiSender(PartsSender[CloudApiConfig]):
             provider_message_ids=provider_ids,
         )
         return provider_ids
+
+    async def mark_read(
+        self,
+        recipient: Recipient,
+        credentials: SendCredentials,
+        message_id: str,
+        *,
+        typing: bool,
+    ) -> None:
+        """One POST /{phone-number-id}/messages with `status: read` for the customer's message
+        (Meta marks the earlier ones read too) and, with `typing`, the typing indicator (shown
+        until the reply arrives, 25 s at most). One attempt: it is never worth a retry."""
+        token, base = self._target(recipient, credentials)
+        payload: dict[str, Any] = {
+            "messaging_product": "whatsapp",
+            "status": "read",
+            "message_id": message_id,
+        }
+        if typing:
+            payload["typing_indicator"] = {"type": "text"}
+        await post_json(
+            self._http,
+            f"{base}/messages",
+            payload,
+            headers={"Authorization": f"Bearer {token}"},
+            classify=classify_graph_answer,
+            policy=ONE_ATTEMPT,
+        )
 
     def _target(self, recipient: Recipient, credentials: SendCredentials) -> tuple[str, str]:
         """The token to send with and the number's Graph API URL, or the SendError why not."""

@@ -58,6 +58,10 @@ class RetryPolicy:
         return max(backoff_s, retry_after_s)
 
 
+# What is never worth a second try (a read mark, the typing indicator).
+ONE_ATTEMPT = RetryPolicy(max_attempts=1)
+
+
 @dataclass(frozen=True)
 class _Answer:
     status: int

@@ -22,7 +22,7 @@ import structlog
 
 from channels.credential_queries import NO_SEND_CREDENTIALS, SendCredentials
 from channels.errors import SendFailure, send_failed
-from channels.http import PartsSender, RetryPolicy, Sleep, Verdict
+from channels.http import ONE_ATTEMPT, PartsSender, RetryPolicy, Sleep, Verdict, post_json
 from channels.text import split_text
 from core.address_guard import AddressGuard, Resolve, system_resolve
 from core.addresses import EventsUrlRefused
@@ -166,6 +166,33 @@ class WahaSender(PartsSender[WahaConfig]):
             )
         log.info("outbox.sent_waha_choices", outbox_id=str(row.id), choices=len(offered.choices))
         return [i for i in [waha_message_id(body)] if i is not None]
+
+    async def presence(
+        self,
+        recipient: Recipient,
+        credentials: SendCredentials,
+        endpoint: str,
+        extra: Mapping[str, Any] | None = None,
+    ) -> None:
+        """One POST /api/{endpoint} on the session's server for the customer's chat:
+        `sendSeen` (with `messageIds`), `startTyping` or `stopTyping`; one attempt."""
+        if recipient.route is None:
+            raise send_failed(SendFailure.NO_CHANNEL, "no WAHA channel")
+        server = self.server(credentials)
+        payload = {
+            "session": recipient.route.address,
+            "chatId": waha_chat_id(recipient.contact_id),
+            **(extra or {}),
+        }
+        async with self._session(server) as http:
+            await post_json(
+                http or self._http,
+                f"{server.base_url}/api/{endpoint}",
+                payload,
+                headers=_key_header(server),
+                classify=classify_waha_answer,
+                policy=ONE_ATTEMPT,
+            )
 
     def server(self, credentials: SendCredentials) -> WahaServer:
         """The session's own WAHA server and its own key (never the deployment's) when it

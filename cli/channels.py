@@ -231,6 +231,7 @@ async def cmd_remove(args: argparse.Namespace, settings: Settings) -> dict[str, 
 
 
 def webhook_config(settings: Settings) -> WebhookConfig:
+    from inbox.reactions import negative_set
     from webhook.config import WebhookConfig
 
     def secret(value: Any) -> str | None:
@@ -247,6 +248,7 @@ def webhook_config(settings: Settings) -> WebhookConfig:
         waha_base_url=settings.waha_base_url if settings.waha_lid_lookup else None,
         waha_api_key=secret(settings.waha_api_key),
         transcribes_voice=settings.transcribe_base_url is not None or settings.voice_ask_to_type,
+        negative_reactions=negative_set(settings.negative_reactions),
     )
 
 

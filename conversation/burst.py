@@ -30,15 +30,16 @@ from conversation.queries import (
     commit_turn,
 )
 from conversation.satisfaction_taps import without_satisfaction_taps
+from conversation.turn_rows import activation_rows, sendable_files, usage_row
 from core.errors import SkilletError
 from core.tenancy import org_connection, self_bound_connection
 from delivery.contract import Recipient
 from delivery.outbound_choices import OutboundChoices
 from delivery.outbound_file import OutboundFile
 from delivery.outbox_queries import OutboxRow
+from delivery.presence import Reading
 from hours.texts import ClosedNow, after_hours_ack, away_message
 from skills.models import LoadedSkill
-from turn.activation_queries import ActivationRow
 from turn.agent_loop import LoopOutcome, run_agent_loop
 from turn.agent_queries import fetch_handoff_ack
 from turn.errors import ModelRequestRejected
@@ -51,7 +52,7 @@ from turn.model import (
     ModelUsage,
     ToolCall,
 )
-from turn.model_input import burst_text, cap_burst, cap_history, with_contact_name
+from turn.model_input import burst_text, cap_burst, cap_history, with_contact_name, with_quote
 from turn.prompt import prompt_cache_key, render_skill_context
 from turn.skill_catalog import CatalogSnapshot
 from turn.tools.base import ToolContext, ToolResult, TurnLedger
@@ -105,6 +106,36 @@ async def answer_batch(
         return await _hand_off_at_once(deps, conversation, batch, closed)
     if closed is not None and closed.away:
         return await _away(deps, conversation, batch, closed)
+    # The model will answer: the customer sees their message read and the agent typing (once
+    # per burst, in the background: delivery.presence), until the reply or the turn's end.
+    typing = deps.presence.reading(
+        Reading(
+            conversation.organization_id,
+            conversation.conversation_id,
+            conversation.contact_id,
+            batch[-1].external_id,
+        )
+    )
+    try:
+        return await _answer_by_model(
+            deps, conversation, snapshot, batch, history, text, closed, job_id=job_id, images=images
+        )
+    finally:
+        typing.stop()
+
+
+async def _answer_by_model(
+    deps: TurnDeps,
+    conversation: Conversation,
+    snapshot: CatalogSnapshot,
+    batch: Sequence[InboundRow],
+    history: Sequence[tuple[str, str]],
+    text: str,
+    closed: ClosedNow | None,
+    *,
+    job_id: str,
+    images: Mapping[uuid.UUID, tuple[ImagePart, ...]] | None,
+) -> BatchResult:
     match = snapshot.matcher.match(text, max_matched=deps.config.max_injected_skills)
     deps.metrics.skills_matched(len(match.matched), len(match.probes), len(match.by_intent))
     prefix = deps.prefixes.get(conversation.persona, snapshot.index_text)
@@ -125,13 +156,13 @@ async def answer_batch(
         if exc.code != ModelRequestRejected.code:
             raise  # a key or account problem (model_unauthorized): every turn would fail
         loop = await _rejected(deps, conversation, batch, exc)
-    activations = _activation_rows(conversation.organization_id, match, job_id)
+    activations = activation_rows(conversation.organization_id, match, job_id)
     counts = TurnCounts(
         used=tuple(s.name for s in match.matched),
         viewed=tuple(ledger.viewed),
         reads=tuple(ledger.read_files),
         activations=tuple((r.skill_name, r.trigger) for r in activations),
-        usage=_usage_row(conversation, loop) if loop.usage.calls else None,
+        usage=usage_row(conversation, loop) if loop.usage.calls else None,
     )
     handoff = None if ledger.handoff_reason is None else Handoff("tool", ledger.handoff_reason)
     skills = tuple((s.name, s.version_id) for s in match.matched)
@@ -302,7 +333,7 @@ async def _ask_model(
     model = deps.models.resolve(conversation.model_provider, conversation.model_name)
     caps = deps.config.input_caps
     injected = tuple(
-        InjectedSkill(s.name, s.body, s.reference_paths, _sendable(s)) for s in match.matched
+        InjectedSkill(s.name, s.body, s.reference_paths, sendable_files(s)) for s in match.matched
     )
     request = ModelRequest(
         prefix=prefix,
@@ -318,7 +349,8 @@ async def _ask_model(
                 for row, text in zip(
                     batch,
                     with_contact_name(
-                        cap_burst([r.body for r in batch], caps), conversation.contact_name
+                        cap_burst([with_quote(r.quote, r.body) for r in batch], caps),
+                        conversation.contact_name,
                     ),
                     strict=True,
                 )
@@ -359,18 +391,6 @@ async def _ask_model(
         max_steps=deps.config.max_steps,
         max_tool_calls=deps.config.max_tool_calls_per_answer,
     )
-
-
-def _sendable(skill: LoadedSkill) -> tuple[str, ...]:
-    """The skill's files under assets/: what the model is told it may send."""
-    return tuple(e.path for e in skill.manifest if e.path.startswith("assets/"))
-
-
-def _usage_row(conversation: Conversation, loop: LoopOutcome) -> dict[str, Any]:
-    usage = loop.usage.to_json()
-    usage.pop("latency_ms", None)
-    agent = conversation.agent_id
-    return {**usage, "agent_id": None if agent is None else str(agent)}
 
 
 async def _rejected(
@@ -469,23 +489,3 @@ async def _send_committed(
         return None
     provider_ids = await send_claimed(deps.pool, deps.sender, row, recipient, committed.claim)
     return None if provider_ids is None else (row.id, provider_ids)
-
-
-def _activation_rows(
-    organization_id: uuid.UUID, match: MatchResult, job_id: str
-) -> list[ActivationRow]:
-    # Injected either way: `intent` when only the skill's catalog intent model matched.
-    by_intent = set(match.by_intent)
-    injected = [
-        ActivationRow(
-            organization_id,
-            s.name,
-            s.version_id,
-            "intent" if s.name in by_intent else "hard",
-            job_id,
-        )
-        for s in match.matched
-    ]
-    probes = [ActivationRow(organization_id, name, None, "probe", job_id) for name in match.probes]
-    capped = [ActivationRow(organization_id, n, None, "capped", job_id) for n in match.capped]
-    return injected + probes + capped

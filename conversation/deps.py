@@ -17,6 +17,7 @@ from conversation.metrics import NO_TURN_METRICS, TurnMetrics
 from conversation.opt_out import DEFAULT_OPT_WORDS, OptWords
 from core.object_store import ObjectStore
 from delivery.contract import Sender
+from delivery.presence import NO_PRESENCE, Presence
 from hours.cache import BusinessHoursCache
 from skills.package.limits import DEFAULT_LIMITS, PackageLimits
 from skills.usage import UsageStore
@@ -79,6 +80,8 @@ class TurnDeps:
     hours: BusinessHoursCache = field(default_factory=BusinessHoursCache)
     # Reads the media of a burst's media messages (None: described only, as before).
     media: MediaReader | None = None
+    # The customer's message read and the typing indicator while the model answers.
+    presence: Presence = NO_PRESENCE
 
 
 class MessageOutcome(StrEnum):

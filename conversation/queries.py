@@ -22,6 +22,7 @@ from core.tenancy import org_proof
 from delivery.outbound_choices import OutboundChoices, history_note
 from delivery.outbound_file import OutboundFile
 from delivery.outbox_queries import DeliveryClaim
+from inbox.message import QUOTE_MARK
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,9 @@ class InboundRow:
     answered_by: uuid.UUID | None
     expects_reply: bool = True
     agent_id: uuid.UUID | None = None  # the agent of the number it came in on
+    # What the message quotes (the customer swiped to reply): the quoted message's first
+    # 200 characters, ours or the provider's; "" when neither is known; None: no quote.
+    quote: str | None = None
 
 
 @dataclass(frozen=True)
@@ -169,14 +173,23 @@ class BurstRead:
     history: list[tuple[str, str]] | None = None
 
 
+def _quoted(body: str) -> tuple[str, str | None]:
+    """(body, quote) of a burst row: skillet_read_burst leads a quoting message's body with
+    QUOTE_MARK quote QUOTE_MARK (a stored body never holds the mark)."""
+    if not body.startswith(QUOTE_MARK):
+        return body, None
+    quote, _, text = body[1:].partition(QUOTE_MARK)
+    return text, quote
+
+
 def _burst(row: Any) -> BurstRead:
     ids = row["ids"] or []
     rows = [
-        InboundRow(id_, external_id, body, received_at, None, expects_reply, agent_id)
-        for id_, external_id, body, received_at, expects_reply, agent_id in zip(
+        InboundRow(id_, external_id, text, received_at, None, expects_reply, agent_id, quote)
+        for id_, external_id, (text, quote), received_at, expects_reply, agent_id in zip(
             ids,
             row["external_ids"] or [],
-            row["bodies"] or [],
+            map(_quoted, row["bodies"] or []),
             row["received_ats"] or [],
             row["expects_replies"] or [],
             row["agent_ids"] or [],

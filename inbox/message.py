@@ -44,6 +44,13 @@ MAX_TEXT_CHARS: Final = 65_536  # a message's stored text (a description include
 MAX_MESSAGE_ID_CHARS: Final = 256  # the provider's id (wamid / WAHA id), the dedup key
 CONTACT_ID_PATTERN: Final = r"^[0-9A-Za-z@._:+-]+$"
 MAX_CONTACT_ID_CHARS: Final = 64
+# What the provider says a quoted message said is kept up to this (the model reads its first
+# 200 characters: conversation.quotes); a longer one is cut at the door.
+MAX_QUOTE_CHARS: Final = 1_024
+# A reaction is one emoji: a flag or a family is a few code points, never more than this.
+MAX_EMOJI_CODE_POINTS: Final = 16
+# Marks a quote ahead of the body in a burst read (skillet_read_burst): never stored in a body.
+QUOTE_MARK: Final = "\ue000"
 CHANNEL: Final = "whatsapp"  # the conversations' channel column: every number is WhatsApp
 
 
@@ -82,6 +89,29 @@ class InboundMedia:
 
 
 @dataclass(frozen=True)
+class QuotedMessage:
+    """The message a customer's message quotes (swiped to reply to): the provider's id of it,
+    and what the provider says it said (WAHA gives it, the Cloud API does not)."""
+
+    external_id: str
+    text: str | None = None  # at most MAX_QUOTE_CHARS
+
+
+@dataclass(frozen=True)
+class InboundReaction:
+    """A customer's reaction to one message of the conversation (never a message itself):
+    `emoji` "" takes their reaction back, as WhatsApp does."""
+
+    kind: ChannelKind
+    address: str  # the receiving number: Cloud API phone_number_id / WAHA session
+    message_id: str  # the reaction's own id
+    sender: ContactIds
+    target_id: str  # the provider's id of the message reacted to
+    emoji: str  # at most MAX_EMOJI_CODE_POINTS code points; "" = taken back
+    sent_at: datetime
+
+
+@dataclass(frozen=True)
 class InboundText:
     """One customer message, addressed to one of our numbers: typed text, or the description
     of what they sent (webhook.non_text)."""
@@ -96,12 +126,13 @@ class InboundText:
     media: InboundMedia | None = None  # set for a media kind the worker fetches
     # The sender's WhatsApp profile name, as kept (inbox.profile_names); None: not carried.
     contact_name: str | None = None
+    quoted: QuotedMessage | None = None  # the message it quotes, if any
 
 
 def storable_body(text: str) -> str | None:
     """The text as stored (no surrounding blanks, no NUL), or None when the queue contract
     refuses it: empty, or over MAX_TEXT_CHARS."""
-    body = text.replace("\x00", "").strip()
+    body = text.replace("\x00", "").replace(QUOTE_MARK, "").strip()
     return body if 0 < len(body) <= MAX_TEXT_CHARS else None
 
 
@@ -127,5 +158,8 @@ class InboundMessage(BaseModel):
     @field_validator("text", "message_id", mode="before")
     @classmethod
     def _without_nul(cls, value: object) -> object:
-        # Postgres text cannot hold U+0000: a customer's NUL would fail every retry.
-        return value.replace("\x00", "") if isinstance(value, str) else value
+        # Postgres text cannot hold U+0000: a customer's NUL would fail every retry. QUOTE_MARK
+        # is the burst read's own separator.
+        if not isinstance(value, str):
+            return value
+        return value.replace("\x00", "").replace(QUOTE_MARK, "")

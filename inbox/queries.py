@@ -112,6 +112,14 @@ from skillet_receive_inbound($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 
 """
 
 
+# The same for a message that quotes another (text.quoted): the quote recorded with it.
+RECEIVE_QUOTING = """
+select organization_id, channel_id, contact_id, conversation_id, inbound_id, created, open,
+       outbox_status, foreign_contact
+from skillet_receive_quoting($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+"""
+
+
 async def receive_inbound(
     conn: asyncpg.Connection,
     text: InboundText,
@@ -128,10 +136,13 @@ async def receive_inbound(
     whatever the channel says (typed text); `answerable`: answered where the channel
     answers non-text messages (webhook.non_text.reply_rule). `text.media`: what the
     worker fetches (written on a new message only); `text.contact_name`: the sender's
-    profile name, written on the conversation when it changed.
+    profile name, written on the conversation when it changed; `text.quoted`: the message it
+    quotes (skillet_receive_quoting, written on a new message only).
     """
+    quoted = text.quoted
+    quote = () if quoted is None else (quoted.external_id, quoted.text)
     row = await conn.fetchrow(
-        RECEIVE_INBOUND,
+        RECEIVE_INBOUND if quoted is None else RECEIVE_QUOTING,
         text.kind.value,
         text.address,
         list(text.sender.aliases),
@@ -145,6 +156,7 @@ async def receive_inbound(
         answerable,
         None if text.media is None else text.media.as_json(),
         text.contact_name,
+        *quote,
     )
     if row is None:
         return None

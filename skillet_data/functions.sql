@@ -444,6 +444,44 @@ $function$;
 REVOKE ALL ON FUNCTION public.skillet_receive_inbound(text, text, text[], text, text, text, timestamp with time zone, timestamp with time zone, text, boolean, boolean, jsonb, text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION public.skillet_receive_inbound(text, text, text[], text, text, text, timestamp with time zone, timestamp with time zone, text, boolean, boolean, jsonb, text) TO skillet_webhook;
 
+COMMENT ON FUNCTION public.skillet_receive_quoting(text, text, text[], text, text, text, timestamp with time zone, timestamp with time zone, text, boolean, boolean, jsonb, text, text, text) IS
+$$skillet_receive_inbound for a message that quotes another (p_quote_external_id, the provider's
+id of the quoted message; p_quote_text, what the provider says it said, or null): on a new
+message only, the quote is recorded with our id of the quoted message when it is one of the
+conversation's (skillet_message_by_external_id). Same row, same SECURITY DEFINER rules.$$;
+CREATE OR REPLACE FUNCTION public.skillet_receive_quoting(p_kind text, p_address text, p_aliases text[], p_preferred text, p_external_id text, p_body text, p_sent_at timestamp with time zone, p_received_at timestamp with time zone, p_message_kind text, p_always_answered boolean, p_answerable boolean, p_media jsonb, p_contact_name text, p_quote_external_id text, p_quote_text text)
+ RETURNS TABLE(organization_id uuid, channel_id uuid, contact_id text, conversation_id uuid, inbound_id uuid, created boolean, open boolean, outbox_status text, foreign_contact boolean)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_catalog', 'pg_temp'
+AS $function$
+#variable_conflict use_column
+declare
+    r record;
+begin
+    for r in select * from skillet_receive_inbound(
+            p_kind, p_address, p_aliases, p_preferred, p_external_id, p_body, p_sent_at,
+            p_received_at, p_message_kind, p_always_answered, p_answerable, p_media,
+            p_contact_name) loop
+        if r.created then
+            update messages m
+            set quote_external_id = p_quote_external_id,
+                quote_text = left(p_quote_text, 1024),
+                quote_id = skillet_message_by_external_id(
+                    r.organization_id, r.conversation_id, p_quote_external_id)
+            where m.id = r.inbound_id;
+        end if;
+        organization_id := r.organization_id; channel_id := r.channel_id;
+        contact_id := r.contact_id; conversation_id := r.conversation_id;
+        inbound_id := r.inbound_id; created := r.created; open := r.open;
+        outbox_status := r.outbox_status; foreign_contact := r.foreign_contact;
+        return next;
+    end loop;
+end;
+$function$;
+REVOKE ALL ON FUNCTION public.skillet_receive_quoting(text, text, text[], text, text, text, timestamp with time zone, timestamp with time zone, text, boolean, boolean, jsonb, text, text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.skillet_receive_quoting(text, text, text[], text, text, text, timestamp with time zone, timestamp with time zone, text, boolean, boolean, jsonb, text, text, text) TO skillet_webhook;
+
 COMMENT ON FUNCTION public.skillet_store_inbound(uuid, text, text, text, text, text, timestamp with time zone, timestamp with time zone, text, boolean, uuid) IS
 $$Store one inbound message of a known org and contact, once (idempotent on org, channel and
 external id), with its conversation. One row: the conversation, the message, created (false:
@@ -530,6 +568,143 @@ AS $function$
     where m.organization_id = p_org and m.channel = p_channel
       and m.external_id = p_external_id and m.direction = 'inbound'
 $function$;
+
+COMMENT ON FUNCTION public.skillet_message_by_external_id(uuid, uuid, text) IS
+$$The id of the message an external id names in one conversation of the bound org: a customer's
+message (by its provider id), a reply we sent (by the provider id of any of its parts), or a
+message the business's phone sent; null when none. Never another conversation's: a customer who
+names another's message id neither reads its text nor reacts to it.$$;
+CREATE OR REPLACE FUNCTION public.skillet_message_by_external_id(p_org uuid, p_conversation uuid, p_external text)
+ RETURNS uuid
+ LANGUAGE sql
+ STABLE
+AS $function$
+    select coalesce(
+        (select m.id from messages m
+         where m.organization_id = p_org and m.external_id = p_external
+           and m.direction = 'inbound' and m.channel = 'whatsapp'
+           and m.conversation_id = p_conversation),
+        (select o.message_id from outbox_receipts r join outbox o on o.id = r.outbox_id
+         where r.organization_id = p_org and r.provider_message_id = p_external
+           and o.conversation_id = p_conversation),
+        (select m.id from messages m
+         where m.conversation_id = p_conversation and m.external_id = p_external
+           and m.direction = 'outbound'
+         limit 1))
+$function$;
+
+COMMENT ON FUNCTION public.skillet_receive_reaction(text, text, text[], text, text, text, text, boolean, timestamp with time zone) IS
+$$The webhook's one statement per reaction: the receiving number's org (no row: none connected
+it), the sender's contact (by their aliases, else p_preferred), the reacted message (p_target,
+the provider's id: skillet_message_by_external_id in the contact's conversation; null when
+unknown, kept with the external id), then the latest reaction per sender and message (p_emoji ''
+takes it back; p_negative: in the negative set). recorded: false for a redelivery or a reaction
+older than the one kept. Never a message, never a turn. SECURITY DEFINER, for skillet_webhook.$$;
+CREATE OR REPLACE FUNCTION public.skillet_receive_reaction(p_kind text, p_address text, p_aliases text[], p_preferred text, p_external_id text, p_target text, p_emoji text, p_negative boolean, p_at timestamp with time zone)
+ RETURNS TABLE(organization_id uuid, target_id uuid, recorded boolean)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_catalog', 'pg_temp'
+AS $function$
+#variable_conflict use_column
+declare
+    v_org uuid;
+    v_contact text;
+    v_conversation uuid;
+begin
+    select r.organization_id into v_org from skillet_channel_by_address(p_kind, p_address) r;
+    if v_org is null then
+        return;  -- no org connected this number
+    end if;
+    perform skillet_bind_org(v_org);
+    v_contact := coalesce(
+        (select a.contact_id from unnest(p_aliases) as x(alias)
+         join lateral (
+             select k.contact_id, k.created_at from contact_aliases k
+             where k.organization_id = v_org and k.alias = x.alias
+         ) a on true
+         order by a.created_at, x.alias limit 1),
+        p_preferred);
+    select c.id into v_conversation from conversations c
+    where c.organization_id = v_org and c.channel = 'whatsapp' and c.contact_id = v_contact;
+    organization_id := v_org;
+    target_id := case when v_conversation is not null
+                      then skillet_message_by_external_id(v_org, v_conversation, p_target) end;
+    -- The latest per sender: an older reaction arriving late changes nothing.
+    insert into message_reactions as r
+        (organization_id, conversation_id, target_external_id, target_id, sender, emoji,
+         negative, external_id, reacted_at)
+    values (v_org, v_conversation, p_target, target_id, v_contact, p_emoji,
+            p_negative and p_emoji <> '', p_external_id, p_at)
+    on conflict (organization_id, target_external_id, sender) do update
+        set emoji = excluded.emoji, negative = excluded.negative,
+            external_id = excluded.external_id, reacted_at = excluded.reacted_at,
+            target_id = coalesce(excluded.target_id, r.target_id),
+            conversation_id = coalesce(excluded.conversation_id, r.conversation_id)
+        where excluded.reacted_at >= r.reacted_at and excluded.external_id <> r.external_id
+    returning true into recorded;
+    recorded := coalesce(recorded, false);
+    return next;
+end;
+$function$;
+REVOKE ALL ON FUNCTION public.skillet_receive_reaction(text, text, text[], text, text, text, text, boolean, timestamp with time zone) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.skillet_receive_reaction(text, text, text[], text, text, text, text, boolean, timestamp with time zone) TO skillet_webhook;
+
+COMMENT ON FUNCTION public.skillet_claim_read(uuid, uuid, uuid) IS
+$$Claim the conversation's customer messages not yet marked read (up to p_upto's arrival, or all
+with null) in the bound org, once each: the latest one's external id (what a read receipt names;
+marking it read marks the earlier ones too), or null when none was left to mark.$$;
+CREATE OR REPLACE FUNCTION public.skillet_claim_read(p_org uuid, p_conversation uuid, p_upto uuid)
+ RETURNS text
+ LANGUAGE sql
+AS $function$
+    with claimed as (
+        update messages m set read_at = now()
+        where m.organization_id = p_org and m.conversation_id = p_conversation
+          and m.direction = 'inbound' and m.read_at is null and m.external_id is not null
+          and (p_upto is null or coalesce(m.received_at, m.created_at) <= (
+                select coalesce(u.received_at, u.created_at) from messages u where u.id = p_upto))
+        returning m.external_id, coalesce(m.received_at, m.created_at) as k, m.id
+    )
+    select external_id from claimed order by k desc, id desc limit 1
+$function$;
+GRANT EXECUTE ON FUNCTION public.skillet_claim_read(uuid, uuid, uuid) TO PUBLIC;
+GRANT EXECUTE ON FUNCTION public.skillet_claim_read(uuid, uuid, uuid) TO skillet_api;
+GRANT EXECUTE ON FUNCTION public.skillet_claim_read(uuid, uuid, uuid) TO skillet_worker;
+
+COMMENT ON FUNCTION public.skillet_presence_target(uuid, text, uuid, text, boolean) IS
+$$A read mark's one statement (channels.presence): bind p_org with its proof p_proof; with
+p_claim, claim the read of the conversation's customer messages up to p_external_id
+(skillet_claim_read: once each); then the number that message came to (inbound_routes), its
+status, own WAHA server and own secrets (skillet_channel_secrets), and the conversation's
+customer. No row: the message came through no connected number.$$;
+CREATE OR REPLACE FUNCTION public.skillet_presence_target(p_org uuid, p_proof text, p_conversation uuid, p_external_id text, p_claim boolean)
+ RETURNS TABLE(kind text, address text, status text, waha_base_url text, access_token text, waha_api_key text, waha_server_vouched boolean, contact_id text)
+ LANGUAGE plpgsql
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+#variable_conflict use_column
+begin
+    perform skillet_bind_org(p_org, p_proof);
+    if p_claim then
+        perform skillet_claim_read(p_org, p_conversation, (
+            select m.id from messages m
+            where m.organization_id = p_org and m.channel = 'whatsapp'
+              and m.external_id = p_external_id and m.direction = 'inbound'));
+    end if;
+    return query
+        select c.kind, c.address, c.status, c.waha_base_url, s.access_token, s.waha_api_key,
+               c.waha_server_vouched, v.contact_id
+        from inbound_routes ir
+        join channels c on c.id = ir.channel_id
+        join conversations v on v.id = p_conversation
+        left join lateral skillet_channel_secrets(c.kind, c.address) s on true
+        where ir.organization_id = p_org and ir.external_id = p_external_id;
+end;
+$function$;
+GRANT EXECUTE ON FUNCTION public.skillet_presence_target(uuid, text, uuid, text, boolean) TO PUBLIC;
+GRANT EXECUTE ON FUNCTION public.skillet_presence_target(uuid, text, uuid, text, boolean) TO skillet_api;
+GRANT EXECUTE ON FUNCTION public.skillet_presence_target(uuid, text, uuid, text, boolean) TO skillet_worker;
 
 -- ==============================================================================================
 -- A number's own credentials
@@ -917,10 +1092,11 @@ COMMENT ON FUNCTION public.skillet_read_burst(uuid, uuid, integer, integer) IS
 $$The next burst of a conversation (org bound by the caller), oldest first: each open message with
 the answering agent of the last one, the org's catalog revision and up to p_history_limit
 messages of history before it (a person's or the phone's message under its author, 'person' or
-'phone', instead of 'outbound'; customer messages kept as context included). Nothing while the
-conversation's mode is not 'agent' (nothing marked either). A burst of messages that expect no
-reply is kept as context here (context_at) and comes back empty (the holder then lets go, or
-reads again).$$;
+'phone', instead of 'outbound'; customer messages kept as context included). A message that
+quotes another has its body led by U+E000, the first 200 characters of the quoted message (ours,
+else the provider's text), U+E000. Nothing while the conversation's mode is not 'agent' (nothing
+marked either). A burst of messages that expect no reply is kept as context here (context_at)
+and comes back empty (the holder then lets go, or reads again).$$;
 CREATE OR REPLACE FUNCTION public.skillet_read_burst(p_org uuid, p_conversation uuid, p_limit integer, p_history_limit integer)
  RETURNS TABLE(ids uuid[], external_ids text[], bodies text[], received_ats timestamp with time zone[], expects_replies boolean[], agent_ids uuid[], agent_id uuid, system_prompt text, model_provider text, model_name text, catalog_revision bigint, history_directions text[], history_bodies text[])
  LANGUAGE plpgsql
@@ -938,9 +1114,14 @@ begin
            array_agg(m.expects_reply order by m.k, m.id), array_agg(m.agent_id order by m.k, m.id)
     into ids, external_ids, bodies, received_ats, expects_replies, agent_ids
     from (
-        select id, external_id, body, received_at, expects_reply, agent_id,
-               coalesce(received_at, created_at) as k
-        from messages
+        select id, external_id, received_at, expects_reply, agent_id,
+               coalesce(received_at, created_at) as k,
+               case when quote_external_id is null then body
+                    else E'\uE000' || replace(left(coalesce(
+                             (select q.body from messages q where q.id = i.quote_id),
+                             quote_text, ''), 200), E'\uE000', '')
+                         || E'\uE000' || body end as body
+        from messages i
         where conversation_id = p_conversation and direction = 'inbound'
           and answered_by is null and context_at is null
         order by coalesce(received_at, created_at), id

@@ -15,14 +15,43 @@ WAHA_API_KEY = "waha-api-key-de-teste"
 
 
 def cloud_text(
-    message_id: str, text: str, *, sender: str = "5511999990000", timestamp: int = 1_764_000_000
+    message_id: str,
+    text: str,
+    *,
+    sender: str = "5511999990000",
+    timestamp: int = 1_764_000_000,
+    quoting: str | None = None,
 ) -> dict[str, Any]:
-    return {
+    """`quoting`: the id of the message the customer swiped to reply to (Meta's `context`:
+    the quoted message's sender, here the business's number, and its id)."""
+    message: dict[str, Any] = {
         "from": sender,
         "id": message_id,
         "timestamp": str(timestamp),
         "type": "text",
         "text": {"body": text},
+    }
+    if quoting is not None:
+        message["context"] = {"from": "551140000000", "id": quoting}
+    return message
+
+
+def cloud_reaction(
+    message_id: str,
+    target: str,
+    emoji: str,
+    *,
+    sender: str = "5511999990000",
+    timestamp: int = 1_764_000_000,
+) -> dict[str, Any]:
+    """A reaction as Meta posts it: type `reaction`, reaction.message_id (the message reacted
+    to) and reaction.emoji ("" when the customer takes it back)."""
+    return {
+        "from": sender,
+        "id": message_id,
+        "timestamp": str(timestamp),
+        "type": "reaction",
+        "reaction": {"message_id": target, "emoji": emoji},
     }
 
 
@@ -119,6 +148,41 @@ def waha_event(
             **(extra or {}),
         },
     }
+
+
+def waha_reaction(
+    session: str,
+    message_id: str,
+    target: str,
+    emoji: str,
+    *,
+    sender: str = "5511999990000@c.us",
+    timestamp: int = 1_764_000_000,
+) -> dict[str, Any]:
+    """A `message.reaction` event (WAMessageReaction: the reaction's own id, from, fromMe,
+    and reaction {text, messageId}; text "" when taken back)."""
+    return {
+        "id": f"evt_{message_id}",
+        "timestamp": timestamp * 1000,
+        "event": "message.reaction",
+        "session": session,
+        "me": {"id": "551140000000@c.us", "pushName": "Loja"},
+        "engine": "WEBJS",
+        "payload": {
+            "id": message_id,
+            "timestamp": timestamp,
+            "from": sender,
+            "fromMe": False,
+            "to": "551140000000@c.us",
+            "participant": None,
+            "reaction": {"text": emoji, "messageId": target},
+        },
+    }
+
+
+def waha_reply_to(message_id: str, body: str | None) -> dict[str, Any]:
+    """The `extra` of a waha_event that quotes another message (payload.replyTo)."""
+    return {"replyTo": {"id": message_id, "participant": "551140000000@c.us", "body": body}}
 
 
 WAHA_ACK_NAMES = {-1: "ERROR", 0: "PENDING", 1: "SERVER", 2: "DEVICE", 3: "READ", 4: "PLAYED"}

@@ -86,8 +86,13 @@ GROUPS: tuple[Group, ...] = (
             "skillet_waha_channel_key",
             "skillet_waha_signature_valid",
             "skillet_receive_inbound",
+            "skillet_receive_quoting",
             "skillet_store_inbound",
             "skillet_stored_inbound",
+            "skillet_message_by_external_id",
+            "skillet_receive_reaction",
+            "skillet_claim_read",
+            "skillet_presence_target",
         ),
     ),
     Group(

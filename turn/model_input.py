@@ -6,6 +6,10 @@ messages, the request the model gets (and its cost) stays under named caps.
 - A burst over `max_burst_chars` keeps its newest messages whole (what the customer asked
   last matters most); older ones are replaced by a one-line note.
 - History keeps the newest exchange within `max_history_chars`; older turns are dropped.
+- A message that quotes another (the customer swiped to reply) is read with the quote first:
+  `[em resposta a: «first 200 characters»] text`, the quoted text on one line with « » [ ]
+  (and the backslash) escaped by a backslash, so it can neither close the quote nor open a
+  marker of its own.
 - The customer's profile name, when known, opens the burst's first message on a line of its
   own, at most inbox.profile_names.MODEL_NAME_CHARS characters (`with_contact_name`).
 Counts are in characters (code points), the unit the caps are documented in.
@@ -23,6 +27,10 @@ from inbox.profile_names import name_for_model
 # they write; never the system prompt's), cut and stripped of brackets and quotes
 # (inbox.profile_names.name_for_model) so it cannot close the line it is on.
 CONTACT_NAME_LINE = "[nome do cliente no perfil do WhatsApp: {name}]"
+
+QUOTE_CHARS = 200  # of the quoted message, what the model reads
+QUOTE_UNKNOWN = "[em resposta a: uma mensagem anterior]"
+_QUOTE_ESCAPES = str.maketrans({c: "\\" + c for c in "\\«»[]"})
 CUT_NOTICE = "\n[… mensagem cortada: {cut} caracteres omitidos]"
 OMITTED_NOTICE = "[mensagem anterior omitida: {chars} caracteres]"
 
@@ -38,6 +46,17 @@ def cap_message(text: str, max_chars: int) -> str:
     if len(text) <= max_chars:
         return text
     return text[:max_chars] + CUT_NOTICE.format(cut=len(text) - max_chars)
+
+
+def with_quote(quote: str | None, text: str) -> str:
+    """`text` as the model reads it: led by what it quotes (None: it quotes nothing; "": a
+    message whose text is not known)."""
+    if quote is None:
+        return text
+    shown = " ".join(quote[:QUOTE_CHARS].split())
+    if not shown:
+        return f"{QUOTE_UNKNOWN} {text}"
+    return f"[em resposta a: «{shown.translate(_QUOTE_ESCAPES)}»] {text}"
 
 
 def burst_text(bodies: Sequence[str]) -> str:

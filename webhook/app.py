@@ -182,6 +182,7 @@ async def _ingested(request: web.Request, delivery: Delivery) -> web.Response:
             lids=request.app[LIDS],
             observe_enqueue_s=request.app[METRICS].enqueued,
             transcribes_voice=request.app[CONFIG].transcribes_voice,
+            negative_reactions=request.app[CONFIG].negative_reactions,
         )
     except _UNAVAILABLE as exc:
         return _unavailable(exc)

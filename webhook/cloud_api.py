@@ -9,6 +9,10 @@ WhatsApp Business app coexistence adds the field `smb_message_echoes`: value.mes
 holds what the business sent from the app (or a linked device), each shaped like a message
 but addressed `to` the customer. Those are echoes (Delivery.echoes); the worker tells them
 from our own sends.
+
+A message the customer swiped to reply to another names it in `context.id`; a `reaction`
+message (reaction.message_id, reaction.emoji; "" takes it back) is a reaction, never a message
+(Delivery.reactions).
 """
 
 from __future__ import annotations
@@ -19,16 +23,19 @@ from typing import Any
 
 from core.channel_kind import ChannelKind
 from delivery.outbound_choices import chosen_marker
-from inbox.contacts import contact_ids, normalize_whatsapp_id
+from inbox.contacts import ContactIds, contact_ids, normalize_whatsapp_id
 from inbox.file_names import safe_file_name
 from inbox.message import FETCHED_MEDIA_KINDS, InboundMedia, MessageKind
 from inbox.profile_names import profile_name
 from webhook.events import (
     RECEIPT_STATUSES,
     Delivery,
+    InboundReaction,
     InboundText,
     StatusUpdate,
     epoch_to_utc,
+    quoted_message,
+    reaction_emoji,
     storable_id,
     storable_text,
 )
@@ -148,6 +155,9 @@ def _parse_message(
     the senders' profile names by wa_id (an echo carries none of the customer's)."""
     message_id = storable_id(_get(message, "id"))
     sender = contact_ids([_get(message, "to" if echo else "from")])
+    if _get(message, "type") == "reaction" and message_id and sender:
+        _parse_reaction(message, address, message_id, sender, received_at, delivery, echo=echo)
+        return
     content = _content(message)
     if message_id is None:
         delivery.skip("malformed", "id")
@@ -168,6 +178,43 @@ def _parse_message(
                 message_kind=message_kind,
                 media=None if echo else _media(message, message_kind),
                 contact_name=None if echo else (names or {}).get(sender.preferred),
+                # Swiped to reply: context.id names the quoted message (a forwarded message's
+                # context has no id).
+                quoted=None if echo else quoted_message(_get(_get(message, "context"), "id")),
+            )
+        )
+
+
+def _parse_reaction(
+    message: Any,
+    address: str,
+    message_id: str,
+    sender: ContactIds,
+    received_at: datetime,
+    delivery: Delivery,
+    *,
+    echo: bool,
+) -> None:
+    """reaction.message_id (the message reacted to) and reaction.emoji ("" takes it back)."""
+    reaction = _get(message, "reaction")
+    target = storable_id(_get(reaction, "message_id"))
+    emoji = reaction_emoji(_get(reaction, "emoji"))
+    if echo:
+        delivery.skip("reaction", "echo")  # the business reacting from its phone
+    elif target is None:
+        delivery.skip("malformed", "reaction message_id")
+    elif emoji is None:
+        delivery.skip("malformed", "reaction emoji")  # not one emoji: refused at the door
+    else:
+        delivery.reactions.append(
+            InboundReaction(
+                kind=ChannelKind.CLOUD_API,
+                address=address,
+                message_id=message_id,
+                sender=sender,
+                target_id=target,
+                emoji=emoji,
+                sent_at=epoch_to_utc(_get(message, "timestamp"), received_at),
             )
         )
 
@@ -236,10 +283,8 @@ def _content(message: Any) -> tuple[MessageKind, str] | str:
         )
     if kind == "contacts":
         return "contacts", describe("contacts", *_contact_cards(_get(message, "contacts")))
-    if kind == "reaction":
-        emoji = _get(_get(message, "reaction"), "emoji")
-        # An empty emoji is a reaction taken back.
-        return ("reaction", describe("reaction", emoji)) if emoji else "reaction_removed"
+    if kind == "reaction":  # only one without a usable id or sender reaches here
+        return "malformed"
     if kind in _NOT_MESSAGES:
         return "not_a_message"
     return "unsupported", describe("unsupported", kind)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from inbox.reactions import DEFAULT_NEGATIVE_REACTIONS, negative_set
+
 
 @dataclass(frozen=True)
 class WebhookConfig:
@@ -24,3 +26,8 @@ class WebhookConfig:
     # The workers transcribe voice notes (SKILLET_TRANSCRIBE_BASE_URL set) or ask for text
     # (SKILLET_VOICE_ASK_TO_TYPE): a voice note is then always answered.
     transcribes_voice: bool = False
+    # The reactions that count against the skills of the reply they react to, as compared
+    # (inbox.reactions.negative_set of SKILLET_NEGATIVE_REACTIONS).
+    negative_reactions: frozenset[str] = field(
+        default_factory=lambda: negative_set(DEFAULT_NEGATIVE_REACTIONS)
+    )

@@ -11,17 +11,27 @@ from datetime import UTC, datetime
 from pathlib import PurePath
 
 from core.channel_kind import ChannelKind
-from inbox.message import MAX_MESSAGE_ID_CHARS, InboundText
+from inbox.message import (
+    MAX_EMOJI_CODE_POINTS,
+    MAX_MESSAGE_ID_CHARS,
+    MAX_QUOTE_CHARS,
+    InboundReaction,
+    InboundText,
+    QuotedMessage,
+)
 
 __all__ = [
     "RECEIPT_STATUSES",
     "UNPARSEABLE",
     "Delivery",
+    "InboundReaction",
     "InboundText",  # inbox.message's: the parsed message goes to its row as it is
     "Skipped",
     "StatusUpdate",
     "epoch_to_utc",
     "failure_site",
+    "quoted_message",
+    "reaction_emoji",
     "storable_id",
     "storable_text",
 ]
@@ -70,6 +80,8 @@ class Delivery:
     # ours or the owner's, the worker decides (jobs.message_echo).
     echoes: list[InboundText] = field(default_factory=list)
     statuses: list[StatusUpdate] = field(default_factory=list)
+    # Customers' reactions: kept on the message they react to, never a message or a turn.
+    reactions: list[InboundReaction] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
 
     def skip(self, reason: str, detail: object = "") -> None:
@@ -98,6 +110,25 @@ def storable_id(value: object) -> str | None:
 def storable_text(text: str) -> str:
     """The customer's text with what Postgres cannot store replaced by U+FFFD."""
     return _UNSTORABLE.sub("\ufffd", text)
+
+
+def reaction_emoji(value: object) -> str | None:
+    """A reaction's emoji as stored ("": taken back), or None when it is none we keep: not a
+    string, over MAX_EMOJI_CODE_POINTS code points (refused at the door), or unstorable."""
+    if not isinstance(value, str) or len(value) > MAX_EMOJI_CODE_POINTS:
+        return None
+    return None if _UNSTORABLE.search(value) else value.strip()
+
+
+def quoted_message(external_id: object, text: object = None) -> QuotedMessage | None:
+    """The quoted message of an inbound one (None: no usable id); the provider's text of it
+    cut at MAX_QUOTE_CHARS (a quote of a megabyte stops here)."""
+    found = storable_id(external_id)
+    if found is None:
+        return None
+    if not isinstance(text, str) or not text.strip():
+        return QuotedMessage(found)
+    return QuotedMessage(found, storable_text(text[:MAX_QUOTE_CHARS]))
 
 
 def failure_site(exc: BaseException) -> str:

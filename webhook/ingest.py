@@ -23,7 +23,8 @@ from channels.waha_lids import LidResolver
 from core.channel_kind import ChannelKind
 from core.tenancy import org_connection
 from inbox.contacts import ContactIds
-from inbox.message import InboundText, storable_body
+from inbox.message import InboundReaction, InboundText, storable_body
+from inbox.reactions import DEFAULT_NEGATIVE_REACTIONS, is_negative, negative_set, store_reaction
 from inbox.store import store_echo, store_received
 from jobs.payloads import inbound_job_id
 from jobs.queue import enqueue_echo, enqueue_wakeup
@@ -47,15 +48,22 @@ class IngestReport:
     unknown_channel: int = 0  # addressed to a number no org has connected
     invalid: int = 0  # a text the queue contract refuses (e.g. too long)
     statuses: int = 0  # receipts of our replies a status moved (sent, delivered, read, failed)
+    # Customers' reactions kept on the message they react to (never a message, never a turn).
+    reactions: int = 0
     skipped: int = 0  # statuses not recorded (deleted), our own messages, groups, notices, ...
     unparseable: int = 0  # of those skipped, events the parser failed on (a bug to look at)
 
     def as_json(self) -> dict[str, int]:
-        """Flat (no asdict copy); `echoes` only when the delivery held any, so the answer to
-        a delivery of customer messages keeps its shape."""
+        """Flat (no asdict copy); `echoes` and `reactions` only when the delivery held any, so
+        the answer to a delivery of customer messages keeps its shape."""
         return {
-            f.name: getattr(self, f.name) for f in fields(self) if f.name != "echoes" or self.echoes
+            f.name: getattr(self, f.name)
+            for f in fields(self)
+            if f.name not in _SHOWN_WHEN_ANY or getattr(self, f.name)
         }
+
+
+_SHOWN_WHEN_ANY = frozenset({"echoes", "reactions"})
 
 
 ObserveSeconds = Callable[[float], None]
@@ -72,6 +80,9 @@ class _Enqueue:
     transcribes: bool = False
 
 
+_DEFAULT_NEGATIVE = negative_set(DEFAULT_NEGATIVE_REACTIONS)
+
+
 async def ingest(
     pool: Any,
     queue: ArqRedis,
@@ -81,6 +92,7 @@ async def ingest(
     lids: LidResolver | None = None,
     observe_enqueue_s: ObserveSeconds = _unobserved,
     transcribes_voice: bool = False,
+    negative_reactions: frozenset[str] = _DEFAULT_NEGATIVE,
 ) -> IngestReport:
     """Store and enqueue every message whose receiving number is connected (non-text ones
     too: they are stored, and answered only where the channel says so); delivery statuses
@@ -89,7 +101,8 @@ async def ingest(
     each, and settled by a job at once (it waits out the grace itself only while a reply of
     that conversation is in flight).
     `observe_enqueue_s` gets the time each enqueue took (the Redis call), in seconds;
-    `transcribes_voice`: the workers transcribe voice notes (SKILLET_TRANSCRIBE_BASE_URL)."""
+    `transcribes_voice`: the workers transcribe voice notes (SKILLET_TRANSCRIBE_BASE_URL);
+    `negative_reactions`: the negative set as compared (inbox.reactions.negative_set)."""
     report = IngestReport(skipped=len(delivery.skipped))
     for skipped in delivery.skipped:
         if skipped.reason == UNPARSEABLE:
@@ -101,6 +114,8 @@ async def ingest(
     # a burst of deliveries would otherwise queue for connections behind the enqueues.
     channels = _ChannelCache(pool)  # looked up only for statuses and linked ids
     await _record_statuses(pool, channels, delivery.statuses, report)
+    for reaction in delivery.reactions:
+        await _record_reaction(pool, reaction, report, negative_reactions)
     enqueue = _Enqueue(coalesce_ms, observe_enqueue_s, transcribes_voice)
     for text in delivery.texts:
         await _enqueue_text(pool, queue, channels, text, report, enqueue, lids)
@@ -138,6 +153,31 @@ async def _enqueue_echo(
     else:
         report.echoes += 1
     log.info("webhook.echo_stored", organization_id=str(stored.organization_id))
+
+
+async def _record_reaction(
+    pool: Any, reaction: InboundReaction, report: IngestReport, negative: frozenset[str]
+) -> None:
+    """One statement: kept on the message it reacts to (or by its external id when we do not
+    know that message); no job, whatever the channel answers."""
+    stored = await store_reaction(
+        pool,
+        replace(reaction, message_id=reaction.message_id.strip()),
+        negative=is_negative(reaction.emoji, negative),
+    )
+    if stored is None:
+        report.unknown_channel += 1
+        log.warning("webhook.unknown_channel", kind=reaction.kind.value, address=reaction.address)
+        return
+    if not stored.recorded:
+        report.duplicates += 1
+        return
+    report.reactions += 1
+    log.info(
+        "webhook.reaction_stored",
+        organization_id=str(stored.organization_id),
+        known_message=stored.target_id is not None,
+    )
 
 
 class _ChannelCache:

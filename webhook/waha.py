@@ -11,6 +11,10 @@ from the phone, or by us (every reply skillet sends comes back so). It is an ech
 (Delivery.echoes), its customer the chat: `to` where the engine names it (WEBJS), else `from`
 (NOWEB, GOWS), never the session's own id (`me`); the worker tells ours from the owner's.
 
+A `message` event that quotes another (swiped to reply) names it in payload.replyTo
+({id, participant, body}). A `message.reaction` event is a reaction (payload.reaction:
+{text, messageId}; "" takes it back): kept on that message, never a message itself.
+
 A `message.ack` event says what became of a message the session sent (payload.id, the id
 WAHA answered our send with): `ack` -1 ERROR, 0 PENDING, 1 SERVER, 2 DEVICE, 3 READ, 4 PLAYED
 (`ackName` read when the number is missing). It becomes a delivery status as a Cloud API
@@ -27,13 +31,16 @@ from typing import Any
 from core.channel_kind import ChannelKind
 from inbox.contacts import ContactIds, contact_ids, normalize_whatsapp_id
 from inbox.file_names import safe_file_name
-from inbox.message import FETCHED_MEDIA_KINDS, InboundMedia, MessageKind
+from inbox.message import FETCHED_MEDIA_KINDS, InboundMedia, MessageKind, QuotedMessage
 from inbox.profile_names import profile_name
 from webhook.events import (
     Delivery,
+    InboundReaction,
     InboundText,
     StatusUpdate,
     epoch_to_utc,
+    quoted_message,
+    reaction_emoji,
     storable_id,
     storable_text,
 )
@@ -58,6 +65,8 @@ def _parse_event(document: Any, received_at: datetime, delivery: Delivery) -> No
         _parse_echo(session, _me(document), payload, received_at, delivery)
     elif event == "message.ack":
         _parse_ack(session, payload, delivery)
+    elif event == "message.reaction":
+        _parse_reaction(session, payload, received_at, delivery)
     elif event != "message":
         delivery.skip("event", event)
     elif session is None or not isinstance(payload, dict):
@@ -172,6 +181,46 @@ def _parse_message(
                 message_kind=message_kind,
                 media=_media(payload, message_kind),
                 contact_name=_push_name(payload),
+                quoted=_quoted(payload.get("replyTo")),
+            )
+        )
+
+
+def _quoted(reply_to: Any) -> QuotedMessage | None:
+    """payload.replyTo: the quoted message's id and, as WAHA read it, its body."""
+    return quoted_message(_get(reply_to, "id"), _get(reply_to, "body"))
+
+
+def _parse_reaction(
+    session: str | None, payload: Any, received_at: datetime, delivery: Delivery
+) -> None:
+    """payload.reaction: `messageId` (the message reacted to) and `text` ("" takes it back)."""
+    if session is None or not isinstance(payload, dict):
+        delivery.skip("malformed", "session/payload")
+        return
+    message_id = storable_id(payload.get("id"))
+    sender = contact_ids(_sender_candidates(payload))
+    reaction = payload.get("reaction")
+    target = storable_id(_get(reaction, "messageId"))
+    emoji = reaction_emoji(_get(reaction, "text"))
+    if payload.get("fromMe") is True:
+        delivery.skip("reaction", "from_me")  # the business reacting from its phone
+    elif normalize_whatsapp_id(payload.get("from")) is None:
+        delivery.skip("not_a_person", payload.get("from"))  # group, broadcast, newsletter
+    elif message_id is None or target is None or sender is None:
+        delivery.skip("malformed", "reaction id")
+    elif emoji is None:
+        delivery.skip("malformed", "reaction emoji")  # not one emoji: refused at the door
+    else:
+        delivery.reactions.append(
+            InboundReaction(
+                kind=ChannelKind.WAHA,
+                address=session,
+                message_id=message_id,
+                sender=sender,
+                target_id=target,
+                emoji=emoji,
+                sent_at=epoch_to_utc(payload.get("timestamp"), received_at),
             )
         )
 

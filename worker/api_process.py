@@ -14,6 +14,7 @@ from api.client_address import parse_trusted_proxies
 from api.rate_limit import RateLimits, RedisCounters, open_counter_redis
 from api.routing import ApiDeps
 from channels.connect import Prover
+from channels.presence import ChannelPresence
 from core.address_guard import AddressGuard, GuardedResolver
 from core.clock import system_clock
 from core.db import create_pool
@@ -22,12 +23,16 @@ from core.object_store import S3ObjectStore
 from jobs.queue import open_queue
 from skills.usage import UsageStore
 from webhook.server import start_site
-from worker.channel_senders import proof_config
+from worker.channel_senders import build_presence, http_session, proof_config
 from worker.crons import similarity_backend
 from worker.resources import s3_client
 from worker.settings import Settings
 
 log = structlog.get_logger(__name__)
+
+
+def _uncounted(kind: str, call: str) -> None:
+    return None  # the API process exports no metrics of its own: the log line says it
 
 
 def rate_limits(settings: Settings) -> RateLimits:
@@ -67,6 +72,12 @@ async def serve_api(settings: Settings, host: str, port: int, stop: asyncio.Even
             aiohttp.ClientSession(connector=connector, trust_env=False)
         )
         prover = Prover(http, proof_config(settings), guard=guard)
+        # Read marks of the conversations people open (the senders' own client, as the
+        # worker's: a number's own WAHA server is checked at each call by the sender).
+        send_http = await stack.enter_async_context(http_session(settings))
+        presence = build_presence(settings, send_http, pool, _uncounted)
+        if isinstance(presence, ChannelPresence):
+            stack.push_async_callback(presence.aclose)
         client = await stack.enter_async_context(s3_client(settings))
         store = S3ObjectStore(client, settings.s3_bucket)
         await store.ensure_bucket()
@@ -85,6 +96,7 @@ async def serve_api(settings: Settings, host: str, port: int, stop: asyncio.Even
             rehearsal_days=settings.rehearsal_days,
             similarity=similarity_backend(settings),
             console_public_url=settings.console_public_url,
+            presence=presence,
         )
         runner, bound = await start_site(build_app(deps), host, port)
         stack.push_async_callback(runner.cleanup)

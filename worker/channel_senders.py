@@ -12,9 +12,11 @@ from channels.cloud_api import CloudApiConfig, CloudApiSender
 from channels.connect import ProofConfig
 from channels.dispatch import ChannelSender, FileSource, PoolCredentials
 from channels.http import RetryPolicy
+from channels.presence import ChannelPresence, OnFailure, PresenceConfig
 from channels.waha import WahaConfig, WahaSender
 from core.channel_kind import ChannelKind
 from delivery.contract import LoggingSender
+from delivery.presence import NO_PRESENCE, Presence
 from worker.settings import Settings
 
 
@@ -39,6 +41,34 @@ def build_sender(
     """Cloud API and WAHA senders behind one Sender that picks by the reply's channel; with
     `pool` (the worker's), each number's own credentials; with `files` (the skills' object
     store), a reply's file parts."""
+    cloud_api, waha = kind_senders(settings, http)
+    return ChannelSender(
+        {ChannelKind.CLOUD_API.value: cloud_api, ChannelKind.WAHA.value: waha},
+        unrouted=LoggingSender() if settings.unrouted_replies == "log" else None,
+        window=timedelta(seconds=settings.customer_service_window_s),
+        credentials=None if pool is None else PoolCredentials(pool),
+        files=files,
+    )
+
+
+def build_presence(
+    settings: Settings, http: aiohttp.ClientSession, pool: Any, on_failure: OnFailure
+) -> Presence:
+    """The read marks and typing indicator (NO_PRESENCE when both settings are off)."""
+    if not (settings.read_receipts or settings.typing_indicator):
+        return NO_PRESENCE
+    cloud_api, waha = kind_senders(settings, http)
+    config = PresenceConfig(
+        read_receipts=settings.read_receipts,
+        typing_indicator=settings.typing_indicator,
+        timeout_s=settings.presence_timeout_s,
+    )
+    return ChannelPresence(pool, cloud_api, waha, config, on_failure=on_failure)
+
+
+def kind_senders(
+    settings: Settings, http: aiohttp.ClientSession
+) -> tuple[CloudApiSender, WahaSender]:
     policy = RetryPolicy(
         max_attempts=settings.send_max_attempts,
         backoff_base_s=settings.send_backoff_base_s,
@@ -64,13 +94,7 @@ def build_sender(
         ),
         policy,
     )
-    return ChannelSender(
-        {ChannelKind.CLOUD_API.value: cloud_api, ChannelKind.WAHA.value: waha},
-        unrouted=LoggingSender() if settings.unrouted_replies == "log" else None,
-        window=timedelta(seconds=settings.customer_service_window_s),
-        credentials=None if pool is None else PoolCredentials(pool),
-        files=files,
-    )
+    return cloud_api, waha
 
 
 def proof_config(settings: Settings) -> ProofConfig:

@@ -226,6 +226,14 @@ class WorkerMetrics:
             ["cause"],
             registry=r,
         )
+        self.presence_failures = Counter(
+            "skillet_presence_failures",
+            "Read marks and typing indicators that failed (never a turn's failure), by channel "
+            "kind and call: reading (read + typing), stop_typing, read (a person opened the "
+            "conversation)",
+            ["kind", "call"],
+            registry=r,
+        )
         self.opt_choices = Counter(
             "skillet_opt_choices",
             "Customers' opt-out (PARAR, ...: choice out) and opt-in (VOLTAR: choice in) words "
@@ -368,6 +376,9 @@ class WorkerMetrics:
 
     def handed_off(self, cause: str) -> None:
         self.handoffs.labels(cause=cause).inc()
+
+    def presence_failed(self, kind: str, call: str) -> None:
+        self.presence_failures.labels(kind=kind, call=call).inc()
 
     def opt_chosen(self, choice: str) -> None:
         self.opt_choices.labels(choice=choice if choice in ("out", "in") else "other").inc()

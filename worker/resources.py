@@ -13,6 +13,7 @@ import structlog
 from aiobotocore.config import AioConfig
 from redis.asyncio import Redis
 
+from channels.presence import ChannelPresence
 from conversation.holder import TurnConfig, TurnDeps
 from conversation.lease import ConversationLeases
 from conversation.metrics import NO_TURN_METRICS
@@ -32,7 +33,7 @@ from turn.model import Model
 from turn.model_input import InputCaps
 from turn.skill_catalog import SkillCatalogCache
 from turn.tools.page_cache import StoredPageCache
-from worker.channel_senders import build_sender, http_session
+from worker.channel_senders import build_presence, build_sender, http_session
 from worker.media_readers import build_media_reader
 from worker.metered import metered_batches, metered_model, metered_sender
 from worker.metrics import WorkerMetrics
@@ -40,6 +41,10 @@ from worker.model_providers import build_model_registry, model_http
 from worker.settings import Settings
 
 log = structlog.get_logger(__name__)
+
+
+def _uncounted(kind: str, call: str) -> None:
+    return None
 
 
 @dataclass
@@ -147,6 +152,11 @@ async def open_resources(
         )
         stack.push_async_callback(redis.aclose)
         http = await stack.enter_async_context(http_session(settings))
+        presence = build_presence(
+            settings, http, pool, metrics.presence_failed if metrics else _uncounted
+        )
+        if isinstance(presence, ChannelPresence):  # closes before the HTTP session does
+            stack.push_async_callback(presence.aclose)
         model_client = await stack.enter_async_context(model_http(settings))
     except BaseException:
         await stack.aclose()
@@ -182,6 +192,7 @@ async def open_resources(
         dead_letters=dead_letters,
         page_cache=StoredPageCache(settings.reference_cache_bytes),
         media=build_media_reader(settings, http, store, dead_letters),
+        presence=presence,
     )
     return Resources(
         pool=pool,

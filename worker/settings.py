@@ -11,6 +11,7 @@ from pydantic import AliasChoices, Field, SecretStr, field_validator, model_vali
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from conversation.opt_out import DEFAULT_OPT_IN_WORDS, DEFAULT_OPT_OUT_WORDS, OptWords
+from inbox.reactions import DEFAULT_NEGATIVE_REACTIONS
 from similarity.choice import SimilarityConfig
 from skills.package.limits import MAX_FILE_BYTES, MAX_FILES, MAX_TOTAL_BYTES, PackageLimits
 
@@ -301,6 +302,17 @@ class Settings(BaseSettings):
     send_backoff_max_s: float = Field(default=8.0, ge=0)
     send_retry_after_max_s: float = Field(default=10.0, ge=0)  # longer: give up at once
     reply_with_context: bool = False  # quote the customer's message in the reply
+    # When the model will answer a burst: its last message marked read (blue ticks) and the
+    # typing indicator shown, once per burst, fire-and-forget (channels.presence); a person
+    # opening a conversation in the console marks its new messages read too.
+    read_receipts: bool = True
+    # Cloud API: sent with the read mark only (Meta has no typing without it); WAHA:
+    # startTyping, then stopTyping when the reply is sent or the turn ends without one.
+    typing_indicator: bool = True
+    presence_timeout_s: float = Field(default=3.0, gt=0, le=30)  # each call; never retried
+    # Reactions that count against the skills of the agent reply they react to (skin tones and
+    # variation selectors stripped before comparing): comma-separated.
+    negative_reactions: Annotated[tuple[str, ...], NoDecode] = DEFAULT_NEGATIVE_REACTIONS
     customer_service_window_s: int = Field(default=86_400, ge=60)  # WhatsApp's 24 hours
     # A reply with no channel (org without exactly one, message not from the webhook):
     # `log` it and mark it sent (development, demo), or mark it `fail`ed (`no_channel`).
@@ -362,7 +374,7 @@ class Settings(BaseSettings):
             max_file_bytes=self.package_max_file_bytes,
         )
 
-    @field_validator("opt_out_words", "opt_in_words", mode="before")
+    @field_validator("opt_out_words", "opt_in_words", "negative_reactions", mode="before")
     @classmethod
     def _split_words(cls, value: Any) -> Any:
         if isinstance(value, str):

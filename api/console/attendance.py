@@ -11,6 +11,7 @@ which the script reads as "sign in again".
 from __future__ import annotations
 
 import json
+import uuid
 from typing import Any
 
 from aiohttp import web
@@ -25,7 +26,7 @@ from api.errors import status_of
 from api.guard import may, run_route
 from api.keys import Role
 from api.pagination import MAX_LIMIT
-from api.routing import Reply
+from api.routing import Reply, deps_of
 from core.errors import SkilletError
 
 # A thread reads oldest first: the page follows the API's pages to the newest message, at
@@ -131,8 +132,15 @@ async def queue_page(request: web.Request, visit: Visit) -> PageData:
 async def conversation_page(request: web.Request, visit: Visit) -> PageData:
     # After a refused reply the page comes back with the text the person typed.
     typed = visit.form.get("text") if visit.form is not None else None
+    data = await conversation_page_data(request, visit)
+    if visit.principal.role in (Role.EDITOR, Role.ADMIN) and request.method == "GET":
+        # A person who can answer opened it: the customer sees their new messages read, once
+        # each (in the background; never the page's poll, never an API read).
+        deps_of(request).presence.mark_read(
+            visit.principal.organization_id, uuid.UUID(data["conversation"]["id"])
+        )
     return "conversation.html", {
-        **await conversation_page_data(request, visit),
+        **data,
         "typed": typed if isinstance(typed, str) else "",
         "next": None,
     }

@@ -201,7 +201,28 @@ def message_item(
         "skills": [f"{s['name']} · {str(s['version_id'])[:VERSION_ID_CHARS]}" for s in skills],
         "media": media_item(message, conversation_id),
         "files": sent_files(message),
+        "quote": quote_line(message.get("reply_to")),
+        "reactions": reaction_line(message.get("reactions") or []),
     }
+
+
+QUOTE_SHOWN_CHARS = 200
+
+
+def quote_line(reply_to: dict[str, Any] | None) -> str | None:
+    """What a quoting message answers, shown above it (None: it quotes nothing)."""
+    if reply_to is None:
+        return None
+    text = " ".join((reply_to.get("text") or "").split())
+    if not text:
+        return "uma mensagem anterior"
+    return text if len(text) <= QUOTE_SHOWN_CHARS else text[: QUOTE_SHOWN_CHARS - 1] + "…"
+
+
+def reaction_line(reactions: list[dict[str, Any]]) -> str | None:
+    """`👍 👎` as the customer reacted (None: no reaction)."""
+    shown = " ".join(r["emoji"] for r in reactions if r.get("emoji"))
+    return shown or None
 
 
 def offers(

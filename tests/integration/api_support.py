@@ -19,15 +19,17 @@ from api.keys import Role, mint_key
 from api.rate_limit import RateLimits, RedisCounters, open_counter_redis
 from api.routing import ApiDeps
 from channels.connect import Prover
+from channels.presence import ChannelPresence
 from consolidation.backends import LexicalBackend, SimilarityBackend
 from core.address_guard import AddressGuard
 from core.db import create_pool
 from core.object_store import ObjectStore
+from delivery.presence import NO_PRESENCE, Presence
 from jobs.queue import open_queue
 from skills.package.limits import DEFAULT_LIMITS, PackageLimits
 from skills.usage import UsageStore
 from webhook.server import start_site
-from worker.channel_senders import proof_config
+from worker.channel_senders import build_presence, http_session, proof_config
 from worker.settings import Settings
 
 
@@ -102,6 +104,7 @@ async def running_api(
     prove_with: Settings | None = None,
     similarity: SimilarityBackend | None = None,
     console_public_url: str | None = None,
+    presence: Presence = NO_PRESENCE,
 ) -> AsyncIterator[ApiClient]:
     """The real application, as `skillet api` builds it (pool as skillet_api), on 127.0.0.1.
 
@@ -138,10 +141,25 @@ async def running_api(
             prover=prover,
             similarity=similarity or LexicalBackend(),
             console_public_url=console_public_url,
+            presence=presence,
         )
         runner, port = await start_site(build_app(deps), "127.0.0.1", 0)
         stack.push_async_callback(runner.cleanup)
         yield ApiClient(http, f"http://127.0.0.1:{port}", deps)
+
+
+@contextlib.asynccontextmanager
+async def api_presence(settings: Settings) -> AsyncIterator[ChannelPresence]:
+    """The read marks the API process sends (as `skillet api` builds them, on a pool of
+    skillet_api), at the settings' fake Graph API and WAHA."""
+    async with contextlib.AsyncExitStack() as stack:
+        pool = await create_pool(settings.database_url, max_size=2, app_role="skillet_api")
+        stack.push_async_callback(pool.close)
+        http = await stack.enter_async_context(http_session(settings))
+        presence = build_presence(settings, http, pool, lambda kind, call: None)
+        assert isinstance(presence, ChannelPresence)
+        stack.push_async_callback(presence.aclose)
+        yield presence
 
 
 async def create_key(

@@ -243,11 +243,23 @@ async def test_activations_are_counted_per_utc_day_for_7_and_30_days(
     assert answer.status == 200, answer.body
     assert answer.body["today"] == "2026-11-30"
     assert answer.body["last_7_days"] == {"hard": 5, "intent": 2, "probe": 1}
-    assert answer.body["last_30_days"] == {"hard": 11, "intent": 3, "probe": 7}
+    # Customers' negative reactions to its replies ride along (none here).
+    assert answer.body["last_30_days"] == {
+        "hard": 11,
+        "intent": 3,
+        "probe": 7,
+        "negative_reactions": 0,
+    }
     days = answer.body["days"]
     assert len(days) == 30 and days[0]["day"] == "2026-11-01" and days[-1]["day"] == "2026-11-30"
     assert days[-1] == {"day": "2026-11-30", "hard": 3, "intent": 2, "probe": 1}
     assert (missing.status, missing.code) == (404, "skill_not_installed")
     # The installed list carries the same 30-day sums (the console's skills page shows them).
     [frete] = listed.body["items"]
-    assert frete["last_30_days"] == {"hard": 11, "intent": 3, "probe": 7, "capped": 0}
+    assert frete["last_30_days"] == {
+        "hard": 11,
+        "intent": 3,
+        "probe": 7,
+        "capped": 0,
+        "negative_reactions": 0,
+    }

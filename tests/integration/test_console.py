@@ -174,7 +174,8 @@ async def test_a_business_installs_refuses_a_hostile_zip_and_approves_a_draft(
 
     await page.click("header nav a:has-text('Skills')")
     usage = page.locator("tr", has_text="troca").locator("td.num")
-    assert await usage.all_inner_texts() == ["1", "0", "0"]  # used once, in 30 days
+    # Used once in 30 days; no procura, none cut, no negative reaction.
+    assert await usage.all_inner_texts() == ["1", "0", "0", "0"]
     await page.click("a:has-text('Auditoria')")
     await shot(page, "06-auditoria")
     await page.click("a:has-text('Conversas')")
@@ -472,9 +473,9 @@ async def test_the_skills_page_counts_uses_and_says_which_the_classifier_made(
     await page.click(".topo nav a:has-text('Skills')")  # the console opens on Atendimento
 
     cells = page.locator("tr", has_text="objecao-preco").locator("td.num")
-    assert await cells.all_inner_texts() == ["7\n3 pelo classificador", "1", "0"]
+    assert await cells.all_inner_texts() == ["7\n3 pelo classificador", "1", "0", "0"]
     frete = page.locator("tr", has_text="frete").locator("td.num")
-    assert await frete.all_inner_texts() == ["2", "0", "0"]
+    assert await frete.all_inner_texts() == ["2", "0", "0", "0"]
     assert "pelo classificador" in await page.locator("p.intro").inner_text()
     await shot(page, "14-skills-classificador")
 

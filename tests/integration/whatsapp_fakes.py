@@ -90,6 +90,12 @@ class FakeGraphApi(_FakeApi):
         self.uploads: dict[str, tuple[str, str, str, bytes]] = {}
         self.upload_outages = 0  # uploads answered 503 before the real answer
         self.sends: list[tuple[str, Any]] = []
+        # Read marks (POST /messages `status: read`): (phone_number_id, message_id, typing);
+        # and every accepted read mark and text in order, ("read", message_id) or
+        # ("text", body), so what the customer saw first shows.
+        self.read_marks: list[tuple[str, str, bool]] = []
+        self.timeline: list[tuple[str, str]] = []
+        self.read_arrived = asyncio.Event()  # set by the first read mark (on its own loop)
 
     def own(self, token: str, phone_number_id: str, display_phone: str | None = None) -> None:
         self.owners[phone_number_id] = token
@@ -245,6 +251,8 @@ class FakeGraphApi(_FakeApi):
         refused = self._refusal(token, request.match_info["phone_number_id"], "post")
         if refused is not None:
             return refused
+        if body.get("status") == "read" and body.get("messaging_product") == "whatsapp":
+            return self._read_mark(request.match_info["phone_number_id"], body)
         if body.get("type") == "template" and body.get("messaging_product") == "whatsapp":
             self.sent_with.append(token or "")
             return self._template_message(request.match_info["phone_number_id"], body)
@@ -262,6 +270,7 @@ class FakeGraphApi(_FakeApi):
             return _graph_error(400, 100, "Param text['body'] must be at most 4096 characters long")
         self.delivered.append((request.match_info["phone_number_id"], body["to"], text))
         self.sends.append(("text", text))
+        self.timeline.append(("text", text))
         self.sent_with.append(token or "")
         wamid = f"wamid.out.{len(self.delivered)}"
         return web.json_response(
@@ -281,6 +290,7 @@ class FakeGraphApi(_FakeApi):
         if refused is not None:
             return _graph_error(400, 131009, f"Parameter value is not valid: {refused}")
         self.sends.append(("interactive", interactive))
+        self.timeline.append(("interactive", interactive.get("type", "")))
         self.sent_with.append(token or "")
         wamid = f"wamid.interactive.{len(self.sends)}"
         return web.json_response(
@@ -290,6 +300,20 @@ class FakeGraphApi(_FakeApi):
                 "messages": [{"id": wamid}],
             }
         )
+
+    def _read_mark(self, phone_number_id: str, body: dict[str, Any]) -> web.Response:
+        """Meta's mark-as-read, with the typing indicator when `typing_indicator` is
+        {"type": "text"} (the only type); answers {"success": true}."""
+        message_id = body.get("message_id")
+        typing = body.get("typing_indicator")
+        if not isinstance(message_id, str) or not message_id.startswith("wamid."):
+            return _graph_error(400, 100, "Invalid parameter: message_id")
+        if typing is not None and typing != {"type": "text"}:
+            return _graph_error(400, 100, "Invalid parameter: typing_indicator")
+        self.read_marks.append((phone_number_id, message_id, typing is not None))
+        self.timeline.append(("read", message_id))
+        self.read_arrived.set()
+        return web.json_response({"success": True})
 
     def _template_message(self, phone_number_id: str, body: dict[str, Any]) -> web.Response:
         """Meta's checks: the template exists in that language and is approved, with as many
@@ -370,12 +394,18 @@ class FakeWaha(_FakeApi):
         # (chatId, mimetype, filename, bytes, caption)).
         self.sends: list[tuple[str, Any]] = []
         self.endless_answers = False  # sendText accepts, then streams its answer forever
+        # sendSeen / startTyping / stopTyping as they came: (endpoint, chatId, messageIds);
+        # and those with every sendText in order: (endpoint, chatId) or ("sendText", text).
+        self.presence: list[tuple[str, str, list[str] | None]] = []
+        self.timeline: list[tuple[str, str]] = []
 
     def app(self) -> web.Application:
         app = web.Application()
         app.router.add_post("/api/sendText", self.send_text)
         app.router.add_post("/api/sendFile", self.send_file)
         app.router.add_post("/api/sendImage", self.send_file)
+        for endpoint in ("sendSeen", "startTyping", "stopTyping"):
+            app.router.add_post(f"/api/{endpoint}", self.chat_presence)
         app.router.add_get("/api/sessions/{session}", self.session)
         app.router.add_get("/api/{session}/lids/{lid}", self.lid)
         app.router.add_get("/api/files/{session}/{name}", self.file)
@@ -427,9 +457,27 @@ class FakeWaha(_FakeApi):
             return web.json_response({"message": "Unauthorized"}, status=401)
         self.delivered.append((body["session"], body["chatId"], body["text"]))
         self.sends.append(("sendText", body["text"]))
+        self.timeline.append(("sendText", body["text"]))
         if self.endless_answers:
             return await _endless(request)
         return web.json_response({"id": f"true_{body['chatId']}_{len(self.delivered)}"}, status=201)
+
+    async def chat_presence(self, request: web.Request) -> web.Response:
+        """/api/sendSeen ({"session", "chatId", "messageIds"?}), /api/startTyping and
+        /api/stopTyping ({"session", "chatId"}): WAHA's ChatRequest / SendSeenRequest."""
+        body, scripted = await self._scripted(request)
+        if scripted is not None:
+            return scripted
+        if request.headers.get("X-Api-Key") != self.api_key:
+            return web.json_response({"message": "Unauthorized"}, status=401)
+        chat, session = body.get("chatId"), body.get("session")
+        if not isinstance(chat, str) or not chat.endswith("@c.us") or not session:
+            return web.json_response({"statusCode": 400, "message": "chatId"}, status=400)
+        endpoint = request.path.rsplit("/", 1)[-1]
+        ids = body.get("messageIds")
+        self.presence.append((endpoint, chat, ids if isinstance(ids, list) else None))
+        self.timeline.append((endpoint, chat))
+        return web.json_response({}, status=201)
 
     async def send_file(self, request: web.Request) -> web.Response:
         """/api/sendFile and /api/sendImage with the file's bytes: {"session", "chatId",

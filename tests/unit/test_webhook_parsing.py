@@ -77,11 +77,13 @@ def test_cloud_api_non_text_messages_are_described() -> None:
         ("m3", "document", "[documento] boleto.pdf"),
         ("m4", "location", "[localização] -23.56, -46.65 Casa Av. Paulista"),
         ("m5", "contacts", "[contato] Ana Souza +55 11 98888-0000"),
-        ("m6", "reaction", "[reação] 👍"),
         ("m7", "sticker", "[figurinha]"),
         ("m8", "unsupported", "[mensagem não suportada] poll"),
     ]
     assert delivery.skipped == [] and len(delivery.statuses) == 1
+    # A reaction is never a message: kept on the message it reacts to.
+    [reaction] = delivery.reactions
+    assert (reaction.message_id, reaction.target_id, reaction.emoji) == ("m6", "wamid.out", "👍")
 
 
 def test_cloud_api_statuses_keep_the_providers_reason_for_a_failure() -> None:
@@ -147,11 +149,9 @@ def test_cloud_api_skips_what_the_customer_did_not_say() -> None:
     ]
     delivery = parse_cloud_api(cloud_delivery(cloud_value("111", messages)), NOW)
     assert delivery.texts == []
-    assert [s.reason for s in delivery.skipped] == [
-        "reaction_removed",
-        "not_a_message",
-        "empty_text",
-    ]
+    assert [s.reason for s in delivery.skipped] == ["not_a_message", "empty_text"]
+    # Taken back: a reaction with no emoji, which removes the customer's one from the message.
+    assert [(r.target_id, r.emoji) for r in delivery.reactions] == [("wamid.out", "")]
 
 
 def test_a_non_text_description_is_clipped_to_fit_the_queue() -> None:

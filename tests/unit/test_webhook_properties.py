@@ -17,10 +17,13 @@ from inbox.message import InboundMessage, storable_body
 from tests.whatsapp_payloads import (
     cloud_delivery,
     cloud_message,
+    cloud_reaction,
     cloud_status,
     cloud_text,
     cloud_value,
     waha_event,
+    waha_reaction,
+    waha_reply_to,
 )
 from webhook import non_text
 from webhook.cloud_api import parse_cloud_api
@@ -74,6 +77,8 @@ def _seeds() -> list[Any]:
         waha_event("loja", "m2", "", has_media=True, extra=media),
         waha_event("loja", "m3", "", data={"type": "vcard"}, extra={"vCards": [VCARD]}),
         waha_event("loja", "m4", "", extra=place),
+        waha_event("loja", "m5", "essa", extra=waha_reply_to("true_x_1", "Sexta às 14h?")),
+        waha_reaction("loja", "m6", "true_x_1", "👎🏽"),
         cloud_delivery(
             cloud_value(
                 "111",
@@ -86,6 +91,8 @@ def _seeds() -> list[Any]:
                         {"type": "button_reply", "button_reply": {"id": "b1", "title": "Sim"}},
                     ),
                     cloud_message("w4", "reaction", {"emoji": "👍"}),
+                    cloud_reaction("w5", "wamid.out.1", "😡"),
+                    cloud_text("w6", "essa aqui", quoting="wamid.out.1"),
                 ],
                 statuses=[cloud_status("out1"), {**cloud_status("out2", "failed"), "errors": []}],
             )
@@ -163,8 +170,10 @@ def test_mutated_deliveries_never_raise(seed: Any, mutations: list[tuple[int, An
 
 
 def test_the_seeds_parse_to_messages() -> None:
-    assert all(parse_waha(seed, NOW).texts for seed in SEEDS[:4])
-    assert len(parse_cloud_api(SEEDS[4], NOW).texts) == 4
+    assert all(parse_waha(seed, NOW).texts for seed in SEEDS[:5])
+    assert len(parse_waha(SEEDS[5], NOW).reactions) == 1
+    cloud = parse_cloud_api(SEEDS[6], NOW)
+    assert len(cloud.texts) == 4 and len(cloud.reactions) == 1
 
 
 def test_a_vcard_line_without_a_colon_gives_no_name_and_no_error() -> None:

@@ -87,6 +87,12 @@
   function message(m) {
     var li = el("li", "msg autor-" + m.author);
     li.appendChild(el("div", "quem-disse", m.label));
+    if (m.quote) {
+      var quote = el("blockquote", "citacao");
+      quote.appendChild(el("span", "dica", "em resposta a:"));
+      quote.appendChild(document.createTextNode(" " + m.quote));
+      li.appendChild(quote);
+    }
     var bubble = el("div", "balao");
     if (m.kind) {
       bubble.appendChild(el("em", null, "[" + m.kind + "]"));
@@ -95,6 +101,15 @@
     bubble.appendChild(document.createTextNode(m.text));
     if (m.media) { bubble.appendChild(mediaNode(m.media)); }
     li.appendChild(bubble);
+    if (m.reactions) {
+      var reactions = el("div", "reacoes");
+      reactions.appendChild(el("span", "dica", "reação do cliente:"));
+      reactions.appendChild(document.createTextNode(" "));
+      var emoji = el("span", null, m.reactions);
+      emoji.setAttribute("data-emoji", "");
+      reactions.appendChild(emoji);
+      li.appendChild(reactions);
+    }
     var meta = el("div", "meta");
     meta.appendChild(el("span", null, m.at));
     if (m.delivery) { meta.appendChild(el("span", null, " · entrega: " + m.delivery)); }
