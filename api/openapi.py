@@ -34,8 +34,8 @@ _QUERY = {
     "base_version_id": ("string", "a versão de que a alteração parte (409 se mudou)"),
     "version_id": ("string", "uma versão anterior (padrão: a atual)"),
     "against": ("string", "a versão comparada no diff (padrão: a atual)"),
-    "from": ("string", "primeiro dia, AAAA-MM-DD no fuso da organização (padrão: 29 dias antes)"),
-    "to": ("string", "último dia, AAAA-MM-DD no fuso da organização (padrão: hoje)"),
+    "from": ("string", "primeiro dia AAAA-MM-DD, dia da organização (padrão: `to` - 29)"),
+    "to": ("string", "último dia AAAA-MM-DD, incluído (padrão: hoje); até 90 dias no total"),
 }
 # Query parameters a read refuses with 422 (writes document 422 anyway).
 _REFUSED_QUERY = {"days", "agent_id", "q", "held_by", "unanswered", "from", "to"}

@@ -11,6 +11,7 @@ from api import draft_routes as drafts
 from api import event_routes as events
 from api import history_routes as history
 from api import hours_routes as hours
+from api import insight_routes as insights
 from api import media_routes as media
 from api import people_routes as people
 from api import proposal_routes as proposals
@@ -527,6 +528,15 @@ ROUTES: tuple[Route, ...] = (
         V,
         "tokens por dia (UTC), agente e modelo, e o total por modelo",
         query=("days", "agent_id"),
+        tags=("usage",),
+    ),
+    Route(
+        "GET",
+        "/v1/insights",
+        insights.get_insights_route,
+        V,
+        "o painel: séries por dia do período (dias da organização; tokens em dias UTC)",
+        query=("from", "to"),
         tags=("usage",),
     ),
     Route(

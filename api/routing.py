@@ -14,6 +14,7 @@ from typing import Any
 from aiohttp import web
 
 from api.keys import Role
+from api.model_prices import ModelPrices
 from api.rate_limit import DEFAULT_RATE_LIMITS, Counters, RateLimits
 from channels.connect import Prover
 from consolidation.backends import LexicalBackend, SimilarityBackend
@@ -64,6 +65,8 @@ class ApiDeps:
     similarity: SimilarityBackend = field(default_factory=LexicalBackend)
     # SKILLET_CONSOLE_PUBLIC_URL: invitation links are absolute with it.
     console_public_url: str | None = None
+    # SKILLET_MODEL_PRICES: the Painel's cost in R$ (empty: tokens without a cost).
+    model_prices: ModelPrices = field(default_factory=dict)
     # Marks read the new customer messages of a conversation an editor or admin opens in the
     # console (delivery.presence; NO_PRESENCE: nothing is marked).
     presence: Presence = NO_PRESENCE

@@ -16,7 +16,7 @@ from conversation.satisfaction_queries import Answer, ScoreGroup, list_answers, 
 from hours.queries import fetch_business_hours
 
 DEFAULT_DAYS = 30
-MAX_DAYS = 366
+MAX_DAYS = 90  # as the Painel's range
 MAX_ANSWERS = 1000  # listed; the scores count every answer of the range
 
 

@@ -2535,3 +2535,175 @@ AS $function$
 $function$;
 REVOKE ALL ON FUNCTION public.skillet_record_dead_letter(text, text, jsonb, text, text, integer, uuid) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION public.skillet_record_dead_letter(text, text, jsonb, text, text, integer, uuid) TO skillet_worker;
+
+-- ==============================================================================================
+-- The Painel's daily counts
+-- Triggers on messages and conversations count each org's day (its business-hours time zone) for GET /v1/insights.
+-- ==============================================================================================
+
+COMMENT ON FUNCTION public.skillet_org_local_time(uuid, timestamp with time zone) IS
+$$p_at as the wall clock of p_org's business-hours time zone (default America/Sao_Paulo; a zone
+this server does not know reads as the default): the panel's days are this date.$$;
+CREATE OR REPLACE FUNCTION public.skillet_org_local_time(p_org uuid, p_at timestamp with time zone)
+ RETURNS timestamp without time zone
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO 'public', 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+    v_zone text;
+begin
+    select h.timezone into v_zone from org_business_hours h where h.organization_id = p_org;
+    begin
+        return p_at at time zone coalesce(v_zone, 'America/Sao_Paulo');
+    exception when invalid_parameter_value then
+        -- A zone Python's tzdata knows and this server's does not: never fail the write.
+        return p_at at time zone 'America/Sao_Paulo';
+    end;
+end;
+$function$;
+
+COMMENT ON FUNCTION public.skillet_insight_bucket(double precision) IS
+$$The reply-time histogram's bucket of p_seconds: b holds (1.25^(b-1), 1.25^b] seconds, bucket 0
+up to 1 s, bucket 63 from about 12 days on (api.insight_series.bucket_of is its readable twin,
+held equal by a test).$$;
+CREATE OR REPLACE FUNCTION public.skillet_insight_bucket(p_seconds double precision)
+ RETURNS smallint
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+AS $function$
+    select least(63, greatest(0, ceil(ln(greatest(p_seconds, 1.0)) / ln(1.25))))::smallint
+$function$;
+
+COMMENT ON FUNCTION public.skillet_insight_conversation_day(uuid, date, uuid, boolean) IS
+$$Count p_conversation once on p_day (conversation_daily.conversations), and once more as with a
+person the first time p_with_person says so that day; conversation_days is the mark (a new day's
+mark lets the conversation's marks from before yesterday go).$$;
+CREATE OR REPLACE FUNCTION public.skillet_insight_conversation_day(p_org uuid, p_day date, p_conversation uuid, p_with_person boolean)
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO 'public', 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+    v_new boolean;
+begin
+    insert into conversation_days as c (organization_id, day, conversation_id, with_person)
+    values (p_org, p_day, p_conversation, p_with_person)
+    on conflict (organization_id, conversation_id, day) do update set with_person = true
+        where p_with_person and not c.with_person
+    returning (xmax = 0) into v_new;
+    if not found then
+        return;  -- counted already (and already with a person, if this one is)
+    end if;
+    if v_new then
+        -- Writes are stamped now (a day's mark matters for a day or so): the conversation's
+        -- marks from before yesterday go, so the table holds about one row per conversation.
+        delete from conversation_days
+        where organization_id = p_org and conversation_id = p_conversation
+          and day < p_day - 1;
+    end if;
+    insert into conversation_daily as d (organization_id, day, slot, conversations, with_person)
+    values (p_org, p_day, (pg_backend_pid() % 8)::smallint, case when v_new then 1 else 0 end,
+            case when p_with_person then 1 else 0 end)
+    on conflict (organization_id, day, slot) do update
+        set conversations = d.conversations + excluded.conversations,
+            with_person = d.with_person + excluded.with_person;
+end;
+$function$;
+REVOKE ALL ON FUNCTION public.skillet_insight_conversation_day(uuid, date, uuid, boolean) FROM PUBLIC;
+
+COMMENT ON FUNCTION public.skillet_insight_message() IS
+$$Trigger of messages (after insert): a customer message counts its conversation's day and its
+quarter hour; a person's or the phone's message marks the day's conversation with_person; an
+agent reply to a customer message adds its reply time (from that message's receipt).$$;
+CREATE OR REPLACE FUNCTION public.skillet_insight_message()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+    -- A customer message counts when it was received; a reply when it was written.
+    v_local timestamp := skillet_org_local_time(
+        new.organization_id,
+        case when new.direction = 'inbound' then coalesce(new.received_at, new.created_at)
+             else new.created_at end);
+    v_day date := v_local::date;
+    v_slot smallint := (pg_backend_pid() % 8)::smallint;
+    v_asked timestamptz;
+begin
+    if new.direction = 'inbound' then
+        perform skillet_insight_conversation_day(new.organization_id, v_day,
+                                                 new.conversation_id, false);
+        insert into customer_message_daily as d (organization_id, day, quarter, slot, messages)
+        values (new.organization_id, v_day,
+                (extract(hour from v_local) * 4 + floor(extract(minute from v_local) / 15))::smallint,
+                v_slot, 1)
+        on conflict (organization_id, day, quarter, slot) do update
+            set messages = d.messages + 1;
+        return null;
+    end if;
+    if new.author in ('person', 'phone') then
+        perform skillet_insight_conversation_day(new.organization_id, v_day,
+                                                 new.conversation_id, true);
+    elsif new.author = 'agent' and new.reply_to_id is not null then
+        select m.received_at into v_asked from messages m where m.id = new.reply_to_id;
+        if v_asked is not null then
+            insert into reply_time_daily as r (organization_id, day, who, bucket, slot, replies)
+            values (new.organization_id, v_day, 'agent',
+                    skillet_insight_bucket(extract(epoch from new.created_at - v_asked)),
+                    v_slot, 1)
+            on conflict (organization_id, day, who, bucket, slot) do update
+                set replies = r.replies + 1;
+        end if;
+    end if;
+    return null;
+end;
+$function$;
+REVOKE ALL ON FUNCTION public.skillet_insight_message() FROM PUBLIC;
+CREATE TRIGGER messages_insight AFTER INSERT ON messages FOR EACH ROW EXECUTE FUNCTION skillet_insight_message();
+
+COMMENT ON FUNCTION public.skillet_insight_conversation() IS
+$$Trigger of conversations (after update of mode, person_replied_at): a change from the agent to
+waiting or human counts a handoff of its cause; a person's first reply after a handoff adds its
+time from the handoff; either marks the day's conversation with_person (first: the lock order of
+the Painel's counters).$$;
+CREATE OR REPLACE FUNCTION public.skillet_insight_conversation()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+    v_slot smallint := (pg_backend_pid() % 8)::smallint;
+    v_day date;
+begin
+    if old.mode = 'agent' and new.mode <> 'agent' then
+        -- The day of the change (skillet_change_mode stamps mode_since with it); the
+        -- conversation's day first (the lock order above).
+        v_day := skillet_org_local_time(new.organization_id,
+                                        coalesce(new.mode_since, now()))::date;
+        perform skillet_insight_conversation_day(new.organization_id, v_day, new.id, true);
+        insert into handoff_daily as h (organization_id, day, cause, slot, handoffs)
+        values (new.organization_id, v_day, coalesce(new.mode_cause, ''), v_slot, 1)
+        on conflict (organization_id, day, cause, slot) do update
+            set handoffs = h.handoffs + 1;
+    end if;
+    -- A person's first reply since a handoff that happened before it (as the API's
+    -- skillet_handoff_first_reply_seconds: a takeover by reply starts and answers at once).
+    if old.handoff_at is not null and old.person_replied_at is null
+       and new.person_replied_at is not null then
+        v_day := skillet_org_local_time(new.organization_id, new.person_replied_at)::date;
+        perform skillet_insight_conversation_day(new.organization_id, v_day, new.id, true);
+        insert into reply_time_daily as r (organization_id, day, who, bucket, slot, replies)
+        values (new.organization_id, v_day, 'person',
+                skillet_insight_bucket(extract(epoch from new.person_replied_at - old.handoff_at)),
+                v_slot, 1)
+        on conflict (organization_id, day, who, bucket, slot) do update
+            set replies = r.replies + 1;
+    end if;
+    return null;
+end;
+$function$;
+REVOKE ALL ON FUNCTION public.skillet_insight_conversation() FROM PUBLIC;
+CREATE TRIGGER conversations_insight AFTER UPDATE OF mode, person_replied_at ON conversations FOR EACH ROW WHEN (old.mode = 'agent'::text AND new.mode <> 'agent'::text OR old.person_replied_at IS NULL AND new.person_replied_at IS NOT NULL) EXECUTE FUNCTION skillet_insight_conversation();

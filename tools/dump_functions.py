@@ -188,6 +188,18 @@ GROUPS: tuple[Group, ...] = (
         "What a job could not do, kept for an operator or the org to requeue.",
         ("skillet_record_dead_letter",),
     ),
+    Group(
+        "The Painel's daily counts",
+        "Triggers on messages and conversations count each org's day (its business-hours time "
+        "zone) for GET /v1/insights.",
+        (
+            "skillet_org_local_time",
+            "skillet_insight_bucket",
+            "skillet_insight_conversation_day",
+            "skillet_insight_message",
+            "skillet_insight_conversation",
+        ),
+    ),
 )
 UNGROUPED = Group(
     "Not grouped yet",

@@ -96,6 +96,7 @@ async def serve_api(settings: Settings, host: str, port: int, stop: asyncio.Even
             rehearsal_days=settings.rehearsal_days,
             similarity=similarity_backend(settings),
             console_public_url=settings.console_public_url,
+            model_prices=settings.prices(),
             presence=presence,
         )
         runner, bound = await start_site(build_app(deps), host, port)

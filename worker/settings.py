@@ -10,6 +10,7 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from api.model_prices import ModelPrices, ModelPricesInvalid, parse_model_prices
 from conversation.opt_out import DEFAULT_OPT_IN_WORDS, DEFAULT_OPT_OUT_WORDS, OptWords
 from inbox.reactions import DEFAULT_NEGATIVE_REACTIONS
 from similarity.choice import SimilarityConfig
@@ -255,6 +256,10 @@ class Settings(BaseSettings):
     console_public_url: str | None = Field(
         default=None, pattern=r"^https?://[^\s/?#]+(/[^\s?#]*)?$"
     )
+    # What each model's tokens cost, for the console's Painel (api/model_prices.py): JSON
+    # {"<provider>/<model>": {"input": R$, "cached_input": R$, "output": R$}} per million
+    # tokens; unset, the panel shows tokens without a cost.
+    model_prices: str | None = None
     # Its rate limits (api/rate_limit.py), counted in Redis per minute; 0 turns one off.
     # Failed authentications per client address, then 429 for that address's requests:
     api_auth_failures_per_minute: int = Field(default=20, ge=0)
@@ -407,6 +412,18 @@ class Settings(BaseSettings):
                     f"api_trusted_proxies: {entry!r} is not an IP address or CIDR"
                 ) from None
         return value
+
+    @field_validator("model_prices")
+    @classmethod
+    def _prices_readable(cls, value: str | None) -> str | None:
+        try:
+            parse_model_prices(value)
+        except ModelPricesInvalid as exc:
+            raise ValueError(f"SKILLET_MODEL_PRICES: {exc}") from None
+        return value
+
+    def prices(self) -> ModelPrices:
+        return parse_model_prices(self.model_prices)
 
     @model_validator(mode="after")
     def _package_limits_consistent(self) -> Settings:

@@ -50,6 +50,7 @@ from api.console.sessions import (
 )
 from api.errors import ApiError
 from api.guard import authenticate_key
+from api.keys import Role
 from api.rate_limit import LIMITER, RateLimited
 from api.routing import DEPS, Principal
 from core.db_errors import db_errors
@@ -60,6 +61,7 @@ log = structlog.get_logger(__name__)
 SIGN_IN_PATH = f"{CONSOLE_PREFIX}/entrar"
 SIGN_OUT_PATH = f"{CONSOLE_PREFIX}/sair"
 HOME_PATH = f"{CONSOLE_PREFIX}/atendimento"  # where a signed-in person lands
+PAINEL_PATH = f"{CONSOLE_PREFIX}/painel"  # where an admin lands instead
 Form = MultiDictProxy[Any]
 # A POST's twin, cloned before its body is read: a refused action's page reads the API with
 # other queries (a thread's next page) through clones of it (aiohttp clones no request whose
@@ -294,6 +296,11 @@ async def sign_in(request: web.Request) -> web.StreamResponse:
     return await start_session(request, principal)
 
 
+def home_of(principal: Principal) -> str:
+    """The first page: the Painel for an admin, Atendimento for everyone else."""
+    return PAINEL_PATH if principal.role is Role.ADMIN else HOME_PATH
+
+
 async def start_session(request: web.Request, principal: Principal) -> web.StreamResponse:
     """A new session for `principal` (its cookie set), and the way to the home page."""
     pool = request.app[DEPS].pool
@@ -305,7 +312,7 @@ async def start_session(request: web.Request, principal: Principal) -> web.Strea
     log.info(
         "console.signed_in", organization_id=str(principal.organization_id), actor=principal.prefix
     )
-    response = see_other(HOME_PATH)
+    response = see_other(home_of(principal))
     set_cookie(request, response, SESSION_COOKIE, secret, SESSION_TTL_S)
     forget(response, SIGN_IN_COOKIE)
     return response

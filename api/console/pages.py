@@ -40,6 +40,7 @@ ROLE_NAMES = {Role.VIEWER: "leitura", Role.EDITOR: "edição", Role.ADMIN: "admi
 # (path, label, the API read the page needs): a link shows only if the key may follow it.
 NAV = (
     ("/atendimento", "Atendimento", "list_conversations_route"),
+    ("/painel", "Painel", "get_insights_route"),
     ("/marketplace", "Marketplace", "list_catalog"),
     ("/skills", "Skills", "list_installed"),
     ("/enviar", "Enviar .zip", "upload_skill"),

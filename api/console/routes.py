@@ -12,11 +12,20 @@ import structlog
 from aiohttp import web
 from aiohttp.typedefs import Handler as AiohttpHandler
 
-from api.console import actions, attendance, conversation_list, media, pages, skill_editor
+from api.console import (
+    actions,
+    attendance,
+    conversation_list,
+    media,
+    pages,
+    painel,
+    skill_editor,
+)
 from api.console.auth import (
-    HOME_PATH,
     SIGN_IN_PATH,
     SIGN_OUT_PATH,
+    Visit,
+    home_of,
     invitation_accept,
     invitation_form,
     sign_in,
@@ -35,6 +44,7 @@ log = structlog.get_logger(__name__)
 STATIC_DIR = Path(__file__).parent / "static"
 P = CONSOLE_PREFIX
 PAGES = (
+    ("/painel", painel.painel),
     ("/atendimento", attendance.queue_page),
     ("/marketplace", pages.marketplace),
     ("/skills", pages.installed),
@@ -92,14 +102,14 @@ async def html_errors(request: web.Request, handler: AiohttpHandler) -> web.Stre
         return _failure(request, 500, "internal_error", "Erro interno; tente de novo.")
 
 
-async def _home(request: web.Request) -> web.StreamResponse:
-    return see_other(HOME_PATH)
+async def _home(request: web.Request, visit: Visit) -> web.StreamResponse:
+    return see_other(home_of(visit.principal))
 
 
 def add_console(app: web.Application) -> None:
     app[TEMPLATES] = build_templates()
-    app.router.add_get(P, _home)
-    app.router.add_get(P + "/", _home)
+    app.router.add_get(P, signed_in(_home))
+    app.router.add_get(P + "/", signed_in(_home))
     app.router.add_get(SIGN_IN_PATH, sign_in_form)
     app.router.add_post(SIGN_IN_PATH, sign_in)
     app.router.add_post(SIGN_OUT_PATH, sign_out)
@@ -110,6 +120,7 @@ def add_console(app: web.Application) -> None:
         app.router.add_get(P + path, signed_in(pages.page(reader)))
     app.router.add_get(P + "/chaves", signed_in(pages.keys_page))
     app.router.add_get(P + "/equipe", signed_in(pages.team_page))
+    app.router.add_get(P + "/painel.csv", signed_in(painel.painel_csv))
     # What the Atendimento pages' script polls (static/atendimento.js).
     app.router.add_get(P + "/atendimento/dados", signed_in(attendance.queue_json))
     app.router.add_get(P + "/conversas/{id}/dados", signed_in(attendance.conversation_json))

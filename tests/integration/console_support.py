@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -56,11 +57,14 @@ async def shot(page: Page, name: str) -> None:
         await page.screenshot(path=str(directory / f"{name}.png"), full_page=True)
 
 
+HOME_PAGES = re.compile(r".*/console/(atendimento|painel)$")
+
+
 async def sign_in(page: Page, base_url: str, key: str) -> None:
     await page.goto(f"{base_url}/console/entrar")
     await page.fill("#key", key)
     await page.press("#key", "Enter")  # the operator's form (the e-mail form comes first)
-    await page.wait_for_url(f"{base_url}/console/atendimento")
+    await page.wait_for_url(HOME_PAGES)  # an admin lands on the Painel
 
 
 async def sign_in_person(page: Page, base_url: str, email: str, password: str) -> None:
@@ -68,7 +72,7 @@ async def sign_in_person(page: Page, base_url: str, email: str, password: str) -
     await page.fill("#email", email)
     await page.fill("#password", password)
     await page.click("form.entrar-pessoa button")
-    await page.wait_for_url(f"{base_url}/console/atendimento")
+    await page.wait_for_url(HOME_PAGES)
 
 
 async def csrf_of(page: Page) -> str:

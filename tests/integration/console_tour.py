@@ -39,8 +39,9 @@ from worker.settings import Settings
 
 # GET routes of the console that are not pages, and why.
 NOT_PAGES = {
-    "/console": "a redirect to Atendimento",
-    "/console/": "a redirect to Atendimento",
+    "/console": "a redirect to the first page (Painel for an admin, else Atendimento)",
+    "/console/": "a redirect to the first page (Painel for an admin, else Atendimento)",
+    "/console/painel.csv": "the Painel's series, a CSV file",
     "/console/palavras-chave": "JSON for the keyword preview",
     "/console/atendimento/dados": "JSON the Atendimento script polls",
     "/console/conversas/{id}/dados": "JSON the conversation script polls",
@@ -184,6 +185,10 @@ def _pages(t: Tour) -> dict[str, list[tuple[str, str]]]:
         "/console/entrar": [("", f"{c}/entrar"), ("", f"{c}/entrar?motivo=sessao")],
         "/console/convite/{token}": [("", f"{c}/convite/{token}"), ("", f"{c}/convite/x")],
         "/console/atendimento": [(r, f"{c}/atendimento") for r in each],
+        "/console/painel": [
+            ("admin", f"{c}/painel"),
+            ("viewer", f"{c}/painel?from=2026-01-01&to=2026-12-31"),  # refused: too long
+        ],
         "/console/marketplace": [("admin", f"{c}/marketplace"), ("viewer", f"{c}/marketplace")],
         "/console/skills": [("admin", f"{c}/skills"), ("viewer", f"{c}/skills")],
         "/console/skills/{name}": [("admin", f"{c}/skills/agenda")],
@@ -244,7 +249,9 @@ class Visitor:
             self.api.base_url + "/console/entrar", data={"csrf": token, "key": key}
         ) as answer:
             text = await answer.text()
-            assert answer.status == 200 and "/console/atendimento" in str(answer.url), text
+            landed = str(answer.url)  # an admin lands on the Painel
+            assert answer.status == 200 and "/console/" in landed, text
+            assert landed.endswith(("/console/atendimento", "/console/painel")), landed
             self.csrf = csrf_in(text)
 
     async def get(self, path: str) -> tuple[int, str, str]:

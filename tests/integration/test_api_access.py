@@ -302,6 +302,7 @@ def _walk(a: OrgA) -> dict[tuple[str, str], tuple[Call, int]]:
             404,
         ),
         ("GET", "/v1/usage/tokens"): (Call("/v1/usage/tokens?days=90"), 200),
+        ("GET", "/v1/insights"): (Call("/v1/insights"), 200),
         ("GET", "/v1/agents"): (Call("/v1/agents"), 200),
         ("PATCH", "/v1/agents/{id}"): (
             Call(f"/v1/agents/{a.agent_id}", {"system_prompt": "tomada"}),
