@@ -103,3 +103,10 @@ async def test_turned_on_in_the_console_and_its_answers_shown(
         assert "satisfacao:" not in text and "[opções" not in text
         assert "interactive" not in text and "sem resposta" not in text
         await shot(page, "satisfaction-03-conversa")
+
+        # The Painel shows the same answers for its period.
+        await page.goto(f"{api.base_url}/console/painel")
+        section = page.locator("#satisfacao")
+        await expect(section.locator("tbody tr").first).to_contain_text("chave")
+        await expect(section.locator("tbody tr").first.locator("td").last).to_have_text("3,00")
+        await shot(page, "satisfaction-04-painel")
