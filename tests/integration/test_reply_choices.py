@@ -20,7 +20,7 @@ from core.channel_kind import ChannelKind
 from tests.integration.api_support import create_key, running_api
 from tests.integration.support import create_org, run_burst
 from tests.integration.webhook_support import connect_number, running_webhook
-from tests.integration.whatsapp_fakes import Answer, FakeGraphApi, FakeWaha
+from tests.integration.whatsapp_fakes import FakeGraphApi, FakeWaha
 from tests.whatsapp_payloads import cloud_delivery, cloud_text, cloud_value, waha_event
 from turn.agent_queries import insert_agent
 from turn.model import ModelRequest, ModelResponse, ToolCall
@@ -194,8 +194,7 @@ async def test_meta_refusing_the_choices_fails_that_part_only_with_a_reason_in_p
 ) -> None:
     await _org(db, ChannelKind.CLOUD_API)
     model = ChoicesModel(OFFER)
-    refusal = {"error": {"message": "Unsupported message type", "code": 131051}}
-    fake_graph.script = [Answer(200, {"messages": [{"id": "wamid.text"}]}), Answer(400, refusal)]
+    fake_graph.interactive_refusal = (131051, "Unsupported message type")
     await _cloud_posts(whatsapp_settings, _cloud_text("Quero agendar"))
     worker = await run_burst(whatsapp_settings, model=model)
     assert worker.jobs_failed == 0

@@ -90,6 +90,8 @@ class FakeGraphApi(_FakeApi):
         self.uploads: dict[str, tuple[str, str, str, bytes]] = {}
         self.upload_outages = 0  # uploads answered 503 before the real answer
         self.sends: list[tuple[str, Any]] = []
+        # Set: Meta refuses every interactive message with this (code, message).
+        self.interactive_refusal: tuple[int, str] | None = None
         # Read marks (POST /messages `status: read`): (phone_number_id, message_id, typing);
         # and every accepted read mark and text in order, ("read", message_id) or
         # ("text", body), so what the customer saw first shows.
@@ -286,6 +288,8 @@ class FakeGraphApi(_FakeApi):
         up to 10 rows in all, row titles up to 24, descriptions up to 72, ids up to 200, the
         button up to 20); anything else 131009 (parameter value is not valid)."""
         interactive = body.get("interactive") or {}
+        if self.interactive_refusal is not None:  # e.g. (131051, "Unsupported message type")
+            return _graph_error(400, *self.interactive_refusal)
         refused = _interactive_refusal(interactive)
         if refused is not None:
             return _graph_error(400, 131009, f"Parameter value is not valid: {refused}")
