@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from api.bodies import read_json
 from api.errors import ApiError
+from api.media_routes import FILE_HEADERS, attachment
 from api.pagination import page_of, parse_limit, read_cursor, time_id_keyset
 from api.rehearsal_routes import draft_change, losses
 from api.routing import Principal, Reply, deps_of, org_db
@@ -27,6 +28,7 @@ from consolidation.similarity import SkillText
 from conversation.satisfaction import ButtonsRefused, checked_buttons
 from conversation.satisfaction_queries import fetch_satisfaction_settings
 from conversation.satisfaction_settings import change_satisfaction
+from inbox.file_names import safe_file_name
 from rehearsal.confirmation import loss_message
 from skills.draft_merge import merge_draft
 from skills.draft_queries import (
@@ -40,12 +42,16 @@ from skills.drafts import (
     Decision,
     DraftError,
     approve_draft,
+    locate_draft_file,
     reject_draft,
     set_agent_authoring,
     show_draft,
 )
+from skills.edit_package import matcher_texts
 from skills.models import SkillMatcher
+from skills.publisher import content_type_of
 from skills.queries import list_installed_skills
+from skills.skill_view import read_file
 from suggestions.queries import fetch_draft_suggestion
 
 # What `confirm` a draft's approval takes (the similarity issue's words for "publish anyway").
@@ -139,15 +145,42 @@ async def show_draft_route(request: web.Request, principal: Principal) -> Reply:
         [hints] = await _close_to(request, conn, principal.organization_id, [draft])
         suggestion = await fetch_draft_suggestion(conn, principal.organization_id, draft.name)
         same = await _closest(request, conn, principal.organization_id, draft.name)
+    keywords, probes = matcher_texts(draft.version.matcher)
     return {
         "suggestion": None if suggestion is None else suggestion[1],
         **draft.to_json(),
         "body": draft.version.body,
+        # As an installed skill's page reads them (GET /v1/skills/{name}): the package's
+        # comma-separated keyword strings and the draft version's files.
+        "keywords": keywords,
+        "probe_keywords": probes,
+        "files": [
+            {"path": e.path, "size": e.size, "kind": str(e.kind)} for e in draft.version.manifest
+        ],
         "diff": diff.to_json(),
         "close_to": hints,
         # The installed skill approving must choose about (create anyway or merge), or None.
         "same_as": None if same is None else same.to_json(),
     }
+
+
+async def download_draft_file_route(request: web.Request, principal: Principal) -> web.Response:
+    """A pending draft's file, as GET /v1/skills/{name}/files/{path} serves an installed
+    skill's: an attachment, nosniff, Content-Type as stored."""
+    name, path = request.match_info["name"], request.match_info["path"]
+    async with org_db(request, principal) as conn:
+        key, entry = await locate_draft_file(conn, principal.organization_id, name, path)
+    found = await read_file(deps_of(request).store, key, entry)
+    content_type = content_type_of(path, entry.kind)
+    return web.Response(
+        body=found.data,
+        content_type=content_type.split(";")[0],
+        charset="utf-8" if content_type.endswith("utf-8") else None,
+        headers={
+            **FILE_HEADERS,
+            "Content-Disposition": attachment(safe_file_name(path.rsplit("/", 1)[-1]) or "arquivo"),
+        },
+    )
 
 
 def _decision_json(decision: Decision) -> dict[str, Any]:

@@ -211,6 +211,15 @@ ROUTES: tuple[Route, ...] = (
         tags=("drafts",),
     ),
     Route(
+        "GET",
+        "/v1/drafts/{name}/files/{path:.+}",
+        drafts.download_draft_file_route,
+        V,
+        "os bytes de um arquivo do rascunho pendente, como anexo (nosniff)",
+        tags=("drafts",),
+        produces="application/octet-stream",
+    ),
+    Route(
         "POST",
         "/v1/drafts/{name}/approve",
         drafts.approve_draft_route,

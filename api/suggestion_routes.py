@@ -14,7 +14,9 @@ from pydantic import BaseModel, ConfigDict
 
 from api.bodies import read_json
 from api.pagination import encode_cursor, parse_limit, read_cursor, time_id_keyset
-from api.routing import Principal, Reply, org_db
+from api.routing import Principal, Reply, deps_of, org_db
+from consolidation.measure import VectorBackend
+from similarity.backend import Embedder
 from skills.models import LoadedSkill
 from skills.queries import list_installed_skills
 from suggestions.closest import closest_skill
@@ -74,11 +76,19 @@ def _closest(groups: Sequence[LessonGroup], installed: Sequence[LoadedSkill]) ->
     return found
 
 
+def _embedder(request: web.Request) -> Embedder | None:
+    """The similarity backend in use, for grouping questions (None: lexical)."""
+    backend = deps_of(request).similarity
+    return backend.embedder if isinstance(backend, VectorBackend) else None
+
+
 async def list_suggestions_route(request: web.Request, principal: Principal) -> Reply:
     limit = parse_limit(request.query)
     after = read_cursor("suggestions", request.query, time_id_keyset)
     async with org_db(request, principal) as conn:
-        groups = await visible_groups(conn, principal.organization_id, _now())
+        groups = await visible_groups(
+            conn, principal.organization_id, _now(), embedder=_embedder(request)
+        )
         if after is not None:
             at, ident = after
             groups = [g for g in groups if (g.lessons[-1].at, uuid.UUID(g.id)) < (at, ident)]
@@ -100,13 +110,21 @@ async def list_suggestions_route(request: web.Request, principal: Principal) -> 
 
 async def count_suggestions(request: web.Request, principal: Principal) -> int:
     async with org_db(request, principal) as conn:
-        return len(await visible_groups(conn, principal.organization_id, _now()))
+        found = await visible_groups(
+            conn, principal.organization_id, _now(), embedder=_embedder(request)
+        )
+        return len(found)
 
 
 async def dismiss_suggestion_route(request: web.Request, principal: Principal) -> Reply:
     async with org_db(request, principal) as conn:
         group = await dismiss_group(
-            conn, principal.organization_id, request.match_info["id"], principal.prefix, _now()
+            conn,
+            principal.organization_id,
+            request.match_info["id"],
+            principal.prefix,
+            _now(),
+            _embedder(request),
         )
     return {"id": group.id, "dismissed": True}
 
@@ -114,7 +132,12 @@ async def dismiss_suggestion_route(request: web.Request, principal: Principal) -
 async def draft_suggestion_route(request: web.Request, principal: Principal) -> Reply:
     async with org_db(request, principal) as conn:
         taught = await teach_group(
-            conn, principal.organization_id, request.match_info["id"], principal.prefix, _now()
+            conn,
+            principal.organization_id,
+            request.match_info["id"],
+            principal.prefix,
+            _now(),
+            _embedder(request),
         )
     return {"draft": taught.name}
 

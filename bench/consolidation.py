@@ -413,9 +413,10 @@ def main() -> int:
     parser.add_argument("--group-threshold", type=float, default=GROUP_THRESHOLD)
     parser.add_argument(
         "--corpus",
+        action="append",
         choices=("standard", "generated", "paraphrased-keywords", "handwritten"),
-        default="standard",
-        help="generated = standard; handwritten: tests/data/similarity_corpus.txt",
+        help="generated = standard; handwritten: tests/data/similarity_corpus.txt; with "
+        "--backend it may be repeated (both corpora in one table)",
     )
     parser.add_argument(
         "--backend",
@@ -427,13 +428,13 @@ def main() -> int:
     parser.add_argument("--no-database", action="store_true", help="skip the real cycle")
     args = parser.parse_args()
     configure_logging(log_format="console", level="WARNING", log_bodies=False)
-    if args.corpus == "generated":
-        args.corpus = "standard"
-    if args.backend or args.corpus == "handwritten":
+    corpora = ["standard" if c == "generated" else c for c in args.corpus or ["standard"]]
+    if args.backend or "handwritten" in corpora:
         from bench.consolidation_backends import compare
 
         seeds = _seeds(args.seeds) if args.seeds else [args.seed]
-        return compare(args.backend or ["lexical"], args.corpus, seeds, sweep_lines=args.sweep)
+        return compare(args.backend or ["lexical"], corpora, seeds, sweep_lines=args.sweep)
+    args.corpus = corpora[0]
     if args.seeds:
         rows = [
             measure(seed, args.threshold, args.group_threshold, args.corpus)

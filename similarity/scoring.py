@@ -1,5 +1,7 @@
 """Scores between stored vectors, pure: cosine after the model's background is taken out
-(similarity.background), or plain cosine when the model has none; and which pairs are links.
+(similarity.background), or plain cosine when the model has none; local scaling (what a
+consolidation's grouping score adds, consolidation.measure.grouping_scores); and which pairs
+are links.
 
 Links join each skill only to its NEAREST_PER_SKILL closest others (either side's choice),
 at or above the line: an embedding model scores skills about one aspect of different
@@ -88,3 +90,21 @@ def nearest_pairs(
     chosen |= chosen.T
     rows, cols = np.nonzero(np.triu(chosen & (scores >= threshold), k=1))
     return list(zip(rows.tolist(), cols.tolist(), strict=True))
+
+
+def local_scaled(scores: npt.NDArray[np.float64], k: int) -> npt.NDArray[np.float64]:
+    """Each pair's score less the mean of the two skills' own neighbourhoods: score(i, j) -
+    (r_i + r_j) / 2, r_i the mean of i's `k` best scores with others (cross-domain similarity
+    local scaling). In an org of many skills about one product or one service, every skill
+    has close neighbours and a raw line joins them all; a pair stands out only when it is
+    closer than each side's usual neighbours. A set of fewer than two stays as it is."""
+    n = scores.shape[0]
+    if n < 2:
+        return scores.copy()
+    others = scores.copy()
+    np.fill_diagonal(others, -np.inf)
+    take = min(k, n - 1)
+    best = -np.partition(-others, take - 1, axis=1)[:, :take]
+    usual = best.mean(axis=1)
+    scaled: npt.NDArray[np.float64] = scores - 0.5 * (usual[:, None] + usual[None, :])
+    return scaled

@@ -1,5 +1,9 @@
 """SQL of stored skill vectors (skill_vectors): one row per skill version, backend and model.
-The caller owns the transaction and has bound the org (row-level security)."""
+The caller owns the transaction and has bound the org (row-level security).
+
+The stored model id is the model's and the recipe of the text embedded (similarity.vectors.
+TEXT_RECIPE, "enpt@0.3.0/2"): a vector of another recipe is never read, so a change of what
+is embedded re-makes every vector at the next cycle, as a change of model does."""
 
 from __future__ import annotations
 
@@ -7,6 +11,13 @@ import uuid
 from collections.abc import Sequence
 
 import asyncpg
+
+from similarity.vectors import TEXT_RECIPE
+
+
+def stored_model_id(model_id: str) -> str:
+    return f"{model_id}/{TEXT_RECIPE}"
+
 
 LIST_VECTORS = """
 select version_id, vector
@@ -19,7 +30,7 @@ async def list_vectors(
     conn: asyncpg.Connection, version_ids: Sequence[uuid.UUID], backend: str, model_id: str
 ) -> dict[uuid.UUID, list[float]]:
     """The stored vectors of these versions (the org's and the catalog's), by version id."""
-    rows = await conn.fetch(LIST_VECTORS, list(version_ids), backend, model_id)
+    rows = await conn.fetch(LIST_VECTORS, list(version_ids), backend, stored_model_id(model_id))
     return {row["version_id"]: list(row["vector"]) for row in rows}
 
 
@@ -33,7 +44,7 @@ async def list_stored_ids(
     conn: asyncpg.Connection, version_ids: Sequence[uuid.UUID], backend: str, model_id: str
 ) -> set[uuid.UUID]:
     """Which of these versions have a stored vector (without reading the vectors)."""
-    rows = await conn.fetch(LIST_STORED_IDS, list(version_ids), backend, model_id)
+    rows = await conn.fetch(LIST_STORED_IDS, list(version_ids), backend, stored_model_id(model_id))
     return {row["version_id"] for row in rows}
 
 
@@ -60,4 +71,5 @@ async def insert_vectors(
     ids = list(vectors)
     dimensions = len(vectors[ids[0]])
     flat = [x for version_id in ids for x in vectors[version_id]]
-    await conn.execute(INSERT_VECTORS, organization_id, ids, backend, model_id, flat, dimensions)
+    model = stored_model_id(model_id)
+    await conn.execute(INSERT_VECTORS, organization_id, ids, backend, model, flat, dimensions)

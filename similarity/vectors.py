@@ -18,14 +18,29 @@ from collections.abc import Sequence
 SKILL_BODY_CHARS = 200
 SKILL_TEXT_CHARS = 600  # name + description + body opening, whatever a package allows
 QUESTION_CHARS = 300
+# What skill_text embeds, versioned: stored vectors are keyed by it (similarity.vector_queries).
+# 2: the keywords joined the text.
+TEXT_RECIPE = "2"
+MAX_KEYWORDS_EMBEDDED = 16
 MAX_DIMENSIONS = 8_192
 
 
-def skill_text(name: str, description: str, body: str, body_chars: int = SKILL_BODY_CHARS) -> str:
-    """The bounded text embedded for one skill version."""
+def skill_text(
+    name: str,
+    description: str,
+    body: str,
+    keywords: Sequence[str] = (),
+    body_chars: int = SKILL_BODY_CHARS,
+) -> str:
+    """The bounded text embedded for one skill version: its keywords, when it has any, on a
+    line after the description (they say what the skill is for, in the pile's own word)."""
     title = name.replace("-", " ").replace("_", " ")
     opening = " ".join(body[: body_chars * 2].split())[:body_chars]
-    return f"{title}: {' '.join(description.split())}\n{opening}"[:SKILL_TEXT_CHARS]
+    head = f"{title}: {' '.join(description.split())}"
+    listed = ", ".join(" ".join(k.split()) for k in keywords[:MAX_KEYWORDS_EMBEDDED])
+    if listed:
+        head += f"\n{listed}"
+    return f"{head}\n{opening}"[:SKILL_TEXT_CHARS]
 
 
 def question_text(text: str) -> str:

@@ -1,4 +1,5 @@
-"""A person's side of agent-authored drafts: list, show, approve, reject; the authoring mode.
+"""A person's side of agent-authored drafts: list, show (and a file's bytes), approve,
+reject; the authoring mode.
 
 Approving moves the skill's pointer to the draft's version, in one transaction with the
 draft's decision, the usage row (active again, a `patch` of curator activity) and an audit
@@ -22,6 +23,7 @@ import asyncpg
 
 from core.audit import AuditEntry, insert_audit
 from core.errors import SkilletError
+from core.object_store import object_key
 from skills.catalog import catalog_lock, reactivate_installed_skill
 from skills.catalog_queries import fetch_org_pointed_version
 from skills.curator.queries import lock_curator_orgs
@@ -35,6 +37,8 @@ from skills.draft_queries import (
     update_agent_authoring,
     update_draft_decided,
 )
+from skills.editing_errors import SkillFileNotFound
+from skills.models import ManifestEntry
 from skills.queries import upsert_skill_pointer
 from skills.usage import UsageBump, UsageEvent, UsageStore
 
@@ -62,6 +66,20 @@ async def show_draft(
         raise _not_found(name)
     installed = await fetch_org_pointed_version(conn, organization_id, name)
     return draft, diff_versions(installed, draft.version)
+
+
+async def locate_draft_file(
+    conn: asyncpg.Connection, organization_id: uuid.UUID, name: str, path: str
+) -> tuple[str, ManifestEntry]:
+    """The object key and manifest entry of `path` in the pending draft of `name` (a draft's
+    files are stored under its own version id, as a published version's are)."""
+    draft = await fetch_pending_draft(conn, organization_id, name)
+    if draft is None:
+        raise _not_found(name)
+    entry = next((e for e in draft.version.manifest if e.path == path), None)
+    if entry is None:
+        raise SkillFileNotFound(name, path)
+    return object_key(organization_id, name, draft.version.version_id, path), entry
 
 
 async def approve_draft(

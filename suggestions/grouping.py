@@ -20,13 +20,9 @@ from dataclasses import dataclass
 
 from suggestions.lessons import Lesson
 from suggestions.privacy import names_in, profile_names, redact_question
-from suggestions.similarity import QuestionSimilarity
+from suggestions.similarity import LEXICAL_GROUP_THRESHOLD, QuestionSimilarity
 
-# bench/suggestions.py, tune part (lexical with concepts), precision / recall: 0.40 0.833 /
-# 0.347, 0.45 0.850 / 0.278, 0.50 0.873 / 0.224, 0.55 0.929 / 0.159 (the lowest threshold at
-# or above 0.9: the best recall there), 0.60 0.909 / 0.082. The wrong pairs left are mostly
-# questions about two things ("pix tem desconto?" beside "tem cupom de desconto?").
-GROUP_THRESHOLD = 0.55
+GROUP_THRESHOLD = LEXICAL_GROUP_THRESHOLD  # each similarity has its own (suggestions.similarity)
 
 
 @dataclass(frozen=True)
@@ -70,14 +66,25 @@ def _redacted(lesson: Lesson) -> str:
     return redact_question(text, [*profile_names(lesson.contact_name), *names_in(text)])[0]
 
 
+def grouping_texts(lessons: Sequence[Lesson]) -> list[str]:
+    """The texts grouping scores, in the order it reads the lessons (oldest first)."""
+    return [_redacted(lesson) for lesson in ordered_lessons(lessons)]
+
+
+def ordered_lessons(lessons: Sequence[Lesson]) -> list[Lesson]:
+    return sorted(lessons, key=lambda lesson: (lesson.at, str(lesson.id)))
+
+
 def group_lessons(
     lessons: Sequence[Lesson],
     similarity: QuestionSimilarity,
-    threshold: float = GROUP_THRESHOLD,
+    threshold: float | None = None,
 ) -> list[LessonGroup]:
-    """Groups of `lessons`, newest group (by its newest lesson) first."""
-    ordered = sorted(lessons, key=lambda lesson: (lesson.at, str(lesson.id)))
-    scores = similarity.scores([_redacted(lesson) for lesson in ordered])
+    """Groups of `lessons`, newest group (by its newest lesson) first; at the similarity's
+    own threshold unless one is given."""
+    ordered = ordered_lessons(lessons)
+    scores = similarity.scores(grouping_texts(ordered))
+    threshold = similarity.threshold if threshold is None else threshold
     groups = [
         LessonGroup(str(ordered[idx[0]].id), tuple(ordered[k] for k in idx))
         for idx in cluster(scores, len(ordered), threshold)

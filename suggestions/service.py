@@ -26,6 +26,7 @@ import asyncpg
 from conversation.handoff.texts import HANDOFF_ACK_DEFAULT, HANDOFF_WAIT_NOTICE_DEFAULT
 from core.audit import AuditEntry, insert_audit
 from core.errors import SkilletError
+from similarity.backend import Embedder
 from skills.catalog import catalog_lock
 from skills.catalog_queries import fetch_platform_pointed_version
 from skills.draft_queries import fetch_pending_draft, insert_draft, update_draft_version
@@ -46,7 +47,8 @@ from suggestions.queries import (
     update_draft_suggestion,
     upsert_dismissal,
 )
-from suggestions.similarity import LexicalSimilarity, QuestionSimilarity
+from suggestions.question_vectors import similarity_for
+from suggestions.similarity import QuestionSimilarity
 
 LESSON_DAYS = 90  # how far back answers are read
 MAX_THREAD_MESSAGES = 20_000  # read per listing: bounds the grouping's work
@@ -66,8 +68,10 @@ async def read_groups(
     organization_id: uuid.UUID,
     now: datetime,
     similarity: QuestionSimilarity | None = None,
+    embedder: Embedder | None = None,
 ) -> list[LessonGroup]:
-    """Every group of the org's lessons, newest first, dismissed ones included."""
+    """Every group of the org's lessons, newest first, dismissed ones included; grouped by
+    `similarity` when given, else by the backend `embedder` is of (lexical without one)."""
     thread = await list_thread_messages(
         conn, organization_id, now - timedelta(days=LESSON_DAYS), MAX_THREAD_MESSAGES
     )
@@ -83,7 +87,8 @@ async def read_groups(
             lessons.extend(lessons_of(thread[start:i], fixed))
             start = i
     newest = sorted(lessons, key=lambda x: (x.at, str(x.id)))[-MAX_LESSONS:]
-    return await asyncio.to_thread(group_lessons, newest, similarity or LexicalSimilarity())
+    chosen = similarity or await similarity_for(embedder, newest)
+    return await asyncio.to_thread(group_lessons, newest, chosen)
 
 
 async def visible_groups(
@@ -91,9 +96,10 @@ async def visible_groups(
     organization_id: uuid.UUID,
     now: datetime,
     similarity: QuestionSimilarity | None = None,
+    embedder: Embedder | None = None,
 ) -> list[LessonGroup]:
     """The groups not dismissed, or joined by a new lesson since they were."""
-    groups = await read_groups(conn, organization_id, now, similarity)
+    groups = await read_groups(conn, organization_id, now, similarity, embedder)
     dismissed = list((await list_dismissals(conn, organization_id)).values())
     return [g for g in groups if not _hidden(g, dismissed)]
 
@@ -106,11 +112,15 @@ def _hidden(group: LessonGroup, dismissed: Sequence[Dismissal]) -> bool:
 
 
 async def _group(
-    conn: asyncpg.Connection, organization_id: uuid.UUID, group_id: str, now: datetime
+    conn: asyncpg.Connection,
+    organization_id: uuid.UUID,
+    group_id: str,
+    now: datetime,
+    embedder: Embedder | None,
 ) -> LessonGroup:
     """The visible group of that id, or holding the person's message of that id (so a reply
     in a conversation's thread can be taught from there)."""
-    for group in await visible_groups(conn, organization_id, now):
+    for group in await visible_groups(conn, organization_id, now, embedder=embedder):
         if group.id == group_id or any(
             group_id in (str(m) for m in lesson.message_ids) for lesson in group.lessons
         ):
@@ -124,9 +134,14 @@ async def _group(
 
 
 async def dismiss_group(
-    conn: asyncpg.Connection, organization_id: uuid.UUID, group_id: str, actor: str, now: datetime
+    conn: asyncpg.Connection,
+    organization_id: uuid.UUID,
+    group_id: str,
+    actor: str,
+    now: datetime,
+    embedder: Embedder | None = None,
 ) -> LessonGroup:
-    group = await _group(conn, organization_id, group_id, now)
+    group = await _group(conn, organization_id, group_id, now, embedder)
     async with conn.transaction():
         await upsert_dismissal(
             conn,
@@ -162,11 +177,16 @@ class TaughtDraft:
 
 
 async def teach_group(
-    conn: asyncpg.Connection, organization_id: uuid.UUID, group_id: str, actor: str, now: datetime
+    conn: asyncpg.Connection,
+    organization_id: uuid.UUID,
+    group_id: str,
+    actor: str,
+    now: datetime,
+    embedder: Embedder | None = None,
 ) -> TaughtDraft:
     """A pending draft from the group ("Ensinar o agente"); no model call. A group with a
     pending draft already gets that one back (a double click makes one draft)."""
-    group = await _group(conn, organization_id, group_id, now)
+    group = await _group(conn, organization_id, group_id, now, embedder)
     existing = await fetch_pending_group_draft(conn, organization_id, group.id)
     if existing is not None:
         return TaughtDraft(existing, made=False)

@@ -7,7 +7,7 @@ score in [0, 1] (a missing pair is 0). The lexical backend: each question's cont
 "pagar"/"pagamento"/"paga" meet), weighed by a smoothed IDF over the texts compared
 (PRIOR_TEXTS pretend texts that hold no word, so in an org with three questions a word all
 three share still counts), cosine. An embedding backend (the similarity package's) fits the
-same interface: its scores are the cosines of its vectors.
+same interface: BlendedSimilarity, its vectors' cosine beside these rules.
 
 Bounds: each text is cut to MAX_QUESTION_CHARS; the pair updates are at most
 MAX_PAIR_UPDATES (the most widespread features dropped first past that).
@@ -20,6 +20,9 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
 
 from suggestions.concepts import concept_of
 from suggestions.privacy import REMOVED, fold
@@ -71,9 +74,29 @@ GENERIC_WORDS = frozenset(
 )
 GENERIC_WEIGHT = 0.3
 
+# bench/suggestions.py, tune part (lexical with concepts), precision / recall: 0.40 0.833 /
+# 0.347, 0.45 0.850 / 0.278, 0.50 0.873 / 0.224, 0.55 0.929 / 0.159 (the lowest threshold at
+# or above 0.9: the best recall there), 0.60 0.909 / 0.082. The wrong pairs left are mostly
+# questions about two things ("pix tem desconto?" beside "tem cupom de desconto?").
+LEXICAL_GROUP_THRESHOLD = 0.55
+# The blend (BlendedSimilarity): a pair's score is its cosine above COSINE_FLOOR plus
+# LEXICAL_WEIGHT times its lexical score; only positive ones are pairs. Chosen on the tune
+# part of bench/suggestions.py (the best recall at precision >= 0.93 there): weight 0.3,
+# 0.952 / 0.322; 0.5, 0.950 / 0.310; 0.7, 0.964 / 0.110; the floor (0.80-0.90) moves only
+# the threshold. The embedded model alone puts every two pt-BR customer questions at a cosine
+# of 0.80-0.95, paraphrase or not (best tune recall at precision >= 0.92: 0.06): the words
+# say which shop thing a question is about, the vector how it was asked.
+COSINE_FLOOR = 0.85
+LEXICAL_WEIGHT = 0.5
+BLENDED_GROUP_THRESHOLD = 0.28
+
 
 class QuestionSimilarity(Protocol):
-    """Scores of the pairs (i, j), i < j, of `texts` that are alike at all."""
+    """Scores of the pairs (i, j), i < j, of `texts` that are alike at all; `name` is the
+    backend, `threshold` the average score a group needs on its scale."""
+
+    name: str
+    threshold: float
 
     def scores(self, texts: Sequence[str]) -> dict[tuple[int, int], float]: ...
 
@@ -116,6 +139,7 @@ class LexicalSimilarity:
     """TF-IDF over stems and concepts, cosine (module docstring)."""
 
     name = "lexical"
+    threshold = LEXICAL_GROUP_THRESHOLD
 
     def __init__(self, *, concepts: bool = True) -> None:
         self.concepts = concepts
@@ -148,3 +172,26 @@ class LexicalSimilarity:
                     i, j = owners[a], owners[b]
                     out[(i, j)] += vectors[i][s] * vectors[j][s]
         return dict(out)
+
+
+class BlendedSimilarity:
+    """The similarity backend's vectors and the lexical rules together (see LEXICAL_WEIGHT):
+    `vectors` holds one unit row per text of the one `scores` call it was made for."""
+
+    threshold = BLENDED_GROUP_THRESHOLD
+
+    def __init__(self, name: str, vectors: npt.NDArray[np.float64]) -> None:
+        self.name = name
+        self.vectors = vectors
+
+    def scores(self, texts: Sequence[str]) -> dict[tuple[int, int], float]:
+        if len(texts) != self.vectors.shape[0]:
+            raise ValueError("one vector per text")
+        blended = self.vectors @ self.vectors.T - COSINE_FLOOR
+        for (i, j), score in LexicalSimilarity().scores(texts).items():
+            blended[i, j] += LEXICAL_WEIGHT * score
+        rows, cols = np.nonzero(np.triu(blended > 0, k=1))
+        return {
+            (int(i), int(j)): float(blended[i, j])
+            for i, j in zip(rows.tolist(), cols.tolist(), strict=True)
+        }

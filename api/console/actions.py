@@ -21,7 +21,7 @@ from aiohttp import web
 from aiohttp.web_request import FileField
 
 from api.bodies import PRELOADED_BODY
-from api.console import attendance, pages
+from api.console import attendance, draft_page, pages
 from api.console.auth import Form, Visit, set_cookie
 from api.console.render import CONSOLE_PREFIX, see_other, segment
 from api.guard import run_route
@@ -204,18 +204,20 @@ ACTIONS: tuple[Action, ...] = (
     Action(
         f"{P}/rascunhos/{{name}}/restaurar",
         "restore_suggestion_value_route",
-        pages.draft,
+        draft_page.draft,
         "/rascunhos/{name}",
         _restored,
     ),
     Action(
         f"{P}/rascunhos/{{name}}/aprovar",
         "approve_draft_route",
-        pages.draft,
+        draft_page.draft,
         "/rascunhos",
         _approval,
     ),
-    Action(f"{P}/rascunhos/{{name}}/rejeitar", "reject_draft_route", pages.draft, "/rascunhos"),
+    Action(
+        f"{P}/rascunhos/{{name}}/rejeitar", "reject_draft_route", draft_page.draft, "/rascunhos"
+    ),
     Action(
         f"{P}/propostas/{{id}}/aprovar",
         "approve_proposal_route",

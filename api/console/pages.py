@@ -20,7 +20,6 @@ from api.console.diff_lines import counts, diff_lines
 from api.console.org_clock import org_clock
 from api.console.refusals import refusal_sentence
 from api.console.render import CONSOLE_PREFIX, html
-from api.console.skill_text import render_markdown
 from api.console.typed import beside_a_field, helpers, posted
 from api.errors import status_of
 from api.guard import may, run_route
@@ -288,25 +287,6 @@ async def rehearsal_of(request: web.Request, visit: Visit, body: dict[str, Any])
         return await read(request, visit, "create_rehearsal")
     except SkilletError as exc:
         return {"error": refusal_sentence(exc)}
-
-
-async def draft(request: web.Request, visit: Visit) -> PageData:
-    reply = await read(request, visit, "show_draft_route")
-    pending = reply["status"] == "pending"
-    rehearsal = await rehearsal_of(request, visit, {"draft": reply["name"]}) if pending else None
-    lines = diff_lines(reply["diff"]["skill_md"])
-    added, removed = counts(lines)
-    return "draft.html", {
-        "draft": reply,
-        "body_html": render_markdown(reply["body"]),
-        "rehearsal": rehearsal,
-        "lines": lines,
-        "added": added,
-        "removed": removed,
-        "files": reply["diff"]["files"],
-        "kinds": VALUE_KINDS,
-        "next": None,
-    }
 
 
 # suggestions.privacy's kinds of value, as a reviewer reads them.

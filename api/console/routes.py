@@ -16,6 +16,7 @@ from api.console import (
     actions,
     attendance,
     conversation_list,
+    draft_page,
     media,
     pages,
     painel,
@@ -52,7 +53,6 @@ PAGES = (
     ("/enviar", pages.upload),
     ("/sugestoes", pages.suggestions),
     ("/rascunhos", pages.drafts),
-    ("/rascunhos/{name}", pages.draft),
     ("/propostas", pages.proposals),
     ("/propostas/{id}", pages.proposal),
     ("/agente", pages.agent),
@@ -114,6 +114,7 @@ def add_console(app: web.Application) -> None:
     app.router.add_post(SIGN_IN_PATH, sign_in)
     app.router.add_post(SIGN_OUT_PATH, sign_out)
     skill_editor.add_routes(app)
+    draft_page.add_routes(app)
     app.router.add_get(INVITATION_PATH + "/{token}", invitation_form)
     app.router.add_post(INVITATION_PATH + "/{token}", invitation_accept)
     for path, reader in PAGES:

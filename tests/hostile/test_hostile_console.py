@@ -33,7 +33,7 @@ from worker.settings import Settings
 pytestmark = pytest.mark.integration
 
 FORM = "application/x-www-form-urlencoded"
-_CODE = re.compile(r'<code class="codigo">([^<]+)</code>')
+_CODE = re.compile(r'data-codigo="([^"]+)"')
 _TITLE = re.compile(r"<title>([^<]+)</title>")
 
 

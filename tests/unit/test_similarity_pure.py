@@ -8,12 +8,14 @@ import math
 import numpy as np
 import pytest
 
+from consolidation.contrast import contrasting_pairs
 from consolidation.lines import LINES
+from consolidation.similarity import SkillText
 from similarity.backend import BACKENDS, EMBEDDED, EMBEDDINGS, LEXICAL
 from similarity.background import background_for
 from similarity.choice import SimilarityConfig, backend_name
 from similarity.remote import parse_vectors
-from similarity.scoring import nearest_pairs, score_matrix
+from similarity.scoring import local_scaled, nearest_pairs, score_matrix
 from similarity.vectors import (
     QUESTION_CHARS,
     SKILL_BODY_CHARS,
@@ -94,3 +96,42 @@ def test_auto_prefers_the_configured_server_then_the_package_then_lexical() -> N
     for name in BACKENDS:
         lines = LINES[name]
         assert lines.link <= lines.group < lines.same
+
+
+def test_a_skills_keywords_are_embedded_after_its_description() -> None:
+    text = skill_text("troca-geladeira", "Troca", "corpo", ("troca geladeira", "geladeira"))
+    assert text.splitlines()[:2] == ["troca geladeira: Troca", "troca geladeira, geladeira"]
+    assert skill_text("x", "d", "b", ("k",) * 10_000).count("k") <= 16
+
+
+def test_one_action_on_two_objects_contrasts_and_paraphrases_do_not() -> None:
+    skills = [
+        SkillText("troca-geladeira", "Troca de geladeira", "Troque a geladeira em 7 dias."),
+        SkillText("troca-fogao", "Troca de fogão", "Troque o fogão em 7 dias."),
+        SkillText("troca-tenis", "Troca de tênis", "Troque o tênis em 7 dias."),
+        SkillText("geladeira-substituicao", "Substituir a geladeira", "A geladeira é trocada."),
+        SkillText("devolucao-item-avariado", "Item avariado", "Substituímos o que veio quebrado."),
+    ]
+    found = {frozenset((skills[i].name, skills[j].name)) for i, j in contrasting_pairs(skills)}
+    assert frozenset(("troca-geladeira", "troca-fogao")) in found
+    assert frozenset(("troca-fogao", "troca-tenis")) in found
+    # The same object in other words, or a name in other words entirely: never.
+    assert frozenset(("troca-geladeira", "geladeira-substituicao")) not in found
+    assert not any("devolucao-item-avariado" in pair for pair in found)
+
+
+def test_local_scaling_takes_out_what_each_skill_shares_with_its_usual_neighbours() -> None:
+    # Skills 0-2 are all alike (a dense corner), 3-4 a pair in a sparse one.
+    scores = np.array(
+        [
+            [1.0, 0.6, 0.6, 0.1, 0.1],
+            [0.6, 1.0, 0.6, 0.1, 0.1],
+            [0.6, 0.6, 1.0, 0.1, 0.1],
+            [0.1, 0.1, 0.1, 1.0, 0.4],
+            [0.1, 0.1, 0.1, 0.4, 1.0],
+        ]
+    )
+    scaled = local_scaled(scores, 2)
+    assert scaled[3, 4] > scaled[0, 1]  # the pair that stands out of its neighbourhood
+    assert np.allclose(scaled, scaled.T)
+    assert local_scaled(np.ones((1, 1)), 10).shape == (1, 1)
