@@ -43,6 +43,7 @@ from aiohttp import web
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # the payload builders live beside the tests
 
+from bench import cpu_time  # noqa: E402
 from tests.whatsapp_payloads import (  # noqa: E402
     cloud_delivery,
     cloud_signature,
@@ -153,7 +154,7 @@ class Run:
     p50_ms: float
     p99_ms: float
     cpu_ms: float = 0.0  # the server process's CPU per delivery (its database's not counted)
-    postgres_cpu_ms: float = 0.0  # PostgreSQL's, host-wide, per delivery
+    postgres_cpu_ms: float = 0.0  # its PostgreSQL server's (this bench's database's), per delivery
 
 
 async def _drive(url: str, deliveries: list[tuple[bytes, str]], concurrency: int) -> Run:
@@ -206,20 +207,13 @@ def _cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _postgres_cpu_s() -> float:
-    """CPU seconds of every `postgres` process of this host (a shared server counts others'
-    work too: compare runs side by side, not across machines)."""
-    total = 0.0
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text()
-        except OSError:
-            continue
-        name, _, rest = text.partition(" (")[2].partition(")")
-        if name == "postgres":
-            fields = rest.split()
-            total += int(fields[11]) + int(fields[12])
-    return total / os.sysconf("SC_CLK_TCK")
+def _postgres_cpu_s(postmaster: int | None) -> float:
+    """CPU seconds of the bench's PostgreSQL server so far (its postmaster and backends:
+    bench/cpu_time.py), not of every `postgres` process of the host: a machine shared with
+    other servers read their work as this bench's. 0 when the server is not on this host."""
+    if postmaster is None:
+        return 0.0
+    return cpu_time.postgres_cpu_s(postmaster) or 0.0
 
 
 @contextlib.asynccontextmanager
@@ -281,6 +275,14 @@ async def _prepare(database_url: str) -> uuid.UUID:
     return org
 
 
+async def _postmaster(database_url: str) -> int | None:
+    conn = await asyncpg.connect(database_url)
+    try:
+        return await cpu_time.postmaster_pid(conn)
+    finally:
+        await conn.close()
+
+
 async def _count_stored(database_url: str) -> tuple[int, int]:
     conn = await asyncpg.connect(database_url)
     try:
@@ -314,6 +316,7 @@ async def _main(args: argparse.Namespace) -> float:
     skillet_bin = str(Path(sys.executable).with_name("skillet"))
     async with _database(base.database_url) as database_url:
         org = await _prepare(database_url)
+        postmaster = await _postmaster(database_url)
         queue = f"bench:ingress:{uuid.uuid4().hex[:8]}"
         skillet_port, reference_port = _free_port(), _free_port()
         env = _env(database_url, base.redis_url, queue, skillet_port)
@@ -343,11 +346,12 @@ async def _main(args: argparse.Namespace) -> float:
                 for run in range(args.runs):
                     for label, url in targets.items():
                         deliveries = _deliveries(args.requests, f"{label}-{run}")
-                        cpu_before, pg_before = _cpu_s(pids[label]), _postgres_cpu_s()
+                        cpu_before = _cpu_s(pids[label])
+                        pg_before = _postgres_cpu_s(postmaster)
                         result = await _drive(url, deliveries, args.concurrency)
                         per = 1000 / args.requests
                         cpu_ms = (_cpu_s(pids[label]) - cpu_before) * per
-                        pg_ms = (_postgres_cpu_s() - pg_before) * per
+                        pg_ms = (_postgres_cpu_s(postmaster) - pg_before) * per
                         result = replace(result, cpu_ms=cpu_ms, postgres_cpu_ms=pg_ms)
                         print(
                             f"run {run + 1} {label:9} {result.rate:8.1f} deliveries/s  "

@@ -11,7 +11,9 @@ the curator, dead letters, telemetry) calls narrow SECURITY DEFINER functions in
 
 The turn's hot path binds differently: its statements are functions that bind their org
 transaction-locally (skillet_bind_org), so a `self_bound_connection` costs no bind before them
-and no reset after them: nothing they set outlives the statement.
+and no reset after them: nothing they set outlives the statement. They run as the role
+skillet_bound and bind first, so inside them the policies trust the bound org without
+recomputing its proof for every table of every statement (skillet_current_org).
 """
 
 from __future__ import annotations

@@ -23,6 +23,9 @@ import asyncpg
 from core.errors import SkilletError
 
 MIN_SECRET_CHARS = 32
+# Proofs kept per key (a worker binds the same orgs turn after turn): one HMAC per org, not
+# one per statement; past this many orgs the memo starts over.
+MAX_REMEMBERED_PROOFS = 4096
 # Any org id works for the startup check; a fixed one keeps it one statement.
 PROBE_ORG = uuid.UUID(int=0)
 
@@ -50,10 +53,11 @@ class TenantSecretMismatch(TenantSecretError):
 class TenantKey:
     """The secret, kept out of reprs; computes each org's proof."""
 
-    __slots__ = ("_secret",)
+    __slots__ = ("_proofs", "_secret")
 
     def __init__(self, secret: bytes) -> None:
         self._secret = secret
+        self._proofs: dict[str, str] = {}
 
     @classmethod
     def from_setting(cls, secret: str) -> TenantKey:
@@ -65,7 +69,14 @@ class TenantKey:
         return cls(secret.encode("utf-8"))
 
     def proof(self, organization_id: uuid.UUID | str) -> str:
-        return hmac.new(self._secret, str(organization_id).encode(), hashlib.sha256).hexdigest()
+        org = str(organization_id)
+        known = self._proofs.get(org)
+        if known is None:
+            known = hmac.new(self._secret, org.encode(), hashlib.sha256).hexdigest()
+            if len(self._proofs) >= MAX_REMEMBERED_PROOFS:
+                self._proofs.clear()
+            self._proofs[org] = known
+        return known
 
     def __repr__(self) -> str:
         return "TenantKey(***)"

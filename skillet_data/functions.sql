@@ -20,11 +20,27 @@
 -- ==============================================================================================
 
 COMMENT ON FUNCTION public.skillet_current_org() IS
-$$The org the current statement acts for: the bound org (skillet.organization_id) only when its
-proof (skillet.organization_proof) holds, else null. Policies call it as (select
-skillet_current_org()), once per statement. SECURITY DEFINER with every name schema-qualified
-(no search_path pin: it would cost as much as the check).$$;
+$$The org the current statement acts for, or null. Inside the turn's functions (current_user
+skillet_bound: skillet_take_conversation, skillet_commit_turn, skillet_continue_conversation,
+each of which binds its org with the org's proof before anything else) the org they bound;
+anywhere else the bound org (skillet.organization_id) only when its proof
+(skillet.organization_proof) holds (skillet_proven_org). Policies call it as (select
+skillet_current_org()), once per statement; a SQL function, inlined there.$$;
 CREATE OR REPLACE FUNCTION public.skillet_current_org()
+ RETURNS uuid
+ LANGUAGE sql
+ STABLE
+AS $function$
+    select case when current_user = 'skillet_bound'
+                then nullif(current_setting('skillet.organization_id', true), '')::uuid
+                else public.skillet_proven_org() end
+$function$;
+
+COMMENT ON FUNCTION public.skillet_proven_org() IS
+$$The session's bound org (skillet.organization_id) when its proof (skillet.organization_proof)
+holds, else null: skillet_current_org outside the turn's functions. SECURITY DEFINER with every
+name schema-qualified (no search_path pin: it would cost as much as the check).$$;
+CREATE OR REPLACE FUNCTION public.skillet_proven_org()
  RETURNS uuid
  LANGUAGE plpgsql
  STABLE SECURITY DEFINER
@@ -124,13 +140,17 @@ $function$;
 
 COMMENT ON FUNCTION public.skillet_bind_org(uuid, text) IS
 $$Bind an org and its proof for the rest of the transaction, in one call; refused (42501,
-tenant_binding_refused) unless p_proof is the org's (members of skillet_system need none).$$;
+tenant_binding_refused) for a null org or unless p_proof is the org's (members of
+skillet_system, or a session whose login is one, need none). The turn's functions call it first:
+what they read afterwards is that org's only.$$;
 CREATE OR REPLACE FUNCTION public.skillet_bind_org(p_org uuid, p_proof text)
  RETURNS void
  LANGUAGE plpgsql
 AS $function$
 begin
-    if not (skillet_org_proof_valid(p_org::text, p_proof) or skillet_is_system()) then
+    if p_org is null
+       or not (skillet_org_proof_valid(p_org::text, p_proof) or skillet_is_system()
+               or pg_has_role(session_user, 'skillet_system', 'USAGE')) then
         raise exception 'tenant_binding_refused: no valid proof for organization %', p_org
             using errcode = '42501';
     end if;
@@ -378,8 +398,11 @@ AS $function$
 declare
     v_channel record;
 begin
-    select r.id, r.organization_id, r.agent_id, r.reply_to_non_text into v_channel
-    from skillet_channel_by_address(p_kind, p_address) r;
+    -- The receiving number's channel, read here (this function is the owner's already), not
+    -- through skillet_channel_by_address: one call and one search_path switch fewer a message.
+    select c.id, c.organization_id, c.agent_id, c.reply_to_non_text into v_channel
+    from channels c
+    where c.kind = p_kind and c.address = p_address;
     if not found then
         return;  -- no org connected this number
     end if;
@@ -499,8 +522,7 @@ AS $function$
 declare
     v_contact text;
 begin
-    perform set_config('skillet.organization_proof', p_proof, true);
-    perform skillet_bind_org(p_org);
+    perform skillet_bind_org(p_org, p_proof);
     -- The message is inserted first, so the usual path (a new message) finds its id free
     -- through the unique index alone; only a taken id reads what is stored under it.
     select c.id into conversation_id from conversations c
@@ -1044,7 +1066,9 @@ customer's WhatsApp profile name (null: none known).$$;
 CREATE OR REPLACE FUNCTION public.skillet_take_conversation(p_org uuid, p_proof text, p_conversation uuid, p_lease uuid, p_ttl_s double precision, p_limit integer, p_history_limit integer)
  RETURNS TABLE(channel text, contact_id text, undelivered boolean, ids uuid[], external_ids text[], bodies text[], received_ats timestamp with time zone[], expects_replies boolean[], agent_ids uuid[], agent_id uuid, system_prompt text, model_provider text, model_name text, catalog_revision bigint, history_directions text[], history_bodies text[], contact_name text)
  LANGUAGE plpgsql
+ SECURITY DEFINER
  SET plan_cache_mode TO 'force_generic_plan'
+ SET search_path TO 'public', 'pg_catalog', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 begin
@@ -1071,6 +1095,8 @@ begin
     return next;
 end;
 $function$;
+REVOKE ALL ON FUNCTION public.skillet_take_conversation(uuid, text, uuid, uuid, double precision, integer, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.skillet_take_conversation(uuid, text, uuid, uuid, double precision, integer, integer) TO skillet_worker;
 
 COMMENT ON FUNCTION public.skillet_take_conversation(uuid, uuid, uuid, double precision, integer, integer) IS
 $$The take without a proof argument (the transaction's proof, or the operator's role): as
@@ -1190,7 +1216,9 @@ a row without a route is not claimed, and the next holder delivers it.$$;
 CREATE OR REPLACE FUNCTION public.skillet_commit_turn(p_org uuid, p_proof text, p_conversation uuid, p_channel text, p_batch uuid[], p_first_received timestamp with time zone, p_body text, p_used text[], p_viewed text[], p_names text[], p_triggers text[], p_at timestamp with time zone, p_lease uuid, p_usage jsonb, p_claim boolean, p_handoff_cause text, p_handoff_reason text, p_skills jsonb, p_reads jsonb, p_files jsonb)
  RETURNS TABLE(outcome text, outbox_id uuid, reply_id uuid, deliverable boolean, reply_to_external_id text, last_inbound_at timestamp with time zone, route_kind text, route_address text, file_outbox_ids uuid[])
  LANGUAGE plpgsql
+ SECURITY DEFINER
  SET plan_cache_mode TO 'force_generic_plan'
+ SET search_path TO 'public', 'pg_catalog', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 declare
@@ -1306,6 +1334,8 @@ begin
     return next;
 end;
 $function$;
+REVOKE ALL ON FUNCTION public.skillet_commit_turn(uuid, text, uuid, text, uuid[], timestamp with time zone, text, text[], text[], text[], text[], timestamp with time zone, uuid, jsonb, boolean, text, text, jsonb, jsonb, jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.skillet_commit_turn(uuid, text, uuid, text, uuid[], timestamp with time zone, text, text[], text[], text[], text[], timestamp with time zone, uuid, jsonb, boolean, text, text, jsonb, jsonb, jsonb) TO skillet_worker;
 
 COMMENT ON FUNCTION public.skillet_commit_away(uuid, text, uuid, text, uuid[], timestamp with time zone, text, timestamp with time zone, uuid, timestamp with time zone) IS
 $$A turn's commit while its org is closed and chose after-hours 'away', with the org's proof.
@@ -1466,7 +1496,9 @@ then let the conversation go if nothing waits (skillet_release_lease), else read
 CREATE OR REPLACE FUNCTION public.skillet_continue_conversation(p_org uuid, p_proof text, p_conversation uuid, p_lease uuid, p_sent uuid, p_provider_ids text[], p_limit integer, p_history_limit integer)
  RETURNS TABLE(sent boolean, held boolean, released boolean, ids uuid[], external_ids text[], bodies text[], received_ats timestamp with time zone[], expects_replies boolean[], agent_ids uuid[], agent_id uuid, system_prompt text, model_provider text, model_name text, catalog_revision bigint, history_directions text[], history_bodies text[])
  LANGUAGE plpgsql
+ SECURITY DEFINER
  SET plan_cache_mode TO 'force_generic_plan'
+ SET search_path TO 'public', 'pg_catalog', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 begin
@@ -1504,6 +1536,8 @@ begin
     return next;
 end;
 $function$;
+REVOKE ALL ON FUNCTION public.skillet_continue_conversation(uuid, text, uuid, uuid, uuid, text[], integer, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.skillet_continue_conversation(uuid, text, uuid, uuid, uuid, text[], integer, integer) TO skillet_worker;
 
 COMMENT ON FUNCTION public.skillet_continue_conversation(uuid, uuid, uuid, uuid, text[], integer, integer) IS
 $$The continue without a proof argument (the transaction's proof, or the operator's role): as

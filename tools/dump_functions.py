@@ -57,6 +57,7 @@ GROUPS: tuple[Group, ...] = (
         "Who a statement acts for; every tenant_isolation policy compares with it.",
         (
             "skillet_current_org",
+            "skillet_proven_org",
             "skillet_org_proof_valid",
             "skillet_hmac_pad",
             "skillet_hmac_sha512",

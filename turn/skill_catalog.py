@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -30,11 +31,15 @@ class SkillCatalogCache:
 
     Triggers bump `skill_catalog_revisions` in the same transaction as any pointer or state
     change, so a change committed before a turn starts is seen by that turn on every worker.
+    Turns of one org that miss at the same time (a worker's first jobs, a publish) share one
+    load: the load and the matcher's compilation cost tens of milliseconds for a large catalog.
     """
 
     def __init__(self, max_orgs: int = 1024) -> None:
         self._max_orgs = max_orgs
         self._entries: OrderedDict[uuid.UUID, CatalogSnapshot] = OrderedDict()
+        # The load under way per org; None as its result: it failed (each waiter loads).
+        self._loading: dict[uuid.UUID, asyncio.Future[CatalogSnapshot | None]] = {}
         self.loads = 0
 
     async def get(self, conn: asyncpg.Connection, organization_id: uuid.UUID) -> CatalogSnapshot:
@@ -42,7 +47,25 @@ class SkillCatalogCache:
         cached = self.cached(organization_id, revision)
         if cached is not None:
             return cached
-        snapshot = await self._load(conn, organization_id)
+        pending = self._loading.get(organization_id)
+        if pending is not None:
+            shared = await asyncio.shield(pending)
+            if shared is not None and shared.revision >= revision:
+                return shared
+        return await self._load_once(conn, organization_id)
+
+    async def _load_once(
+        self, conn: asyncpg.Connection, organization_id: uuid.UUID
+    ) -> CatalogSnapshot:
+        done: asyncio.Future[CatalogSnapshot | None] = asyncio.get_running_loop().create_future()
+        self._loading[organization_id] = done
+        snapshot: CatalogSnapshot | None = None
+        try:
+            snapshot = await self._load(conn, organization_id)
+        finally:
+            done.set_result(snapshot)
+            if self._loading.get(organization_id) is done:
+                del self._loading[organization_id]
         self._entries[organization_id] = snapshot
         self._entries.move_to_end(organization_id)
         while len(self._entries) > self._max_orgs:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 
 import asyncpg
 
 from conversation.holder import ConversationWakeup, run_conversation
+from core.tenancy import org_connection
 from inbox.store import store_inbound
 from skills.queries import delete_skill_pointer
 from tests.integration.support import create_org, payload, publish
@@ -30,6 +32,25 @@ async def test_cache_is_reused_while_nothing_changes(
     for _ in range(5):
         await _turn(resources, org, "qual o frete?")
     assert catalog.loads == 1
+
+
+async def test_turns_that_miss_together_share_one_load(
+    db: asyncpg.Connection, resources: Resources
+) -> None:
+    """A worker's first jobs of an org all miss its catalog at once: one load serves them."""
+    org = await create_org(db)
+    await publish(db, resources.store, org, "frete", keywords=["frete"])
+    catalog = resources.turn_deps.catalog
+    before = catalog.loads
+
+    async def one_turns_read() -> list[str]:
+        async with org_connection(resources.pool, org) as conn:
+            snapshot = await catalog.get(conn, org)
+        return [s.name for s in snapshot.skills]
+
+    seen = await asyncio.gather(*(one_turns_read() for _ in range(4)))
+    assert seen == [["frete"]] * 4
+    assert catalog.loads == before + 1
 
 
 async def test_customize_install_uninstall_seen_by_the_next_turn(

@@ -169,6 +169,110 @@ async def test_the_turns_functions_refuse_another_orgs_id_without_its_proof(
         assert await bound.fetchval("select count(*) from messages") == 1
 
 
+async def test_the_turns_functions_with_a_valid_proof_reach_only_that_org(
+    db: asyncpg.Connection, victim: uuid.UUID, logins: dict[str, str]
+) -> None:
+    """Inside the turn's functions (run as skillet_bound) the bound org is trusted without a
+    second proof check: whatever the session set by hand beforehand, they see the org whose
+    proof they were given, and no other."""
+    conversation = await db.fetchval(
+        "select id from conversations where organization_id = $1", victim
+    )
+    inbound = await db.fetchval("select id from messages where conversation_id = $1", conversation)
+    own = await create_org(db, "Atacante")
+    conn = await _as_process(logins["worker"], "worker")
+    try:
+        for local in (False, True):
+            async with conn.transaction():
+                # The victim's org set by hand (with a made-up proof), then the turn's
+                # functions called with the attacker's own org and its valid proof.
+                await conn.execute(
+                    "select set_config('skillet.organization_id', $1, $2),"
+                    " set_config('skillet.organization_proof', $3, $2)",
+                    str(victim),
+                    local,
+                    "0" * 64,
+                )
+                taken = await conn.fetch(
+                    "select * from skillet_take_conversation($1, $2, $3, $4, 30, 50, 10)",
+                    own,
+                    KEY.proof(own),
+                    conversation,
+                    uuid.uuid4(),
+                )
+                assert taken == []  # the victim's conversation is not there to take
+                committed = await conn.fetchrow(
+                    "select outcome from skillet_commit_turn($1, $2, $3, 'whatsapp', $4, now(),"
+                    " 'x', '{}', '{}', '{}', '{}', now(), null, null, true, null, null, null,"
+                    " null, null)",
+                    own,
+                    KEY.proof(own),
+                    conversation,
+                    [inbound],
+                )
+                assert committed is not None and committed["outcome"] == "lease_lost"
+                continued = await conn.fetchrow(
+                    "select held, ids from skillet_continue_conversation($1, $2, $3, null, null,"
+                    " '{}', 50, 10)",
+                    own,
+                    KEY.proof(own),
+                    conversation,
+                )
+                assert continued is not None and continued["held"] is False
+                # Outside them the hand-set org still opens nothing.
+                assert await conn.fetchval("select count(*) from messages") == 0
+    finally:
+        await conn.close()
+    assert (
+        await db.fetchval("select lease_until from conversations where id = $1", conversation)
+        is None
+    )
+    assert (
+        await db.fetchval("select count(*) from messages where conversation_id = $1", conversation)
+        == 1
+    )  # no reply committed into the victim's conversation
+
+
+@pytest.mark.parametrize("process", ["worker", "webhook", "api"])
+async def test_no_login_can_act_as_the_turns_role(process: str, logins: dict[str, str]) -> None:
+    for role in (process, "bare"):
+        conn = await _as_process(logins[process], role)
+        try:
+            with pytest.raises(asyncpg.InsufficientPrivilegeError):
+                await conn.execute("set role skillet_bound")
+        finally:
+            await conn.close()
+
+
+async def test_every_function_of_the_turns_role_binds_its_org_first(
+    db: asyncpg.Connection, logins: dict[str, str]
+) -> None:
+    """skillet_current_org trusts the bound org inside skillet_bound's functions: each must
+    bind (with the org's proof) before it reads anything, or a hand-set org would be trusted."""
+    rows = await db.fetch(
+        "select p.proname, p.prosrc from pg_proc p"
+        " where p.proowner = (select oid from pg_roles where rolname = 'skillet_bound')"
+    )
+    assert {r["proname"] for r in rows} == {
+        "skillet_take_conversation",
+        "skillet_commit_turn",
+        "skillet_continue_conversation",
+    }
+    for row in rows:
+        body = row["prosrc"].split("begin", 1)[1].lstrip()
+        assert body.startswith("perform skillet_bind_org(p_org, p_proof);"), row["proname"]
+    conn = await _as_process(logins["worker"], "worker")
+    try:
+        with pytest.raises(asyncpg.InsufficientPrivilegeError, match="tenant_binding_refused"):
+            await conn.fetch(
+                "select * from skillet_take_conversation(null, '', $1, $2, 30, 50, 10)",
+                uuid.uuid4(),
+                uuid.uuid4(),
+            )
+    finally:
+        await conn.close()
+
+
 async def test_a_login_without_the_secret_or_with_another_stops_at_startup(
     settings: Settings, logins: dict[str, str]
 ) -> None:
