@@ -161,7 +161,7 @@ async def release_route(request: web.Request, principal: Principal) -> Reply:
         change = await actions.release(
             conn, _actor(principal), conversation_id, answer_pending=body.answer_pending
         )
-    if change.pending:
+    if change.pending or change.asked:
         await _wake(
             request, principal, conversation_id, actions.wake_job_id("release", conversation_id)
         )

@@ -11,7 +11,7 @@ from typing import Any, Literal, Protocol
 
 import asyncpg
 from aiohttp import web
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from api.bodies import read_json
 from api.errors import ApiError
@@ -25,6 +25,9 @@ from consolidation.measure import VersionText
 from consolidation.neighbours import Measured, Neighbour, measured_close_to
 from consolidation.queries import fetch_consolidation_mode
 from consolidation.similarity import SkillText
+from conversation.satisfaction import ButtonsRefused, checked_buttons
+from conversation.satisfaction_queries import fetch_satisfaction_settings
+from conversation.satisfaction_settings import change_satisfaction
 from inbox.file_names import safe_file_name
 from rehearsal.confirmation import loss_message
 from skills.draft_merge import merge_draft
@@ -295,11 +298,13 @@ async def get_settings(request: web.Request, principal: Principal) -> Reply:
     async with org_db(request, principal) as conn:
         mode = await fetch_agent_authoring(conn, principal.organization_id)
         consolidation = await fetch_consolidation_mode(conn, principal.organization_id)
-    assert mode is not None  # a live key's org exists (foreign key)
+        satisfaction = await fetch_satisfaction_settings(conn, principal.organization_id)
+    assert mode is not None and satisfaction is not None  # a live key's org exists
     return {
         "organization_id": str(principal.organization_id),
         "agent_authoring": mode.value,
         "consolidation": consolidation,
+        **satisfaction.as_json(),
     }
 
 
@@ -310,15 +315,45 @@ class SettingsChange(BaseModel):
 
     agent_authoring: AuthoringMode | None = None
     consolidation: ConsolidationMode | None = None
+    satisfaction: Literal["on", "off"] | None = None
+    # The three button texts, best first (each 1-20 characters, all different).
+    satisfaction_buttons: list[str] | None = Field(default=None, max_length=3)
+
+
+def _buttons(change: SettingsChange) -> tuple[str, str, str] | None:
+    if change.satisfaction_buttons is None:
+        return None
+    try:
+        return checked_buttons([b[:100] for b in change.satisfaction_buttons])
+    except ButtonsRefused as exc:
+        raise ApiError(
+            422, "satisfaction_buttons_invalid", str(exc), {"field": "satisfaction_buttons"}
+        ) from None
 
 
 async def update_settings(request: web.Request, principal: Principal) -> Reply:
     change = await read_json(request, SettingsChange)
-    if change.agent_authoring is None and change.consolidation is None:
-        raise ApiError(422, "invalid_input", "Informe agent_authoring e/ou consolidation.")
+    buttons = _buttons(change)
+    if change.model_dump(exclude_none=True) == {}:
+        raise ApiError(
+            422,
+            "invalid_input",
+            "Informe agent_authoring, consolidation, satisfaction e/ou satisfaction_buttons.",
+        )
     org = principal.organization_id
-    previous: dict[str, str] = {}
+    previous: dict[str, Any] = {}
     async with org_db(request, principal) as conn, conn.transaction():
+        if change.satisfaction is not None or buttons is not None:
+            replaced = await change_satisfaction(
+                conn,
+                org,
+                principal.prefix,
+                enabled=None if change.satisfaction is None else change.satisfaction == "on",
+                buttons=buttons,
+            )
+            previous.update(
+                {k: v for k, v in replaced.as_json().items() if k in change.model_fields_set}
+            )
         if change.agent_authoring is not None:
             was = await set_agent_authoring(
                 conn, organization_id=org, mode=change.agent_authoring, actor=principal.prefix
@@ -331,11 +366,13 @@ async def update_settings(request: web.Request, principal: Principal) -> Reply:
             previous["consolidation"] = was_mode.value
         mode = await fetch_agent_authoring(conn, org)
         consolidation = await fetch_consolidation_mode(conn, org)
-    assert mode is not None
+        satisfaction = await fetch_satisfaction_settings(conn, org)
+    assert mode is not None and satisfaction is not None
     return {
         "organization_id": str(org),
         "agent_authoring": mode.value,
         "consolidation": consolidation,
+        **satisfaction.as_json(),
         # The value each given setting replaced; for agent_authoring alone, as before.
         "previous": previous.get("agent_authoring")
         if list(previous) == ["agent_authoring"]

@@ -44,6 +44,8 @@ class MessageRow:
     media_stored: bool = False  # its bytes are still stored (retention deletes them)
     # An agent reply's skill files (send_skill_file), json text: [{filename, kind, status}].
     files: str | None = None
+    # The choices sent after it (send_choices, satisfaction), json text: {text, choices, status}.
+    choices: str | None = None
     # A person's reply (author_key_prefix `person:<id>`): the person's id and name.
     author_person_id: uuid.UUID | None = None
     author_person_name: str | None = None
@@ -91,7 +93,11 @@ select m.id, m.direction, m.kind, m.body, m.external_id, m.sent_at, m.received_a
                                           'status', coalesce(fr.status, f.status))
                         order by f.part)::text
         from outbox f {receipt_of("f", "fr")}
-        where f.message_id = m.id and f.part > 0) as files,
+        where f.message_id = m.id and f.part > 0 and f.file is not null) as files,
+       (select json_build_object('text', c.body, 'choices', c.choices -> 'choices',
+                                 'status', c.status)::text
+        from outbox c where c.message_id = m.id and c.choices is not null
+        order by c.part limit 1) as choices,
        ap.id as author_person_id, ap.name as author_person_name,
        m.quote_external_id, m.quote_id,
        case when m.quote_external_id is not null

@@ -109,6 +109,8 @@ def _author_json(row: MessageRow) -> dict[str, Any]:
         }
         if row.files:  # the files sent after its text, each with its own delivery status
             agent["files"] = json.loads(row.files)
+        if row.choices:  # the choices sent last (send_choices), with their delivery status
+            agent["choices"] = json.loads(row.choices)
         return agent
     return {"author": author}
 

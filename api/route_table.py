@@ -16,6 +16,7 @@ from api import media_routes as media
 from api import people_routes as people
 from api import proposal_routes as proposals
 from api import rehearsal_routes as rehearsals
+from api import satisfaction_routes as satisfaction
 from api import skill_editor_routes as editor
 from api import skill_routes as skills
 from api import suggestion_routes as suggestions
@@ -520,6 +521,15 @@ ROUTES: tuple[Route, ...] = (
         "reenfileira um trabalho que falhou",
         action="dead_letter.requeue",
         tags=("history",),
+    ),
+    Route(
+        "GET",
+        "/v1/satisfaction",
+        satisfaction.list_satisfaction_route,
+        V,
+        "respostas à pergunta de satisfação e a nota por pessoa e por semana",
+        query=("from", "to"),
+        tags=("conversations",),
     ),
     Route(
         "GET",

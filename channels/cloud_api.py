@@ -13,6 +13,7 @@ import structlog
 from channels.credential_queries import NO_SEND_CREDENTIALS, SendCredentials
 from channels.errors import SendFailure, send_failed, send_parked
 from channels.http import ONE_ATTEMPT, PartsSender, Verdict, post_json
+from channels.interactive import interactive_message, refusal_reason
 from channels.templates import template_message
 from channels.text import split_text
 from delivery.contract import Recipient
@@ -133,6 +134,39 @@ class CloudApiSender(PartsSender[CloudApiConfig]):
         )
         return provider_ids
 
+    async def send_choices(
+        self,
+        row: OutboxRow,
+        recipient: Recipient,
+        credentials: SendCredentials,
+    ) -> Sequence[str] | None:
+        """A choices part: one interactive message (reply buttons or a list). Meta refusing
+        it fails this part only, with a pt-BR reason; the text before it went already."""
+        offered = row.choices
+        assert offered is not None
+        token, base = self._target(recipient, credentials)
+        try:
+            [body] = await self._post_parts(
+                f"{base}/messages",
+                [interactive_message(recipient.contact_id, offered)],
+                headers={"Authorization": f"Bearer {token}"},
+                classify=classify_graph_answer,
+            )
+        except SendError as exc:
+            if exc.code != SendFailure.REJECTED.value:
+                raise
+            raise send_failed(
+                SendFailure.REJECTED, refusal_reason(_graph_code(exc.message), exc.message)
+            ) from exc
+        provider_ids = [i for i in [_message_id(body)] if i is not None]
+        log.info(
+            "outbox.sent_cloud_api_choices",
+            outbox_id=str(row.id),
+            choices=len(offered.choices),
+            provider_message_ids=provider_ids,
+        )
+        return provider_ids
+
     async def mark_read(
         self,
         recipient: Recipient,
@@ -226,6 +260,13 @@ def classify_graph_answer(status: int, body: Any) -> Verdict:
     if status in (401, 403):
         return send_failed(SendFailure.UNAUTHORIZED, reason)
     return send_failed(SendFailure.REJECTED, reason)
+
+
+def _graph_code(reason: str) -> int | None:
+    """The Graph error code in classify_graph_answer's reason (`..., Graph error 131009: ...`)."""
+    _, found, rest = reason.partition("Graph error ")
+    digits = rest.split(":", 1)[0].strip()
+    return int(digits) if found and digits.isdigit() and len(digits) <= 9 else None
 
 
 def _message_id(body: Any) -> str | None:

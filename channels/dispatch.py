@@ -52,6 +52,12 @@ class KindSender(Protocol):
         """A file part (`row.file`) with its bytes."""
         ...
 
+    async def send_choices(
+        self, row: OutboxRow, recipient: Recipient, credentials: SendCredentials
+    ) -> Sequence[str] | None:
+        """A choices part (`row.choices`): buttons, a list or a numbered text."""
+        ...
+
 
 class FileSource(Protocol):
     """Where a file part's bytes are read at send time (the skills' object store)."""
@@ -131,7 +137,8 @@ class ChannelSender:
     ones only). A number whose own token Meta refused (190) is marked `needs_token`, and its
     replies wait (SendParked) until a new token resumes them (jobs.channel_resume); a refused
     global token fails the reply as `channel_unauthorized`, as before.
-    A file part's bytes are read from `files` (the skills' store) at send time.
+    A file part's bytes are read from `files` (the skills' store) at send time; a choices
+    part goes through its kind's send_choices.
     """
 
     def __init__(
@@ -185,10 +192,7 @@ class ChannelSender:
         if found.status is ChannelStatus.NEEDS_TOKEN:
             raise send_parked(f"{route.kind} {route.address} waits for a new access token")
         try:
-            if row.file is not None:
-                data = await file_bytes(self._files, row.organization_id, row.file)
-                return await sender.send_file(row, recipient, found, data)
-            return await sender.send(row, recipient, found)
+            return await self._send_part(sender, row, recipient, found)
         except SendError as exc:
             if exc.code != SendFailure.NEEDS_TOKEN.value:
                 raise
@@ -198,3 +202,14 @@ class ChannelSender:
                 raise send_failed(SendFailure.UNAUTHORIZED, exc.message) from exc
             await credentials.needs_token(row.organization_id, route)
             raise  # parked, or failed when a first part had already gone out
+
+    async def _send_part(
+        self, sender: KindSender, row: OutboxRow, recipient: Recipient, found: SendCredentials
+    ) -> Sequence[str] | None:
+        """The row as what it is: a file part, a choices part, or text (or a template)."""
+        if row.file is not None:
+            data = await file_bytes(self._files, row.organization_id, row.file)
+            return await sender.send_file(row, recipient, found, data)
+        if row.choices is not None:
+            return await sender.send_choices(row, recipient, found)
+        return await sender.send(row, recipient, found)

@@ -140,6 +140,33 @@ class WahaSender(PartsSender[WahaConfig]):
         log.info("outbox.sent_waha_file", outbox_id=str(row.id), kind=file.kind.value)
         return provider_ids
 
+    async def send_choices(
+        self,
+        row: OutboxRow,
+        recipient: Recipient,
+        credentials: SendCredentials,
+    ) -> Sequence[str] | None:
+        """A choices part as one numbered text (WAHA has no buttons every phone shows): the
+        customer's number, or the exact title, is read as the choice."""
+        offered = row.choices
+        assert offered is not None
+        if recipient.route is None:
+            raise send_failed(SendFailure.NO_CHANNEL, "reply has no WAHA channel")
+        server = self.server(credentials)
+        payload = self._payload(
+            recipient.route.address, recipient, offered.numbered_text(), first=False
+        )
+        async with self._session(server) as http:
+            [body] = await self._post_parts(
+                f"{server.base_url}/api/sendText",
+                [payload],
+                headers=_key_header(server),
+                classify=classify_waha_answer,
+                http=http,
+            )
+        log.info("outbox.sent_waha_choices", outbox_id=str(row.id), choices=len(offered.choices))
+        return [i for i in [waha_message_id(body)] if i is not None]
+
     async def presence(
         self,
         recipient: Recipient,

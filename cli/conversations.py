@@ -97,9 +97,11 @@ async def cmd_release(args: argparse.Namespace, settings: Settings) -> dict[str,
 
     async with connection(settings.owner_url) as conn:
         change = await release(conn, _actor(args), args.id, answer_pending=args.answer_pending)
-    if change.pending:
+    if change.pending or change.asked:
         await _wake(settings, args.org, args.id, wake_job_id("release", args.id))
     message = f"back to the agent: {_line(change.view)}"
+    if change.asked:
+        message += " (the customer is asked how it went)"
     if change.pending:
         message += f" (it answers {change.pending} pending message(s))"
     return {**change.view.as_json(), "message": message}

@@ -145,6 +145,7 @@ async def cmd_set(args: argparse.Namespace, settings: Settings) -> dict[str, Any
             )
             previous["consolidation"] = was_mode.value
             changed.append(f"consolidation: {was_mode.value} -> {wanted.value}")
+        changed += await _set_satisfaction(conn, args, previous)
         events_changed = await apply_change(conn, args.org, events, CLI_ACTOR)
         if args.events_url is not None:
             previous["events_url"] = events_changed.previous_url
@@ -166,6 +167,34 @@ async def cmd_set(args: argparse.Namespace, settings: Settings) -> dict[str, Any
         "changed": changed,
         "message": message,
     }
+
+
+async def _set_satisfaction(
+    conn: Any, args: argparse.Namespace, previous: dict[str, Any]
+) -> list[str]:
+    """--satisfaction and --satisfaction-buttons: what changed, in `changed`'s words."""
+    from conversation.satisfaction import ButtonsRefused, checked_buttons
+    from conversation.satisfaction_settings import change_satisfaction
+
+    if args.satisfaction is None and args.satisfaction_buttons is None:
+        return []
+    buttons = None
+    if args.satisfaction_buttons is not None:
+        try:
+            buttons = checked_buttons(args.satisfaction_buttons)
+        except ButtonsRefused as exc:
+            raise CliError(str(exc), code="satisfaction_buttons_invalid") from None
+    enabled = None if args.satisfaction is None else args.satisfaction == "on"
+    was = await change_satisfaction(conn, args.org, CLI_ACTOR, enabled=enabled, buttons=buttons)
+    lines = []
+    if enabled is not None:
+        before = "on" if was.enabled else "off"
+        previous["satisfaction"] = before
+        lines.append(f"satisfaction: {before} -> {args.satisfaction}")
+    if buttons is not None:
+        previous["satisfaction_buttons"] = list(was.buttons)
+        lines.append(f"satisfaction_buttons: {' | '.join(was.buttons)} -> {' | '.join(buttons)}")
+    return lines
 
 
 def register(
@@ -195,6 +224,19 @@ def register(
         choices=[m.value for m in ConsolidationMode],
         help="off (default): no consolidation; review: the curator's sleep cycle links similar "
         "agent skills and proposes merges a person approves",
+    )
+    changed.add_argument(
+        "--satisfaction",
+        choices=["on", "off"],
+        help="on: when a person releases a conversation they answered, the customer is asked "
+        "how it went with three buttons (off by default)",
+    )
+    changed.add_argument(
+        "--satisfaction-buttons",
+        nargs=3,
+        metavar=("GOOD", "OK", "BAD"),
+        help='the three button texts, best first, each at most 20 characters (default "😀 '
+        'Ótimo" "😐 Ok" "🙁 Ruim")',
     )
     changed.add_argument(
         "--events-url",

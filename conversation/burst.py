@@ -11,6 +11,7 @@ from typing import Any
 import structlog
 
 from conversation.after_hours_queries import AwayCommit, commit_away, skip_wait_notice
+from conversation.choice_reading import read_choices
 from conversation.context import Conversation
 from conversation.deps import MessageOutcome, TurnDeps, TurnOutcome
 from conversation.file_parts import send_file_parts
@@ -28,10 +29,12 @@ from conversation.queries import (
     TurnCounts,
     commit_turn,
 )
+from conversation.satisfaction_taps import without_satisfaction_taps
 from conversation.turn_rows import activation_rows, sendable_files, usage_row
 from core.errors import SkilletError
 from core.tenancy import org_connection, self_bound_connection
 from delivery.contract import Recipient
+from delivery.outbound_choices import OutboundChoices
 from delivery.outbound_file import OutboundFile
 from delivery.outbox_queries import OutboxRow
 from delivery.presence import Reading
@@ -92,7 +95,10 @@ async def answer_batch(
     `history`: the conversation before it, oldest first (conversation.queries);
     `images`: a message's images for a model that takes them (conversation.media.reader)."""
     batch = await _without_opt_choices(deps, conversation, batch)
-    if not batch:  # only PARAR / VOLTAR: confirmed, the holder delivers it and reads on
+    batch = read_choices(batch, history)
+    batch = await without_satisfaction_taps(deps.pool, conversation, batch, history)
+    if not batch:  # only PARAR / VOLTAR (confirmed, the holder delivers it and reads on) or a
+        # satisfaction tap (kept as context, never answered)
         return BatchResult(outcome=None, refused=CommitOutcome.ANSWERED)
     text = burst_text([row.body for row in batch])
     closed = await deps.hours.closed_now(deps.pool, conversation.organization_id, deps.clock())
@@ -172,6 +178,7 @@ async def _answer_by_model(
             handoff=handoff,
             skills=skills,
             files=ledger.files,
+            choices=ledger.choices,
         )
     except _NotCommitted as exc:
         log.info("turn.not_committed", outcome=exc.outcome)
@@ -417,6 +424,7 @@ async def _commit_reply(
     handoff: Handoff | None = None,
     skills: Sequence[tuple[str, uuid.UUID]] = (),
     files: Sequence[OutboundFile] = (),
+    choices: OutboundChoices | None = None,
 ) -> SentReply | None:
     """Reply + outbox row (and a row per file after it) + 'answered' marks + the turn's
     counts + the delivery claim in one fenced statement, then the send with no connection
@@ -437,12 +445,13 @@ async def _commit_reply(
             handoff=handoff,
             skills=skills,
             files=files,
+            choices=choices,
         )
         committed = await commit_turn(conn, commit)
     sent = await _send_committed(deps, conversation, committed, text)
     if not committed.file_ids:
         return sent
-    await send_file_parts(deps, conversation, committed, files, sent)
+    await send_file_parts(deps, conversation, committed, files, sent, choices)
     return None
 
 

@@ -80,7 +80,7 @@ async def deliver_waiting(
 ) -> list[UndeliveredReply]:
     """What waits in the conversation's outbox (pending, never claimed: a crash between
     commit and send, a parked number, a person's reply), oldest first, a reply's text before
-    its files, through deliver_in_order; the ones this call sent."""
+    its files and its choices, through deliver_in_order; the ones this call sent."""
     async with org_connection(pool, organization_id) as conn:
         undelivered = await list_undelivered(conn, conversation_id)
     rows = [
@@ -92,6 +92,7 @@ async def deliver_waiting(
             reply.body,
             reply.template,
             reply.file,
+            reply.choices,
         )
         for reply in undelivered
     ]

@@ -37,6 +37,7 @@ from conversation.person_queries import (
     update_released,
     update_taken_over,
 )
+from conversation.satisfaction_queries import insert_question
 from core.audit import AuditEntry, insert_audit
 from delivery.outbox_queries import OutboxTemplate
 
@@ -56,6 +57,8 @@ class ModeChange:
     before: ModeLock
     view: ConversationView
     pending: int = 0  # customer messages the agent will answer (a release with answer_pending)
+    # A release asked the customer how it went (satisfaction): a holder must deliver it.
+    asked: bool = False
 
 
 def missing() -> ConversationNotFound:
@@ -203,6 +206,7 @@ async def release(
         pending = await update_released(
             conn, actor.organization_id, conversation_id, answer_pending=answer_pending
         )
+        asked = await _ask_satisfaction(conn, actor, conversation_id, locked)
         await _audit(
             conn,
             actor,
@@ -212,8 +216,28 @@ async def release(
             ConversationMode.AGENT,
             answer_pending=answer_pending,
             pending=pending,
+            satisfaction_asked=asked,
         )
-        return ModeChange(locked, await _view(conn, actor, conversation_id), pending)
+        view = await _view(conn, actor, conversation_id)
+        return ModeChange(locked, view, pending, asked=asked)
+
+
+async def _ask_satisfaction(
+    conn: asyncpg.Connection, actor: Actor, conversation_id: uuid.UUID, locked: ModeLock
+) -> bool:
+    """The satisfaction question, when a person who answered it hands it back (not the idle
+    return, not a transfer: those are other paths) and every rule of insert_question allows."""
+    if locked.mode != ConversationMode.HUMAN or locked.person_replied_at is None:
+        return False
+    asked = await insert_question(
+        conn,
+        actor.organization_id,
+        conversation_id,
+        channel=locked.channel,
+        contact_id=locked.contact_id,
+        held_by=locked.held_by or actor.name,
+    )
+    return asked is not None
 
 
 async def _lock_for_reply(

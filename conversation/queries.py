@@ -19,6 +19,7 @@ from typing import Any
 import asyncpg
 
 from core.tenancy import org_proof
+from delivery.outbound_choices import OutboundChoices, history_note
 from delivery.outbound_file import OutboundFile
 from delivery.outbox_queries import DeliveryClaim
 from inbox.message import QUOTE_MARK
@@ -119,6 +120,18 @@ class ReplyCommit:
     skills: Sequence[tuple[str, uuid.UUID]] = ()
     # The skill files the turn sends after the text (send_skill_file), in order.
     files: Sequence[OutboundFile] = ()
+    # The choices the turn sends last (send_choices), or None.
+    choices: OutboundChoices | None = None
+
+    def parts(self) -> list[dict[str, Any]] | None:
+        """skillet_commit_turn's p_files: each file, then the choices as {"choices", "note"}
+        (one outbox row each after the text, in this order; the note ends the reply's stored
+        body, never its sent text: delivery.outbound_choices.history_note); None for none."""
+        parts: list[dict[str, Any]] = [f.as_json() for f in self.files]
+        if self.choices is not None:
+            note = history_note(self.choices)
+            parts.append({"choices": self.choices.as_json(), "note": note})
+        return parts or None
 
     def args(self) -> tuple[Any, ...]:
         counts = self.counts
@@ -289,7 +302,8 @@ from skillet_commit_turn($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
 class CommittedTurn:
     reply: CommittedReply
     claim: DeliveryClaim | None  # what the sender needs; None: not committed
-    # The reply's file parts (outbox rows after the text, pending and unclaimed), in order.
+    # The reply's parts after its text (its files, then its choices: outbox rows, pending
+    # and unclaimed), in order.
     file_ids: tuple[uuid.UUID, ...] = ()
 
 
@@ -297,8 +311,7 @@ async def commit_turn(conn: asyncpg.Connection, commit: ReplyCommit) -> Committe
     """The fenced reply commit (refused as lease_lost, taken_over, overtaken or answered) and
     its outbox row's delivery claim, in one statement."""
     org, *rest = commit.args()
-    files = [f.as_json() for f in commit.files] if commit.files else None
-    row = await conn.fetchrow(COMMIT_TURN, org, org_proof(conn, org), *rest, files)
+    row = await conn.fetchrow(COMMIT_TURN, org, org_proof(conn, org), *rest, commit.parts())
     assert row is not None  # the function always returns its one row
     return committed_turn(row)
 

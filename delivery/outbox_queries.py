@@ -16,6 +16,7 @@ from typing import Any
 
 import asyncpg
 
+from delivery.outbound_choices import OutboundChoices
 from delivery.outbound_file import OutboundFile
 
 
@@ -63,6 +64,9 @@ class OutboxRow:
     # A file part of the reply (part 1, 2, ...: send_skill_file): sent as that file, `body`
     # being its caption; None for the text part.
     file: OutboundFile | None = None
+    # The choices part of a reply (send_choices, the satisfaction question): sent as buttons,
+    # a list or (WAHA) a numbered text, after the text and the files; `body` its text.
+    choices: OutboundChoices | None = None
 
     @classmethod
     def pending(
@@ -74,10 +78,19 @@ class OutboxRow:
         body: str,
         template: OutboxTemplate | None = None,
         file: OutboundFile | None = None,
+        choices: OutboundChoices | None = None,
     ) -> OutboxRow:
-        """A committed reply (or one of its file parts) not yet handed to its channel."""
+        """A committed reply (or one of its parts) not yet handed to its channel."""
         return cls(
-            outbox_id, reply_id, organization_id, conversation_id, body, "pending", template, file
+            outbox_id,
+            reply_id,
+            organization_id,
+            conversation_id,
+            body,
+            "pending",
+            template,
+            file,
+            choices,
         )
 
 
@@ -186,9 +199,9 @@ async def fail_abandoned_claims(
     return [(r["id"], r["organization_id"]) for r in rows]
 
 
-# A reply's parts (its text, then its files) share created_at: `part` keeps their order.
+# A reply's parts (its text, its files, its choices) share created_at: `part` keeps their order.
 LIST_UNDELIVERED = """
-select o.id, o.message_id, o.body, o.template, o.file,
+select o.id, o.message_id, o.body, o.template, o.file, o.choices,
        array(select m.external_id from messages m where m.answered_by = o.message_id
              order by m.received_at, m.id) as answered
 from outbox o
@@ -205,6 +218,7 @@ class UndeliveredReply:
     answered: tuple[str, ...]  # external ids of the messages it answers
     template: OutboxTemplate | None = None
     file: OutboundFile | None = None  # a file part (send_skill_file)
+    choices: OutboundChoices | None = None  # a choices part (send_choices, satisfaction)
 
 
 async def list_undelivered(
@@ -220,6 +234,7 @@ async def list_undelivered(
             tuple(r["answered"]),
             OutboxTemplate.from_json(r["template"]),
             outbound_file(r["file"]),
+            OutboundChoices.from_json(r["choices"]),
         )
         for r in rows
     ]

@@ -1202,16 +1202,17 @@ Serialized on the conversation row (as is every change of its mode); refused wit
 is still open, not kept as context: read again) or 'answered' (part of the burst was answered
 first); else 'replied': the reply (author 'agent', p_skills: the skills the turn used), its
 outbox row, the 'answered' marks, the reply's files (p_files, a jsonb array from
-send_skill_file: one pending, unclaimed outbox row per file after the text, part 1, 2, ...;
-file_outbox_ids lists them in order), with p_handoff_cause ('tool' | 'customer') the
-conversation put in 'waiting' for p_handoff_reason, the turn's counts (skillet_bump_usage,
-skillet_bump_activation_daily, skillet_bump_token_usage; p_reads, [{"skill", "path"}]:
-skillet_bump_file_reads) and, with p_claim, the delivery claim of its text row
-(skillet_claim_outbox), so the sender needs no statement before the send. The claim comes before
-the increments: those rows are shared by every turn of an org, so they are locked last, for the
-shortest time. A crash between this commit and the send leaves a claimed row, which
-skillet_fail_abandoned_claims fails as `delivery_unknown`; a row without a route is not claimed,
-and the next holder delivers it.$$;
+send_skill_file: one pending, unclaimed outbox row per file after the text, part 1, 2, ...; then
+an element {"choices", "note"} from send_choices, the last part, kept in outbox.choices, its
+note appended to the reply message's body (not to the text sent); file_outbox_ids lists them in
+order), with p_handoff_cause ('tool' | 'customer') the conversation put in 'waiting' for
+p_handoff_reason, the turn's counts (skillet_bump_usage, skillet_bump_activation_daily,
+skillet_bump_token_usage; p_reads, [{"skill", "path"}]: skillet_bump_file_reads) and, with
+p_claim, the delivery claim of its text row (skillet_claim_outbox), so the sender needs no
+statement before the send. The claim comes before the increments: those rows are shared by every
+turn of an org, so they are locked last, for the shortest time. A crash between this commit and
+the send leaves a claimed row, which skillet_fail_abandoned_claims fails as `delivery_unknown`;
+a row without a route is not claimed, and the next holder delivers it.$$;
 CREATE OR REPLACE FUNCTION public.skillet_commit_turn(p_org uuid, p_proof text, p_conversation uuid, p_channel text, p_batch uuid[], p_first_received timestamp with time zone, p_body text, p_used text[], p_viewed text[], p_names text[], p_triggers text[], p_at timestamp with time zone, p_lease uuid, p_usage jsonb, p_claim boolean, p_handoff_cause text, p_handoff_reason text, p_skills jsonb, p_reads jsonb, p_files jsonb)
  RETURNS TABLE(outcome text, outbox_id uuid, reply_id uuid, deliverable boolean, reply_to_external_id text, last_inbound_at timestamp with time zone, route_kind text, route_address text, file_outbox_ids uuid[])
  LANGUAGE plpgsql
@@ -1262,23 +1263,37 @@ begin
         return next;
         return;
     end if;
+    -- The choices' note (send_choices) ends the stored reply, never its sent text: the
+    -- history shows what was offered, and a customer's "2" is read against it.
     insert into messages (organization_id, conversation_id, direction, channel, body,
                           reply_to_id, author, skills)
-    values (p_org, p_conversation, 'outbound', p_channel, p_body, p_batch[cardinality(p_batch)],
-            'agent', p_skills)
+    values (p_org, p_conversation, 'outbound', p_channel,
+            p_body || coalesce((select f.value ->> 'note'
+                                from jsonb_array_elements(
+                                    case when jsonb_typeof(p_files) = 'array' then p_files
+                                         else '[]'::jsonb end) f(value)
+                                where f.value ? 'choices' limit 1), ''),
+            p_batch[cardinality(p_batch)], 'agent', p_skills)
     returning id into reply_id;
     update messages set answered_by = reply_id where id = any(p_batch);
     insert into outbox (organization_id, conversation_id, message_id, body)
     values (p_org, p_conversation, reply_id, p_body)
     returning id into outbox_id;
     if jsonb_typeof(p_files) = 'array' and jsonb_array_length(p_files) > 0 then
-        -- The reply's files (send_skill_file): a row per file after the text (part 1, 2, ...;
-        -- body its caption), pending and never claimed here: the holder claims and sends each
+        -- The reply's files (send_skill_file), then its choices: a row per part after the text
+        -- (part 1, 2, ...; body a file's caption), pending and never claimed here: the holder claims and sends each
         -- after the text, in order.
+        -- An element {"choices": ...} (send_choices, always last) is the choices part: its
+        -- row keeps them in `choices`, its body their text.
         with inserted as (
-            insert into outbox (organization_id, conversation_id, message_id, body, part, file)
-            select p_org, p_conversation, reply_id, coalesce(f.value ->> 'caption', ''),
-                   f.ordinality, f.value
+            insert into outbox (organization_id, conversation_id, message_id, body, part, file,
+                                choices)
+            select p_org, p_conversation, reply_id,
+                   case when f.value ? 'choices' then coalesce(f.value #>> '{choices,text}', '')
+                        else coalesce(f.value ->> 'caption', '') end,
+                   f.ordinality,
+                   case when f.value ? 'choices' then null else f.value end,
+                   f.value -> 'choices'
             from jsonb_array_elements(p_files) with ordinality as f(value, ordinality)
             returning id, part
         )

@@ -22,6 +22,7 @@ from datetime import datetime
 from typing import Any
 
 from core.channel_kind import ChannelKind
+from delivery.outbound_choices import chosen_marker
 from inbox.contacts import ContactIds, contact_ids, normalize_whatsapp_id
 from inbox.file_names import safe_file_name
 from inbox.message import FETCHED_MEDIA_KINDS, InboundMedia, MessageKind
@@ -294,12 +295,15 @@ def _typed(kind: MessageKind, text: Any) -> tuple[MessageKind, str] | str:
 
 
 def _interactive_text(interactive: Any) -> Any:
-    """The title of the tapped button or list row; a Flow's answer as its JSON."""
+    """The tapped button or list row as the model reads it, `[escolheu: «title» (id: id)]`
+    (delivery.outbound_choices); a Flow's answer as its JSON."""
     reply_type = _get(interactive, "type")
     reply = _get(interactive, reply_type) if isinstance(reply_type, str) else None
     if reply_type in ("button_reply", "list_reply"):
-        title = _get(reply, "title")
-        return title if isinstance(title, str) else None
+        title, choice_id = _get(reply, "title"), _get(reply, "id")
+        if not isinstance(title, str) or not title.strip():
+            return None
+        return chosen_marker(title, choice_id if isinstance(choice_id, str) else "")
     if reply_type == "nfm_reply":
         return describe("unsupported", "formulário", _get(reply, "response_json"))
     return None

@@ -82,6 +82,15 @@ def _consolidation(form: Form) -> dict[str, Any]:
     return {"consolidation": form.get("consolidation")}
 
 
+def _satisfaction(form: Form) -> dict[str, Any]:
+    """The satisfaction form: on or off and the three button texts, as typed."""
+    buttons = [form.get(f"button_{i}") for i in range(1, 4)]
+    return {
+        "satisfaction": "on" if form.get("satisfaction") == "on" else "off",
+        "satisfaction_buttons": [b if isinstance(b, str) else "" for b in buttons],
+    }
+
+
 def _persona(form: Form) -> dict[str, Any]:
     return {"name": form.get("name"), "system_prompt": form.get("system_prompt")}
 
@@ -237,6 +246,7 @@ ACTIONS: tuple[Action, ...] = (
     Action(f"{P}/agente/autoria", "update_settings", pages.agent, "/agente", _authoring),
     Action(f"{P}/agente/horario", "update_hours_settings", pages.agent, "/agente", _hours),
     Action(f"{P}/agente/consolidacao", "update_settings", pages.agent, "/agente", _consolidation),
+    Action(f"{P}/agente/satisfacao", "update_settings", pages.agent, "/agente", _satisfaction),
     Action(f"{P}/agente/{{id}}/persona", "update_agent_route", pages.agent, "/agente", _persona),
     Action(f"{P}/agente/{{id}}/modelo", "update_agent_route", pages.agent, "/agente", _model),
     Action(f"{P}/agente/{{id}}/imagens", "update_agent_route", pages.agent, "/agente", _vision),

@@ -16,6 +16,8 @@ from api.console.labels import language
 from api.console.moments import Clock
 from api.console.render import segment
 from conversation.mode import ConversationMode
+from conversation.satisfaction import ID_PREFIX as SATISFACTION_ID_PREFIX
+from delivery.outbound_choices import NOTE_START, marker_choice, offered_in
 from hours.opening import opening_phrase
 from hours.schedule import load_zone
 from inbox.kind_labels import KIND_LABELS
@@ -93,7 +95,7 @@ def _last(item: dict[str, Any], clock: Clock) -> dict[str, str] | None:
         return None
     return {
         "author": author_label(last["author"] or "agent"),
-        "text": last["body"] or "",
+        "text": readable(last["body"] or ""),
         "at": clock.moment(last["at"]),
     }
 
@@ -131,13 +133,31 @@ def media_item(message: dict[str, Any], conversation_id: str | None) -> dict[str
 def kind_label(kind: str, text: str) -> str | None:
     """A non-text message's kind in pt-BR, unless its text already opens with it (a
     description such as `[imagem] legenda`): a transcribed voice note reads `[áudio] ...`."""
-    if kind == "text":
+    if kind in ("text", "interactive", "button"):  # typed, or a tapped choice: no label
         return None
     label = KIND_LABELS.get(kind, kind)
     return None if text.startswith(f"[{label}]") else label
 
 
 FILE_KINDS = {"document": "documento", "image": "imagem", "audio": "áudio"}
+
+
+def readable(body: str) -> str:
+    """A message as a person reads it: a tap as "Escolheu: Sexta 14h", the options a reply
+    offered as "Opções: Quinta 10h · Sexta 14h" (no ids: those are for the model)."""
+    offered = offered_in(body)
+    if offered is not None:
+        return f"{offered.text}\n\nOpções: " + " · ".join(c.title for c in offered.choices)
+    if NOTE_START in body:  # a preview cut inside the options: the text alone
+        return body[: body.index(NOTE_START)]
+    chosen = marker_choice(body)
+    return body if chosen is None else f"Escolheu: {chosen.title}"
+
+
+def _satisfaction_tap(body: str) -> bool:
+    """A tap on the satisfaction question: kept as context, never answered, not waiting."""
+    chosen = marker_choice(body)
+    return chosen is not None and chosen.id.startswith(SATISFACTION_ID_PREFIX)
 
 
 def sent_files(message: dict[str, Any]) -> list[str]:
@@ -166,11 +186,13 @@ def message_item(
         "label": author_label(
             author, message.get("author_key_prefix"), message.get("author_person")
         ),
-        "text": message["body"] or "",
+        "text": readable(message["body"] or ""),
         "kind": kind_label(message["kind"], message["body"] or ""),
         "at": clock.moment(message.get("received_at") or message["created_at"]),
         "delivery": delivery_label(delivery),
-        "unanswered": author == "customer" and not message.get("answered_by"),
+        "unanswered": author == "customer"
+        and not message.get("answered_by")
+        and not _satisfaction_tap(message["body"] or ""),
         # A person's text can become a suggestion's draft ("Ensinar o agente").
         "teach": author in ("person", "phone") and message["kind"] == "text",
         "skills": [f"{s['name']} · {str(s['version_id'])[:VERSION_ID_CHARS]}" for s in skills],

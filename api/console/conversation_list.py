@@ -13,7 +13,7 @@ from typing import Any
 
 from aiohttp import web
 
-from api.console.attendance_view import author_label
+from api.console.attendance_view import author_label, readable
 from api.console.auth import Visit
 from api.console.pages import API, PageData, read
 from api.errors import ApiError, public_message
@@ -46,7 +46,7 @@ FIELD_MESSAGES = {
 
 def preview(text: str | None) -> str:
     """The last message on one line, cut to PREVIEW_CHARS with an ellipsis."""
-    line = " ".join((text or "").split())
+    line = " ".join(readable(text or "").split())
     return line if len(line) <= PREVIEW_CHARS else line[: PREVIEW_CHARS - 1] + "…"
 
 

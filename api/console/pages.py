@@ -362,6 +362,7 @@ async def agent(request: web.Request, visit: Visit) -> PageData:
     agents = await read(request, visit, "list_agents_route")
     settings = await read(request, visit, "get_settings")
     hours = await read(request, visit, "get_hours_settings")
+    answers = await read(request, visit, "list_satisfaction_route")
     return "agent.html", {
         "items": agents["items"],
         "next": agents["next"],
@@ -369,6 +370,8 @@ async def agent(request: web.Request, visit: Visit) -> PageData:
         "hours": hours,
         "reopens": reopens(hours, (await org_clock(request, visit.principal)).now),
         "consolidation": settings["consolidation"],
+        "satisfaction": settings,
+        "answers": answers,
         "providers": PROVIDERS,
         "ack_default": HANDOFF_ACK_DEFAULT,
         "notice_default": HANDOFF_WAIT_NOTICE_DEFAULT,

@@ -219,9 +219,11 @@ async def painel(request: web.Request, visit: Visit) -> PageData:
         message = FIELD_MESSAGES.get(exc.code, exc.message)
         return "painel.html", {**context, "insights": None, "period_error": (field, message)}
     today = date.fromisoformat(insights["today"])
+    satisfaction = await read(request, visit, "list_satisfaction_route")  # the same period
     return "painel.html", {
         **context,
         "insights": insights,
+        "satisfaction": satisfaction,
         "typed": {"from": insights["from"], "to": insights["to"]},
         "charts": _charts(insights),
         "rows": _rows(insights),

@@ -48,6 +48,7 @@ NOT_PAGES = {
     "/console/avisos/dados": "JSON every page's notifications script polls",
     "/console/conversas/{id}/midia/{message_id}": "a customer's file",
     "/console/skills/{name}/arquivos/{path}": "a skill's file, downloaded",
+    "/console/rascunhos/{name}/arquivos/{path}": "a draft's file, downloaded",
     "/console/static": "the stylesheet and scripts",
 }
 PHONE_CONTACT = "5511955554444"

@@ -325,6 +325,7 @@ def _walk(a: OrgA) -> dict[tuple[str, str], tuple[Call, int]]:
             404,
         ),
         ("GET", "/v1/usage/tokens"): (Call("/v1/usage/tokens?days=90"), 200),
+        ("GET", "/v1/satisfaction"): (Call("/v1/satisfaction?from=2026-01-01&to=2026-01-31"), 200),
         ("GET", "/v1/insights"): (Call("/v1/insights"), 200),
         ("GET", "/v1/agents"): (Call("/v1/agents"), 200),
         ("PATCH", "/v1/agents/{id}"): (

@@ -345,3 +345,24 @@ async def test_pointer_changes_wait_for_a_curator_pass_over_the_org(
     finally:
         await curator.close()
     assert result.status is ImportStatus.IMPORTED
+
+
+async def test_an_org_keeps_its_installed_catalog_version_when_a_new_one_is_seeded(
+    db: asyncpg.Connection, resources: Resources, tmp_path: Path
+) -> None:
+    # The catalog's agendamento gained send_choices: an org that installed the older version
+    # keeps it (docs/skills.md: uninstall and install again to take the new one).
+    old = tmp_path / "old"
+    shutil.copytree(DEFAULT_CATALOG_DIR, old)
+    skill_md = old / "agendamento" / "SKILL.md"
+    skill_md.write_text(skill_md.read_text().replace("`send_choices`", "o texto"))
+    await seed_catalog(db, resources.store, old)
+    org = await create_org(db)
+    installed = await install_catalog_skill(
+        db, resources.store, organization_id=org, name="agendamento"
+    )
+    seeded = await _seed(db, resources)
+    assert "agendamento" in [r.name for r in seeded.results if r.status is ImportStatus.IMPORTED]
+    [skill] = [s for s in await list_installed_skills(db, org) if s.name == "agendamento"]
+    assert skill.version_id == installed.version_id
+    assert "send_choices" not in skill.body

@@ -75,3 +75,23 @@ def test_set_refuses_an_unknown_org_and_a_bad_name(
     assert code == 1 and refused["error"] == "organization_not_found"
     with pytest.raises(SystemExit):
         main(["orgs", "set", "--org", str(uuid.uuid4()), "--name", "   "])
+
+
+def test_set_turns_satisfaction_on_with_its_buttons_and_refuses_a_long_one(
+    env: Settings, db: asyncpg.Connection, capsys: pytest.CaptureFixture[str]
+) -> None:
+    org = str(uuid.uuid4())
+    assert _run(capsys, "orgs", "create", "--name", "Salão", "--id", org)[0] == 0
+    code, changed = _run(
+        capsys,
+        "orgs", "set", "--org", org, "--satisfaction", "on",
+        "--satisfaction-buttons", "Amei", "Ok", "Não gostei",
+    )  # fmt: skip
+    assert code == 0
+    assert changed["previous"]["satisfaction"] == "off"
+    assert changed["previous"]["satisfaction_buttons"] == ["😀 Ótimo", "😐 Ok", "🙁 Ruim"]
+    assert "satisfaction: off -> on" in changed["changed"]
+    code, refused = _run(
+        capsys, "orgs", "set", "--org", org, "--satisfaction-buttons", "x" * 21, "b", "c"
+    )
+    assert code == 1 and refused["error"] == "satisfaction_buttons_invalid"

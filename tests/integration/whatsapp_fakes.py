@@ -90,6 +90,8 @@ class FakeGraphApi(_FakeApi):
         self.uploads: dict[str, tuple[str, str, str, bytes]] = {}
         self.upload_outages = 0  # uploads answered 503 before the real answer
         self.sends: list[tuple[str, Any]] = []
+        # Set: Meta refuses every interactive message with this (code, message).
+        self.interactive_refusal: tuple[int, str] | None = None
         # Read marks (POST /messages `status: read`): (phone_number_id, message_id, typing);
         # and every accepted read mark and text in order, ("read", message_id) or
         # ("text", body), so what the customer saw first shows.
@@ -261,6 +263,8 @@ class FakeGraphApi(_FakeApi):
             and body.get("messaging_product") == "whatsapp"
         ):
             return self._media_message(token, body)
+        if body.get("type") == "interactive" and body.get("messaging_product") == "whatsapp":
+            return self._interactive_message(token, body)
         text = body.get("text", {}).get("body", "")
         if body.get("messaging_product") != "whatsapp" or body.get("type") != "text" or not text:
             return _graph_error(400, 100, "Invalid parameter")
@@ -271,6 +275,28 @@ class FakeGraphApi(_FakeApi):
         self.timeline.append(("text", text))
         self.sent_with.append(token or "")
         wamid = f"wamid.out.{len(self.delivered)}"
+        return web.json_response(
+            {
+                "messaging_product": "whatsapp",
+                "contacts": [{"input": body["to"], "wa_id": body["to"]}],
+                "messages": [{"id": wamid}],
+            }
+        )
+
+    def _interactive_message(self, token: str | None, body: dict[str, Any]) -> web.Response:
+        """Meta's reply buttons (`button`: 1-3, titles up to 20, unique) and lists (`list`:
+        up to 10 rows in all, row titles up to 24, descriptions up to 72, ids up to 200, the
+        button up to 20); anything else 131009 (parameter value is not valid)."""
+        interactive = body.get("interactive") or {}
+        if self.interactive_refusal is not None:  # e.g. (131051, "Unsupported message type")
+            return _graph_error(400, *self.interactive_refusal)
+        refused = _interactive_refusal(interactive)
+        if refused is not None:
+            return _graph_error(400, 131009, f"Parameter value is not valid: {refused}")
+        self.sends.append(("interactive", interactive))
+        self.timeline.append(("interactive", interactive.get("type", "")))
+        self.sent_with.append(token or "")
+        wamid = f"wamid.interactive.{len(self.sends)}"
         return web.json_response(
             {
                 "messaging_product": "whatsapp",
@@ -510,6 +536,34 @@ _UPLOAD_LIMITS = {
     "audio/amr": 16 * 1024 * 1024,
     "document": 100 * 1024 * 1024,
 }
+
+
+def _interactive_refusal(interactive: dict[str, Any]) -> str | None:
+    """What Meta would refuse in an interactive `button` or `list` (None: it takes it)."""
+    text = (interactive.get("body") or {}).get("text") or ""
+    if not text or len(text) > 1024:
+        return "body.text"
+    action = interactive.get("action") or {}
+    if interactive.get("type") == "button":
+        buttons = [b.get("reply") or {} for b in action.get("buttons") or []]
+        titles = [b.get("title") or "" for b in buttons]
+        if not 1 <= len(buttons) <= 3 or any(not t or len(t) > 20 for t in titles):
+            return "action.buttons"
+        if len(set(titles)) != len(titles) or any(len(b.get("id") or "") > 256 for b in buttons):
+            return "action.buttons"
+        return None
+    if interactive.get("type") == "list":
+        rows = [r for section in action.get("sections") or [] for r in section.get("rows") or []]
+        button = action.get("button") or ""
+        if not 1 <= len(rows) <= 10 or not button or len(button) > 20:
+            return "action.sections"
+        for row in rows:
+            if not row.get("title") or len(row["title"]) > 24:
+                return "action.sections.rows.title"
+            if len(row.get("description") or "") > 72 or len(row.get("id") or "") > 200:
+                return "action.sections.rows"
+        return None
+    return "interactive.type"
 
 
 def _graph_error(

@@ -61,6 +61,21 @@ def test_agendamento_schedules_the_reminder_with_a_tool_that_exists() -> None:
     assert "schedule_followup" in {t.name for t in turn_tools()}
 
 
+def test_agendamento_offers_slots_as_choices_and_keeps_its_intent_model() -> None:
+    import json
+
+    from skillet_data import INTENT_MODELS_DIR
+    from turn.matcher.intent_model import keywords_sha256
+    from turn.tools.registry import turn_tools
+
+    package = load_catalog_package(DEFAULT_CATALOG_DIR / "agendamento")
+    assert "`send_choices`" in package.body and "[escolheu: «" in package.body
+    assert "send_choices" in {t.name for t in turn_tools()}
+    # Only the body changed: the shipped classifier still applies to an install of it.
+    model = json.loads((INTENT_MODELS_DIR / "agendamento.json").read_text())
+    assert model["keywords_sha256"] == keywords_sha256(package.matcher)
+
+
 def test_zip_folder_is_deterministic_and_parses_like_an_upload() -> None:
     folder = DEFAULT_CATALOG_DIR / "agendamento"
     data = zip_folder(folder)

@@ -16,8 +16,13 @@ from turn.tools.schema import ToolSchemaError, flat_schema
 
 
 def _walk(node: Any) -> list[dict[str, Any]]:
+    """Every schema node (a `properties` map's keys are argument names, not schema words)."""
     if isinstance(node, dict):
-        return [node, *(n for v in node.values() for n in _walk(v))]
+        inner = node.get("properties")
+        below = [*(n for k, v in node.items() if k != "properties" for n in _walk(v))]
+        if isinstance(inner, dict):
+            below += [n for v in inner.values() for n in _walk(v)]
+        return [node, *below]
     if isinstance(node, list):
         return [n for v in node for n in _walk(v)]
     return []
@@ -28,6 +33,7 @@ def test_every_module_with_a_tool_is_found_and_offered_sorted() -> None:
         "handoff_to_human",
         "read_skill_reference",
         "schedule_followup",
+        "send_choices",
         "send_skill_file",
         "skill_manage",
         "skill_view",
@@ -38,7 +44,7 @@ def test_schemas_are_flat_and_carry_no_pydantic_noise() -> None:
     for tool in turn_tools():
         schema = tool.parameters
         assert schema["type"] == "object" and schema["additionalProperties"] is False
-        for node in _walk(schema["properties"]):
+        for node in _walk(list(schema["properties"].values())):
             assert not {"title", "anyOf", "$ref", "$defs", "allOf"} & node.keys(), tool.name
             assert node.get("default", "absent") is not None
     manage = next(t for t in turn_tools() if t.name == "skill_manage").parameters
@@ -60,8 +66,36 @@ class Nested(BaseModel):
     x: int
 
 
-class BadArgs(BaseModel):
+class Middle(BaseModel):
     inner: Nested
+
+
+class BadArgs(BaseModel):
+    inner: Middle  # a model inside a model inside the arguments: too deep
+
+
+class ChoiceLike(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    note: str | None = None
+
+
+class ListArgs(BaseModel):
+    items: list[ChoiceLike]
+
+
+def test_a_list_of_objects_is_written_inline_without_pydantic_noise() -> None:
+    schema = flat_schema(ListArgs)
+    assert schema["properties"]["items"] == {
+        "items": {
+            "type": "object",
+            "properties": {"id": {"type": "string"}, "note": {"type": "string"}},
+            "required": ["id"],
+            "additionalProperties": False,
+        },
+        "type": "array",
+    }
 
 
 class UnionArgs(BaseModel):

@@ -15,6 +15,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel
 
 from core.object_store import ObjectStore
+from delivery.outbound_choices import OutboundChoices
 from delivery.outbound_file import OutboundFile
 from skills.models import LoadedSkill
 from skills.package.limits import DEFAULT_LIMITS, PackageLimits
@@ -53,6 +54,8 @@ class TurnLedger:
     handoff_reason: str | None = None
     # send_skill_file's choices: committed with the reply, sent after its text, in order.
     files: list[OutboundFile] = field(default_factory=list)
+    # send_choices' one set: committed with the reply, sent after its text and its files.
+    choices: OutboundChoices | None = None
 
     def record_read(self, sha256: str, start: int, end: int) -> None:
         if start <= self.read_until.get(sha256, 0):
