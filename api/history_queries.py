@@ -32,7 +32,9 @@ class MessageRow:
     created_at: datetime
     reply_to_id: uuid.UUID | None
     answered_by: uuid.UUID | None
-    delivery_status: str | None  # a reply's outbox status: pending, sent, failed
+    # A reply's delivery: its outbox row's (pending, failed when the send was refused), else
+    # what its receipts say (sent, delivered, read, failed), see RECEIPT_OF_TEXT.
+    delivery_status: str | None
     delivery_error: str | None
     author: str | None  # an outbound message's: 'agent' | 'person' | 'phone'
     author_key_prefix: str | None  # a person's API key
@@ -56,17 +58,42 @@ class MessageRow:
     reactions: str | None = None
 
 
+# What the provider said of one outbox row (a reply's text, or one of its files): the text may
+# have gone out as several messages (a long text split), one receipt each. Any failed one
+# fails it; else the least advanced counts (a receipt still `accepted` reads `sent`).
+# Bounded: at most RECEIPTS_READ per outbox row. Read only for a row sent (`on`).
+RECEIPTS_READ = 16
+
+
+def receipt_of(outbox: str, alias: str) -> str:
+    """A lateral join giving `alias.status` and `alias.error` for the outbox row `outbox`."""
+    return f"""
+left join lateral (
+    select case when bool_or(r.status = 'failed') then 'failed'
+                else (array['sent', 'sent', 'delivered', 'read'])[
+                    min(skillet_receipt_rank(r.status)) + 1] end as status,
+           min(r.error) filter (where r.status = 'failed') as error
+    from (select status, error from outbox_receipts
+          where organization_id = {outbox}.organization_id and outbox_id = {outbox}.id
+          limit {RECEIPTS_READ}) r
+) {alias} on {outbox}.status = 'sent'
+"""
+
+
 # Oldest first (a conversation reads top to bottom); keyset (created_at, id).
-LIST_MESSAGES = """
+LIST_MESSAGES = f"""
 select m.id, m.direction, m.kind, m.body, m.external_id, m.sent_at, m.received_at,
        m.created_at, m.reply_to_id, m.answered_by,
-       o.status as delivery_status, o.last_error as delivery_error,
+       coalesce(rc.status, o.status) as delivery_status,
+       coalesce(o.last_error, rc.error) as delivery_error,
        m.author, m.author_key_prefix, m.skills::text as skills,
        m.media_type, m.media_key is not null as media_stored,
        (select json_agg(json_build_object('filename', f.file ->> 'filename',
-                                          'kind', f.file ->> 'kind', 'status', f.status)
+                                          'kind', f.file ->> 'kind',
+                                          'status', coalesce(fr.status, f.status))
                         order by f.part)::text
-        from outbox f where f.message_id = m.id and f.part > 0 and f.file is not null) as files,
+        from outbox f {receipt_of("f", "fr")}
+        where f.message_id = m.id and f.part > 0 and f.file is not null) as files,
        (select json_build_object('text', c.body, 'choices', c.choices -> 'choices',
                                  'status', c.status)::text
         from outbox c where c.message_id = m.id and c.choices is not null
@@ -81,7 +108,7 @@ select m.id, m.direction, m.kind, m.body, m.external_id, m.sent_at, m.received_a
         from message_reactions r where r.target_id = m.id and r.emoji <> '') as reactions
 from messages m
 left join outbox o on o.message_id = m.id and o.part = 0  -- the text part: one row each
-left join people ap on m.author_key_prefix like 'person:%'
+{receipt_of("o", "rc")}left join people ap on m.author_key_prefix like 'person:%'
     and ap.organization_id = m.organization_id and 'person:' || ap.id::text = m.author_key_prefix
 where m.organization_id = $1 and m.conversation_id = $2
   and ($3::timestamptz is null or (m.created_at, m.id) > ($3, $4))

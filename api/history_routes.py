@@ -17,6 +17,7 @@ from api.dead_letter_queries import (
     lock_dead_letter,
     update_dead_letter_requeued,
 )
+from api.delivery_codes import delivery_json
 from api.errors import conflict, not_found
 from api.history_queries import (
     MessageRow,
@@ -61,9 +62,7 @@ def _message_json(row: MessageRow) -> dict[str, Any]:
         "created_at": row.created_at.isoformat(),
         "reply_to_id": _str(row.reply_to_id),
         "answered_by": _str(row.answered_by),
-        "delivery": None
-        if row.delivery_status is None
-        else {"status": row.delivery_status, "error": row.delivery_error},
+        "delivery": delivery_json(row.delivery_status, row.delivery_error),
         "reply_to": None
         if row.quote_external_id is None
         else {

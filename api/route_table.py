@@ -24,6 +24,7 @@ from api import template_routes as templates
 from api import usage_routes as usage
 from api.keys import Role
 from api.routing import Route
+from api.team_route_table import TEAM_ROUTES
 from consolidation.decide import ProposalError
 from skills.drafts import DraftError
 
@@ -667,4 +668,5 @@ ROUTES: tuple[Route, ...] = (
         action="person.deactivate",
         tags=("admin",),
     ),
+    *TEAM_ROUTES,
 )

@@ -21,7 +21,7 @@ from aiohttp import web
 from aiohttp.web_request import FileField
 
 from api.bodies import PRELOADED_BODY
-from api.console import attendance, draft_page, pages
+from api.console import attendance, draft_page, pages, quick_replies, team_roles
 from api.console.auth import Form, Visit, set_cookie
 from api.console.render import CONSOLE_PREFIX, see_other, segment
 from api.guard import run_route
@@ -125,6 +125,23 @@ def _release(form: Form) -> dict[str, Any]:
 def _reply(form: Form) -> dict[str, Any]:
     text = form.get("text")
     return {"text": text if isinstance(text, str) else ""}
+
+
+def _note(form: Form) -> dict[str, Any]:
+    text = form.get("note")
+    return {"text": text if isinstance(text, str) else ""}
+
+
+def _transfer(form: Form) -> dict[str, Any]:
+    return {"person_id": form.get("person_id") or None}
+
+
+def _role(form: Form) -> dict[str, Any]:
+    return {"role": form.get("role")}
+
+
+def _quick_reply(form: Form) -> dict[str, Any]:
+    return {f: v if isinstance(v := form.get(f), str) else "" for f in ("title", "text")}
 
 
 def _template(form: Form) -> dict[str, Any]:
@@ -274,6 +291,41 @@ ACTIONS: tuple[Action, ...] = (
         attendance.conversation_page,
         "/conversas/{id}",
         _nothing,
+    ),
+    Action(
+        f"{P}/conversas/{{id}}/nota",
+        "create_note_route",
+        attendance.conversation_page,
+        "/conversas/{id}",
+        _note,
+    ),
+    Action(
+        f"{P}/conversas/{{id}}/transferir",
+        "transfer_route",
+        attendance.conversation_page,
+        "/conversas/{id}",
+        _transfer,
+    ),
+    Action(f"{P}/equipe/{{id}}/papel", "update_person_route", team_roles.page, "/equipe", _role),
+    Action(
+        f"{P}/respostas-rapidas",
+        "create_quick_reply_route",
+        quick_replies.page,
+        "/respostas-rapidas",
+        _quick_reply,
+    ),
+    Action(
+        f"{P}/respostas-rapidas/{{id}}",
+        "update_quick_reply_route",
+        quick_replies.page,
+        "/respostas-rapidas",
+        _quick_reply,
+    ),
+    Action(
+        f"{P}/respostas-rapidas/{{id}}/apagar",
+        "delete_quick_reply_route",
+        quick_replies.page,
+        "/respostas-rapidas",
     ),
     Action(f"{P}/numeros", "add_channel", pages.channels, "/numeros", _new_channel),
     Action(

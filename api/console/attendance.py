@@ -17,6 +17,7 @@ from typing import Any
 from aiohttp import web
 
 from api.console import attendance_view as view
+from api.console import team_view
 from api.console.auth import READ_TWIN, Visit
 from api.console.org_clock import org_clock
 from api.console.pages import API, PageData
@@ -27,6 +28,7 @@ from api.guard import may, run_route
 from api.keys import Role
 from api.pagination import MAX_LIMIT
 from api.routing import Reply, deps_of
+from conversation.mode import ConversationMode
 from core.errors import SkilletError
 
 # A thread reads oldest first: the page follows the API's pages to the newest message, at
@@ -97,9 +99,23 @@ async def _started_by_business(
     }
 
 
+async def _notes(request: web.Request, visit: Visit) -> list[dict[str, Any]]:
+    """The conversation's internal notes, the last THREAD_MESSAGES of them."""
+    items: list[dict[str, Any]] = []
+    query = {"limit": str(MAX_LIMIT)}
+    for _ in range(THREAD_PAGES):
+        page = await _read(request, visit, "list_notes_route", query)
+        items.extend(page["items"])
+        if page["next"] is None:
+            break
+        query = {"limit": str(MAX_LIMIT), "cursor": page["next"]}
+    return items[-THREAD_MESSAGES:]
+
+
 async def conversation_data(request: web.Request, visit: Visit) -> dict[str, Any]:
     conversation = await _read(request, visit, "show_conversation_route")
     messages, cut = await _thread(request, visit)
+    notes = await _notes(request, visit)
     hours = await _read(request, visit, "get_hours_settings")
     can = _can(visit)
     clock = await org_clock(request, visit.principal)
@@ -113,16 +129,38 @@ async def conversation_data(request: web.Request, visit: Visit) -> dict[str, Any
     )
     return {
         "conversation": state,
-        "messages": [view.message_item(m, request.match_info["id"], clock) for m in messages],
+        "messages": team_view.with_notes(
+            messages, notes, lambda m: view.message_item(m, request.match_info["id"], clock), clock
+        ),
         "cut": cut,
         "updated_at": clock.time_of_day(),
     }
 
 
+async def _transfer_choices(request: web.Request, visit: Visit) -> list[dict[str, str]]:
+    """Whom this visitor may pass the conversation to: only its holder, or an admin, while a
+    person holds it (the transfer route refuses anyone else)."""
+    principal = visit.principal
+    if not may(principal, API["transfer_route"]):
+        return []
+    conversation = await _read(request, visit, "show_conversation_route")
+    holds = conversation["held_by"] == principal.prefix or principal.role is Role.ADMIN
+    if conversation["mode"] != ConversationMode.HUMAN or not holds:
+        return []
+    people = await _read(request, visit, "list_people_route")
+    return team_view.transfer_choices(people["items"], conversation["held_by"])
+
+
 async def conversation_page_data(request: web.Request, visit: Visit) -> dict[str, Any]:
     """The page's data: what the script polls, and what only a reload changes."""
     data = await conversation_data(request, visit)
-    return {**data, **await _started_by_business(request, visit, _can(visit))}
+    quick = await _read(request, visit, "list_quick_replies_route", {"limit": str(MAX_LIMIT)})
+    return {
+        **data,
+        **await _started_by_business(request, visit, _can(visit)),
+        "quick_replies": [team_view.quick_reply_option(q) for q in quick["items"]],
+        "transfer_to": await _transfer_choices(request, visit),
+    }
 
 
 async def queue_page(request: web.Request, visit: Visit) -> PageData:
@@ -132,6 +170,7 @@ async def queue_page(request: web.Request, visit: Visit) -> PageData:
 async def conversation_page(request: web.Request, visit: Visit) -> PageData:
     # After a refused reply the page comes back with the text the person typed.
     typed = visit.form.get("text") if visit.form is not None else None
+    note = visit.form.get("note") if visit.form is not None else None
     data = await conversation_page_data(request, visit)
     if visit.principal.role in (Role.EDITOR, Role.ADMIN) and request.method == "GET":
         # A person who can answer opened it: the customer sees their new messages read, once
@@ -142,6 +181,7 @@ async def conversation_page(request: web.Request, visit: Visit) -> PageData:
     return "conversation.html", {
         **data,
         "typed": typed if isinstance(typed, str) else "",
+        "typed_note": note if isinstance(note, str) else "",
         "next": None,
     }
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from api.console.delivery_view import DELIVERY, delivery_label
 from api.console.labels import language
 from api.console.moments import Clock
 from api.console.render import segment
@@ -39,7 +40,6 @@ MODES = {
     ConversationMode.WAITING: "Esperando uma pessoa",
     ConversationMode.HUMAN: "Com uma pessoa",
 }
-DELIVERY = {"pending": "pendente", "sent": "enviada", "failed": "falhou"}
 PHONE_HOLDER = "phone"
 VERSION_ID_CHARS = 8  # enough to tell two versions of one skill apart on a page
 
@@ -189,10 +189,7 @@ def message_item(
         "text": readable(message["body"] or ""),
         "kind": kind_label(message["kind"], message["body"] or ""),
         "at": clock.moment(message.get("received_at") or message["created_at"]),
-        "delivery": None
-        if delivery is None
-        else DELIVERY.get(delivery["status"], delivery["status"])
-        + (f" ({delivery['error']})" if delivery.get("error") else ""),
+        "delivery": delivery_label(delivery),
         "unanswered": author == "customer"
         and not message.get("answered_by")
         and not _satisfaction_tap(message["body"] or ""),

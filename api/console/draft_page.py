@@ -15,7 +15,7 @@ from typing import Any, Final
 from aiohttp import web
 
 from api.console import pages
-from api.console.auth import Visit, signed_in
+from api.console.auth import READ_TWIN, Visit, signed_in
 from api.console.diff_lines import counts, diff_lines
 from api.console.render import CONSOLE_PREFIX
 from api.console.skill_editor import VIA_NAMES, who
@@ -29,7 +29,8 @@ MAX_VERSIONS: Final = 20  # the newest; the skill's own page pages through all o
 
 async def _versions(request: web.Request, visit: Visit) -> list[dict[str, Any]]:
     """The name's published versions, newest first (none for a name never published)."""
-    listed = request.clone(rel_url=request.rel_url.with_query({"limit": str(MAX_VERSIONS)}))
+    base = request.get(READ_TWIN, request)  # after a refused POST, its unread twin
+    listed = base.clone(rel_url=base.rel_url.with_query({"limit": str(MAX_VERSIONS)}))
     listed.match_info.update(request.match_info)
     try:
         found = await pages.read(listed, visit, "list_versions_route")

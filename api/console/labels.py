@@ -24,6 +24,7 @@ AUDIT_ACTIONS: Final = {
     "conversation.reply": "respondeu ao cliente",
     "conversation.takeover": "assumiu a conversa",
     "conversation.transfer": "passou a conversa",
+    "conversation.note": "escreveu uma nota interna",
     "dead_letter.requeue": "reenfileirou um trabalho",
     "draft.approve": "aprovou um rascunho",
     "draft.merge": "juntou um rascunho a uma skill",
@@ -35,6 +36,9 @@ AUDIT_ACTIONS: Final = {
     "person.update": "mudou uma pessoa",
     "proposal.approve": "aprovou uma fusão",
     "proposal.reject": "recusou uma fusão",
+    "quick_reply.create": "criou uma resposta rápida",
+    "quick_reply.delete": "apagou uma resposta rápida",
+    "quick_reply.update": "mudou uma resposta rápida",
     "settings.agent_authoring": "mudou a escrita de skills pelo agente",
     "settings.consolidation": "mudou a consolidação",
     "settings.events": "mudou o webhook de eventos",
@@ -88,13 +92,25 @@ DETAIL_KEYS: Final = {
     "reason": "motivo",
     "skill": "skill",
     "status": "situação",
+    "note_id": "nota",
+    "quick_reply_id": "resposta rápida",
+    "title": "título",
 }
 # Detail values that are one of the console's enumerations.
 MODES: Final = {"agent": "com o agente", "waiting": "esperando", "human": "com uma pessoa"}
 ROLES: Final = {"viewer": "leitura", "editor": "edição", "admin": "administração"}
 # Keys whose value is a name or an id: shown as code.
 NAME_KEYS: Final = frozenset(
-    {"agent_id", "conversation_id", "prefix", "person_id", "version_id", "base_version_id"}
+    {
+        "agent_id",
+        "conversation_id",
+        "prefix",
+        "person_id",
+        "version_id",
+        "base_version_id",
+        "note_id",
+        "quick_reply_id",
+    }
 )
 
 

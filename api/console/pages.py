@@ -49,6 +49,7 @@ NAV = (
     ("/agente", "Agente", "list_agents_route"),
     ("/curador", "Curador", "list_curator_runs_route"),
     ("/conversas", "Conversas", "list_conversations_route"),
+    ("/respostas-rapidas", "Respostas rápidas", "list_quick_replies_route"),
     ("/uso", "Uso", "list_token_usage_route"),
     ("/auditoria", "Auditoria", "list_audit_route"),
     ("/numeros", "Números", "list_channels_route"),
@@ -92,6 +93,12 @@ NOTICES = {
     "put_file_route": "Arquivo salvo numa versão nova da skill.",
     "delete_file_route": "Arquivo removido numa versão nova da skill.",
     "rollback_route": "A skill voltou para a versão escolhida.",
+    "create_note_route": "Nota salva: só a equipe a vê.",
+    "transfer_route": "Conversa passada: a pessoa que a recebeu foi avisada.",
+    "update_person_route": "Papel alterado.",
+    "create_quick_reply_route": "Resposta rápida salva.",
+    "update_quick_reply_route": "Resposta rápida alterada.",
+    "delete_quick_reply_route": "Resposta rápida apagada.",
 }
 
 
@@ -128,6 +135,12 @@ DONE_WORDS = {
     "rollback_route": "versao-restaurada",
     "create_invitation": "convite-criado",
     "deactivate_person_route": "pessoa-desativada",
+    "create_note_route": "nota-salva",
+    "transfer_route": "conversa-passada",
+    "update_person_route": "papel-alterado",
+    "create_quick_reply_route": "resposta-rapida-salva",
+    "update_quick_reply_route": "resposta-rapida-alterada",
+    "delete_quick_reply_route": "resposta-rapida-apagada",
 }
 _OPERATION_OF_WORD = {word: op for op, word in DONE_WORDS.items()}
 

@@ -18,8 +18,10 @@ from api.console import (
     conversation_list,
     draft_page,
     media,
+    notices,
     pages,
     painel,
+    quick_replies,
     skill_editor,
 )
 from api.console.auth import (
@@ -59,6 +61,7 @@ PAGES = (
     ("/curador", pages.curator),
     ("/conversas", conversation_list.conversations),
     ("/conversas/{id}", attendance.conversation_page),
+    ("/respostas-rapidas", quick_replies.page),
     ("/numeros/{kind}/{address}/templates", pages.channel_templates),
     ("/uso", pages.usage),
     ("/auditoria", pages.audit),
@@ -124,6 +127,8 @@ def add_console(app: web.Application) -> None:
     app.router.add_get(P + "/painel.csv", signed_in(painel.painel_csv))
     # What the Atendimento pages' script polls (static/atendimento.js).
     app.router.add_get(P + "/atendimento/dados", signed_in(attendance.queue_json))
+    # What every page's notifications poll (static/avisos.js).
+    app.router.add_get(P + "/avisos/dados", signed_in(notices.notices_json))
     app.router.add_get(P + "/conversas/{id}/dados", signed_in(attendance.conversation_json))
     app.router.add_get(P + "/conversas/{id}/midia/{message_id}", signed_in(media.media_file))
     for action in actions.ACTIONS:

@@ -45,8 +45,10 @@ NOT_PAGES = {
     "/console/palavras-chave": "JSON for the keyword preview",
     "/console/atendimento/dados": "JSON the Atendimento script polls",
     "/console/conversas/{id}/dados": "JSON the conversation script polls",
+    "/console/avisos/dados": "JSON every page's notifications script polls",
     "/console/conversas/{id}/midia/{message_id}": "a customer's file",
     "/console/skills/{name}/arquivos/{path}": "a skill's file, downloaded",
+    "/console/rascunhos/{name}/arquivos/{path}": "a draft's file, downloaded",
     "/console/static": "the stylesheet and scripts",
 }
 PHONE_CONTACT = "5511955554444"
@@ -170,6 +172,14 @@ async def seed(
         json_body={"email": "ana@clinica.com.br", "name": "Ana Souza", "role": "editor"},
     )
     assert invited.status == 201, invited.body
+    # The team's own words: a quick reply and an internal note in the agent's conversation.
+    quick = {"title": "Horário", "text": "Atendemos de segunda a sexta, das 9h às 18h."}
+    assert (await api.call("POST", "/v1/quick-replies", editor, json_body=quick)).status == 201
+    note = {"text": "Cliente prefere ser chamada à tarde."}
+    noted = await api.call(
+        "POST", f"/v1/conversations/{conversation}/notes", editor, json_body=note
+    )
+    assert noted.status == 201, noted.body
     tour = Tour(
         org, admin, editor, viewer, conversation, phone, waiting, proposal, invited.body["url"]
     )
@@ -228,6 +238,10 @@ def _pages(t: Tour) -> dict[str, list[tuple[str, str]]]:
         "/console/numeros": [("admin", f"{c}/numeros"), ("viewer", f"{c}/numeros")],
         "/console/chaves": [("admin", f"{c}/chaves")],
         "/console/equipe": [("admin", f"{c}/equipe")],
+        "/console/respostas-rapidas": [
+            ("admin", f"{c}/respostas-rapidas"),
+            ("viewer", f"{c}/respostas-rapidas"),
+        ],
     }
 
 

@@ -60,6 +60,7 @@ class OrgA:
     admin_prefix: str
     secrets: tuple[str, ...]
     person_id: uuid.UUID = uuid.UUID(int=0)  # noqa: RUF009
+    quick_reply_id: uuid.UUID = uuid.UUID(int=0)  # noqa: RUF009
 
 
 async def _org_a(db: asyncpg.Connection, resources: Resources) -> OrgA:
@@ -130,8 +131,23 @@ async def _org_a(db: asyncpg.Connection, resources: Resources) -> OrgA:
         org,
         f"segredo-{person}@a.example.com",
     )
+    await db.execute(
+        "insert into conversation_notes (id, organization_id, conversation_id, author, text) "
+        "values ($1, $2, $3, 'cli', 'Nota secreta A')",
+        uuid.uuid4(),
+        org,
+        conversation,
+    )
+    quick_reply = uuid.uuid4()
+    await db.execute(
+        "insert into quick_replies (id, organization_id, title, text, created_by) "
+        "values ($1, $2, 'Título secreto A', 'Resposta secreta A', 'cli')",
+        quick_reply,
+        org,
+    )
     return OrgA(
         person_id=person,
+        quick_reply_id=quick_reply,
         id=org,
         skill="segredo-a",
         draft="rascunho-a",
@@ -156,6 +172,9 @@ async def _org_a(db: asyncpg.Connection, resources: Resources) -> OrgA:
             "modelo-secreto-a",
             admin[:12],
             "Pessoa Secreta A",
+            "Nota secreta A",
+            "Resposta secreta A",
+            "Título secreto A",
         ),
     )
 
@@ -340,6 +359,24 @@ def _walk(a: OrgA) -> dict[tuple[str, str], tuple[Call, int]]:
             Call(f"/v1/people/{a.person_id}/deactivate"),
             404,
         ),
+        ("POST", "/v1/conversations/{id}/notes"): (
+            Call(f"/v1/conversations/{a.conversation_id}/notes", {"text": "oi"}),
+            404,
+        ),
+        ("GET", "/v1/conversations/{id}/notes"): (
+            Call(f"/v1/conversations/{a.conversation_id}/notes"),
+            404,
+        ),
+        ("GET", "/v1/quick-replies"): (Call("/v1/quick-replies"), 200),
+        ("POST", "/v1/quick-replies"): (
+            Call("/v1/quick-replies", {"title": "Frete", "text": "Frete grátis."}),
+            201,
+        ),
+        ("PATCH", "/v1/quick-replies/{id}"): (
+            Call(f"/v1/quick-replies/{a.quick_reply_id}", {"text": "x"}),
+            404,
+        ),
+        ("DELETE", "/v1/quick-replies/{id}"): (Call(f"/v1/quick-replies/{a.quick_reply_id}"), 404),
         ("POST", "/v1/api-keys"): (Call("/v1/api-keys", {"role": "viewer"}), 201),
         ("DELETE", "/v1/api-keys/{prefix}"): (Call(f"/v1/api-keys/{a.admin_prefix}"), 404),
     }

@@ -29,7 +29,13 @@ from tests.integration.support import create_org, run_burst
 from tests.integration.webhook_support import connect_number, running_webhook
 from tests.integration.whatsapp_fakes import FakeGraphApi, FakeWaha
 from tests.media_fixtures import pdf, png
-from tests.whatsapp_payloads import cloud_delivery, cloud_text, cloud_value, waha_event
+from tests.whatsapp_payloads import (
+    cloud_delivery,
+    cloud_status,
+    cloud_text,
+    cloud_value,
+    waha_event,
+)
 from turn.agent_queries import insert_agent
 from turn.model import ModelRequest, ModelResponse, ToolCall
 from worker.channel_senders import build_sender
@@ -173,6 +179,15 @@ async def test_a_pdf_goes_after_the_text_by_upload_and_media_id_each_part_receip
     [reply] = [m for m in messages["items"] if m["direction"] == "outbound"]
     assert (reply["body"], reply["delivery"]["status"]) == (REPLY, "sent")
     assert reply["files"] == [{"filename": "catalogo.pdf", "kind": "document", "status": "sent"}]
+    # Each file has its own receipt: Meta reading the PDF moves the file, not the text.
+    async with running_webhook(whatsapp_settings) as hook:
+        read = cloud_value(NUMBER, statuses=[cloud_status("wamid.media.3", "read")])
+        assert (await hook.post_cloud(cloud_delivery(read))).body["statuses"] == 1
+    async with running_api(whatsapp_settings, resources.store) as api:
+        messages = (await api.get(f"/v1/conversations/{item['id']}/messages", key)).body
+    [reply] = [m for m in messages["items"] if m["direction"] == "outbound"]
+    assert reply["delivery"]["status"] == "sent"
+    assert reply["files"] == [{"filename": "catalogo.pdf", "kind": "document", "status": "read"}]
 
 
 async def test_an_image_is_sent_as_an_image_and_a_file_over_metas_limit_never_uploaded(

@@ -55,7 +55,7 @@ def test_each_author_is_told_apart_and_an_agent_reply_lists_its_skills() -> None
         _message(author="agent", skills=skills, delivery={"status": "failed", "error": "x"})
     )
     assert (agent["label"], agent["skills"]) == ("Agente", ["frete · 0d3f5a7e"])
-    assert agent["delivery"] == "falhou (x)"
+    assert agent["delivery"] == "falhou — o WhatsApp não entregou a mensagem e não disse o motivo"
 
 
 @pytest.mark.parametrize(
