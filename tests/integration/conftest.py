@@ -9,12 +9,14 @@ from collections.abc import AsyncIterator, Iterator
 import asyncpg
 import pytest
 import pytest_asyncio
+from playwright.async_api import Browser, BrowserContext
 from pydantic import SecretStr
 
 from core.db import connect, with_database
 from core.tenant_key import store_tenant_secret
 from dev.processes import free_port
 from dev.weed import WeedProcess, start_weed
+from tests.integration.console_support import launched_chromium
 from tests.integration.whatsapp_fakes import FakeGraphApi, FakeWaha, serving_in_thread
 from tests.whatsapp_payloads import ACCESS_TOKEN, WAHA_API_KEY
 from webhook.server import start_site
@@ -165,3 +167,18 @@ def whatsapp_settings(
             "send_backoff_max_s": 0.05,
         }
     )
+
+
+@pytest_asyncio.fixture(loop_scope="session", scope="session")
+async def browser() -> AsyncIterator[Browser]:
+    """One headless chromium for every console test of the run (a file may open its own)."""
+    async with launched_chromium() as launched:
+        yield launched
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def context(browser: Browser) -> AsyncIterator[BrowserContext]:
+    """A desktop-sized pt-BR tab set, closed after each test."""
+    opened = await browser.new_context(locale="pt-BR", viewport={"width": 1280, "height": 900})
+    yield opened
+    await opened.close()

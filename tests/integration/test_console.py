@@ -26,7 +26,7 @@ from tests.integration.api_support import (
     org_snapshot,
     running_api,
 )
-from tests.integration.console_support import csrf_of, launched_chromium, shot, sign_in
+from tests.integration.console_support import csrf_of, shot, sign_in
 from tests.integration.support import create_org, enqueue, payload, publish, result_of, run_burst
 from tests.package_builders import skill_md_text, zip_files
 from turn.agent_queries import create_agent
@@ -40,19 +40,6 @@ HOSTILE_TEXT = "<img src=x onerror=alert(1)>"
 async def api(settings: Settings, resources: Resources) -> AsyncIterator[ApiClient]:
     async with running_api(settings, resources.store) as client:
         yield client
-
-
-@pytest_asyncio.fixture(loop_scope="session", scope="session")
-async def browser() -> AsyncIterator[Browser]:
-    async with launched_chromium() as launched:
-        yield launched
-
-
-@pytest_asyncio.fixture(loop_scope="session")
-async def context(browser: Browser) -> AsyncIterator[BrowserContext]:
-    opened = await browser.new_context(locale="pt-BR", viewport={"width": 1280, "height": 900})
-    yield opened
-    await opened.close()
 
 
 def _author(

@@ -7,17 +7,15 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import AsyncIterator
 
 import asyncpg
-import pytest_asyncio
 from playwright.async_api import Browser, BrowserContext, Page, expect
 
 from api.keys import Role
 from core.channel_kind import ChannelKind
 from inbox.profile_names import formatted_number
 from tests.integration.api_support import ApiClient, audit_rows, create_key, running_api
-from tests.integration.console_support import csrf_of, launched_chromium, shot, sign_in
+from tests.integration.console_support import csrf_of, shot, sign_in
 from tests.integration.mode_support import AGENT_REPLY, CountingModel
 from tests.integration.support import create_org, run_burst
 from tests.integration.webhook_support import connect_number, running_webhook
@@ -32,19 +30,6 @@ ANA = "5511912345678"
 BRUNO = "5521987654321"
 HOSTILE_TEXT = "<img src=x onerror=alert(1)> quero falar com um atendente"
 POLL_DEADLINE_MS = 5000  # the pages promise an update within 5 s
-
-
-@pytest_asyncio.fixture(loop_scope="session", scope="session")
-async def browser() -> AsyncIterator[Browser]:
-    async with launched_chromium() as launched:
-        yield launched
-
-
-@pytest_asyncio.fixture(loop_scope="session")
-async def context(browser: Browser) -> AsyncIterator[BrowserContext]:
-    opened = await browser.new_context(locale="pt-BR", viewport={"width": 1280, "height": 900})
-    yield opened
-    await opened.close()
 
 
 async def _customer_says(settings: Settings, sender: str, text: str) -> None:

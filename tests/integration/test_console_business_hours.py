@@ -12,19 +12,17 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
 import asyncpg
-import pytest_asyncio
-from playwright.async_api import Browser, BrowserContext, Page, expect
+from playwright.async_api import BrowserContext, Page, expect
 
 from api.keys import Role
 from core.channel_kind import ChannelKind
 from hours.texts import after_hours_ack
 from inbox.profile_names import formatted_number
 from tests.integration.api_support import create_key, running_api
-from tests.integration.console_support import launched_chromium, shot, sign_in
+from tests.integration.console_support import shot, sign_in
 from tests.integration.hours_support import closed_today
 from tests.integration.mode_support import CountingModel
 from tests.integration.support import create_org, run_burst
@@ -37,19 +35,6 @@ from worker.settings import Settings
 NUMBER = "106540352242922"
 ANA = "5511912345678"
 POLL_DEADLINE_MS = 5000  # the pages promise an update within 5 s
-
-
-@pytest_asyncio.fixture(loop_scope="session", scope="session")
-async def browser() -> AsyncIterator[Browser]:
-    async with launched_chromium() as launched:
-        yield launched
-
-
-@pytest_asyncio.fixture(loop_scope="session")
-async def context(browser: Browser) -> AsyncIterator[BrowserContext]:
-    opened = await browser.new_context(locale="pt-BR", viewport={"width": 1280, "height": 900})
-    yield opened
-    await opened.close()
 
 
 async def _customer_says(settings: Settings, text: str) -> None:

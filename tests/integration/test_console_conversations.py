@@ -6,17 +6,15 @@ The conversation page and Atendimento name the customer the same way."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
 import asyncpg
-import pytest_asyncio
-from playwright.async_api import Browser, BrowserContext, expect
+from playwright.async_api import BrowserContext, expect
 
 from api.keys import Role
 from api.passwords import hash_password
 from tests.integration.api_support import create_key, running_api
-from tests.integration.console_support import launched_chromium, shot, sign_in, sign_in_person
+from tests.integration.console_support import shot, sign_in, sign_in_person
 from tests.integration.conversation_rows import insert_conversation
 from tests.integration.support import create_org
 from worker.resources import Resources
@@ -26,19 +24,6 @@ T0 = datetime(2026, 11, 2, 12, 0, tzinfo=UTC)
 JOAO = "João Araújo · +55 11 97777-6666"
 MARIANA = "Mariana Lima · +55 21 98888-7777"
 PASSWORD = "senha-forte-de-teste"
-
-
-@pytest_asyncio.fixture(loop_scope="session", scope="session")
-async def browser() -> AsyncIterator[Browser]:
-    async with launched_chromium() as launched:
-        yield launched
-
-
-@pytest_asyncio.fixture(loop_scope="session")
-async def context(browser: Browser) -> AsyncIterator[BrowserContext]:
-    opened = await browser.new_context(locale="pt-BR", viewport={"width": 1280, "height": 900})
-    yield opened
-    await opened.close()
 
 
 async def test_conversas_names_customers_and_finds_them(

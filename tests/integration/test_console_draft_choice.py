@@ -4,10 +4,7 @@ makes a new version of that skill."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import asyncpg
-import pytest_asyncio
 from playwright.async_api import Browser
 
 from api.keys import Role
@@ -15,16 +12,10 @@ from skills.authoring import AuthoringLimits, SkillAuthor
 from skills.draft_queries import AuthoringMode
 from skills.usage import UsageStore
 from tests.integration.api_support import create_key, running_api
-from tests.integration.console_support import launched_chromium, shot, sign_in
+from tests.integration.console_support import shot, sign_in
 from tests.integration.test_consolidation import _org
 from worker.resources import Resources
 from worker.settings import Settings
-
-
-@pytest_asyncio.fixture(loop_scope="session", scope="session")
-async def browser() -> AsyncIterator[Browser]:
-    async with launched_chromium() as launched:
-        yield launched
 
 
 async def test_a_near_duplicate_draft_offers_create_or_merge(

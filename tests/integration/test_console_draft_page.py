@@ -5,10 +5,7 @@ the API behind it (GET /v1/drafts/{name} with `keywords`, `probe_keywords`, `fil
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import asyncpg
-import pytest_asyncio
 from playwright.async_api import Browser
 
 from api.keys import Role
@@ -16,18 +13,12 @@ from skills.authoring import AuthoringLimits, SkillAuthor
 from skills.draft_queries import AuthoringMode
 from skills.usage import UsageStore
 from tests.integration.api_support import create_key, running_api
-from tests.integration.console_support import launched_chromium, shot, sign_in
+from tests.integration.console_support import shot, sign_in
 from tests.integration.test_consolidation import _org
 from worker.resources import Resources
 from worker.settings import Settings
 
 NEW_FILE = "Trocas em loja física: leve a nota fiscal.\n"
-
-
-@pytest_asyncio.fixture(loop_scope="session", scope="session")
-async def browser() -> AsyncIterator[Browser]:
-    async with launched_chromium() as launched:
-        yield launched
 
 
 def _author(db: asyncpg.Connection, resources: Resources, org: object) -> SkillAuthor:

@@ -22,7 +22,7 @@ from api.passwords import hash_password
 from core.channel_kind import ChannelKind
 from core.tenancy import org_connection
 from tests.integration.api_support import create_key, running_api
-from tests.integration.console_support import launched_chromium, shot, sign_in, sign_in_person
+from tests.integration.console_support import shot, sign_in, sign_in_person
 from tests.integration.mode_support import CountingModel
 from tests.integration.support import create_org, run_burst
 from tests.integration.webhook_support import connect_number, running_webhook
@@ -60,12 +60,6 @@ window.__avisos = []; window.__pedidos = 0; window.__toques = 0;
   };
 }());
 """
-
-
-@pytest_asyncio.fixture(loop_scope="session", scope="session")
-async def browser() -> AsyncIterator[Browser]:
-    async with launched_chromium() as launched:
-        yield launched
 
 
 @pytest_asyncio.fixture(loop_scope="session")

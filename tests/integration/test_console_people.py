@@ -11,7 +11,7 @@ from playwright.async_api import Browser, expect
 
 from api.keys import Role
 from tests.integration.api_support import ApiClient, create_key, running_api
-from tests.integration.console_support import launched_chromium, shot, sign_in, sign_in_person
+from tests.integration.console_support import shot, sign_in, sign_in_person
 from tests.integration.support import create_org, store_inbound
 from worker.resources import Resources
 from worker.settings import Settings
@@ -23,12 +23,6 @@ PASSWORD = "minha senha de atendente"
 async def api(settings: Settings, resources: Resources) -> AsyncIterator[ApiClient]:
     async with running_api(settings, resources.store) as client:
         yield client
-
-
-@pytest_asyncio.fixture(loop_scope="session", scope="session")
-async def browser() -> AsyncIterator[Browser]:
-    async with launched_chromium() as launched:
-        yield launched
 
 
 async def test_an_invited_person_sets_a_password_and_takes_a_conversation_by_name(

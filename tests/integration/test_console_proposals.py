@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 
 import asyncpg
 import pytest_asyncio
-from playwright.async_api import Browser, BrowserContext
+from playwright.async_api import BrowserContext
 
 from api.keys import Role
 from consolidation.run import consolidate_org
@@ -17,7 +17,7 @@ from skills.authoring import AuthoringLimits, SkillAuthor
 from skills.draft_queries import AuthoringMode
 from skills.usage import UsageStore
 from tests.integration.api_support import ApiClient, create_key, running_api
-from tests.integration.console_support import launched_chromium, shot, sign_in
+from tests.integration.console_support import shot, sign_in
 from tests.integration.curator_support import NOW
 from tests.integration.test_consolidation import EAGER, READ_PRAZOS, _org
 from turn.agent_queries import create_agent
@@ -32,19 +32,6 @@ SCREENSHOT_FILES = os.environ.get("TEST_SCREENSHOT_FILES")  # a path, to look at
 async def api(settings: Settings, resources: Resources) -> AsyncIterator[ApiClient]:
     async with running_api(settings, resources.store) as client:
         yield client
-
-
-@pytest_asyncio.fixture(loop_scope="session")
-async def browser() -> AsyncIterator[Browser]:
-    async with launched_chromium() as launched:
-        yield launched
-
-
-@pytest_asyncio.fixture(loop_scope="session")
-async def context(browser: Browser) -> AsyncIterator[BrowserContext]:
-    opened = await browser.new_context(locale="pt-BR", viewport={"width": 1280, "height": 900})
-    yield opened
-    await opened.close()
 
 
 async def test_a_business_sees_close_skills_and_approves_a_merge(

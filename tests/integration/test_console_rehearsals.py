@@ -8,11 +8,11 @@ from collections.abc import AsyncIterator
 
 import asyncpg
 import pytest_asyncio
-from playwright.async_api import Browser, BrowserContext
+from playwright.async_api import BrowserContext
 
 from api.keys import Role
 from tests.integration.api_support import ApiClient, create_key, running_api
-from tests.integration.console_support import launched_chromium, shot, sign_in
+from tests.integration.console_support import shot, sign_in
 from tests.integration.rehearsal_support import pending_draft, pending_proposal
 from tests.integration.test_rehearsals import _org
 from worker.resources import Resources
@@ -23,19 +23,6 @@ from worker.settings import Settings
 async def api(settings: Settings, resources: Resources) -> AsyncIterator[ApiClient]:
     async with running_api(settings, resources.store) as client:
         yield client
-
-
-@pytest_asyncio.fixture(loop_scope="session")
-async def browser() -> AsyncIterator[Browser]:
-    async with launched_chromium() as launched:
-        yield launched
-
-
-@pytest_asyncio.fixture(loop_scope="session")
-async def context(browser: Browser) -> AsyncIterator[BrowserContext]:
-    opened = await browser.new_context(locale="pt-BR", viewport={"width": 1280, "height": 900})
-    yield opened
-    await opened.close()
 
 
 async def _installed(db: asyncpg.Connection, org: object, name: str) -> bool:

@@ -4,16 +4,13 @@ the answers of the last 30 days: the score per person and the recent comments.""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import asyncpg
-import pytest_asyncio
-from playwright.async_api import Browser, BrowserContext, Page, expect
+from playwright.async_api import BrowserContext, Page, expect
 
 from api.keys import Role
 from core.channel_kind import ChannelKind
 from tests.integration.api_support import create_key, running_api
-from tests.integration.console_support import launched_chromium, shot, sign_in
+from tests.integration.console_support import shot, sign_in
 from tests.integration.mode_support import CountingModel
 from tests.integration.support import create_org, run_burst
 from tests.integration.test_satisfaction import NUMBER, _answer_and_release, _cloud, _tap, _text
@@ -22,19 +19,6 @@ from tests.integration.whatsapp_fakes import FakeGraphApi
 from turn.agent_queries import insert_agent
 from worker.resources import Resources
 from worker.settings import Settings
-
-
-@pytest_asyncio.fixture(loop_scope="session", scope="session")
-async def browser() -> AsyncIterator[Browser]:
-    async with launched_chromium() as launched:
-        yield launched
-
-
-@pytest_asyncio.fixture(loop_scope="session")
-async def context(browser: Browser) -> AsyncIterator[BrowserContext]:
-    opened = await browser.new_context(locale="pt-BR", viewport={"width": 1280, "height": 900})
-    yield opened
-    await opened.close()
 
 
 async def _save(page: Page, state: str, buttons: list[str]) -> None:

@@ -15,7 +15,7 @@ from playwright.async_api import Browser, BrowserContext, Page
 
 from api.keys import Role
 from tests.integration.api_support import ApiClient, create_key, running_api
-from tests.integration.console_support import launched_chromium, shot, sign_in
+from tests.integration.console_support import shot, sign_in
 from tests.integration.rehearsal_support import conversation, customer_messages
 from tests.integration.support import create_org, publish
 from worker.resources import Resources
@@ -32,19 +32,6 @@ HOSTILE_BODY = (
 async def api(settings: Settings, resources: Resources) -> AsyncIterator[ApiClient]:
     async with running_api(settings, resources.store) as client:
         yield client
-
-
-@pytest_asyncio.fixture(loop_scope="session")
-async def browser() -> AsyncIterator[Browser]:
-    async with launched_chromium() as launched:
-        yield launched
-
-
-@pytest_asyncio.fixture(loop_scope="session")
-async def context(browser: Browser) -> AsyncIterator[BrowserContext]:
-    opened = await browser.new_context(locale="pt-BR", viewport={"width": 1280, "height": 900})
-    yield opened
-    await opened.close()
 
 
 def _edit(base: str | None, body: str, keywords: str = "troca, trocar") -> dict[str, object]:

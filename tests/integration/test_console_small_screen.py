@@ -16,7 +16,7 @@ import pytest_asyncio
 from playwright.async_api import Browser, BrowserContext, Page, expect
 
 from tests.integration.api_support import ApiClient, running_api
-from tests.integration.console_support import launched_chromium, shot, sign_in
+from tests.integration.console_support import shot, sign_in
 from tests.integration.console_tour import Tour, seed
 from tests.integration.whatsapp_fakes import FakeGraphApi
 from worker.resources import Resources
@@ -32,12 +32,6 @@ SIDEWAYS = "document.documentElement.scrollWidth - document.documentElement.clie
 async def api(whatsapp_settings: Settings, resources: Resources) -> AsyncIterator[ApiClient]:
     async with running_api(whatsapp_settings, resources.store) as client:
         yield client
-
-
-@pytest_asyncio.fixture(loop_scope="session", scope="session")
-async def browser() -> AsyncIterator[Browser]:
-    async with launched_chromium() as launched:
-        yield launched
 
 
 async def _phone(browser: Browser) -> BrowserContext:

@@ -9,11 +9,11 @@ from collections.abc import AsyncIterator
 
 import asyncpg
 import pytest_asyncio
-from playwright.async_api import Browser, BrowserContext
+from playwright.async_api import BrowserContext
 
 from api.keys import Role
 from tests.integration.api_support import ApiClient, create_key, running_api
-from tests.integration.console_support import launched_chromium, shot, sign_in
+from tests.integration.console_support import shot, sign_in
 from tests.integration.support import create_org
 from tests.integration.test_suggestions import _thread
 from worker.resources import Resources
@@ -27,19 +27,6 @@ KEY = "a chave pix é o CNPJ 12.345.678/0001-90"
 async def api(settings: Settings, resources: Resources) -> AsyncIterator[ApiClient]:
     async with running_api(settings, resources.store) as client:
         yield client
-
-
-@pytest_asyncio.fixture(loop_scope="session")
-async def browser() -> AsyncIterator[Browser]:
-    async with launched_chromium() as launched:
-        yield launched
-
-
-@pytest_asyncio.fixture(loop_scope="session")
-async def context(browser: Browser) -> AsyncIterator[BrowserContext]:
-    opened = await browser.new_context(locale="pt-BR", viewport={"width": 1280, "height": 900})
-    yield opened
-    await opened.close()
 
 
 async def test_a_business_teaches_its_agent_what_its_team_answered(

@@ -7,17 +7,15 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import AsyncIterator
 
 import asyncpg
-import pytest_asyncio
-from playwright.async_api import Browser, BrowserContext, expect
+from playwright.async_api import BrowserContext, expect
 
 from api.console.delivery_view import META_ERRORS
 from api.keys import Role
 from core.channel_kind import ChannelKind
 from tests.integration.api_support import create_key, running_api
-from tests.integration.console_support import launched_chromium, shot, sign_in
+from tests.integration.console_support import shot, sign_in
 from tests.integration.mode_support import CountingModel
 from tests.integration.support import create_org, run_burst
 from tests.integration.webhook_support import connect_number, running_webhook
@@ -29,19 +27,6 @@ from worker.settings import Settings
 
 NUMBER = "106540352242922"
 FRETE = "O frete é grátis acima de R$ 100, e chega em 3 dias úteis."
-
-
-@pytest_asyncio.fixture(loop_scope="session", scope="session")
-async def browser() -> AsyncIterator[Browser]:
-    async with launched_chromium() as launched:
-        yield launched
-
-
-@pytest_asyncio.fixture(loop_scope="session")
-async def context(browser: Browser) -> AsyncIterator[BrowserContext]:
-    opened = await browser.new_context(locale="pt-BR", viewport={"width": 1280, "height": 900})
-    yield opened
-    await opened.close()
 
 
 async def _a_reply_meta_could_not_deliver(settings: Settings) -> None:

@@ -5,15 +5,13 @@ listed and one is cancelled; after PARAR the page says the customer opted out.""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
 import asyncpg
-import pytest_asyncio
-from playwright.async_api import Browser, BrowserContext, expect
+from playwright.async_api import BrowserContext, expect
 
 from tests.integration.api_support import running_api
-from tests.integration.console_support import launched_chromium, shot, sign_in
+from tests.integration.console_support import shot, sign_in
 from tests.integration.mode_support import CountingModel
 from tests.integration.support import run_burst
 from tests.integration.test_followups import SchedulingModel, _reminder, _sync
@@ -21,19 +19,6 @@ from tests.integration.test_templates import CUSTOMER, NUMBER, customer_says, se
 from tests.integration.whatsapp_fakes import FakeGraphApi
 from worker.resources import Resources
 from worker.settings import Settings
-
-
-@pytest_asyncio.fixture(loop_scope="session", scope="session")
-async def browser() -> AsyncIterator[Browser]:
-    async with launched_chromium() as launched:
-        yield launched
-
-
-@pytest_asyncio.fixture(loop_scope="session")
-async def context(browser: Browser) -> AsyncIterator[BrowserContext]:
-    opened = await browser.new_context(locale="pt-BR", viewport={"width": 1280, "height": 900})
-    yield opened
-    await opened.close()
 
 
 async def test_a_person_sends_a_template_cancels_a_followup_and_sees_the_opt_out(

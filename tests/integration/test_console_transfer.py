@@ -6,24 +6,16 @@ demotion is refused beside that person's form."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
 
 import asyncpg
-import pytest_asyncio
 from playwright.async_api import Browser, expect
 
 from api.keys import Role
 from tests.integration.api_support import create_key, running_api
-from tests.integration.console_support import launched_chromium, shot, sign_in
+from tests.integration.console_support import shot, sign_in
 from tests.integration.support import create_org, store_inbound
 from worker.resources import Resources
 from worker.settings import Settings
-
-
-@pytest_asyncio.fixture(loop_scope="session", scope="session")
-async def browser() -> AsyncIterator[Browser]:
-    async with launched_chromium() as launched:
-        yield launched
 
 
 async def _person(db: asyncpg.Connection, org: uuid.UUID, name: str, role: str) -> uuid.UUID:
