@@ -87,7 +87,7 @@ def _quick_reply_id(request: web.Request) -> uuid.UUID:
 
 def _keyset(values: list[Any]) -> tuple[str, uuid.UUID]:
     title, ident = values
-    if not isinstance(title, str) or not isinstance(ident, str):
+    if not isinstance(title, str) or not isinstance(ident, str) or len(title) > MAX_TITLE_CHARS:
         raise TypeError("quick reply cursor")
     return title, uuid.UUID(ident)
 

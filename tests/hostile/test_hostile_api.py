@@ -54,7 +54,11 @@ LIST_TAGS = {
     "/v1/api-keys": "api_keys",
     "/v1/suggestions": "suggestions",
     "/v1/skills/{name}/versions": "skill_versions",
+    "/v1/conversations/{id}/notes": "notes",
+    "/v1/quick-replies": "quick_replies",
 }
+# Lists ordered by a text (a title): a time-shaped string is a title like any other there.
+TEXT_KEYED = {"/v1/quick-replies"}
 PAGED_PATHS = sorted(r.path for r in ROUTES if "cursor" in r.query)
 SOME_ID = str(uuid.uuid4())
 AWARE = "2024-01-01T00:00:00+00:00"
@@ -178,7 +182,27 @@ async def full_org(db: asyncpg.Connection, resources: Resources) -> Org:
         )
     await _two_of_each(db, resources, made.id)
     await _two_lessons(db, made)
+    await _two_notes_and_quick_replies(db, made)
     return made
+
+
+async def _two_notes_and_quick_replies(db: asyncpg.Connection, made: Org) -> None:
+    for n in (1, 2):
+        await db.execute(
+            "insert into conversation_notes (id, organization_id, conversation_id, author, text) "
+            "values ($1, $2, $3, 'skt_person', $4)",
+            uuid.uuid4(),
+            made.id,
+            made.conversation_id,
+            f"nota {n}",
+        )
+        await db.execute(
+            "insert into quick_replies (id, organization_id, title, text, created_by) "
+            "values ($1, $2, $3, 'Olá!', 'skt_person')",
+            uuid.uuid4(),
+            made.id,
+            f"saudação {n}",
+        )
 
 
 PERSON_REPLY = """
@@ -226,7 +250,14 @@ async def test_a_crafted_cursor_is_400_on_every_paginated_route(
     # What this list issues still pages: every list has two rows, so a second page.
     pages = await api.walk(url, org.key, limit=1)
     assert len(pages) >= 2
-    cursors = {what: _cursor([tag, keyset]) for what, keyset in CRAFTED.items()}
+    crafted = {
+        what: keyset
+        for what, keyset in CRAFTED.items()
+        if path not in TEXT_KEYED or not (keyset and isinstance(keyset[0], str))
+    }
+    cursors = {what: _cursor([tag, keyset]) for what, keyset in crafted.items()}
+    if path in TEXT_KEYED:
+        cursors["a title longer than a title may be"] = _cursor([tag, ["x" * 41, SOME_ID]])
     cursors["1,100 nested lists"] = _raw_cursor(f'["{tag}",' + "[" * 1100 + "]" * 1100 + "]")
     cursors["a cursor too long to be ours"] = _cursor([tag, ["x" * MAX_CURSOR_CHARS]])
     cursors["another list's cursor"] = _cursor(["other", [AWARE, SOME_ID]])
