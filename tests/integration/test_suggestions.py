@@ -179,8 +179,9 @@ async def test_three_customers_taught_become_a_skill_the_agent_answers_with(
     model, sender = SkillReadingModel(), RecordingSender()
     await enqueue(settings, payload(org, "pix-next", "vocês aceitam pix?", "5511911110009"))
     await run_burst(settings, model=model, sender=sender)
-    # The people's two replies went out first (queued by the API); then the agent's answer.
-    assert sender.sent[-1] == "Aceitamos pix, sim! Já te passo a chave."
+    # The people's two replies (queued by the API) go to other conversations, in any order
+    # beside it; the new customer gets the agent's answer once.
+    assert sender.sent.count("Aceitamos pix, sim! Já te passo a chave.") == 1
     assert len(model.requests) == 1
     activation = await db.fetchval(
         "select count(*) from skill_activations where organization_id = $1 and skill_name = $2",
