@@ -46,7 +46,8 @@ async def test_conversas_names_customers_and_finds_them(
     async with running_api(settings, resources.store) as api:
         page = await context.new_page()
         await sign_in(page, api.base_url, key)
-        # Atendimento: the waiting customer by name and number.
+        # Atendimento (an admin lands on the Painel): the waiting customer by name and number.
+        await page.goto(f"{api.base_url}/console/atendimento")
         await expect(page.locator("[data-list=waiting] a.contato")).to_have_text(MARIANA)
 
         await page.goto(f"{api.base_url}/console/conversas")
