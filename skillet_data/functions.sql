@@ -703,7 +703,9 @@ customer. No row: the message came through no connected number.$$;
 CREATE OR REPLACE FUNCTION public.skillet_presence_target(p_org uuid, p_proof text, p_conversation uuid, p_external_id text, p_claim boolean)
  RETURNS TABLE(kind text, address text, status text, waha_base_url text, access_token text, waha_api_key text, waha_server_vouched boolean, contact_id text)
  LANGUAGE plpgsql
+ SECURITY DEFINER
  SET plan_cache_mode TO 'force_generic_plan'
+ SET search_path TO 'public', 'pg_catalog', 'pg_temp'
 AS $function$
 #variable_conflict use_column
 begin
@@ -724,7 +726,7 @@ begin
         where ir.organization_id = p_org and ir.external_id = p_external_id;
 end;
 $function$;
-GRANT EXECUTE ON FUNCTION public.skillet_presence_target(uuid, text, uuid, text, boolean) TO PUBLIC;
+REVOKE ALL ON FUNCTION public.skillet_presence_target(uuid, text, uuid, text, boolean) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION public.skillet_presence_target(uuid, text, uuid, text, boolean) TO skillet_api;
 GRANT EXECUTE ON FUNCTION public.skillet_presence_target(uuid, text, uuid, text, boolean) TO skillet_worker;
 

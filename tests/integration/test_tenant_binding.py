@@ -257,6 +257,7 @@ async def test_every_function_of_the_turns_role_binds_its_org_first(
         "skillet_take_conversation",
         "skillet_commit_turn",
         "skillet_continue_conversation",
+        "skillet_presence_target",
     }
     for row in rows:
         body = row["prosrc"].split("begin", 1)[1].lstrip()
