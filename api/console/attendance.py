@@ -65,15 +65,21 @@ async def queue_data(request: web.Request, visit: Visit) -> dict[str, Any]:
     }
 
 
-async def _thread(request: web.Request, visit: Visit) -> tuple[list[dict[str, Any]], bool]:
+async def _pages(request: web.Request, visit: Visit, route: str) -> list[dict[str, Any]]:
+    """A list route's items, at most THREAD_PAGES pages of it."""
     items: list[dict[str, Any]] = []
     query = {"limit": str(MAX_LIMIT)}
     for _ in range(THREAD_PAGES):
-        page = await _read(request, visit, "list_messages_route", query)
+        page = await _read(request, visit, route, query)
         items.extend(page["items"])
         if page["next"] is None:
             break
         query = {"limit": str(MAX_LIMIT), "cursor": page["next"]}
+    return items
+
+
+async def _thread(request: web.Request, visit: Visit) -> tuple[list[dict[str, Any]], bool]:
+    items = await _pages(request, visit, "list_messages_route")
     return items[-THREAD_MESSAGES:], len(items) > THREAD_MESSAGES
 
 
@@ -101,15 +107,7 @@ async def _started_by_business(
 
 async def _notes(request: web.Request, visit: Visit) -> list[dict[str, Any]]:
     """The conversation's internal notes, the last THREAD_MESSAGES of them."""
-    items: list[dict[str, Any]] = []
-    query = {"limit": str(MAX_LIMIT)}
-    for _ in range(THREAD_PAGES):
-        page = await _read(request, visit, "list_notes_route", query)
-        items.extend(page["items"])
-        if page["next"] is None:
-            break
-        query = {"limit": str(MAX_LIMIT), "cursor": page["next"]}
-    return items[-THREAD_MESSAGES:]
+    return (await _pages(request, visit, "list_notes_route"))[-THREAD_MESSAGES:]
 
 
 async def conversation_data(request: web.Request, visit: Visit) -> dict[str, Any]:
