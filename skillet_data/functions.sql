@@ -2574,7 +2574,7 @@ GRANT EXECUTE ON FUNCTION public.skillet_record_dead_letter(text, text, jsonb, t
 
 -- ==============================================================================================
 -- The Painel's daily counts
--- Triggers on messages and conversations count each org's day (its business-hours time zone) for GET /v1/insights.
+-- Triggers on messages and conversations count each org's day (its business-hours time zone) for GET /v1/insights; a message's counts wait in insight_pending until a fold.
 -- ==============================================================================================
 
 COMMENT ON FUNCTION public.skillet_org_local_time(uuid, timestamp with time zone) IS
@@ -2590,8 +2590,13 @@ declare
     v_zone text;
 begin
     select h.timezone into v_zone from org_business_hours h where h.organization_id = p_org;
+    if v_zone is null then
+        -- No exception block for the default: entering one starts a subtransaction, and
+        -- this runs for every message stored.
+        return p_at at time zone 'America/Sao_Paulo';
+    end if;
     begin
-        return p_at at time zone coalesce(v_zone, 'America/Sao_Paulo');
+        return p_at at time zone v_zone;
     exception when invalid_parameter_value then
         -- A zone Python's tzdata knows and this server's does not: never fail the write.
         return p_at at time zone 'America/Sao_Paulo';
@@ -2623,13 +2628,18 @@ AS $function$
 declare
     v_new boolean;
 begin
+    if exists (select 1 from conversation_days c
+               where c.organization_id = p_org and c.conversation_id = p_conversation
+                 and c.day = p_day and (c.with_person or not p_with_person)) then
+        return;  -- counted already (and already with a person, if this one is)
+    end if;
     insert into conversation_days as c (organization_id, day, conversation_id, with_person)
     values (p_org, p_day, p_conversation, p_with_person)
     on conflict (organization_id, conversation_id, day) do update set with_person = true
         where p_with_person and not c.with_person
     returning (xmax = 0) into v_new;
     if not found then
-        return;  -- counted already (and already with a person, if this one is)
+        return;  -- counted by a writer that came first
     end if;
     if v_new then
         -- Writes are stamped now (a day's mark matters for a day or so): the conversation's
@@ -2649,9 +2659,11 @@ $function$;
 REVOKE ALL ON FUNCTION public.skillet_insight_conversation_day(uuid, date, uuid, boolean) FROM PUBLIC;
 
 COMMENT ON FUNCTION public.skillet_insight_message() IS
-$$Trigger of messages (after insert): a customer message counts its conversation's day and its
-quarter hour; a person's or the phone's message marks the day's conversation with_person; an
-agent reply to a customer message adds its reply time (from that message's receipt).$$;
+$$Trigger of messages (after insert): a customer message counts its conversation's day and appends
+its quarter hour to insight_pending; a person's or the phone's message marks the day's
+conversation with_person; an agent reply to a customer message appends its reply time (from that
+message's receipt) to insight_pending. skillet_insight_fold moves the pending rows into
+customer_message_daily and reply_time_daily.$$;
 CREATE OR REPLACE FUNCTION public.skillet_insight_message()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -2665,18 +2677,14 @@ declare
         case when new.direction = 'inbound' then coalesce(new.received_at, new.created_at)
              else new.created_at end);
     v_day date := v_local::date;
-    v_slot smallint := (pg_backend_pid() % 8)::smallint;
     v_asked timestamptz;
 begin
     if new.direction = 'inbound' then
         perform skillet_insight_conversation_day(new.organization_id, v_day,
                                                  new.conversation_id, false);
-        insert into customer_message_daily as d (organization_id, day, quarter, slot, messages)
-        values (new.organization_id, v_day,
-                (extract(hour from v_local) * 4 + floor(extract(minute from v_local) / 15))::smallint,
-                v_slot, 1)
-        on conflict (organization_id, day, quarter, slot) do update
-            set messages = d.messages + 1;
+        insert into insight_pending (organization_id, day, who, n)
+        values (new.organization_id, v_day, 'customer',
+                (extract(hour from v_local) * 4 + floor(extract(minute from v_local) / 15))::smallint);
         return null;
     end if;
     if new.author in ('person', 'phone') then
@@ -2685,12 +2693,9 @@ begin
     elsif new.author = 'agent' and new.reply_to_id is not null then
         select m.received_at into v_asked from messages m where m.id = new.reply_to_id;
         if v_asked is not null then
-            insert into reply_time_daily as r (organization_id, day, who, bucket, slot, replies)
+            insert into insight_pending (organization_id, day, who, n)
             values (new.organization_id, v_day, 'agent',
-                    skillet_insight_bucket(extract(epoch from new.created_at - v_asked)),
-                    v_slot, 1)
-            on conflict (organization_id, day, who, bucket, slot) do update
-                set replies = r.replies + 1;
+                    skillet_insight_bucket(extract(epoch from new.created_at - v_asked)));
         end if;
     end if;
     return null;
@@ -2743,3 +2748,45 @@ end;
 $function$;
 REVOKE ALL ON FUNCTION public.skillet_insight_conversation() FROM PUBLIC;
 CREATE TRIGGER conversations_insight AFTER UPDATE OF mode, person_replied_at ON conversations FOR EACH ROW WHEN (old.mode = 'agent'::text AND new.mode <> 'agent'::text OR old.person_replied_at IS NULL AND new.person_replied_at IS NOT NULL) EXECUTE FUNCTION skillet_insight_conversation();
+
+COMMENT ON FUNCTION public.skillet_insight_fold(uuid) IS
+$$Move p_org's insight_pending rows (every org's when p_org is null) into the Painel's rollups:
+customer messages per quarter hour (customer_message_daily) and the agent's reply times
+(reply_time_daily), one upsert per day and quarter or bucket. Run by the Painel's reader before
+it reads (GET /v1/insights) and by the worker's conversation sweep for every org.$$;
+CREATE OR REPLACE FUNCTION public.skillet_insight_fold(p_org uuid)
+ RETURNS void
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_catalog', 'pg_temp'
+AS $function$
+begin
+    -- A row still uncommitted is not seen here and stays for the next fold; a row two folds
+    -- see at once is deleted, so counted, by one of them. Rows go in key order, so two folds
+    -- lock the rollups' rows in the same order.
+    with moved as (
+        delete from insight_pending p
+        where p_org is null or p.organization_id = p_org
+        returning p.organization_id, p.day, p.who, p.n
+    ), counted as (
+        select m.organization_id, m.day, m.who, m.n, count(*) as c
+        from moved m group by m.organization_id, m.day, m.who, m.n
+    ), customers as (
+        insert into customer_message_daily as d (organization_id, day, quarter, slot, messages)
+        select c.organization_id, c.day, c.n, (pg_backend_pid() % 8)::smallint, c.c
+        from counted c where c.who = 'customer'
+        order by c.organization_id, c.day, c.n
+        on conflict (organization_id, day, quarter, slot) do update
+            set messages = d.messages + excluded.messages
+    )
+    insert into reply_time_daily as r (organization_id, day, who, bucket, slot, replies)
+    select c.organization_id, c.day, 'agent', c.n, (pg_backend_pid() % 8)::smallint, c.c
+    from counted c where c.who = 'agent'
+    order by c.organization_id, c.day, c.n
+    on conflict (organization_id, day, who, bucket, slot) do update
+        set replies = r.replies + excluded.replies;
+end;
+$function$;
+REVOKE ALL ON FUNCTION public.skillet_insight_fold(uuid) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.skillet_insight_fold(uuid) TO skillet_api;
+GRANT EXECUTE ON FUNCTION public.skillet_insight_fold(uuid) TO skillet_worker;
