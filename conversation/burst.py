@@ -172,6 +172,9 @@ async def _answer_by_model(
     skills = tuple((s.name, s.version_id) for s in match.matched)
     # Closed: the acknowledgement says when a person will be there, not the model's "já já".
     reply = loop.text if handoff is None or closed is None else after_hours_ack(closed.when)
+    choices = ledger.choices
+    if loop.silent and choices is not None and handoff is None:
+        reply, choices = choices.spoken_first()  # the choices said it all: no apology first
     try:
         sent = await _commit_reply(
             deps,
@@ -182,7 +185,7 @@ async def _answer_by_model(
             handoff=handoff,
             skills=skills,
             files=ledger.files,
-            choices=ledger.choices,
+            choices=choices,
             read=True,
         )
     except _NotCommitted as exc:

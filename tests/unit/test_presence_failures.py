@@ -11,8 +11,8 @@ import aiohttp
 from structlog.testing import capture_logs
 
 from channels.cloud_api import CloudApiConfig, CloudApiSender
-from channels.http import RetryPolicy
 from channels.credential_queries import SendCredentials
+from channels.http import RetryPolicy
 from channels.presence import ChannelPresence, PresenceConfig
 from channels.presence_queries import ReadNumber
 from channels.waha import WahaConfig, WahaSender
