@@ -1403,7 +1403,7 @@ begin
              last_inbound_at, route_kind, route_address
         from skillet_commit_turn(p_org, p_proof, p_conversation, p_channel, p_batch,
                                  p_first_received, p_body, '{}', '{}', '{}', '{}', p_at, p_lease,
-                                 null, true, null, null, '[]'::jsonb, null, null) c;
+                                 null, true, null, null, '[]'::jsonb, null, null, false) c;
         if outcome = 'replied' then
             update conversations set away_period = p_period where id = p_conversation;
         end if;

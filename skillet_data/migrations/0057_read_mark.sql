@@ -392,6 +392,55 @@ turn of an org, so they are locked last, for the shortest time. A crash between 
 the send leaves a claimed row, which skillet_fail_abandoned_claims fails as `delivery_unknown`;
 a row without a route is not claimed, and the next holder delivers it.$$;
 
+-- The away message commits as a turn does (it shows nothing read: no model was asked).
+create or replace function skillet_commit_away(p_org uuid, p_proof text, p_conversation uuid, p_channel text, p_batch uuid[], p_first_received timestamp with time zone, p_body text, p_at timestamp with time zone, p_lease uuid, p_period timestamp with time zone)
+ RETURNS TABLE(outcome text, outbox_id uuid, reply_id uuid, deliverable boolean, reply_to_external_id text, last_inbound_at timestamp with time zone, route_kind text, route_address text)
+ LANGUAGE plpgsql
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+#variable_conflict use_column
+declare
+    v_period timestamptz;
+    v_mode text;
+begin
+    perform set_config('skillet.organization_proof', p_proof, true);
+    perform skillet_bind_org(p_org);
+    select c.away_period, c.mode into v_period, v_mode
+    from conversations c where c.id = p_conversation for update;
+    if v_period is distinct from p_period then
+        -- The period's first burst: the away message is its reply (fenced, claimed).
+        select c.outcome, c.outbox_id, c.reply_id, c.deliverable, c.reply_to_external_id,
+               c.last_inbound_at, c.route_kind, c.route_address
+        into outcome, outbox_id, reply_id, deliverable, reply_to_external_id,
+             last_inbound_at, route_kind, route_address
+        from skillet_commit_turn(p_org, p_proof, p_conversation, p_channel, p_batch,
+                                 p_first_received, p_body, '{}', '{}', '{}', '{}', p_at, p_lease,
+                                 null, true, null, null, '[]'::jsonb, null, null, false) c;
+        if outcome = 'replied' then
+            update conversations set away_period = p_period where id = p_conversation;
+        end if;
+        return next;
+        return;
+    end if;
+    -- Sent already this period: the burst is kept as context (history), never answered later.
+    deliverable := false;
+    if p_lease is not null and not exists (
+        select 1 from conversations
+        where id = p_conversation and lease_token = p_lease and lease_until > now()
+    ) then
+        outcome := 'lease_lost';
+    elsif v_mode <> 'agent' then
+        outcome := 'taken_over';
+    else
+        update messages set context_at = now()
+        where id = any(p_batch) and direction = 'inbound' and answered_by is null
+          and context_at is null;
+        outcome := 'kept';
+    end if;
+    return next;
+end;
+$function$;
+
 -- As the turn's other statements: owned by skillet_bound, each binding its org first.
 grant create on schema public to skillet_bound;
 do $$
