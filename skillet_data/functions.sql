@@ -1234,13 +1234,13 @@ note appended to the reply message's body (not to the text sent); file_outbox_id
 order), with p_handoff_cause ('tool' | 'customer') the conversation put in 'waiting' for
 p_handoff_reason, the turn's counts (skillet_bump_usage, skillet_bump_activation_daily,
 skillet_bump_token_usage; p_reads, [{"skill", "path"}]: skillet_bump_file_reads) and, with
-p_claim, the delivery claim of its text row (skillet_claim_outbox), so the sender needs no
-statement before the send. With p_read (the burst was shown read: the model was asked), the
-conversation's read mark (read_upto) moves to the burst's newest message. The claim comes before
-the increments: those rows are shared by every turn of an org, so they are locked last, for the
-shortest time. A crash between this commit and the send leaves a claimed row, which
-skillet_fail_abandoned_claims fails as `delivery_unknown`; a row without a route is not claimed,
-and the next holder delivers it.$$;
+p_claim, the delivery claim of its text row (written claimed when it has a route:
+skillet_outbox_route), so the sender needs no statement before the send. With p_read (the burst
+was shown read: the model was asked), the conversation's read mark (read_upto) moves to the
+burst's newest message. The claim comes before the increments: those rows are shared by every
+turn of an org, so they are locked last, for the shortest time. A crash between this commit and
+the send leaves a claimed row, which skillet_fail_abandoned_claims fails as `delivery_unknown`;
+a row without a route is not claimed, and the next holder delivers it.$$;
 CREATE OR REPLACE FUNCTION public.skillet_commit_turn(p_org uuid, p_proof text, p_conversation uuid, p_channel text, p_batch uuid[], p_first_received timestamp with time zone, p_body text, p_used text[], p_viewed text[], p_names text[], p_triggers text[], p_at timestamp with time zone, p_lease uuid, p_usage jsonb, p_claim boolean, p_handoff_cause text, p_handoff_reason text, p_skills jsonb, p_reads jsonb, p_files jsonb, p_read boolean)
  RETURNS TABLE(outcome text, outbox_id uuid, reply_id uuid, deliverable boolean, reply_to_external_id text, last_inbound_at timestamp with time zone, route_kind text, route_address text, file_outbox_ids uuid[])
  LANGUAGE plpgsql
@@ -1307,8 +1307,20 @@ begin
             p_batch[cardinality(p_batch)], 'agent', p_skills)
     returning id into reply_id;
     update messages set answered_by = reply_id where id = any(p_batch);
-    insert into outbox (organization_id, conversation_id, message_id, body)
-    values (p_org, p_conversation, reply_id, p_body)
+    if p_claim then
+        -- The text row's claim, decided before the row exists (skillet_outbox_route, as
+        -- skillet_claim_outbox decides it): the row is written claimed, not written then
+        -- updated (an outbox update is never HOT: the claim is in an index's predicate).
+        select true, r.reply_to_external_id, r.last_inbound_at, r.route_kind, r.route_address
+        into deliverable, reply_to_external_id, last_inbound_at, route_kind, route_address
+        from skillet_outbox_route(p_org, p_conversation, null, now(), 0::smallint,
+                                  p_batch[cardinality(p_batch)],
+                                  p_batch[cardinality(p_batch)]) r;
+        deliverable := coalesce(deliverable, false);
+    end if;
+    insert into outbox (organization_id, conversation_id, message_id, body, delivery_claimed_at)
+    values (p_org, p_conversation, reply_id, p_body,
+            case when route_kind is not null then now() end)
     returning id into outbox_id;
     if jsonb_typeof(p_files) = 'array' and jsonb_array_length(p_files) > 0 then
         -- The reply's files (send_skill_file), then its choices: a row per part after the text
@@ -1339,12 +1351,6 @@ begin
         -- opening the conversation marks only what came after it.
         update conversations set read_upto = greatest(read_upto, v_last_created)
         where id = p_conversation;
-    end if;
-    if p_claim then
-        select true, k.reply_to_external_id, k.last_inbound_at, k.route_kind, k.route_address
-        into deliverable, reply_to_external_id, last_inbound_at, route_kind, route_address
-        from skillet_claim_outbox(outbox_id) k;
-        deliverable := coalesce(deliverable, false);
     end if;
     select array_agg(n order by n), array_agg(uses order by n), array_agg(views order by n)
     into v_names, v_uses, v_views
@@ -2073,7 +2079,6 @@ declare
     v_part smallint;
     v_reply_to uuid;
     v_via uuid;
-    v_answered_external text;
 begin
     select o.organization_id, o.conversation_id, o.message_id, o.status, o.delivery_claimed_at,
            o.created_at, o.part
@@ -2083,37 +2088,64 @@ begin
     if v_org is null or v_status <> 'pending' or v_claimed_at is not null then
         return;
     end if;
+    select r.reply_to_id, coalesce(r.reply_to_id, r.route_via_id) into v_reply_to, v_via
+    from messages r where r.id = v_message;
+    select k.reply_to_external_id, k.last_inbound_at, k.route_kind, k.route_address
+    into reply_to_external_id, last_inbound_at, route_kind, route_address
+    from skillet_outbox_route(v_org, v_conversation, p_outbox, v_created, v_part, v_reply_to,
+                              v_via) k;
+    if not found then
+        return;  -- an earlier row of the conversation waits: this one goes after it
+    end if;
+    if route_kind is not null then
+        update outbox set delivery_claimed_at = now() where id = p_outbox;
+    end if;
+    return next;
+end;
+$function$;
+
+COMMENT ON FUNCTION public.skillet_outbox_route(uuid, uuid, uuid, timestamp with time zone, smallint, uuid, uuid) IS
+$$How an outbox row of p_conversation written at p_created as part p_part would leave, for its
+claim (skillet_claim_outbox for a row written, skillet_commit_turn for the reply's text row
+before it is written, p_outbox null): the channel the answered message (p_via) came in on, else
+the org's only channel (route_kind null: no route), reply_to_external_id only with p_reply_to
+(an agent's reply), and the conversation's last customer message time. No row: an earlier row of
+the conversation waits unclaimed, so this one goes after it (rows leave in (created_at, part)
+order).$$;
+CREATE OR REPLACE FUNCTION public.skillet_outbox_route(p_org uuid, p_conversation uuid, p_outbox uuid, p_created timestamp with time zone, p_part smallint, p_reply_to uuid, p_via uuid)
+ RETURNS TABLE(reply_to_external_id text, last_inbound_at timestamp with time zone, route_kind text, route_address text)
+ LANGUAGE plpgsql
+AS $function$
+#variable_conflict use_column
+declare
+    v_answered_external text;
+begin
     if exists (
         select 1 from outbox e
-        where e.conversation_id = v_conversation and e.status = 'pending'
-          and e.delivery_claimed_at is null and e.id <> p_outbox
-          and (e.created_at, e.part) < (v_created, v_part)
+        where e.conversation_id = p_conversation and e.status = 'pending'
+          and e.delivery_claimed_at is null and e.id is distinct from p_outbox
+          and (e.created_at, e.part) < (p_created, p_part)
     ) then
         return;  -- an earlier row of the conversation waits: this one goes after it
     end if;
-    select r.reply_to_id, coalesce(r.reply_to_id, r.route_via_id) into v_reply_to, v_via
-    from messages r where r.id = v_message;
-    if v_via is not null then
-        select i.external_id into v_answered_external from messages i where i.id = v_via;
+    if p_via is not null then
+        select i.external_id into v_answered_external from messages i where i.id = p_via;
     end if;
-    reply_to_external_id := case when v_reply_to is not null then v_answered_external end;
+    reply_to_external_id := case when p_reply_to is not null then v_answered_external end;
     select m.sent_at into last_inbound_at from messages m
-    where m.conversation_id = v_conversation and m.direction = 'inbound'
+    where m.conversation_id = p_conversation and m.direction = 'inbound'
     order by m.sent_at desc nulls last
     limit 1;
     if v_answered_external is not null then
         select ch.kind, ch.address into route_kind, route_address
         from inbound_routes ir join channels ch on ch.id = ir.channel_id
-        where ir.organization_id = v_org and ir.external_id = v_answered_external;
+        where ir.organization_id = p_org and ir.external_id = v_answered_external;
     end if;
     if route_kind is null then
         select ch.kind, ch.address into route_kind, route_address
         from channels ch
-        where ch.organization_id = v_org
-          and (select count(*) from channels o where o.organization_id = v_org) = 1;
-    end if;
-    if route_kind is not null then
-        update outbox set delivery_claimed_at = now() where id = p_outbox;
+        where ch.organization_id = p_org
+          and (select count(*) from channels o where o.organization_id = p_org) = 1;
     end if;
     return next;
 end;

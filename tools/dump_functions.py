@@ -156,7 +156,12 @@ GROUPS: tuple[Group, ...] = (
     Group(
         "Outbox and delivery",
         "A reply leaves once: claimed before its send, failed (never re-sent) when abandoned.",
-        ("skillet_claim_outbox", "skillet_fail_abandoned_claims", "skillet_receipt_rank"),
+        (
+            "skillet_claim_outbox",
+            "skillet_outbox_route",
+            "skillet_fail_abandoned_claims",
+            "skillet_receipt_rank",
+        ),
     ),
     Group(
         "Events webhook",
