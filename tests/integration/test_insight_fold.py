@@ -10,7 +10,12 @@ from datetime import UTC, date, datetime
 import asyncpg
 
 from inbox.insight_queries import fold_insight_counts
+from jobs.context import JobContext
+from jobs.conversation_sweep import conversation_sweep
+from jobs.queue import open_queue
 from tests.integration.support import create_org
+from worker.resources import Resources
+from worker.settings import Settings
 
 AT = datetime(2026, 11, 10, 15, 7, tzinfo=UTC)  # 12:07 in America/Sao_Paulo: quarter 48
 DAY = date(2026, 11, 10)
@@ -105,3 +110,23 @@ async def test_a_fold_of_one_org_leaves_the_others_and_a_fold_of_all_takes_them(
         [(DAY, 48, 1)],
         [(DAY, 48, 1)],
     )
+
+
+async def test_the_workers_conversation_sweep_folds_every_org(
+    settings: Settings, db: asyncpg.Connection, resources: Resources
+) -> None:
+    org = await create_org(db, "Loja")
+    await customer(db, org, await conversation(db, org, "5511900000003"))
+    redis = await open_queue(settings.redis_url, settings.queue_name)
+    try:
+        context: JobContext = {
+            "pool": resources.pool,
+            "redis": redis,
+            "sweep_after_s": 60.0,
+            "echo_grace_s": 60.0,
+        }
+        swept = await conversation_sweep(context)
+    finally:
+        await redis.aclose()
+    assert swept["status"] == "ok"
+    assert await _quarters(db, org) == [(DAY, 48, 1)]
