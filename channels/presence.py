@@ -1,12 +1,13 @@
 """Read marks and the typing indicator on the Cloud API and WAHA (delivery.presence).
 
-Per burst the model answers: one statement that binds its org itself
-(skillet_presence_target: the read claimed once, the number the last message came to, its own
-credentials) and then, with no connection held,
+Per burst the model answers, no statement: the take (or the continue) that read the burst
+returned the number its last message came to, with its own credentials (the reply's commit
+moves the conversation's read mark), and then
 - Cloud API: one POST /{phone-number-id}/messages `status: read` + `typing_indicator`
   (the indicator goes with the reply, or after 25 s);
 - WAHA: POST /api/sendSeen, then /api/startTyping, and /api/stopTyping when the turn stops it.
-A person opening a conversation: the read of its new messages only, no indicator.
+A person opening a conversation: the read of its new messages only (claimed once each, and the
+number, in two statements), no indicator.
 
 All of it runs in background tasks with a short timeout and one attempt each: nothing here
 delays, fails or retries a turn. A failure is a metric (`on_failure(kind, call)`) and a log
@@ -24,11 +25,16 @@ import structlog
 
 from channels.cloud_api import CloudApiSender
 from channels.models import ChannelStatus
-from channels.presence_queries import PresenceTarget, claim_unread, fetch_presence_target
+from channels.presence_queries import (
+    PresenceTarget,
+    ReadNumber,
+    claim_unread,
+    fetch_presence_target,
+)
 from channels.waha import WahaSender
 from core.channel_kind import ChannelKind
 from core.errors import SkilletError
-from core.tenancy import org_connection, self_bound_connection
+from core.tenancy import org_connection
 from delivery.contract import Recipient
 from delivery.presence import Reading, Typing
 
@@ -105,16 +111,12 @@ class ChannelPresence:
         return None
 
     async def _start(self, burst: Reading) -> PresenceTarget | None:
-        async with self_bound_connection(self._pool) as conn:  # one statement, self-bound
-            target = await fetch_presence_target(
-                conn,
-                burst.organization_id,
-                burst.conversation_id,
-                burst.external_id,
-                claim_read=self._config.read_receipts,
-            )
-        if target is None or target.credentials.status is ChannelStatus.NEEDS_TOKEN:
+        number = burst.number
+        if not isinstance(number, ReadNumber):
+            return None  # no connected number (e.g. `skillet enqueue`)
+        if number.credentials.status is ChannelStatus.NEEDS_TOKEN:
             return None
+        target = PresenceTarget(number, burst.contact_id)
         await self._show(target, burst.external_id, typing=self._config.typing_indicator)
         return target
 
@@ -126,7 +128,7 @@ class ChannelPresence:
             if external_id is None:
                 return None
             target = await fetch_presence_target(
-                conn, organization_id, conversation_id, external_id, claim_read=False
+                conn, organization_id, conversation_id, external_id
             )
         if target is None or target.credentials.status is ChannelStatus.NEEDS_TOKEN:
             return None

@@ -1,9 +1,11 @@
-"""SQL of read marks: which messages a read names (once each), and the number they came to."""
+"""SQL of read marks: which message a person's read names (once each), and the number it came to."""
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import asyncpg
 
@@ -14,20 +16,51 @@ from delivery.contract import Route
 
 
 @dataclass(frozen=True)
-class PresenceTarget:
-    """The number a customer's message came to, its credentials and the customer."""
+class ReadNumber:
+    """The number a customer's message came to, with its credentials: what its read mark and
+    the typing indicator are sent with."""
 
     route: Route
     credentials: SendCredentials
+
+
+@dataclass(frozen=True)
+class PresenceTarget:
+    """A read mark's number and the customer it goes to."""
+
+    number: ReadNumber
     contact_id: str
 
+    @property
+    def route(self) -> Route:
+        return self.number.route
 
-# One statement that binds the org itself (skillet_presence_target): run on a
-# core.tenancy.self_bound_connection, no bind or reset around it.
+    @property
+    def credentials(self) -> SendCredentials:
+        return self.number.credentials
+
+
+def read_number(row: Mapping[str, Any]) -> ReadNumber | None:
+    """The number in a row of skillet_read_target's columns (`route_kind`, `route_address`,
+    `channel_status`, `waha_base_url`, `access_token`, `waha_api_key`, `waha_server_vouched`:
+    the take's and the continue's); None: no connected number."""
+    if row["route_kind"] is None:
+        return None
+    credentials = SendCredentials(
+        ChannelStatus(row["channel_status"]),
+        row["waha_base_url"],
+        row["access_token"],
+        row["waha_api_key"],
+        row["waha_server_vouched"],
+    )
+    return ReadNumber(Route(row["route_kind"], row["route_address"]), credentials)
+
+
+# One statement that binds the org itself (skillet_presence_target).
 FETCH_PRESENCE_TARGET = """
-select kind, address, status, waha_base_url, access_token, waha_api_key, waha_server_vouched,
-       contact_id
-from skillet_presence_target($1, $2, $3, $4, $5)
+select kind as route_kind, address as route_address, status as channel_status, waha_base_url,
+       access_token, waha_api_key, waha_server_vouched, contact_id
+from skillet_presence_target($1, $2, $3, $4)
 """
 
 
@@ -36,32 +69,20 @@ async def fetch_presence_target(
     organization_id: uuid.UUID,
     conversation_id: uuid.UUID,
     external_id: str,
-    *,
-    claim_read: bool,
 ) -> PresenceTarget | None:
-    """None: the message came through no connected number (e.g. `skillet enqueue`). With
-    `claim_read`, the read of the messages up to it is claimed (once each)."""
+    """None: the message came through no connected number (e.g. `skillet enqueue`)."""
     row = await conn.fetchrow(
         FETCH_PRESENCE_TARGET,
         organization_id,
         org_proof(conn, organization_id),
         conversation_id,
         external_id,
-        claim_read,
     )
-    if row is None:
-        return None
-    credentials = SendCredentials(
-        ChannelStatus(row["status"]),
-        row["waha_base_url"],
-        row["access_token"],
-        row["waha_api_key"],
-        row["waha_server_vouched"],
-    )
-    return PresenceTarget(Route(row["kind"], row["address"]), credentials, row["contact_id"])
+    number = None if row is None else read_number(row)
+    return None if number is None else PresenceTarget(number, row["contact_id"])
 
 
-CLAIM_READ = "select skillet_claim_read($1, $2, null)"
+CLAIM_READ = "select skillet_claim_read($1, $2)"
 
 
 async def claim_unread(

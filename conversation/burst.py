@@ -10,6 +10,7 @@ from typing import Any
 
 import structlog
 
+from channels.presence_queries import ReadNumber
 from conversation.after_hours_queries import AwayCommit, commit_away, skip_wait_notice
 from conversation.choice_reading import read_choices
 from conversation.context import Conversation
@@ -90,10 +91,12 @@ async def answer_batch(
     *,
     job_id: str,
     images: Mapping[uuid.UUID, tuple[ImagePart, ...]] | None = None,
+    number: ReadNumber | None = None,
 ) -> BatchResult:
     """One model turn for `batch` (arrival order) and at most one reply for all of it;
     `history`: the conversation before it, oldest first (conversation.queries);
-    `images`: a message's images for a model that takes them (conversation.media.reader)."""
+    `images`: a message's images for a model that takes them (conversation.media.reader);
+    `number`: the number the burst came to, for its read mark (the burst's read returned it)."""
     batch = await _without_opt_choices(deps, conversation, batch)
     batch = read_choices(batch, history)
     batch = await without_satisfaction_taps(deps.pool, conversation, batch, history)
@@ -114,6 +117,7 @@ async def answer_batch(
             conversation.conversation_id,
             conversation.contact_id,
             batch[-1].external_id,
+            number,
         )
     )
     try:
@@ -168,6 +172,9 @@ async def _answer_by_model(
     skills = tuple((s.name, s.version_id) for s in match.matched)
     # Closed: the acknowledgement says when a person will be there, not the model's "já já".
     reply = loop.text if handoff is None or closed is None else after_hours_ack(closed.when)
+    choices = ledger.choices
+    if loop.silent and choices is not None and handoff is None:
+        reply, choices = choices.spoken_first()  # the choices said it all: no apology first
     try:
         sent = await _commit_reply(
             deps,
@@ -178,7 +185,8 @@ async def _answer_by_model(
             handoff=handoff,
             skills=skills,
             files=ledger.files,
-            choices=ledger.choices,
+            choices=choices,
+            read=True,
         )
     except _NotCommitted as exc:
         log.info("turn.not_committed", outcome=exc.outcome)
@@ -425,11 +433,13 @@ async def _commit_reply(
     skills: Sequence[tuple[str, uuid.UUID]] = (),
     files: Sequence[OutboundFile] = (),
     choices: OutboundChoices | None = None,
+    read: bool = False,
 ) -> SentReply | None:
     """Reply + outbox row (and a row per file after it) + 'answered' marks + the turn's
     counts + the delivery claim in one fenced statement, then the send with no connection
     held; what was sent, for the holder to mark (None: the channel refused it for good,
-    marked failed, or the reply had files: each part is marked as it goes)."""
+    marked failed, or the reply had files: each part is marked as it goes). `read`: the
+    burst was shown read, the commit moves the conversation's read mark."""
     first_received = batch[0].received_at or deps.clock()
     async with self_bound_connection(deps.pool) as conn:
         commit = ReplyCommit(
@@ -446,6 +456,7 @@ async def _commit_reply(
             skills=skills,
             files=files,
             choices=choices,
+            read=read,
         )
         committed = await commit_turn(conn, commit)
     sent = await _send_committed(deps, conversation, committed, text)

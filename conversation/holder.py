@@ -267,7 +267,14 @@ async def _answer(deps: TurnDeps, lease: Lease, burst: BurstRead, job_id: str) -
         if read.refused_at is not None:
             rows = rows[: read.refused_at]  # those before it first; it comes next
     result = await answer_batch(
-        deps, conversation, snapshot, rows, burst.history, job_id=job_id, images=images
+        deps,
+        conversation,
+        snapshot,
+        rows,
+        burst.history,
+        job_id=job_id,
+        images=images,
+        number=burst.number,
     )
     if result.refused is CommitOutcome.LEASE_LOST:
         lease.lost = True

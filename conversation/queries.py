@@ -18,6 +18,7 @@ from typing import Any
 
 import asyncpg
 
+from channels.presence_queries import ReadNumber, read_number
 from core.tenancy import org_proof
 from delivery.outbound_choices import OutboundChoices, history_note
 from delivery.outbound_file import OutboundFile
@@ -122,6 +123,8 @@ class ReplyCommit:
     files: Sequence[OutboundFile] = ()
     # The choices the turn sends last (send_choices), or None.
     choices: OutboundChoices | None = None
+    # The burst was shown read (the model was asked): the commit moves the read mark.
+    read: bool = False
 
     def parts(self) -> list[dict[str, Any]] | None:
         """skillet_commit_turn's p_files: each file, then the choices as {"choices", "note"}
@@ -160,7 +163,8 @@ class ReplyCommit:
 
 _BURST_COLUMNS = """ids, external_ids, bodies, received_ats, expects_replies, agent_ids,
     agent_id, system_prompt, model_provider, model_name, catalog_revision,
-    history_directions, history_bodies"""
+    history_directions, history_bodies, route_kind, route_address, channel_status,
+    waha_base_url, access_token, waha_api_key, waha_server_vouched"""
 
 
 @dataclass(frozen=True)
@@ -171,6 +175,8 @@ class BurstRead:
     open: OpenBurst
     catalog_revision: int | None = None
     history: list[tuple[str, str]] | None = None
+    # The number the burst's last message came to, what its read mark goes with (None: none).
+    number: ReadNumber | None = None
 
 
 def _quoted(body: str) -> tuple[str, str | None]:
@@ -202,7 +208,9 @@ def _burst(row: Any) -> BurstRead:
     if not rows:
         return BurstRead(OpenBurst([], agent))
     history = list(zip(row["history_directions"], row["history_bodies"], strict=True))
-    return BurstRead(OpenBurst(rows, agent), int(row["catalog_revision"]), history)
+    return BurstRead(
+        OpenBurst(rows, agent), int(row["catalog_revision"]), history, read_number(row)
+    )
 
 
 TAKE_CONVERSATION = f"""
@@ -294,7 +302,7 @@ COMMIT_TURN = """
 select outcome, outbox_id, reply_id, deliverable,
        reply_to_external_id, last_inbound_at, route_kind, route_address, file_outbox_ids
 from skillet_commit_turn($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,
-                         $16, $17, $18, $19, $20)
+                         $16, $17, $18, $19, $20, $21)
 """
 
 
@@ -311,7 +319,8 @@ async def commit_turn(conn: asyncpg.Connection, commit: ReplyCommit) -> Committe
     """The fenced reply commit (refused as lease_lost, taken_over, overtaken or answered) and
     its outbox row's delivery claim, in one statement."""
     org, *rest = commit.args()
-    row = await conn.fetchrow(COMMIT_TURN, org, org_proof(conn, org), *rest, commit.parts())
+    proof = org_proof(conn, org)
+    row = await conn.fetchrow(COMMIT_TURN, org, proof, *rest, commit.parts(), commit.read)
     assert row is not None  # the function always returns its one row
     return committed_turn(row)
 

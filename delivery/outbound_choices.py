@@ -14,7 +14,7 @@ import json
 import re
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 MAX_CHOICES: Final = 10  # Meta's rows in one list message
@@ -26,6 +26,8 @@ MAX_LIST_BUTTON_CHARS: Final = 20
 MAX_TEXT_CHARS: Final = 1024  # Meta's interactive body.text
 MAX_ID_CHARS: Final = 200  # Meta's list row id (a button id takes 256)
 DEFAULT_LIST_BUTTON: Final = "Ver opções"
+# The choices' own text when the reply's text already said what they are for.
+CHOICES_PROMPT: Final = "Escolha uma opção:"
 # Read as a choice: a reply of a number or a title, never a long message.
 MAX_READ_CHARS: Final = 40
 # What a customer's message must be to say "I choose this": a number, maybe with a dot or ")".
@@ -51,6 +53,12 @@ class OutboundChoices:
     text: str
     choices: tuple[Choice, ...]
     button: str = DEFAULT_LIST_BUTTON  # the list's button label (buttons have none)
+
+    def spoken_first(self) -> tuple[str, OutboundChoices]:
+        """A reply with nothing to say but these choices: their text leads as the reply's
+        text, and the choices follow under a short prompt (a fallback apology before
+        them would tell the customer something went wrong when nothing did)."""
+        return self.text, replace(self, text=CHOICES_PROMPT)
 
     @property
     def as_list(self) -> bool:

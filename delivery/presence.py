@@ -20,6 +20,9 @@ class Reading:
     conversation_id: uuid.UUID
     contact_id: str
     external_id: str  # the provider's id of the burst's last message
+    # The number it came to with its credentials, as the burst's read returned it
+    # (channels.presence_queries.ReadNumber, read there); None: no connected number.
+    number: object | None = None
 
 
 class Typing(Protocol):

@@ -672,35 +672,59 @@ $function$;
 REVOKE ALL ON FUNCTION public.skillet_receive_reaction(text, text, text[], text, text, text, text, boolean, timestamp with time zone) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION public.skillet_receive_reaction(text, text, text[], text, text, text, text, boolean, timestamp with time zone) TO skillet_webhook;
 
-COMMENT ON FUNCTION public.skillet_claim_read(uuid, uuid, uuid) IS
-$$Claim the conversation's customer messages not yet marked read (up to p_upto's arrival, or all
-with null) in the bound org, once each: the latest one's external id (what a read receipt names;
-marking it read marks the earlier ones too), or null when none was left to mark.$$;
-CREATE OR REPLACE FUNCTION public.skillet_claim_read(p_org uuid, p_conversation uuid, p_upto uuid)
+COMMENT ON FUNCTION public.skillet_claim_read(uuid, uuid) IS
+$$A person opened the conversation: move its read mark (conversations.read_upto) to its latest
+customer message and return that message's external id (what the read receipt names: WhatsApp
+marks the earlier ones with it), or null when nothing came after the mark. Once per message: a
+turn's commit moves the same mark for the burst it showed read (skillet_commit_turn, p_read).$$;
+CREATE OR REPLACE FUNCTION public.skillet_claim_read(p_org uuid, p_conversation uuid)
  RETURNS text
  LANGUAGE sql
 AS $function$
-    with claimed as (
-        update messages m set read_at = now()
+    with latest as (
+        select m.external_id, m.created_at
+        from messages m
         where m.organization_id = p_org and m.conversation_id = p_conversation
-          and m.direction = 'inbound' and m.read_at is null and m.external_id is not null
-          and (p_upto is null or coalesce(m.received_at, m.created_at) <= (
-                select coalesce(u.received_at, u.created_at) from messages u where u.id = p_upto))
-        returning m.external_id, coalesce(m.received_at, m.created_at) as k, m.id
+          and m.direction = 'inbound' and m.external_id is not null
+        order by m.created_at desc, m.id desc
+        limit 1
+    ), claimed as (
+        update conversations v set read_upto = latest.created_at
+        from latest
+        where v.id = p_conversation and v.organization_id = p_org
+          and (v.read_upto is null or v.read_upto < latest.created_at)
+        returning latest.external_id
     )
-    select external_id from claimed order by k desc, id desc limit 1
+    select external_id from claimed
 $function$;
-GRANT EXECUTE ON FUNCTION public.skillet_claim_read(uuid, uuid, uuid) TO PUBLIC;
-GRANT EXECUTE ON FUNCTION public.skillet_claim_read(uuid, uuid, uuid) TO skillet_api;
-GRANT EXECUTE ON FUNCTION public.skillet_claim_read(uuid, uuid, uuid) TO skillet_worker;
+REVOKE ALL ON FUNCTION public.skillet_claim_read(uuid, uuid) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.skillet_claim_read(uuid, uuid) TO skillet_api;
+GRANT EXECUTE ON FUNCTION public.skillet_claim_read(uuid, uuid) TO skillet_worker;
 
-COMMENT ON FUNCTION public.skillet_presence_target(uuid, text, uuid, text, boolean) IS
-$$A read mark's one statement (channels.presence): bind p_org with its proof p_proof; with
-p_claim, claim the read of the conversation's customer messages up to p_external_id
-(skillet_claim_read: once each); then the number that message came to (inbound_routes), its
-status, own WAHA server and own secrets (skillet_channel_secrets), and the conversation's
-customer. No row: the message came through no connected number.$$;
-CREATE OR REPLACE FUNCTION public.skillet_presence_target(p_org uuid, p_proof text, p_conversation uuid, p_external_id text, p_claim boolean)
+COMMENT ON FUNCTION public.skillet_read_target(uuid, text) IS
+$$The number a customer's message (the provider's id p_external_id) came to, in the bound org
+p_org: its kind, address, status, own WAHA server and own secrets (skillet_channel_secrets),
+what a read mark is sent with. No row: the message came through no connected number.$$;
+CREATE OR REPLACE FUNCTION public.skillet_read_target(p_org uuid, p_external_id text)
+ RETURNS TABLE(kind text, address text, status text, waha_base_url text, access_token text, waha_api_key text, waha_server_vouched boolean)
+ LANGUAGE sql
+ STABLE
+AS $function$
+    select c.kind, c.address, c.status, c.waha_base_url, s.access_token, s.waha_api_key,
+           c.waha_server_vouched
+    from inbound_routes ir
+    join channels c on c.id = ir.channel_id
+    left join lateral skillet_channel_secrets(c.kind, c.address) s on true
+    where ir.organization_id = p_org and ir.external_id = p_external_id
+$function$;
+REVOKE ALL ON FUNCTION public.skillet_read_target(uuid, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.skillet_read_target(uuid, text) TO skillet_api;
+GRANT EXECUTE ON FUNCTION public.skillet_read_target(uuid, text) TO skillet_worker;
+
+COMMENT ON FUNCTION public.skillet_presence_target(uuid, text, uuid, text) IS
+$$A console read mark's target (channels.presence): bind p_org with its proof p_proof, then the
+number p_external_id came to (skillet_read_target) and the conversation's customer.$$;
+CREATE OR REPLACE FUNCTION public.skillet_presence_target(p_org uuid, p_proof text, p_conversation uuid, p_external_id text)
  RETURNS TABLE(kind text, address text, status text, waha_base_url text, access_token text, waha_api_key text, waha_server_vouched boolean, contact_id text)
  LANGUAGE plpgsql
  SECURITY DEFINER
@@ -710,25 +734,16 @@ AS $function$
 #variable_conflict use_column
 begin
     perform skillet_bind_org(p_org, p_proof);
-    if p_claim then
-        perform skillet_claim_read(p_org, p_conversation, (
-            select m.id from messages m
-            where m.organization_id = p_org and m.channel = 'whatsapp'
-              and m.external_id = p_external_id and m.direction = 'inbound'));
-    end if;
     return query
-        select c.kind, c.address, c.status, c.waha_base_url, s.access_token, s.waha_api_key,
-               c.waha_server_vouched, v.contact_id
-        from inbound_routes ir
-        join channels c on c.id = ir.channel_id
-        join conversations v on v.id = p_conversation
-        left join lateral skillet_channel_secrets(c.kind, c.address) s on true
-        where ir.organization_id = p_org and ir.external_id = p_external_id;
+        select t.kind, t.address, t.status, t.waha_base_url, t.access_token, t.waha_api_key,
+               t.waha_server_vouched, v.contact_id
+        from skillet_read_target(p_org, p_external_id) t
+        join conversations v on v.id = p_conversation;
 end;
 $function$;
-REVOKE ALL ON FUNCTION public.skillet_presence_target(uuid, text, uuid, text, boolean) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION public.skillet_presence_target(uuid, text, uuid, text, boolean) TO skillet_api;
-GRANT EXECUTE ON FUNCTION public.skillet_presence_target(uuid, text, uuid, text, boolean) TO skillet_worker;
+REVOKE ALL ON FUNCTION public.skillet_presence_target(uuid, text, uuid, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.skillet_presence_target(uuid, text, uuid, text) TO skillet_api;
+GRANT EXECUTE ON FUNCTION public.skillet_presence_target(uuid, text, uuid, text) TO skillet_worker;
 
 -- ==============================================================================================
 -- A number's own credentials
@@ -1064,9 +1079,10 @@ $$Step one of a turn: bind the org with its proof, take the conversation's lease
 under a fresh token for p_ttl_s seconds and read its first burst (skillet_read_burst). No row:
 someone else holds it. `undelivered`: a committed reply still waits to be handed to its channel
 (a crash between commit and send): the holder delivers it before reading. `contact_name`: the
-customer's WhatsApp profile name (null: none known).$$;
+customer's WhatsApp profile name (null: none known). `route_kind` to `waha_server_vouched`: the
+number the burst's last message came to, for its read mark (skillet_read_target; null: none).$$;
 CREATE OR REPLACE FUNCTION public.skillet_take_conversation(p_org uuid, p_proof text, p_conversation uuid, p_lease uuid, p_ttl_s double precision, p_limit integer, p_history_limit integer)
- RETURNS TABLE(channel text, contact_id text, undelivered boolean, ids uuid[], external_ids text[], bodies text[], received_ats timestamp with time zone[], expects_replies boolean[], agent_ids uuid[], agent_id uuid, system_prompt text, model_provider text, model_name text, catalog_revision bigint, history_directions text[], history_bodies text[], contact_name text)
+ RETURNS TABLE(channel text, contact_id text, undelivered boolean, ids uuid[], external_ids text[], bodies text[], received_ats timestamp with time zone[], expects_replies boolean[], agent_ids uuid[], agent_id uuid, system_prompt text, model_provider text, model_name text, catalog_revision bigint, history_directions text[], history_bodies text[], contact_name text, route_kind text, route_address text, channel_status text, waha_base_url text, access_token text, waha_api_key text, waha_server_vouched boolean)
  LANGUAGE plpgsql
  SECURITY DEFINER
  SET plan_cache_mode TO 'force_generic_plan'
@@ -1094,6 +1110,14 @@ begin
                   agent_id, system_prompt, model_provider, model_name, catalog_revision,
                   history_directions, history_bodies
     from skillet_read_burst(p_org, p_conversation, p_limit, p_history_limit);
+    if cardinality(ids) > 0 then
+        -- The number the burst's last message came to, for its read mark (channels.presence).
+        select t.kind, t.address, t.status, t.waha_base_url, t.access_token, t.waha_api_key,
+               t.waha_server_vouched
+        into route_kind, route_address, channel_status, waha_base_url, access_token,
+             waha_api_key, waha_server_vouched
+        from skillet_read_target(p_org, external_ids[cardinality(external_ids)]) t;
+    end if;
     return next;
 end;
 $function$;
@@ -1104,7 +1128,7 @@ COMMENT ON FUNCTION public.skillet_take_conversation(uuid, uuid, uuid, double pr
 $$The take without a proof argument (the transaction's proof, or the operator's role): as
 skillet_take_conversation(uuid, text, ...).$$;
 CREATE OR REPLACE FUNCTION public.skillet_take_conversation(p_org uuid, p_conversation uuid, p_lease uuid, p_ttl_s double precision, p_limit integer, p_history_limit integer)
- RETURNS TABLE(channel text, contact_id text, undelivered boolean, ids uuid[], external_ids text[], bodies text[], received_ats timestamp with time zone[], expects_replies boolean[], agent_ids uuid[], agent_id uuid, system_prompt text, model_provider text, model_name text, catalog_revision bigint, history_directions text[], history_bodies text[], contact_name text)
+ RETURNS TABLE(channel text, contact_id text, undelivered boolean, ids uuid[], external_ids text[], bodies text[], received_ats timestamp with time zone[], expects_replies boolean[], agent_ids uuid[], agent_id uuid, system_prompt text, model_provider text, model_name text, catalog_revision bigint, history_directions text[], history_bodies text[], contact_name text, route_kind text, route_address text, channel_status text, waha_base_url text, access_token text, waha_api_key text, waha_server_vouched boolean)
  LANGUAGE plpgsql
  SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
@@ -1196,7 +1220,7 @@ begin
 end;
 $function$;
 
-COMMENT ON FUNCTION public.skillet_commit_turn(uuid, text, uuid, text, uuid[], timestamp with time zone, text, text[], text[], text[], text[], timestamp with time zone, uuid, jsonb, boolean, text, text, jsonb, jsonb, jsonb) IS
+COMMENT ON FUNCTION public.skillet_commit_turn(uuid, text, uuid, text, uuid[], timestamp with time zone, text, text[], text[], text[], text[], timestamp with time zone, uuid, jsonb, boolean, text, text, jsonb, jsonb, jsonb, boolean) IS
 $$The reply commit, step two of a turn: bind the org with its proof, then the fenced commit.
 Serialized on the conversation row (as is every change of its mode); refused with outcome
 'lease_lost' (p_lease is not the live lease), 'taken_over' (the conversation's mode is no longer
@@ -1211,11 +1235,13 @@ order), with p_handoff_cause ('tool' | 'customer') the conversation put in 'wait
 p_handoff_reason, the turn's counts (skillet_bump_usage, skillet_bump_activation_daily,
 skillet_bump_token_usage; p_reads, [{"skill", "path"}]: skillet_bump_file_reads) and, with
 p_claim, the delivery claim of its text row (skillet_claim_outbox), so the sender needs no
-statement before the send. The claim comes before the increments: those rows are shared by every
-turn of an org, so they are locked last, for the shortest time. A crash between this commit and
-the send leaves a claimed row, which skillet_fail_abandoned_claims fails as `delivery_unknown`;
-a row without a route is not claimed, and the next holder delivers it.$$;
-CREATE OR REPLACE FUNCTION public.skillet_commit_turn(p_org uuid, p_proof text, p_conversation uuid, p_channel text, p_batch uuid[], p_first_received timestamp with time zone, p_body text, p_used text[], p_viewed text[], p_names text[], p_triggers text[], p_at timestamp with time zone, p_lease uuid, p_usage jsonb, p_claim boolean, p_handoff_cause text, p_handoff_reason text, p_skills jsonb, p_reads jsonb, p_files jsonb)
+statement before the send. With p_read (the burst was shown read: the model was asked), the
+conversation's read mark (read_upto) moves to the burst's newest message. The claim comes before
+the increments: those rows are shared by every turn of an org, so they are locked last, for the
+shortest time. A crash between this commit and the send leaves a claimed row, which
+skillet_fail_abandoned_claims fails as `delivery_unknown`; a row without a route is not claimed,
+and the next holder delivers it.$$;
+CREATE OR REPLACE FUNCTION public.skillet_commit_turn(p_org uuid, p_proof text, p_conversation uuid, p_channel text, p_batch uuid[], p_first_received timestamp with time zone, p_body text, p_used text[], p_viewed text[], p_names text[], p_triggers text[], p_at timestamp with time zone, p_lease uuid, p_usage jsonb, p_claim boolean, p_handoff_cause text, p_handoff_reason text, p_skills jsonb, p_reads jsonb, p_files jsonb, p_read boolean)
  RETURNS TABLE(outcome text, outbox_id uuid, reply_id uuid, deliverable boolean, reply_to_external_id text, last_inbound_at timestamp with time zone, route_kind text, route_address text, file_outbox_ids uuid[])
  LANGUAGE plpgsql
  SECURITY DEFINER
@@ -1229,6 +1255,8 @@ declare
     v_views bigint[];
     v_mode text;
     v_held boolean;
+    v_open bigint;
+    v_last_created timestamptz;
 begin
     perform skillet_bind_org(p_org, p_proof);
     deliverable := false;
@@ -1258,9 +1286,10 @@ begin
         return next;
         return;
     end if;
-    if (select count(*) from messages
-        where id = any(p_batch) and direction = 'inbound' and answered_by is null)
-       <> cardinality(p_batch) then
+    select count(*), max(created_at) into v_open, v_last_created
+    from messages
+    where id = any(p_batch) and direction = 'inbound' and answered_by is null;
+    if v_open <> cardinality(p_batch) then
         outcome := 'answered';
         return next;
         return;
@@ -1305,6 +1334,12 @@ begin
         perform skillet_change_mode(p_conversation, 'handoff', p_cause => p_handoff_cause,
                                     p_reason => p_handoff_reason);
     end if;
+    if p_read then
+        -- The burst was shown read when the model was asked (channels.presence): a person
+        -- opening the conversation marks only what came after it.
+        update conversations set read_upto = greatest(read_upto, v_last_created)
+        where id = p_conversation;
+    end if;
     if p_claim then
         select true, k.reply_to_external_id, k.last_inbound_at, k.route_kind, k.route_address
         into deliverable, reply_to_external_id, last_inbound_at, route_kind, route_address
@@ -1336,8 +1371,8 @@ begin
     return next;
 end;
 $function$;
-REVOKE ALL ON FUNCTION public.skillet_commit_turn(uuid, text, uuid, text, uuid[], timestamp with time zone, text, text[], text[], text[], text[], timestamp with time zone, uuid, jsonb, boolean, text, text, jsonb, jsonb, jsonb) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION public.skillet_commit_turn(uuid, text, uuid, text, uuid[], timestamp with time zone, text, text[], text[], text[], text[], timestamp with time zone, uuid, jsonb, boolean, text, text, jsonb, jsonb, jsonb) TO skillet_worker;
+REVOKE ALL ON FUNCTION public.skillet_commit_turn(uuid, text, uuid, text, uuid[], timestamp with time zone, text, text[], text[], text[], text[], timestamp with time zone, uuid, jsonb, boolean, text, text, jsonb, jsonb, jsonb, boolean) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.skillet_commit_turn(uuid, text, uuid, text, uuid[], timestamp with time zone, text, text[], text[], text[], text[], timestamp with time zone, uuid, jsonb, boolean, text, text, jsonb, jsonb, jsonb, boolean) TO skillet_worker;
 
 COMMENT ON FUNCTION public.skillet_commit_away(uuid, text, uuid, text, uuid[], timestamp with time zone, text, timestamp with time zone, uuid, timestamp with time zone) IS
 $$A turn's commit while its org is closed and chose after-hours 'away', with the org's proof.
@@ -1368,7 +1403,7 @@ begin
              last_inbound_at, route_kind, route_address
         from skillet_commit_turn(p_org, p_proof, p_conversation, p_channel, p_batch,
                                  p_first_received, p_body, '{}', '{}', '{}', '{}', p_at, p_lease,
-                                 null, true, null, null, '[]'::jsonb, null, null) c;
+                                 null, true, null, null, '[]'::jsonb, null, null, false) c;
         if outcome = 'replied' then
             update conversations set away_period = p_period where id = p_conversation;
         end if;
@@ -1494,9 +1529,9 @@ $$Step three of a turn, after the send (`p_sent`: the outbox row, with the provi
 null: nothing was sent): bind the org with its proof, mark the row sent and store its receipts,
 then let the conversation go if nothing waits (skillet_release_lease), else read the next burst
 (skillet_read_burst), all in one statement. `held` false: the lease is no longer this holder's
-(stop).$$;
+(stop). With a burst, the number its last message came to, as skillet_take_conversation.$$;
 CREATE OR REPLACE FUNCTION public.skillet_continue_conversation(p_org uuid, p_proof text, p_conversation uuid, p_lease uuid, p_sent uuid, p_provider_ids text[], p_limit integer, p_history_limit integer)
- RETURNS TABLE(sent boolean, held boolean, released boolean, ids uuid[], external_ids text[], bodies text[], received_ats timestamp with time zone[], expects_replies boolean[], agent_ids uuid[], agent_id uuid, system_prompt text, model_provider text, model_name text, catalog_revision bigint, history_directions text[], history_bodies text[])
+ RETURNS TABLE(sent boolean, held boolean, released boolean, ids uuid[], external_ids text[], bodies text[], received_ats timestamp with time zone[], expects_replies boolean[], agent_ids uuid[], agent_id uuid, system_prompt text, model_provider text, model_name text, catalog_revision bigint, history_directions text[], history_bodies text[], route_kind text, route_address text, channel_status text, waha_base_url text, access_token text, waha_api_key text, waha_server_vouched boolean)
  LANGUAGE plpgsql
  SECURITY DEFINER
  SET plan_cache_mode TO 'force_generic_plan'
@@ -1535,6 +1570,14 @@ begin
                   agent_id, system_prompt, model_provider, model_name, catalog_revision,
                   history_directions, history_bodies
     from skillet_read_burst(p_org, p_conversation, p_limit, p_history_limit);
+    if cardinality(ids) > 0 then
+        -- The number the burst's last message came to, for its read mark (channels.presence).
+        select t.kind, t.address, t.status, t.waha_base_url, t.access_token, t.waha_api_key,
+               t.waha_server_vouched
+        into route_kind, route_address, channel_status, waha_base_url, access_token,
+             waha_api_key, waha_server_vouched
+        from skillet_read_target(p_org, external_ids[cardinality(external_ids)]) t;
+    end if;
     return next;
 end;
 $function$;
@@ -1545,7 +1588,7 @@ COMMENT ON FUNCTION public.skillet_continue_conversation(uuid, uuid, uuid, uuid,
 $$The continue without a proof argument (the transaction's proof, or the operator's role): as
 skillet_continue_conversation(uuid, text, ...).$$;
 CREATE OR REPLACE FUNCTION public.skillet_continue_conversation(p_org uuid, p_conversation uuid, p_lease uuid, p_sent uuid, p_provider_ids text[], p_limit integer, p_history_limit integer)
- RETURNS TABLE(sent boolean, held boolean, released boolean, ids uuid[], external_ids text[], bodies text[], received_ats timestamp with time zone[], expects_replies boolean[], agent_ids uuid[], agent_id uuid, system_prompt text, model_provider text, model_name text, catalog_revision bigint, history_directions text[], history_bodies text[])
+ RETURNS TABLE(sent boolean, held boolean, released boolean, ids uuid[], external_ids text[], bodies text[], received_ats timestamp with time zone[], expects_replies boolean[], agent_ids uuid[], agent_id uuid, system_prompt text, model_provider text, model_name text, catalog_revision bigint, history_directions text[], history_bodies text[], route_kind text, route_address text, channel_status text, waha_base_url text, access_token text, waha_api_key text, waha_server_vouched boolean)
  LANGUAGE plpgsql
  SET plan_cache_mode TO 'force_generic_plan'
 AS $function$

@@ -93,6 +93,7 @@ GROUPS: tuple[Group, ...] = (
             "skillet_message_by_external_id",
             "skillet_receive_reaction",
             "skillet_claim_read",
+            "skillet_read_target",
             "skillet_presence_target",
         ),
     ),

@@ -39,6 +39,9 @@ class LoopOutcome:
     tool_calls: tuple[ToolCallRecord, ...]
     usage: ModelUsage
     exhausted: bool
+    # The model's answer had no text: `text` is the fallback, which the conversation may
+    # replace (a reply whose choices already say it all: delivery.outbound_choices).
+    silent: bool = False
 
     @property
     def input_tokens(self) -> int | None:
@@ -71,8 +74,10 @@ async def run_agent_loop(
         response = await model.complete(replace(request, messages=tuple(messages)))
         usage = usage.add(response, round((clock() - started_s) * 1000))
         if not response.tool_calls:
-            text = _reply_text(response) or OUT_OF_STEPS_REPLY
-            return LoopOutcome(text, step, tuple(records), usage, False)
+            text = _reply_text(response)
+            return LoopOutcome(
+                text or OUT_OF_STEPS_REPLY, step, tuple(records), usage, False, silent=not text
+            )
         messages.append(
             ModelMessage(
                 role="assistant", content=response.text or "", tool_calls=response.tool_calls

@@ -144,7 +144,7 @@ async def test_the_reply_commit_has_one_signature(db: asyncpg.Connection) -> Non
         "where p.proname in ('skillet_commit_turn', 'skillet_commit_reply')"
     )
     assert [r["proname"] for r in rows] == ["skillet_commit_turn"]
-    assert rows[0]["args"].count(",") == 19 and "p_proof text" in rows[0]["args"]
+    assert rows[0]["args"].count(",") == 20 and "p_proof text" in rows[0]["args"]
 
 
 async def test_continuing_marks_sent_then_lets_go_or_reads_what_came_in(

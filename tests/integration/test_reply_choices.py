@@ -43,10 +43,12 @@ OFFER = {"text": "Qual horário fica melhor?", "choices": SLOTS}
 
 @dataclass
 class ChoicesModel:
-    """Asked to book: calls send_choices with `offer`, then answers REPLY; anything else:
-    "Combinado." Keeps the last line of every request's last user message."""
+    """Asked to book: calls send_choices with `offer`, then answers `reply` (REPLY; None: no
+    text at all); anything else: "Combinado." Keeps the last line of every request's last user
+    message."""
 
     offer: dict[str, Any]
+    reply: str | None = REPLY
     seen: list[str] = field(default_factory=list)
     tool_answers: list[str] = field(default_factory=list)
 
@@ -54,7 +56,7 @@ class ChoicesModel:
         tools = [m for m in request.messages if m.role == "tool"]
         if tools:
             self.tool_answers = [str(m.content) for m in tools]
-            return ModelResponse(text=REPLY, provider="local", model="local")
+            return ModelResponse(text=self.reply, provider="local", model="local")
         last = str(request.messages[-1].content)
         self.seen.append(last.splitlines()[-1])  # after the customer's profile-name line
         if "agendar" not in last:
@@ -162,6 +164,28 @@ async def test_three_slots_go_as_buttons_after_the_text_and_a_tap_reaches_the_mo
     await run_burst(whatsapp_settings, model=model)
     assert model.seen[-1] == "[escolheu: «Sexta 14h» (id: s2)]"
     assert fake_graph.sends[-1] == ("text", "Combinado.")
+
+
+async def test_a_model_that_writes_nothing_but_the_choices_sends_no_apology_before_them(
+    whatsapp_settings: Settings,
+    db: asyncpg.Connection,
+    resources: Resources,
+    fake_graph: FakeGraphApi,
+) -> None:
+    # Models often answer a tool call with no text: the fallback apology ("um atendente vai
+    # continuar por aqui") before the buttons told the customer something broke. The choices'
+    # own text leads instead, and the buttons follow under a short prompt.
+    await _org(db, ChannelKind.CLOUD_API)
+    model = ChoicesModel(OFFER, reply=None)
+    await _cloud_posts(whatsapp_settings, _cloud_text("Oi, quero agendar um corte"))
+    worker = await run_burst(whatsapp_settings, model=model)
+    assert worker.jobs_failed == 0
+    [(kind, text), (interactive_kind, interactive)] = fake_graph.sends
+    assert (kind, text, interactive_kind) == ("text", "Qual horário fica melhor?", "interactive")
+    assert interactive["body"] == {"text": "Escolha uma opção:"}
+    assert [b["reply"] for b in interactive["action"]["buttons"]] == SLOTS
+    mode = await db.fetchval("select mode from conversations")
+    assert mode == "agent"  # nobody was called in: the conversation is the agent's still
 
 
 async def test_five_options_go_as_a_list_and_a_row_tap_reaches_the_model(

@@ -147,7 +147,8 @@ async def test_the_turns_functions_refuse_another_orgs_id_without_its_proof(
             ),
             (
                 "select * from skillet_commit_turn($1, $2, $3, 'whatsapp', '{}', now(), 'x',"
-                " '{}', '{}', '{}', '{}', now(), null, null, true, null, null, null, null, null)",
+                " '{}', '{}', '{}', '{}', now(), null, null, true, null, null, null, null, null,"
+                " false)",
                 (victim, KEY.proof(own), conversation),
             ),
         )
@@ -204,7 +205,7 @@ async def test_the_turns_functions_with_a_valid_proof_reach_only_that_org(
                 committed = await conn.fetchrow(
                     "select outcome from skillet_commit_turn($1, $2, $3, 'whatsapp', $4, now(),"
                     " 'x', '{}', '{}', '{}', '{}', now(), null, null, true, null, null, null,"
-                    " null, null)",
+                    " null, null, false)",
                     own,
                     KEY.proof(own),
                     conversation,

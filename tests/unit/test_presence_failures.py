@@ -1,5 +1,6 @@
-"""A read mark that fails is a metric and a log line, never an error a turn sees (pure: an
-in-process pool that cannot connect stands in for a database that is down)."""
+"""A read mark that fails is a metric and a log line, never an error a turn sees (pure: a
+closed port stands in for a channel that does not answer, an in-process pool that cannot
+connect for a database that is down)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,15 @@ import aiohttp
 from structlog.testing import capture_logs
 
 from channels.cloud_api import CloudApiConfig, CloudApiSender
+from channels.credential_queries import SendCredentials
 from channels.http import RetryPolicy
 from channels.presence import ChannelPresence, PresenceConfig
+from channels.presence_queries import ReadNumber
 from channels.waha import WahaConfig, WahaSender
+from delivery.contract import Route
 from delivery.presence import Reading
+
+NUMBER = ReadNumber(Route("cloud_api", "123456"), SendCredentials(access_token="token"))
 
 
 class _Unreachable:
@@ -35,13 +41,16 @@ async def test_a_failed_read_mark_is_counted_and_logged_and_never_raised() -> No
             on_failure=lambda kind, call: failures.append((kind, call)),
         )
         with capture_logs() as logs:
-            typing = presence.reading(Reading(uuid.uuid4(), uuid.uuid4(), "5511", "wamid.x"))
+            burst = Reading(uuid.uuid4(), uuid.uuid4(), "5511", "wamid.x", NUMBER)
+            typing = presence.reading(burst)
             typing.stop()
             typing.stop()  # once is enough
+            presence.mark_read(uuid.uuid4(), uuid.uuid4())  # a person opens one: no database
             await presence.aclose()
-    assert failures == [("unknown", "reading")]
-    assert [(e["event"], e["call"]) for e in logs if e["event"] == "presence.failed"] == [
-        ("presence.failed", "reading")
+    assert sorted(failures) == [("cloud_api", "reading"), ("unknown", "read")]
+    assert sorted(e["call"] for e in logs if e["event"] == "presence.failed") == [
+        "read",
+        "reading",
     ]
 
 
