@@ -32,16 +32,19 @@ import numpy as np
 
 from bench.consolidation import Skill, build_org, cycle, metrics
 from consolidation.lines import LINES, Lines
-from consolidation.measure import grouping_scores, text_of
-from consolidation.similarity import Link, SkillText, lexical_scores
+from consolidation.measure import grouping_scores, lexical_matrix, link_pairs, text_of
+from consolidation.similarity import Link, SkillText
 from similarity.backend import Embedder
 from similarity.background import background_for
 from similarity.embedded import EmbeddedEmbedder
 from similarity.remote import RemoteEmbedder
-from similarity.scoring import nearest_pairs, score_matrix, set_background
+from similarity.scoring import score_matrix, set_background
 from skills.catalog_queries import PointedVersion
 from skills.models import SkillMatcher
 from tests.similarity_corpus import load
+
+# Grouping scores, the "same thing" line's scores, lexical scores.
+Scored = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
 def handwritten(half: str) -> list[Skill]:
@@ -67,48 +70,44 @@ def _texts(skills: Sequence[Skill]) -> list[SkillText]:
     return [SkillText(x.name, x.description, x.body, x.matcher.any_keywords) for x in v]
 
 
-def scores(
-    backend: str, skills: Sequence[Skill], embedder: Embedder | None
-) -> tuple[np.ndarray, np.ndarray]:
-    """Every pair's grouping score, and the score the "same thing" line is on (the cosine
-    after the background for vector backends; symmetric matrices, 1 on the diagonal)."""
+def scores(backend: str, skills: Sequence[Skill], embedder: Embedder | None) -> Scored:
+    """Every pair's grouping score, the score the "same thing" line is on (the cosine after
+    the background for vector backends), and the lexical score (symmetric matrices, 1 on
+    the diagonal of the first two)."""
     texts = _texts(skills)
+    lexical = lexical_matrix(texts)
     if embedder is None:
-        matrix = np.zeros((len(texts), len(texts)))
-        for (i, j), score in lexical_scores(texts).items():
-            matrix[i, j] = matrix[j, i] = min(score, 1.0)
+        matrix = lexical.copy()
         np.fill_diagonal(matrix, 1.0)
-        return matrix, matrix
+        return matrix, matrix, lexical
     vectors = asyncio.run(embedder.embed([text_of(t) for t in texts]))
     shipped = background_for(embedder.model_id)
     cosine = score_matrix(vectors, vectors, set_background(vectors, shipped))
-    grouping = grouping_scores(texts, vectors, LINES[backend], shipped)
+    grouping = grouping_scores(texts, vectors, LINES[backend], shipped, lexical)
     np.fill_diagonal(cosine, 1.0)
     np.fill_diagonal(grouping, 1.0)
-    return grouping, cosine
+    return grouping, cosine, lexical
 
 
-def links_at(skills: Sequence[Skill], matrix: np.ndarray, line: float, backend: str) -> list[Link]:
-    """The links a cycle would write (vector backends: each skill's nearest, as
+def links_at(skills: Sequence[Skill], scored: Scored, lines: Lines, backend: str) -> list[Link]:
+    """The links a cycle would write (vector backends: consolidation.measure.link_pairs, as
     consolidation.measure.vector_links)."""
+    matrix, _, lexical = scored
     names = [s.name for s in skills]
     found = []
     if backend == "lexical":
-        pairs = list(zip(*np.nonzero(np.triu(matrix >= line, k=1)), strict=True))
+        pairs = list(zip(*np.nonzero(np.triu(matrix >= lines.link, k=1)), strict=True))
     else:
-        pairs = nearest_pairs(matrix, line)
+        pairs = link_pairs(matrix, lexical, lines)
     for i, j in pairs:
         a, b = sorted((names[i], names[j]))
         found.append(Link(a, b, float(min(matrix[i, j], 1.0)), backend))
     return found
 
 
-Scored = tuple[np.ndarray, np.ndarray]  # grouping scores, the "same thing" line's scores
-
-
 def evaluate(skills: Sequence[Skill], scored: Scored, lines: Lines, backend: str) -> dict[str, Any]:
-    grouping, matrix = scored
-    links = links_at(skills, grouping, lines.link, backend)
+    matrix = scored[1]
+    links = links_at(skills, scored, lines, backend)
     groups, umbrellas = cycle(skills, lines.link, lines.group, links)
     found = metrics(skills, groups, umbrellas)
     same = [matrix[i, j] for i, j in itertools.combinations(range(len(skills)), 2)

@@ -24,7 +24,13 @@ import structlog
 from consolidation.backends import LexicalBackend, SimilarityBackend
 from consolidation.contrast import contrasting_pairs
 from consolidation.lines import LINES, Lines
-from consolidation.similarity import Link, SkillText, lexical_scores
+from consolidation.similarity import (
+    DEFAULT_THRESHOLD,
+    GROUP_THRESHOLD,
+    Link,
+    SkillText,
+    lexical_scores,
+)
 from similarity.backend import LEXICAL, Embedder, SimilarityFailed
 from similarity.background import background_for
 from similarity.scoring import local_scaled, nearest_pairs, score_matrix, set_background
@@ -131,30 +137,56 @@ async def measure(
     return Measured(tuple(found_lexical or ()), LEXICAL, lexical.group_threshold, backend.name)
 
 
+def lexical_matrix(skills: Sequence[SkillText]) -> npt.NDArray[np.float64]:
+    """Every pair's lexical score (consolidation.similarity), at most 1; 0 on the diagonal."""
+    matrix = np.zeros((len(skills), len(skills)))
+    for (i, j), score in lexical_scores(skills).items():
+        matrix[i, j] = matrix[j, i] = min(score, 1.0)
+    return matrix
+
+
 def grouping_scores(
     skills: Sequence[SkillText],
     vectors: Sequence[Sequence[float]],
     lines: Lines,
     background: Sequence[float] | None = None,
+    lexical: npt.NDArray[np.float64] | None = None,
 ) -> npt.NDArray[np.float64]:
     """Every pair's grouping score (Lines): the cosine after the background is taken out,
     and with `lines.local_k` the lexical score added, local scaling, contrasting pairs and
-    pairs under the cosine floor at -1. Pure; CPU-bound (a cycle calls it in a thread)."""
+    pairs under the cosine floor at -1, and with `lines.with_lexical_links` each pair the lexical
+    rules link raised to its lexical score on this scale. `lexical`: lexical_matrix(skills),
+    when the caller has it. Pure; CPU-bound (a cycle calls it in a thread)."""
     cosine = score_matrix(vectors, vectors, set_background(vectors, background))
     if lines.local_k is None:
         return cosine
-    scores = cosine.copy()
-    if lines.lexical_weight:
-        for (i, j), score in lexical_scores(skills).items():
-            added = lines.lexical_weight * min(score, 1.0)
-            scores[i, j] += added
-            scores[j, i] += added
-    scores = local_scaled(scores, lines.local_k)
+    if lexical is None:
+        lexical = lexical_matrix(skills)
+    scores = local_scaled(cosine + lines.lexical_weight * lexical, lines.local_k)
     for i, j in contrasting_pairs(skills):
         scores[i, j] = scores[j, i] = -1.0
     if lines.cosine_floor is not None:
         scores[cosine < lines.cosine_floor] = -1.0
+    if lines.with_lexical_links:
+        # Vetoed pairs (contrast, floor) stay vetoed: the lexical rules cannot tell "troca de
+        # geladeira" from "troca de fogão" better than the contrast does.
+        raised = np.maximum(scores, lexical - GROUP_THRESHOLD + lines.group)
+        scores = np.where((lexical >= DEFAULT_THRESHOLD) & (scores > -1.0), raised, scores)
     return scores
+
+
+def link_pairs(
+    scores: npt.NDArray[np.float64], lexical: npt.NDArray[np.float64], lines: Lines
+) -> list[tuple[int, int]]:
+    """(i, j), i < j, sorted: the pairs at or above `lines.link` among each skill's nearest
+    (similarity.scoring.nearest_pairs), and with `lines.with_lexical_links` every pair the
+    lexical rules link whose score is at or above `lines.link` too."""
+    pairs = set(nearest_pairs(scores, lines.link))
+    if lines.with_lexical_links:
+        both = (lexical >= DEFAULT_THRESHOLD) & (scores >= lines.link)
+        rows, cols = np.nonzero(np.triu(both, k=1))
+        pairs.update(zip(rows.tolist(), cols.tolist(), strict=True))
+    return sorted(pairs)
 
 
 def vector_links(
@@ -164,14 +196,15 @@ def vector_links(
     backend: str,
     background: Sequence[float] | None = None,
 ) -> list[Link]:
-    """Pairs whose grouping score is at or above `lines.link` among each skill's nearest
-    (similarity.scoring.nearest_pairs), sorted by (a, b). `lines.link` > 0: a link's score
-    is positive."""
+    """Pairs whose grouping score is at or above `lines.link` (link_pairs), sorted by (a, b).
+    `lines.link` > 0: a link's score is positive."""
     if len(vectors) < 2:
         return []
-    scores = grouping_scores(skills, vectors, lines, background)
+    n = len(vectors)
+    lexical = lexical_matrix(skills) if lines.local_k is not None else np.zeros((n, n))
+    scores = grouping_scores(skills, vectors, lines, background, lexical)
     links = []
-    for i, j in nearest_pairs(scores, lines.link):
+    for i, j in link_pairs(scores, lexical, lines):
         a, b = sorted((skills[i].name, skills[j].name))
         links.append(Link(a, b, min(float(scores[i, j]), 1.0), backend))
     return sorted(links, key=lambda link: (link.a, link.b))

@@ -3,14 +3,16 @@ checking a backend's answer, scores after the background, the nearest pairs, the
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 import pytest
 
 from consolidation.contrast import contrasting_pairs
-from consolidation.lines import LINES
-from consolidation.similarity import SkillText
+from consolidation.lines import LINES, Lines
+from consolidation.measure import grouping_scores, lexical_matrix, link_pairs
+from consolidation.similarity import DEFAULT_THRESHOLD, GROUP_THRESHOLD, SkillText
 from similarity.backend import BACKENDS, EMBEDDED, EMBEDDINGS, LEXICAL
 from similarity.background import background_for
 from similarity.choice import SimilarityConfig, backend_name
@@ -135,3 +137,39 @@ def test_local_scaling_takes_out_what_each_skill_shares_with_its_usual_neighbour
     assert scaled[3, 4] > scaled[0, 1]  # the pair that stands out of its neighbourhood
     assert np.allclose(scaled, scaled.T)
     assert local_scaled(np.ones((1, 1)), 10).shape == (1, 1)
+
+
+def test_a_pair_the_lexical_rules_link_is_linked_whatever_its_rank_unless_vetoed() -> None:
+    # Two paraphrases whose vectors are far apart beside four skills close to the first: local
+    # scaling alone leaves the pair under the line and outside the first's 4 nearest.
+    skills = [
+        SkillText("frete-gratis", "Frete grátis acima de 200", "Acima de R$ 200 o frete é grátis."),
+        SkillText("frete-gratis-regras", "Frete grátis: quando", "O frete sai grátis acima de 200"),
+        SkillText("horario-loja", "Horário da loja", "Abrimos às 9h."),
+        SkillText("pix", "Pagamento por Pix", "Passe a chave."),
+        SkillText("cupom", "Cupom de desconto", "Aplique o código."),
+        SkillText("garantia", "Garantia do produto", "Um ano de cobertura."),
+    ]
+    axes = np.eye(6)
+    vectors = [axes[0], 0.3 * axes[0] + 0.954 * axes[1]]
+    vectors += [0.7 * axes[0] + 0.714 * axes[k] for k in (2, 3, 4, 5)]
+    lexical = lexical_matrix(skills)
+    assert lexical[0, 1] >= DEFAULT_THRESHOLD
+    assert LINES[EMBEDDED].with_lexical_links
+    # Lines of their own (the shipped ones move with calibration): words add nothing to the
+    # cosine here, so only the lexical links can join the pair.
+    with_lexical = Lines(
+        link=0.08, group=0.08, same=0.45, local_k=10, cosine_floor=0.2, with_lexical_links=True
+    )
+    without = dataclasses.replace(with_lexical, with_lexical_links=False)
+
+    plain = grouping_scores(skills, vectors, without, None, lexical)
+    assert plain[0, 1] < without.link
+    assert (0, 1) not in link_pairs(plain, lexical, without)
+    raised = grouping_scores(skills, vectors, with_lexical, None, lexical)
+    assert raised[0, 1] == pytest.approx(lexical[0, 1] - GROUP_THRESHOLD + with_lexical.group)
+    assert (0, 1) in link_pairs(raised, lexical, with_lexical)
+
+    # Under the cosine floor the pair stays apart, whatever the words share.
+    vectors[1] = 0.1 * axes[0] + 0.995 * axes[1]
+    assert grouping_scores(skills, vectors, with_lexical, None, lexical)[0, 1] == -1.0
