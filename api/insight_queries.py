@@ -3,9 +3,11 @@
 Every read names the org and a day range of at most 90 days and reads a rollup keyed by
 (organization_id, day, ...): conversation_daily, customer_message_daily, handoff_daily and
 reply_time_daily hold the org's days (written by the triggers skillet_insight_message and
-skillet_insight_conversation); token_usage_daily and skill_activation_daily hold UTC days. Each
-answer has at most a fixed number of rows per day (8 slots are summed here), except the token
-rows, one per model a day, stopped at MAX_TOKEN_ROWS as api.usage_queries does.
+skillet_insight_conversation, a message's counts through insight_pending, folded by the
+reader first: inbox.insight_queries); token_usage_daily and skill_activation_daily hold UTC
+days. Each answer has at most a fixed number of rows per day (8 slots are summed here),
+except the token rows, one per model a day, stopped at MAX_TOKEN_ROWS as api.usage_queries
+does.
 """
 
 from __future__ import annotations

@@ -33,6 +33,7 @@ from hours.change import business_hours
 from hours.errors import TimezoneUnknown
 from hours.queries import DEFAULT_TIMEZONE, fetch_business_hours
 from hours.schedule import load_zone
+from inbox.insight_queries import fold_insight_counts
 
 MAX_DAYS = 90
 DEFAULT_DAYS = 30
@@ -107,14 +108,14 @@ async def read_rows(
 async def insights_of(request: web.Request, principal: Principal) -> dict[str, Any]:
     deps = deps_of(request)
     org = principal.organization_id
-    async with (
-        org_db(request, principal) as conn,
-        conn.transaction(isolation="repeatable_read", readonly=True),
-    ):
-        stored = await fetch_business_hours(conn, org)
-        today = org_today(deps.clock(), stored.timezone)
-        first, last = parse_period(request.query, today)
-        rows = await read_rows(conn, org, first, last)
+    async with org_db(request, principal) as conn:
+        # The counts stored so far, folded first: the reads below see them (read-only).
+        await fold_insight_counts(conn, org)
+        async with conn.transaction(isolation="repeatable_read", readonly=True):
+            stored = await fetch_business_hours(conn, org)
+            today = org_today(deps.clock(), stored.timezone)
+            first, last = parse_period(request.query, today)
+            rows = await read_rows(conn, org, first, last)
     try:
         hours = business_hours(stored)
     except TimezoneUnknown:

@@ -6,8 +6,8 @@ enqueue that failed after the message was stored, a holder that let go after its
 burst); every 15 s this finds conversations with a message older than the coalescing window
 still unanswered and no live lease, and enqueues a job for each under a job id of its own
 (a killed job's id stays taken in arq until its in-progress key expires). The same sweep
-enqueues again the settle job of echoes left pending past their grace (jobs.echo_sweep).
-Never raises.
+enqueues again the settle job of echoes left pending past their grace (jobs.echo_sweep), and
+folds every org's pending Painel counts into its rollups (inbox.insight_queries). Never raises.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any
 
 import structlog
 
+from inbox.insight_queries import fold_insight_counts
 from jobs.context import JobContext
 from jobs.echo_sweep import requeue_lost_echoes
 from jobs.payloads import HANDLE_INBOUND_MESSAGE, ConversationPayload
@@ -36,6 +37,7 @@ LIST_WAITING = "select organization_id, conversation_id from skillet_conversatio
 async def conversation_sweep(ctx: JobContext) -> dict[str, Any]:
     """Enqueue a job per waiting conversation, then per lost echo; returns a JSON summary."""
     echoes = await requeue_lost_echoes(ctx["pool"], ctx["redis"], grace_s=ctx["echo_grace_s"])
+    await _fold_insights(ctx)
     try:
         rows = await ctx["pool"].fetch(LIST_WAITING, ctx["sweep_after_s"], MAX_WOKEN)
         bucket = int(time.time() // SWEEP_EVERY_S)
@@ -49,6 +51,14 @@ async def conversation_sweep(ctx: JobContext) -> dict[str, Any]:
     if woken:
         log.warning("conversation.swept", woken=woken)  # a job was lost somewhere
     return {"status": "ok", "waiting": len(rows), "woken": woken, **echoes}
+
+
+async def _fold_insights(ctx: JobContext) -> None:
+    try:
+        async with ctx["pool"].acquire() as conn:
+            await fold_insight_counts(conn, None)
+    except Exception as exc:  # counts wait for the next sweep, or the Painel's own fold
+        log.error("conversation.insight_fold_failed", error=repr(exc)[:300])
 
 
 async def _wake(

@@ -1234,13 +1234,13 @@ note appended to the reply message's body (not to the text sent); file_outbox_id
 order), with p_handoff_cause ('tool' | 'customer') the conversation put in 'waiting' for
 p_handoff_reason, the turn's counts (skillet_bump_usage, skillet_bump_activation_daily,
 skillet_bump_token_usage; p_reads, [{"skill", "path"}]: skillet_bump_file_reads) and, with
-p_claim, the delivery claim of its text row (skillet_claim_outbox), so the sender needs no
-statement before the send. With p_read (the burst was shown read: the model was asked), the
-conversation's read mark (read_upto) moves to the burst's newest message. The claim comes before
-the increments: those rows are shared by every turn of an org, so they are locked last, for the
-shortest time. A crash between this commit and the send leaves a claimed row, which
-skillet_fail_abandoned_claims fails as `delivery_unknown`; a row without a route is not claimed,
-and the next holder delivers it.$$;
+p_claim, the delivery claim of its text row (written claimed when it has a route:
+skillet_outbox_route), so the sender needs no statement before the send. With p_read (the burst
+was shown read: the model was asked), the conversation's read mark (read_upto) moves to the
+burst's newest message. The claim comes before the increments: those rows are shared by every
+turn of an org, so they are locked last, for the shortest time. A crash between this commit and
+the send leaves a claimed row, which skillet_fail_abandoned_claims fails as `delivery_unknown`;
+a row without a route is not claimed, and the next holder delivers it.$$;
 CREATE OR REPLACE FUNCTION public.skillet_commit_turn(p_org uuid, p_proof text, p_conversation uuid, p_channel text, p_batch uuid[], p_first_received timestamp with time zone, p_body text, p_used text[], p_viewed text[], p_names text[], p_triggers text[], p_at timestamp with time zone, p_lease uuid, p_usage jsonb, p_claim boolean, p_handoff_cause text, p_handoff_reason text, p_skills jsonb, p_reads jsonb, p_files jsonb, p_read boolean)
  RETURNS TABLE(outcome text, outbox_id uuid, reply_id uuid, deliverable boolean, reply_to_external_id text, last_inbound_at timestamp with time zone, route_kind text, route_address text, file_outbox_ids uuid[])
  LANGUAGE plpgsql
@@ -1307,8 +1307,20 @@ begin
             p_batch[cardinality(p_batch)], 'agent', p_skills)
     returning id into reply_id;
     update messages set answered_by = reply_id where id = any(p_batch);
-    insert into outbox (organization_id, conversation_id, message_id, body)
-    values (p_org, p_conversation, reply_id, p_body)
+    if p_claim then
+        -- The text row's claim, decided before the row exists (skillet_outbox_route, as
+        -- skillet_claim_outbox decides it): the row is written claimed, not written then
+        -- updated (an outbox update is never HOT: the claim is in an index's predicate).
+        select true, r.reply_to_external_id, r.last_inbound_at, r.route_kind, r.route_address
+        into deliverable, reply_to_external_id, last_inbound_at, route_kind, route_address
+        from skillet_outbox_route(p_org, p_conversation, null, now(), 0::smallint,
+                                  p_batch[cardinality(p_batch)],
+                                  p_batch[cardinality(p_batch)]) r;
+        deliverable := coalesce(deliverable, false);
+    end if;
+    insert into outbox (organization_id, conversation_id, message_id, body, delivery_claimed_at)
+    values (p_org, p_conversation, reply_id, p_body,
+            case when route_kind is not null then now() end)
     returning id into outbox_id;
     if jsonb_typeof(p_files) = 'array' and jsonb_array_length(p_files) > 0 then
         -- The reply's files (send_skill_file), then its choices: a row per part after the text
@@ -1339,12 +1351,6 @@ begin
         -- opening the conversation marks only what came after it.
         update conversations set read_upto = greatest(read_upto, v_last_created)
         where id = p_conversation;
-    end if;
-    if p_claim then
-        select true, k.reply_to_external_id, k.last_inbound_at, k.route_kind, k.route_address
-        into deliverable, reply_to_external_id, last_inbound_at, route_kind, route_address
-        from skillet_claim_outbox(outbox_id) k;
-        deliverable := coalesce(deliverable, false);
     end if;
     select array_agg(n order by n), array_agg(uses order by n), array_agg(views order by n)
     into v_names, v_uses, v_views
@@ -2073,7 +2079,6 @@ declare
     v_part smallint;
     v_reply_to uuid;
     v_via uuid;
-    v_answered_external text;
 begin
     select o.organization_id, o.conversation_id, o.message_id, o.status, o.delivery_claimed_at,
            o.created_at, o.part
@@ -2083,37 +2088,64 @@ begin
     if v_org is null or v_status <> 'pending' or v_claimed_at is not null then
         return;
     end if;
+    select r.reply_to_id, coalesce(r.reply_to_id, r.route_via_id) into v_reply_to, v_via
+    from messages r where r.id = v_message;
+    select k.reply_to_external_id, k.last_inbound_at, k.route_kind, k.route_address
+    into reply_to_external_id, last_inbound_at, route_kind, route_address
+    from skillet_outbox_route(v_org, v_conversation, p_outbox, v_created, v_part, v_reply_to,
+                              v_via) k;
+    if not found then
+        return;  -- an earlier row of the conversation waits: this one goes after it
+    end if;
+    if route_kind is not null then
+        update outbox set delivery_claimed_at = now() where id = p_outbox;
+    end if;
+    return next;
+end;
+$function$;
+
+COMMENT ON FUNCTION public.skillet_outbox_route(uuid, uuid, uuid, timestamp with time zone, smallint, uuid, uuid) IS
+$$How an outbox row of p_conversation written at p_created as part p_part would leave, for its
+claim (skillet_claim_outbox for a row written, skillet_commit_turn for the reply's text row
+before it is written, p_outbox null): the channel the answered message (p_via) came in on, else
+the org's only channel (route_kind null: no route), reply_to_external_id only with p_reply_to
+(an agent's reply), and the conversation's last customer message time. No row: an earlier row of
+the conversation waits unclaimed, so this one goes after it (rows leave in (created_at, part)
+order).$$;
+CREATE OR REPLACE FUNCTION public.skillet_outbox_route(p_org uuid, p_conversation uuid, p_outbox uuid, p_created timestamp with time zone, p_part smallint, p_reply_to uuid, p_via uuid)
+ RETURNS TABLE(reply_to_external_id text, last_inbound_at timestamp with time zone, route_kind text, route_address text)
+ LANGUAGE plpgsql
+AS $function$
+#variable_conflict use_column
+declare
+    v_answered_external text;
+begin
     if exists (
         select 1 from outbox e
-        where e.conversation_id = v_conversation and e.status = 'pending'
-          and e.delivery_claimed_at is null and e.id <> p_outbox
-          and (e.created_at, e.part) < (v_created, v_part)
+        where e.conversation_id = p_conversation and e.status = 'pending'
+          and e.delivery_claimed_at is null and e.id is distinct from p_outbox
+          and (e.created_at, e.part) < (p_created, p_part)
     ) then
         return;  -- an earlier row of the conversation waits: this one goes after it
     end if;
-    select r.reply_to_id, coalesce(r.reply_to_id, r.route_via_id) into v_reply_to, v_via
-    from messages r where r.id = v_message;
-    if v_via is not null then
-        select i.external_id into v_answered_external from messages i where i.id = v_via;
+    if p_via is not null then
+        select i.external_id into v_answered_external from messages i where i.id = p_via;
     end if;
-    reply_to_external_id := case when v_reply_to is not null then v_answered_external end;
+    reply_to_external_id := case when p_reply_to is not null then v_answered_external end;
     select m.sent_at into last_inbound_at from messages m
-    where m.conversation_id = v_conversation and m.direction = 'inbound'
+    where m.conversation_id = p_conversation and m.direction = 'inbound'
     order by m.sent_at desc nulls last
     limit 1;
     if v_answered_external is not null then
         select ch.kind, ch.address into route_kind, route_address
         from inbound_routes ir join channels ch on ch.id = ir.channel_id
-        where ir.organization_id = v_org and ir.external_id = v_answered_external;
+        where ir.organization_id = p_org and ir.external_id = v_answered_external;
     end if;
     if route_kind is null then
         select ch.kind, ch.address into route_kind, route_address
         from channels ch
-        where ch.organization_id = v_org
-          and (select count(*) from channels o where o.organization_id = v_org) = 1;
-    end if;
-    if route_kind is not null then
-        update outbox set delivery_claimed_at = now() where id = p_outbox;
+        where ch.organization_id = p_org
+          and (select count(*) from channels o where o.organization_id = p_org) = 1;
     end if;
     return next;
 end;
@@ -2617,7 +2649,7 @@ GRANT EXECUTE ON FUNCTION public.skillet_record_dead_letter(text, text, jsonb, t
 
 -- ==============================================================================================
 -- The Painel's daily counts
--- Triggers on messages and conversations count each org's day (its business-hours time zone) for GET /v1/insights.
+-- Triggers on messages and conversations count each org's day (its business-hours time zone) for GET /v1/insights; a message's counts wait in insight_pending until a fold.
 -- ==============================================================================================
 
 COMMENT ON FUNCTION public.skillet_org_local_time(uuid, timestamp with time zone) IS
@@ -2633,8 +2665,13 @@ declare
     v_zone text;
 begin
     select h.timezone into v_zone from org_business_hours h where h.organization_id = p_org;
+    if v_zone is null then
+        -- No exception block for the default: entering one starts a subtransaction, and
+        -- this runs for every message stored.
+        return p_at at time zone 'America/Sao_Paulo';
+    end if;
     begin
-        return p_at at time zone coalesce(v_zone, 'America/Sao_Paulo');
+        return p_at at time zone v_zone;
     exception when invalid_parameter_value then
         -- A zone Python's tzdata knows and this server's does not: never fail the write.
         return p_at at time zone 'America/Sao_Paulo';
@@ -2666,13 +2703,18 @@ AS $function$
 declare
     v_new boolean;
 begin
+    if exists (select 1 from conversation_days c
+               where c.organization_id = p_org and c.conversation_id = p_conversation
+                 and c.day = p_day and (c.with_person or not p_with_person)) then
+        return;  -- counted already (and already with a person, if this one is)
+    end if;
     insert into conversation_days as c (organization_id, day, conversation_id, with_person)
     values (p_org, p_day, p_conversation, p_with_person)
     on conflict (organization_id, conversation_id, day) do update set with_person = true
         where p_with_person and not c.with_person
     returning (xmax = 0) into v_new;
     if not found then
-        return;  -- counted already (and already with a person, if this one is)
+        return;  -- counted by a writer that came first
     end if;
     if v_new then
         -- Writes are stamped now (a day's mark matters for a day or so): the conversation's
@@ -2692,9 +2734,11 @@ $function$;
 REVOKE ALL ON FUNCTION public.skillet_insight_conversation_day(uuid, date, uuid, boolean) FROM PUBLIC;
 
 COMMENT ON FUNCTION public.skillet_insight_message() IS
-$$Trigger of messages (after insert): a customer message counts its conversation's day and its
-quarter hour; a person's or the phone's message marks the day's conversation with_person; an
-agent reply to a customer message adds its reply time (from that message's receipt).$$;
+$$Trigger of messages (after insert): a customer message counts its conversation's day and appends
+its quarter hour to insight_pending; a person's or the phone's message marks the day's
+conversation with_person; an agent reply to a customer message appends its reply time (from that
+message's receipt) to insight_pending. skillet_insight_fold moves the pending rows into
+customer_message_daily and reply_time_daily.$$;
 CREATE OR REPLACE FUNCTION public.skillet_insight_message()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -2708,18 +2752,14 @@ declare
         case when new.direction = 'inbound' then coalesce(new.received_at, new.created_at)
              else new.created_at end);
     v_day date := v_local::date;
-    v_slot smallint := (pg_backend_pid() % 8)::smallint;
     v_asked timestamptz;
 begin
     if new.direction = 'inbound' then
         perform skillet_insight_conversation_day(new.organization_id, v_day,
                                                  new.conversation_id, false);
-        insert into customer_message_daily as d (organization_id, day, quarter, slot, messages)
-        values (new.organization_id, v_day,
-                (extract(hour from v_local) * 4 + floor(extract(minute from v_local) / 15))::smallint,
-                v_slot, 1)
-        on conflict (organization_id, day, quarter, slot) do update
-            set messages = d.messages + 1;
+        insert into insight_pending (organization_id, day, who, n)
+        values (new.organization_id, v_day, 'customer',
+                (extract(hour from v_local) * 4 + floor(extract(minute from v_local) / 15))::smallint);
         return null;
     end if;
     if new.author in ('person', 'phone') then
@@ -2728,12 +2768,9 @@ begin
     elsif new.author = 'agent' and new.reply_to_id is not null then
         select m.received_at into v_asked from messages m where m.id = new.reply_to_id;
         if v_asked is not null then
-            insert into reply_time_daily as r (organization_id, day, who, bucket, slot, replies)
+            insert into insight_pending (organization_id, day, who, n)
             values (new.organization_id, v_day, 'agent',
-                    skillet_insight_bucket(extract(epoch from new.created_at - v_asked)),
-                    v_slot, 1)
-            on conflict (organization_id, day, who, bucket, slot) do update
-                set replies = r.replies + 1;
+                    skillet_insight_bucket(extract(epoch from new.created_at - v_asked)));
         end if;
     end if;
     return null;
@@ -2786,3 +2823,45 @@ end;
 $function$;
 REVOKE ALL ON FUNCTION public.skillet_insight_conversation() FROM PUBLIC;
 CREATE TRIGGER conversations_insight AFTER UPDATE OF mode, person_replied_at ON conversations FOR EACH ROW WHEN (old.mode = 'agent'::text AND new.mode <> 'agent'::text OR old.person_replied_at IS NULL AND new.person_replied_at IS NOT NULL) EXECUTE FUNCTION skillet_insight_conversation();
+
+COMMENT ON FUNCTION public.skillet_insight_fold(uuid) IS
+$$Move p_org's insight_pending rows (every org's when p_org is null) into the Painel's rollups:
+customer messages per quarter hour (customer_message_daily) and the agent's reply times
+(reply_time_daily), one upsert per day and quarter or bucket. Run by the Painel's reader before
+it reads (GET /v1/insights) and by the worker's conversation sweep for every org.$$;
+CREATE OR REPLACE FUNCTION public.skillet_insight_fold(p_org uuid)
+ RETURNS void
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_catalog', 'pg_temp'
+AS $function$
+begin
+    -- A row still uncommitted is not seen here and stays for the next fold; a row two folds
+    -- see at once is deleted, so counted, by one of them. Rows go in key order, so two folds
+    -- lock the rollups' rows in the same order.
+    with moved as (
+        delete from insight_pending p
+        where p_org is null or p.organization_id = p_org
+        returning p.organization_id, p.day, p.who, p.n
+    ), counted as (
+        select m.organization_id, m.day, m.who, m.n, count(*) as c
+        from moved m group by m.organization_id, m.day, m.who, m.n
+    ), customers as (
+        insert into customer_message_daily as d (organization_id, day, quarter, slot, messages)
+        select c.organization_id, c.day, c.n, (pg_backend_pid() % 8)::smallint, c.c
+        from counted c where c.who = 'customer'
+        order by c.organization_id, c.day, c.n
+        on conflict (organization_id, day, quarter, slot) do update
+            set messages = d.messages + excluded.messages
+    )
+    insert into reply_time_daily as r (organization_id, day, who, bucket, slot, replies)
+    select c.organization_id, c.day, 'agent', c.n, (pg_backend_pid() % 8)::smallint, c.c
+    from counted c where c.who = 'agent'
+    order by c.organization_id, c.day, c.n
+    on conflict (organization_id, day, who, bucket, slot) do update
+        set replies = r.replies + excluded.replies;
+end;
+$function$;
+REVOKE ALL ON FUNCTION public.skillet_insight_fold(uuid) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.skillet_insight_fold(uuid) TO skillet_api;
+GRANT EXECUTE ON FUNCTION public.skillet_insight_fold(uuid) TO skillet_worker;

@@ -156,7 +156,12 @@ GROUPS: tuple[Group, ...] = (
     Group(
         "Outbox and delivery",
         "A reply leaves once: claimed before its send, failed (never re-sent) when abandoned.",
-        ("skillet_claim_outbox", "skillet_fail_abandoned_claims", "skillet_receipt_rank"),
+        (
+            "skillet_claim_outbox",
+            "skillet_outbox_route",
+            "skillet_fail_abandoned_claims",
+            "skillet_receipt_rank",
+        ),
     ),
     Group(
         "Events webhook",
@@ -193,13 +198,14 @@ GROUPS: tuple[Group, ...] = (
     Group(
         "The Painel's daily counts",
         "Triggers on messages and conversations count each org's day (its business-hours time "
-        "zone) for GET /v1/insights.",
+        "zone) for GET /v1/insights; a message's counts wait in insight_pending until a fold.",
         (
             "skillet_org_local_time",
             "skillet_insight_bucket",
             "skillet_insight_conversation_day",
             "skillet_insight_message",
             "skillet_insight_conversation",
+            "skillet_insight_fold",
         ),
     ),
 )
