@@ -73,6 +73,10 @@ class ChannelPresence:
         self._on_failure = on_failure
         self._tasks: set[asyncio.Task[object]] = set()
 
+    @property
+    def marks_read(self) -> bool:
+        return self._config.read_receipts
+
     def reading(self, burst: Reading) -> Typing:
         if not (self._config.read_receipts or self._config.typing_indicator):
             return _Stopped()

@@ -186,7 +186,7 @@ async def _answer_by_model(
             skills=skills,
             files=ledger.files,
             choices=choices,
-            read=True,
+            read=deps.presence.marks_read,
         )
     except _NotCommitted as exc:
         log.info("turn.not_committed", outcome=exc.outcome)

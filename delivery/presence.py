@@ -33,6 +33,12 @@ class Typing(Protocol):
 
 
 class Presence(Protocol):
+    @property
+    def marks_read(self) -> bool:
+        """reading() marks the burst read: the reply's commit then moves the conversation's
+        read mark (nothing to move when it does not)."""
+        ...
+
     def reading(self, burst: Reading) -> Typing:
         """Mark `burst.external_id` read (and the messages before it) and show the typing
         indicator, in the background; the handle stops the indicator."""
@@ -54,6 +60,8 @@ NO_TYPING: Typing = _NoTyping()
 
 class NoPresence:
     """Shows nothing (tests, the CLI, SKILLET_READ_RECEIPTS and SKILLET_TYPING_INDICATOR off)."""
+
+    marks_read = False
 
     def reading(self, burst: Reading) -> Typing:
         return NO_TYPING
