@@ -264,8 +264,10 @@ async def test_a_running_worker_runs_the_curator_on_its_schedule(
     worker = build_worker(every_second, handle_signals=False)
     task = asyncio.create_task(worker.async_run())
     try:
-        for _ in range(100):
-            if await db.fetchval("select count(*) from curator_runs"):
+        # The run's row commits before its job finishes: close between jobs, never inside
+        # one (arq's close cancels a job still writing its result, and raises that).
+        for _ in range(600):
+            if await db.fetchval("select count(*) from curator_runs") and not worker.tasks:
                 break
             await asyncio.sleep(0.05)
     finally:
