@@ -11,6 +11,7 @@ import aiohttp
 from arq.worker import Worker
 
 from delivery.contract import Sender
+from tests.integration.support import close_between_jobs
 from tests.prometheus_samples import Samples, parse_samples, value
 from turn.model import Model
 from worker.app import build_worker
@@ -36,7 +37,7 @@ async def running_worker(
         assert "operations" in worker.ctx, "worker did not start"
         yield worker
     finally:
-        await worker.close()
+        await close_between_jobs(worker)
         with contextlib.suppress(asyncio.CancelledError):
             await task
 

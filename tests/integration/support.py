@@ -180,6 +180,18 @@ async def result_of(settings: Settings, job_id: str | None) -> Any:
         await redis.aclose()
 
 
+async def close_between_jobs(worker: Worker, *, within_s: float = 30.0) -> None:
+    """Close a running (not burst) worker once no job is in flight, waiting at most `within_s`:
+    arq's close cancels a job still running, even one only writing its result, and raises
+    that cancellation. Nothing awaits between the last check and close's own cancel, so no job
+    starts in between."""
+    for _ in range(int(within_s / 0.02)):
+        if all(task.done() for task in worker.tasks.values()):
+            break
+        await asyncio.sleep(0.02)
+    await worker.close()
+
+
 async def run_burst(
     settings: Settings, *, model: Model | None = None, sender: Sender | None = None
 ) -> Worker:

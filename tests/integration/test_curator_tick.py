@@ -26,7 +26,7 @@ from skills.curator.run import PassOptions
 from skills.curator.schedule import SchedulePolicy
 from skills.curator.tick import TickResult, run_curator_tick
 from tests.integration.curator_support import NOW, days_ago, install
-from tests.integration.support import create_org
+from tests.integration.support import close_between_jobs, create_org
 from worker.app import build_worker
 from worker.crons import curator_config
 from worker.settings import Settings
@@ -264,14 +264,12 @@ async def test_a_running_worker_runs_the_curator_on_its_schedule(
     worker = build_worker(every_second, handle_signals=False)
     task = asyncio.create_task(worker.async_run())
     try:
-        # The run's row commits before its job finishes: close between jobs, never inside
-        # one (arq's close cancels a job still writing its result, and raises that).
         for _ in range(600):
-            if await db.fetchval("select count(*) from curator_runs") and not worker.tasks:
+            if await db.fetchval("select count(*) from curator_runs"):
                 break
             await asyncio.sleep(0.05)
     finally:
-        await worker.close()
+        await close_between_jobs(worker)  # the run's row commits before its job ends
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
